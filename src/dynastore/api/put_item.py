@@ -1,0 +1,48 @@
+"""PutItem: create or replace one item, optionally under a condition."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dynastore import messages
+from dynastore.api.context import Context
+from dynastore.api.item_requests import (
+    add_write_capacity,
+    conditional_check_failed,
+    expression_context,
+    write_condition,
+)
+from dynastore.engine import writes
+from dynastore.engine.keys import check_table_key, storage_key
+from dynastore.errors import ValidationException
+from dynastore.limits import MAX_ITEM_BYTES
+from dynastore.model.item_size import item_size
+from dynastore.validation.attribute_values import check_item
+from dynastore.validation.common import check_expression_params
+
+
+def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    check_expression_params(req, ("ConditionExpression",), ("Expected",))
+    item = req["Item"]
+    check_item(item)
+    return_values = req.get("ReturnValues")
+    if return_values is not None and return_values not in ("NONE", "ALL_OLD"):
+        raise ValidationException(messages.RETURN_VALUES_PUT_DELETE)
+    if item_size(item) > MAX_ITEM_BYTES:
+        raise ValidationException(messages.ITEM_TOO_LARGE)
+    exprs = expression_context(req)
+    condition = write_condition(req, exprs)
+    exprs.check_unused()
+
+    table = ctx.catalog.get_active(req["TableName"])
+    check_table_key(table, item, is_full_item=True)
+    try:
+        result = writes.execute(ctx, table, storage_key(table, item), writes.PutPlan(item, condition))
+    except writes.ConditionFailedError as e:
+        raise conditional_check_failed(req, e) from None
+
+    response: dict[str, Any] = {}
+    if return_values == "ALL_OLD" and result.old is not None:
+        response["Attributes"] = result.old
+    add_write_capacity(response, req, table, result)
+    return response

@@ -1,0 +1,446 @@
+"""The request shape of every operation we serve. Data only.
+
+Member order is the order DynamoDB reports constraint errors in; enum order is DynamoDB's listing
+order in messages. Constraints come from the service model (botocore ``service-2.json``); where
+DynamoDB validates a member differently from the model (table names), DynamoDB's behaviour wins.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dynastore.validation.shapes import (
+    TABLE_NAME_PATTERN,
+    AttrValue,
+    Boolean,
+    Enum,
+    Integer,
+    List,
+    Long,
+    Map,
+    String,
+    Struct,
+)
+
+# --- shared members ----------
+TABLE_NAME = String(not_null=True, pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255)
+TABLE_NAME_STRICT = String(required=True, table_name=True, pattern=TABLE_NAME_PATTERN)
+INDEX_NAME = String(pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255)
+INDEX_NAME_REQUIRED = String(not_null=True, pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255)
+RETURN_CONSUMED_CAPACITY = Enum("INDEXES", "TOTAL", "NONE")
+RETURN_ITEM_COLLECTION_METRICS = Enum("SIZE", "NONE")
+RETURN_VALUES = Enum("ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW")
+RETURN_VALUES_ON_CCF = Enum("ALL_OLD", "NONE")
+CONDITIONAL_OPERATOR = Enum("OR", "AND")
+COMPARISON_OPERATOR = Enum(
+    "IN",
+    "NULL",
+    "BETWEEN",
+    "LT",
+    "NOT_CONTAINS",
+    "EQ",
+    "GT",
+    "NOT_NULL",
+    "NE",
+    "LE",
+    "BEGINS_WITH",
+    "GE",
+    "CONTAINS",
+)
+SELECT = Enum("SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES")
+ATTRIBUTES_TO_GET = List(String(), min_len=1, max_len=255)
+EXPRESSION_ATTRIBUTE_NAMES = Map(String())
+
+
+def _attribute_map(*, not_null: bool = False) -> Map:
+    return Map(AttrValue(), not_null=not_null)
+
+
+EXPECTED = Map(
+    Struct(
+        "ExpectedAttributeValue",
+        AttributeValueList=List(AttrValue()),
+        ComparisonOperator=COMPARISON_OPERATOR,
+        Exists=Boolean(),
+        Value=AttrValue(),
+    )
+)
+FILTER_CONDITIONS = Map(
+    Struct(
+        "Condition",
+        AttributeValueList=List(AttrValue()),
+        ComparisonOperator=Enum(*COMPARISON_OPERATOR.values, not_null=True),
+    )
+)
+
+# --- table definitions ----------
+ATTRIBUTE_DEFINITIONS = List(
+    Struct(
+        "AttributeDefinition",
+        AttributeName=String(not_null=True, min_len=1, max_len=255),
+        AttributeType=Enum("B", "N", "S", not_null=True),
+    ),
+    not_null=True,
+)
+KEY_SCHEMA = List(
+    Struct(
+        "KeySchemaElement",
+        AttributeName=String(not_null=True, min_len=1, max_len=255),
+        KeyType=Enum("HASH", "RANGE", not_null=True),
+    ),
+    not_null=True,
+    min_len=1,
+    max_len=2,
+)
+PROVISIONED_THROUGHPUT = Struct(
+    "ProvisionedThroughput",
+    WriteCapacityUnits=Long(not_null=True, min=1),
+    ReadCapacityUnits=Long(not_null=True, min=1),
+)
+PROJECTION = Struct(
+    "Projection",
+    not_null=True,
+    ProjectionType=Enum("ALL", "INCLUDE", "KEYS_ONLY"),
+    NonKeyAttributes=List(String(min_len=1, max_len=255), min_len=1, max_len=20),
+)
+ON_DEMAND_THROUGHPUT = Struct("OnDemandThroughput", MaxReadRequestUnits=Long(), MaxWriteRequestUnits=Long())
+WARM_THROUGHPUT = Struct("WarmThroughput", ReadUnitsPerSecond=Long(), WriteUnitsPerSecond=Long())
+STREAM_SPECIFICATION = Struct(
+    "StreamSpecification",
+    StreamEnabled=Boolean(not_null=True),
+    StreamViewType=Enum("NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY"),
+)
+SSE_SPECIFICATION = Struct(
+    "SSESpecification", Enabled=Boolean(), SSEType=Enum("AES256", "KMS"), KMSMasterKeyId=String()
+)
+TAGS = List(Struct("Tag", Key=String(not_null=True, min_len=1, max_len=128), Value=String(not_null=True, max_len=256)))
+TABLE_CLASS = Enum("STANDARD", "STANDARD_INFREQUENT_ACCESS")
+BILLING_MODE = Enum("PROVISIONED", "PAY_PER_REQUEST")
+
+CREATE_TABLE = Struct(
+    "CreateTableInput",
+    AttributeDefinitions=ATTRIBUTE_DEFINITIONS,
+    TableName=TABLE_NAME_STRICT,
+    BillingMode=BILLING_MODE,
+    ProvisionedThroughput=PROVISIONED_THROUGHPUT,
+    KeySchema=KEY_SCHEMA,
+    LocalSecondaryIndexes=List(
+        Struct(
+            "LocalSecondaryIndex",
+            IndexName=INDEX_NAME_REQUIRED,
+            KeySchema=KEY_SCHEMA,
+            Projection=PROJECTION,
+        )
+    ),
+    GlobalSecondaryIndexes=List(
+        Struct(
+            "GlobalSecondaryIndex",
+            IndexName=INDEX_NAME_REQUIRED,
+            KeySchema=KEY_SCHEMA,
+            Projection=PROJECTION,
+            ProvisionedThroughput=PROVISIONED_THROUGHPUT,
+            OnDemandThroughput=ON_DEMAND_THROUGHPUT,
+            WarmThroughput=WARM_THROUGHPUT,
+        )
+    ),
+    StreamSpecification=STREAM_SPECIFICATION,
+    SSESpecification=SSE_SPECIFICATION,
+    Tags=TAGS,
+    TableClass=TABLE_CLASS,
+    DeletionProtectionEnabled=Boolean(),
+    WarmThroughput=WARM_THROUGHPUT,
+    ResourcePolicy=String(),
+    OnDemandThroughput=ON_DEMAND_THROUGHPUT,
+)
+
+UPDATE_TABLE = Struct(
+    "UpdateTableInput",
+    TableName=TABLE_NAME_STRICT,
+    ProvisionedThroughput=PROVISIONED_THROUGHPUT,
+    GlobalSecondaryIndexUpdates=List(
+        Struct(
+            "GlobalSecondaryIndexUpdate",
+            Update=Struct(
+                "UpdateGlobalSecondaryIndexAction",
+                IndexName=INDEX_NAME_REQUIRED,
+                ProvisionedThroughput=Struct(
+                    "ProvisionedThroughput",
+                    not_null=True,
+                    WriteCapacityUnits=Long(not_null=True, min=1),
+                    ReadCapacityUnits=Long(not_null=True, min=1),
+                ),
+                OnDemandThroughput=ON_DEMAND_THROUGHPUT,
+                WarmThroughput=WARM_THROUGHPUT,
+            ),
+            Create=Struct(
+                "CreateGlobalSecondaryIndexAction",
+                Projection=PROJECTION,
+                IndexName=INDEX_NAME_REQUIRED,
+                ProvisionedThroughput=PROVISIONED_THROUGHPUT,
+                KeySchema=KEY_SCHEMA,
+                OnDemandThroughput=ON_DEMAND_THROUGHPUT,
+                WarmThroughput=WARM_THROUGHPUT,
+            ),
+            Delete=Struct("DeleteGlobalSecondaryIndexAction", IndexName=INDEX_NAME_REQUIRED),
+        )
+    ),
+    AttributeDefinitions=List(ATTRIBUTE_DEFINITIONS.member),
+    BillingMode=BILLING_MODE,
+    StreamSpecification=STREAM_SPECIFICATION,
+    SSESpecification=SSE_SPECIFICATION,
+    TableClass=TABLE_CLASS,
+    DeletionProtectionEnabled=Boolean(),
+    OnDemandThroughput=ON_DEMAND_THROUGHPUT,
+    WarmThroughput=WARM_THROUGHPUT,
+)
+
+DESCRIBE_TABLE = Struct("DescribeTableInput", TableName=TABLE_NAME_STRICT)
+DELETE_TABLE = Struct("DeleteTableInput", TableName=TABLE_NAME_STRICT)
+LIST_TABLES = Struct(
+    "ListTablesInput",
+    Limit=Integer(min=1, max=100),
+    ExclusiveStartTableName=String(pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255),
+)
+DESCRIBE_LIMITS = Struct("DescribeLimitsInput")
+DESCRIBE_ENDPOINTS = Struct("DescribeEndpointsRequest")
+
+RESOURCE_ARN = String(not_null=True, min_len=1, max_len=1283)
+TAG_RESOURCE = Struct("TagResourceInput", ResourceArn=RESOURCE_ARN, Tags=List(TAGS.member, not_null=True))
+UNTAG_RESOURCE = Struct(
+    "UntagResourceInput",
+    ResourceArn=RESOURCE_ARN,
+    TagKeys=List(String(min_len=1, max_len=128), not_null=True),
+)
+LIST_TAGS_OF_RESOURCE = Struct("ListTagsOfResourceInput", ResourceArn=RESOURCE_ARN, NextToken=String())
+
+UPDATE_TIME_TO_LIVE = Struct(
+    "UpdateTimeToLiveInput",
+    TableName=TABLE_NAME_STRICT,
+    TimeToLiveSpecification=Struct(
+        "TimeToLiveSpecification",
+        not_null=True,
+        AttributeName=String(not_null=True, min_len=1, max_len=255),
+        Enabled=Boolean(not_null=True),
+    ),
+)
+DESCRIBE_TIME_TO_LIVE = Struct("DescribeTimeToLiveInput", TableName=TABLE_NAME_STRICT)
+
+# --- items ----------
+PUT_ITEM = Struct(
+    "PutItemInput",
+    ReturnConsumedCapacity=RETURN_CONSUMED_CAPACITY,
+    TableName=TABLE_NAME,
+    Item=_attribute_map(not_null=True),
+    ConditionalOperator=CONDITIONAL_OPERATOR,
+    Expected=EXPECTED,
+    ReturnValues=RETURN_VALUES,
+    ReturnItemCollectionMetrics=RETURN_ITEM_COLLECTION_METRICS,
+    ConditionExpression=String(),
+    ExpressionAttributeValues=_attribute_map(),
+    ExpressionAttributeNames=EXPRESSION_ATTRIBUTE_NAMES,
+    ReturnValuesOnConditionCheckFailure=RETURN_VALUES_ON_CCF,
+)
+
+GET_ITEM = Struct(
+    "GetItemInput",
+    ReturnConsumedCapacity=RETURN_CONSUMED_CAPACITY,
+    AttributesToGet=ATTRIBUTES_TO_GET,
+    TableName=TABLE_NAME,
+    Key=_attribute_map(not_null=True),
+    ConsistentRead=Boolean(),
+    ProjectionExpression=String(),
+    ExpressionAttributeNames=EXPRESSION_ATTRIBUTE_NAMES,
+)
+
+UPDATE_ITEM = Struct(
+    "UpdateItemInput",
+    ReturnConsumedCapacity=RETURN_CONSUMED_CAPACITY,
+    TableName=TABLE_NAME,
+    ReturnItemCollectionMetrics=RETURN_ITEM_COLLECTION_METRICS,
+    ReturnValues=RETURN_VALUES,
+    Key=_attribute_map(not_null=True),
+    ConditionalOperator=CONDITIONAL_OPERATOR,
+    Expected=EXPECTED,
+    AttributeUpdates=Map(Struct("AttributeValueUpdate", Action=Enum("ADD", "PUT", "DELETE"), Value=AttrValue())),
+    ConditionExpression=String(),
+    UpdateExpression=String(),
+    ExpressionAttributeValues=_attribute_map(),
+    ExpressionAttributeNames=EXPRESSION_ATTRIBUTE_NAMES,
+    ReturnValuesOnConditionCheckFailure=RETURN_VALUES_ON_CCF,
+)
+
+DELETE_ITEM = Struct(
+    "DeleteItemInput",
+    ReturnConsumedCapacity=RETURN_CONSUMED_CAPACITY,
+    TableName=TABLE_NAME,
+    ReturnValues=RETURN_VALUES,
+    ReturnItemCollectionMetrics=RETURN_ITEM_COLLECTION_METRICS,
+    Key=_attribute_map(not_null=True),
+    ConditionalOperator=CONDITIONAL_OPERATOR,
+    Expected=EXPECTED,
+    ConditionExpression=String(),
+    ExpressionAttributeValues=_attribute_map(),
+    ExpressionAttributeNames=EXPRESSION_ATTRIBUTE_NAMES,
+    ReturnValuesOnConditionCheckFailure=RETURN_VALUES_ON_CCF,
+)
+
+QUERY = Struct(
+    "QueryInput",
+    Limit=Integer(min=1),
+    ExclusiveStartKey=_attribute_map(),
+    ReturnConsumedCapacity=RETURN_CONSUMED_CAPACITY,
+    AttributesToGet=ATTRIBUTES_TO_GET,
+    QueryFilter=FILTER_CONDITIONS,
+    Select=SELECT,
+    ConditionalOperator=CONDITIONAL_OPERATOR,
+    KeyConditions=FILTER_CONDITIONS,
+    TableName=TABLE_NAME,
+    ConsistentRead=Boolean(),
+    IndexName=INDEX_NAME,
+    ScanIndexForward=Boolean(),
+    KeyConditionExpression=String(),
+    FilterExpression=String(),
+    ProjectionExpression=String(),
+    ExpressionAttributeValues=_attribute_map(),
+    ExpressionAttributeNames=EXPRESSION_ATTRIBUTE_NAMES,
+)
+
+SCAN = Struct(
+    "ScanInput",
+    Limit=Integer(min=1),
+    ReturnConsumedCapacity=RETURN_CONSUMED_CAPACITY,
+    AttributesToGet=ATTRIBUTES_TO_GET,
+    Segment=Integer(min=0, max=999999),
+    Select=SELECT,
+    ScanFilter=FILTER_CONDITIONS,
+    ConditionalOperator=CONDITIONAL_OPERATOR,
+    TotalSegments=Integer(min=1, max=1000000),
+    TableName=TABLE_NAME,
+    ExclusiveStartKey=_attribute_map(),
+    IndexName=INDEX_NAME,
+    FilterExpression=String(),
+    ProjectionExpression=String(),
+    ExpressionAttributeValues=_attribute_map(),
+    ExpressionAttributeNames=EXPRESSION_ATTRIBUTE_NAMES,
+    ConsistentRead=Boolean(),
+)
+
+_TABLE_KEYS = String(pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255)
+
+BATCH_GET_ITEM = Struct(
+    "BatchGetItemInput",
+    ReturnConsumedCapacity=RETURN_CONSUMED_CAPACITY,
+    RequestItems=Map(
+        Struct(
+            "KeysAndAttributes",
+            Keys=List(_attribute_map(), not_null=True, min_len=1, max_len=100),
+            AttributesToGet=ATTRIBUTES_TO_GET,
+            ConsistentRead=Boolean(),
+            ProjectionExpression=String(),
+            ExpressionAttributeNames=EXPRESSION_ATTRIBUTE_NAMES,
+        ),
+        not_null=True,
+        min_len=1,
+        keys=_TABLE_KEYS,
+    ),
+)
+
+BATCH_WRITE_ITEM = Struct(
+    "BatchWriteItemInput",
+    ReturnConsumedCapacity=RETURN_CONSUMED_CAPACITY,
+    ReturnItemCollectionMetrics=RETURN_ITEM_COLLECTION_METRICS,
+    RequestItems=Map(
+        List(
+            Struct(
+                "WriteRequest",
+                PutRequest=Struct("PutRequest", Item=_attribute_map(not_null=True)),
+                DeleteRequest=Struct("DeleteRequest", Key=_attribute_map(not_null=True)),
+            )
+        ),
+        not_null=True,
+        min_len=1,
+        keys=_TABLE_KEYS,
+        value_len=(1, 25),
+    ),
+)
+
+
+def _transact_member(name: str, *, key: bool, update: bool = False, condition_required: bool = False) -> Struct:
+    members: dict[str, Any] = {
+        "TableName": String(not_null=True, pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255),
+        "ExpressionAttributeValues": _attribute_map(),
+        "ExpressionAttributeNames": EXPRESSION_ATTRIBUTE_NAMES,
+        "ReturnValuesOnConditionCheckFailure": RETURN_VALUES_ON_CCF,
+        "ConditionExpression": String(not_null=condition_required),
+    }
+    members["Key" if key else "Item"] = _attribute_map(not_null=True)
+    if update:
+        members["UpdateExpression"] = String(not_null=True)
+    return Struct(name, **members)
+
+
+TRANSACT_WRITE_ITEMS = Struct(
+    "TransactWriteItemsInput",
+    ReturnConsumedCapacity=RETURN_CONSUMED_CAPACITY,
+    ReturnItemCollectionMetrics=RETURN_ITEM_COLLECTION_METRICS,
+    ClientRequestToken=String(min_len=1, max_len=36),
+    TransactItems=List(
+        Struct(
+            "TransactWriteItem",
+            Put=_transact_member("Put", key=False),
+            Update=_transact_member("Update", key=True, update=True),
+            Delete=_transact_member("Delete", key=True),
+            ConditionCheck=_transact_member("ConditionCheck", key=True, condition_required=True),
+        ),
+        not_null=True,
+        min_len=1,
+        max_len=100,
+    ),
+)
+
+TRANSACT_GET_ITEMS = Struct(
+    "TransactGetItemsInput",
+    ReturnConsumedCapacity=RETURN_CONSUMED_CAPACITY,
+    TransactItems=List(
+        Struct(
+            "TransactGetItem",
+            Get=Struct(
+                "Get",
+                not_null=True,
+                Key=_attribute_map(not_null=True),
+                TableName=String(not_null=True, pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255),
+                ProjectionExpression=String(),
+                ExpressionAttributeNames=EXPRESSION_ATTRIBUTE_NAMES,
+            ),
+        ),
+        not_null=True,
+        min_len=1,
+        max_len=100,
+    ),
+)
+
+# Every operation's request shape, by wire name.
+SHAPES: dict[str, Struct] = {
+    "BatchGetItem": BATCH_GET_ITEM,
+    "BatchWriteItem": BATCH_WRITE_ITEM,
+    "CreateTable": CREATE_TABLE,
+    "DeleteItem": DELETE_ITEM,
+    "DeleteTable": DELETE_TABLE,
+    "DescribeEndpoints": DESCRIBE_ENDPOINTS,
+    "DescribeLimits": DESCRIBE_LIMITS,
+    "DescribeTable": DESCRIBE_TABLE,
+    "DescribeTimeToLive": DESCRIBE_TIME_TO_LIVE,
+    "GetItem": GET_ITEM,
+    "ListTables": LIST_TABLES,
+    "ListTagsOfResource": LIST_TAGS_OF_RESOURCE,
+    "PutItem": PUT_ITEM,
+    "Query": QUERY,
+    "Scan": SCAN,
+    "TagResource": TAG_RESOURCE,
+    "TransactGetItems": TRANSACT_GET_ITEMS,
+    "TransactWriteItems": TRANSACT_WRITE_ITEMS,
+    "UntagResource": UNTAG_RESOURCE,
+    "UpdateItem": UPDATE_ITEM,
+    "UpdateTable": UPDATE_TABLE,
+    "UpdateTimeToLive": UPDATE_TIME_TO_LIVE,
+}

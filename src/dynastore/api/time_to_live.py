@@ -1,0 +1,49 @@
+"""UpdateTimeToLive / DescribeTimeToLive: the TTL setting stored on the TableDef (the sweeper is elsewhere).
+
+Not modelled: DynamoDB's ENABLING/DISABLING states and its cooldown between TTL changes ("Time to live has
+been modified multiple times within a fixed interval").
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from dynastore import messages
+from dynastore.api.context import Context
+from dynastore.errors import ValidationException
+from dynastore.model.table_schema import CREATING, DELETING, TableDef, TtlSpec
+
+__all__ = ["handle_describe", "handle_update"]
+
+
+def handle_update(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    spec = req["TimeToLiveSpecification"]
+    enabled = bool(spec["Enabled"])
+    attribute: str = spec["AttributeName"]
+
+    def mutate(td: TableDef) -> TableDef:
+        current = td.ttl
+        if enabled:
+            if current is not None and current.enabled:
+                if current.attribute_name != attribute:
+                    raise ValidationException(messages.TTL_DIFFERENT_ATTRIBUTE.format(name=current.attribute_name))
+                raise ValidationException(messages.TTL_ALREADY_ENABLED)
+            return replace(td, ttl=TtlSpec(attribute, True))
+        if current is None or not current.enabled:
+            raise ValidationException(messages.TTL_ALREADY_DISABLED)
+        if current.attribute_name != attribute:
+            raise ValidationException(messages.TTL_DIFFERENT_ATTRIBUTE.format(name=current.attribute_name))
+        return replace(td, ttl=TtlSpec(attribute, False))
+
+    ctx.catalog.update(req["TableName"], mutate)
+    return {"TimeToLiveSpecification": {"Enabled": enabled, "AttributeName": attribute}}
+
+
+def handle_describe(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    td = ctx.catalog.get(req["TableName"])
+    if td.status in (CREATING, DELETING):
+        raise ValidationException(messages.TTL_DESCRIBE_WRONG_STATE.format(status=td.status))
+    if td.ttl is None or not td.ttl.enabled:
+        return {"TimeToLiveDescription": {"TimeToLiveStatus": "DISABLED"}}
+    return {"TimeToLiveDescription": {"TimeToLiveStatus": "ENABLED", "AttributeName": td.ttl.attribute_name}}

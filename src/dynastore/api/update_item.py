@@ -1,0 +1,76 @@
+"""UpdateItem: change attributes of one item (creating it if absent), optionally under a condition."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dynastore import messages
+from dynastore.api.context import Context
+from dynastore.api.item_requests import (
+    add_write_capacity,
+    conditional_check_failed,
+    expression_context,
+    write_condition,
+)
+from dynastore.engine import writes
+from dynastore.engine.keys import check_table_key, storage_key
+from dynastore.errors import ValidationException
+from dynastore.expressions import ResolvedUpdate, legacy, updated_view
+from dynastore.model.table_schema import TableDef
+from dynastore.validation.attribute_values import check_item
+from dynastore.validation.common import check_expression_params
+
+
+def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    check_expression_params(req, ("UpdateExpression", "ConditionExpression"), ("AttributeUpdates", "Expected"))
+    key = req["Key"]
+    check_item(key)
+    exprs = expression_context(req)
+    text = req.get("UpdateExpression")
+    attribute_updates = req.get("AttributeUpdates")
+    if text is not None:
+        update = exprs.update(text)
+    elif attribute_updates:
+        update = legacy.attribute_updates(attribute_updates)
+    else:
+        update = None
+    condition = write_condition(req, exprs)
+    exprs.check_unused()
+
+    table = ctx.catalog.get_active(req["TableName"])
+    check_table_key(table, key, is_full_item=False)
+    if update is not None:
+        _check_key_untouched(table, update)
+    try:
+        result = writes.execute(ctx, table, storage_key(table, key), writes.UpdatePlan(key, update, condition))
+    except writes.ConditionFailedError as e:
+        raise conditional_check_failed(req, e) from None
+
+    response: dict[str, Any] = {}
+    attributes = _returned_attributes(req.get("ReturnValues"), result)
+    if attributes:
+        response["Attributes"] = attributes
+    add_write_capacity(response, req, table, result)
+    return response
+
+
+def _check_key_untouched(table: TableDef, update: ResolvedUpdate) -> None:
+    targets = {path[0] for path in update.paths}
+    for key_attr in (table.key_schema.hash_key, table.key_schema.range_key):
+        if key_attr is not None and key_attr.name in targets:
+            raise ValidationException(messages.CANNOT_UPDATE_KEY.format(name=key_attr.name))
+
+
+def _returned_attributes(return_values: str | None, result: writes.WriteResult) -> dict[str, Any] | None:
+    if return_values is None or return_values == "NONE":
+        return None
+    if return_values == "ALL_OLD":
+        return result.old
+    if return_values == "ALL_NEW":
+        return result.new
+    if result.updated_paths is None:
+        return None
+    source = result.old if return_values == "UPDATED_OLD" else result.new
+    if source is None:
+        return None
+    return updated_view(source, result.updated_paths)

@@ -1,0 +1,381 @@
+"""UpdateTable: throughput, billing mode, GSI create/update/delete, stream, SSE, class, deletion protection.
+
+Request-shape rules run first (nothing to update, capacity bounds, GSI update structure, stream/SSE shapes,
+members that must travel alone), then the table is looked up and the state rules run against it inside
+``Catalog.update`` so the check and the change see the same definition. A change that DynamoDB performs
+asynchronously leaves the table UPDATING for ``update_table_delay``; new throughput values (like DynamoDB)
+show only once the table is ACTIVE again.
+
+Not modelled: ReplicaUpdates, WarmThroughput, MultiRegionConsistency (accepted, ignored) and the daily
+limit on throughput decreases.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import replace
+from typing import Any
+
+from dynastore import limits, messages
+from dynastore.api.context import Context
+from dynastore.api.create_table import (
+    MAX_CAPACITY_UNITS,
+    build_key_schema,
+    build_on_demand,
+    build_projection,
+    build_sse,
+    build_throughput,
+    check_capacity_bounds,
+    check_on_demand,
+    check_projection,
+    check_sse,
+    check_table_class,
+    invalid,
+    stream_label,
+)
+from dynastore.errors import (
+    LimitExceededException,
+    ResourceInUseException,
+    ResourceNotFoundException,
+    ValidationException,
+)
+from dynastore.model.table_schema import (
+    CREATING,
+    DELETING,
+    UPDATING,
+    BillingMode,
+    IndexDef,
+    KeyAttr,
+    ProvisionedThroughput,
+    StreamSpec,
+    TableDef,
+)
+
+__all__ = ["handle"]
+
+_UPDATE_MEMBERS = (
+    "ProvisionedThroughput",
+    "BillingMode",
+    "StreamSpecification",
+    "SSESpecification",
+    "DeletionProtectionEnabled",
+    "OnDemandThroughput",
+    "WarmThroughput",
+    "TableClass",
+    "MultiRegionConsistency",
+)
+
+
+def _present(req: dict[str, Any], member: str) -> bool:
+    return req.get(member) is not None
+
+
+def _check_request(req: dict[str, Any]) -> None:
+    gsi_updates: list[dict[str, Any]] = req.get("GlobalSecondaryIndexUpdates") or []
+    if (
+        not any(_present(req, m) for m in _UPDATE_MEMBERS)
+        and not gsi_updates
+        and not req.get("ReplicaUpdates")
+        and not req.get("GlobalTableWitnessUpdates")
+    ):
+        raise ValidationException(messages.UPDATE_NOTHING)
+    pt = req.get("ProvisionedThroughput")
+    if pt is not None:
+        check_capacity_bounds(pt)
+    seen: set[str] = set()
+    for update in gsi_updates:
+        actions = [a for a in ("Update", "Create", "Delete") if update.get(a) is not None]
+        if not actions:
+            raise invalid(messages.GSI_UPDATE_NO_ACTION)
+        if len(actions) > 1:
+            raise invalid(messages.GSI_UPDATE_MANY_ACTIONS)
+        name = update[actions[0]]["IndexName"]
+        if name in seen:
+            raise invalid(messages.GSI_UPDATE_DUPLICATE.format(index=name))
+        seen.add(name)
+    stream = req.get("StreamSpecification")
+    if stream is not None:
+        if stream.get("StreamEnabled"):
+            if stream.get("StreamViewType") is None:
+                raise invalid(messages.UPDATE_STREAM_NEEDS_VIEW_TYPE)
+        elif stream.get("StreamViewType") is not None:
+            raise invalid(messages.UPDATE_STREAM_DISABLED_VIEW_TYPE)
+    check_sse(req.get("SSESpecification"))
+    check_table_class(req.get("TableClass"))
+    _check_alone(req, gsi_updates)
+
+
+def _check_alone(req: dict[str, Any], gsi_updates: list[dict[str, Any]]) -> None:
+    members = [m for m in _UPDATE_MEMBERS if _present(req, m)]
+    if gsi_updates:
+        members.append("GlobalSecondaryIndexUpdates")
+    for member, what in (
+        ("SSESpecification", "Server-Side Encryption"),
+        ("TableClass", "TableClass"),
+        ("DeletionProtectionEnabled", "DeletionProtection"),
+    ):
+        if member in members and len(members) > 1:
+            raise invalid(messages.UPDATE_ONLY_OPERATION.format(what=what))
+    if "OnDemandThroughput" in members and any(m not in ("OnDemandThroughput", "BillingMode") for m in members):
+        raise invalid(messages.UPDATE_ON_DEMAND_WITH_OTHERS)
+    creates_or_deletes = any(u.get("Create") is not None or u.get("Delete") is not None for u in gsi_updates)
+    if "ProvisionedThroughput" in members and "StreamSpecification" in members:
+        raise invalid(messages.UPDATE_STREAM_WHILE_IOPS)
+    if "ProvisionedThroughput" in members and creates_or_deletes:
+        raise invalid(messages.UPDATE_INDEX_WHILE_IOPS)
+    if "StreamSpecification" in members and creates_or_deletes:
+        raise invalid(messages.UPDATE_INDEX_WHILE_STREAM)
+
+
+def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    _check_request(req)
+    name: str = req["TableName"]
+    now = ctx.clock.now()
+    ctx.catalog.get(name)  # ResourceNotFoundException before any state rule
+
+    def mutate(td: TableDef) -> TableDef:
+        return _Update(req, td, ctx, now).apply()
+
+    new = ctx.catalog.update(name, mutate)
+    return {"TableDescription": ctx.catalog.describe(new)}
+
+
+class _Update:
+    """One UpdateTable applied to one TableDef: checks in DynamoDB's order, then the new definition."""
+
+    def __init__(self, req: dict[str, Any], td: TableDef, ctx: Context, now: float) -> None:
+        self.req = req
+        self.td = td
+        self.ctx = ctx
+        self.now = now
+        self.async_change = False
+        self.billing = BillingMode(req["BillingMode"]) if req.get("BillingMode") else td.billing_mode
+        self.to_provisioned = td.billing_mode is BillingMode.PAY_PER_REQUEST and self.billing is BillingMode.PROVISIONED
+        self.to_ppr = td.billing_mode is BillingMode.PROVISIONED and self.billing is BillingMode.PAY_PER_REQUEST
+        self.gsi_updates: list[dict[str, Any]] = req.get("GlobalSecondaryIndexUpdates") or []
+
+    def apply(self) -> TableDef:
+        td = self.td
+        if td.status == CREATING:
+            raise ResourceInUseException(messages.TABLE_BEING_CREATED.format(name=td.name))
+        if td.status == UPDATING:
+            raise ResourceInUseException(messages.TABLE_BEING_UPDATED.format(name=td.name))
+        if td.status == DELETING:
+            raise ResourceInUseException(messages.TABLE_BEING_DELETED.format(name=td.name))
+        td = self._billing_and_throughput(td)
+        td = self._gsi_updates(td)
+        td = self._stream(td)
+        td = self._simple_members(td)
+        if self.async_change:
+            td = replace(td, status=UPDATING, status_until=self.now + self.ctx.config.update_table_delay)
+        return td
+
+    # ---- throughput and billing ---------------------------------------------------------------------------
+    def _billing_and_throughput(self, td: TableDef) -> TableDef:
+        pt_req = self.req.get("ProvisionedThroughput")
+        if self.billing is BillingMode.PAY_PER_REQUEST and pt_req is not None:
+            raise invalid(messages.PPR_WITH_THROUGHPUT)
+        if self.to_provisioned:
+            if pt_req is None:
+                raise invalid(messages.UPDATE_PROVISIONED_WITHOUT_THROUGHPUT)
+            updated = {
+                u["Update"]["IndexName"]
+                for u in self.gsi_updates
+                if u.get("Update") is not None and u["Update"].get("ProvisionedThroughput") is not None
+            }
+            for gsi in td.gsis:
+                if gsi.status != DELETING and gsi.name not in updated:
+                    raise invalid(messages.GSI_THROUGHPUT_MUST_BE_SPECIFIED.format(index=gsi.name))
+        check_on_demand(self.req.get("OnDemandThroughput"), self.billing, allow_clear=True)
+        if self.to_ppr:
+            self.async_change = True
+            td = replace(td, billing_mode=self.billing, last_update_to_pay_per_request=self.now)
+        elif self.to_provisioned:
+            assert pt_req is not None
+            self.async_change = True
+            td = replace(
+                td,
+                billing_mode=self.billing,
+                throughput=replace(td.throughput, read=pt_req["ReadCapacityUnits"], write=pt_req["WriteCapacityUnits"]),
+                on_demand=None,
+            )
+        elif pt_req is not None:
+            current = td.throughput
+            read, write = pt_req["ReadCapacityUnits"], pt_req["WriteCapacityUnits"]
+            if read == current.read and write == current.write:
+                raise ValidationException(
+                    messages.THROUGHPUT_WILL_NOT_CHANGE.format(
+                        cur_read=current.read, req_read=read, cur_write=current.write, req_write=write
+                    )
+                )
+            shown, pending = _throughput_change(current, read, write, self.now)
+            self.async_change = True
+            td = replace(td, throughput=shown, pending_throughput=pending)
+        odt = self.req.get("OnDemandThroughput")
+        if odt:
+            td = replace(td, on_demand=build_on_demand(odt))
+        if self.req.get("BillingMode") is not None:
+            td = replace(td, billing_mode_explicit=True)
+        return td
+
+    # ---- global secondary indexes -------------------------------------------------------------------------
+    def _gsi_updates(self, td: TableDef) -> TableDef:
+        if not self.gsi_updates:
+            return td
+        online = sum(1 for u in self.gsi_updates if u.get("Create") is not None or u.get("Delete") is not None)
+        busy = any(g.status in (CREATING, DELETING) for g in td.gsis)
+        if online > 1 or (online and busy):
+            raise LimitExceededException(messages.GSI_ONLINE_INDEX_LIMIT)
+        for update in self.gsi_updates:
+            if update.get("Update") is not None:
+                td = self._gsi_update(td, update["Update"])
+            elif update.get("Create") is not None:
+                td = self._gsi_create(td, update["Create"])
+            else:
+                td = self._gsi_delete(td, update["Delete"])
+        return td
+
+    def _existing_gsi(self, td: TableDef, name: str, not_gsi_message: str) -> IndexDef:
+        idx = td.index(name)
+        if idx is None:
+            raise ResourceNotFoundException(messages.INDEX_NOT_FOUND_FOR_TABLE.format(index=name, name=td.name))
+        if idx.kind != "GSI":
+            raise ValidationException(not_gsi_message.format(index=name))
+        return idx
+
+    def _gsi_update(self, td: TableDef, action: dict[str, Any]) -> TableDef:
+        name = action["IndexName"]
+        pt_req = action.get("ProvisionedThroughput")
+        if pt_req is not None and any(
+            (pt_req.get(m) or 0) > MAX_CAPACITY_UNITS for m in ("ReadCapacityUnits", "WriteCapacityUnits")
+        ):
+            raise ValidationException(messages.GSI_INDEX_UPDATE_BLOCKED)
+        idx = self._existing_gsi(td, name, messages.GSI_UPDATE_NOT_GSI)
+        if pt_req is not None and self.billing is BillingMode.PAY_PER_REQUEST:
+            raise invalid(messages.GSI_UPDATE_PPR_WITH_THROUGHPUT.format(index=name))
+        check_on_demand(action.get("OnDemandThroughput"), self.billing, allow_clear=True)
+        new = idx
+        if pt_req is not None:
+            read, write = pt_req["ReadCapacityUnits"], pt_req["WriteCapacityUnits"]
+            current = idx.throughput or ProvisionedThroughput(0, 0)
+            if self.to_provisioned:
+                new = replace(new, throughput=replace(current, read=read, write=write), status=UPDATING)
+            else:
+                if read == current.read and write == current.write:
+                    raise ValidationException(
+                        messages.INDEX_THROUGHPUT_WILL_NOT_CHANGE.format(
+                            index=name,
+                            cur_read=current.read,
+                            req_read=read,
+                            cur_write=current.write,
+                            req_write=write,
+                        )
+                    )
+                shown, pending = _throughput_change(current, read, write, self.now)
+                new = replace(new, throughput=shown, pending_throughput=pending, status=UPDATING)
+            self.async_change = True
+        if action.get("OnDemandThroughput"):
+            new = replace(new, on_demand=build_on_demand(action["OnDemandThroughput"]))
+        return _replace_gsi(td, new)
+
+    def _gsi_create(self, td: TableDef, action: dict[str, Any]) -> TableDef:
+        name = action["IndexName"]
+        if td.index(name) is not None:
+            raise ValidationException(messages.GSI_ALREADY_EXISTS)
+        types = {a.name: a.type for a in td.attribute_definitions}
+        for d in self.req.get("AttributeDefinitions") or []:
+            types.setdefault(d["AttributeName"], d["AttributeType"])
+        key_schema: list[dict[str, Any]] = action["KeySchema"]
+        keys = [k["AttributeName"] for k in key_schema]
+        if any(k not in types for k in keys):
+            raise invalid(messages.GSI_CREATE_ATTRIBUTE_NOT_DEFINED.format(index=name))
+        if len(keys) > 1 and keys[0] == keys[1]:
+            raise ValidationException(messages.HASH_RANGE_SAME_NAME)
+        if key_schema[0].get("KeyType") != "HASH":
+            raise ValidationException(messages.FIRST_KEY_NOT_HASH)
+        if len(key_schema) > 1 and key_schema[1].get("KeyType") != "RANGE":
+            raise ValidationException(messages.SECOND_KEY_NOT_RANGE)
+        check_projection(action["Projection"])
+        pt_req = action.get("ProvisionedThroughput")
+        if self.billing is BillingMode.PAY_PER_REQUEST:
+            if pt_req is not None:
+                raise invalid(messages.GSI_UPDATE_PPR_WITH_THROUGHPUT.format(index=name))
+        elif pt_req is None:
+            raise invalid(messages.GSI_THROUGHPUT_MUST_BE_SPECIFIED.format(index=name))
+        else:
+            check_capacity_bounds(pt_req)
+        check_on_demand(action.get("OnDemandThroughput"), self.billing, allow_clear=False)
+        if len(td.gsis) >= limits.MAX_GSI_PER_TABLE:
+            raise LimitExceededException(
+                messages.INVALID_PARAMS.format(detail=messages.TOO_MANY_GSIS.format(limit=limits.MAX_GSI_PER_TABLE))
+            )
+        index = IndexDef(
+            name=name,
+            kind="GSI",
+            key_schema=build_key_schema(key_schema, types),
+            projection=build_projection(action["Projection"]),
+            index_id=self.ctx.catalog.next_table_id(),
+            throughput=build_throughput(pt_req),
+            on_demand=build_on_demand(action.get("OnDemandThroughput")),
+            status=CREATING,
+        )
+        defs = list(td.attribute_definitions)
+        for k in keys:
+            if td.attribute_type(k) is None:
+                defs.append(KeyAttr(k, types[k]))
+        self.async_change = True
+        return replace(td, gsis=(*td.gsis, index), attribute_definitions=tuple(defs))
+
+    def _gsi_delete(self, td: TableDef, action: dict[str, Any]) -> TableDef:
+        idx = self._existing_gsi(td, action["IndexName"], messages.GSI_DELETE_NOT_GSI)
+        self.async_change = True
+        return _replace_gsi(td, replace(idx, status=DELETING))
+
+    # ---- stream, SSE, class, protection -------------------------------------------------------------------
+    def _stream(self, td: TableDef) -> TableDef:
+        spec = self.req.get("StreamSpecification")
+        if spec is None:
+            return td
+        enabled_now = td.stream is not None and td.stream.enabled
+        if spec.get("StreamEnabled"):
+            if enabled_now:
+                raise ValidationException(messages.STREAM_ALREADY_ENABLED.format(name=td.name))
+            stream = StreamSpec(True, spec["StreamViewType"], stream_label(self.now))
+        else:
+            if not enabled_now:
+                raise ValidationException(messages.STREAM_NOTHING_TO_DISABLE.format(name=td.name))
+            stream = StreamSpec(False, None, td.stream.label if td.stream is not None else None)
+        self.async_change = True
+        return replace(td, stream=stream)
+
+    def _simple_members(self, td: TableDef) -> TableDef:
+        config = self.ctx.config
+        if self.req.get("SSESpecification") is not None:
+            td = replace(td, sse=build_sse(self.req["SSESpecification"], config.region, config.account_id))
+        if self.req.get("TableClass") is not None:
+            td = replace(td, table_class=self.req["TableClass"], table_class_updated_at=self.now)
+            self.async_change = True
+        if self.req.get("DeletionProtectionEnabled") is not None:
+            td = replace(td, deletion_protection=bool(self.req["DeletionProtectionEnabled"]))
+        return td
+
+
+def _throughput_change(
+    current: ProvisionedThroughput, read: int, write: int, now: float
+) -> tuple[ProvisionedThroughput, ProvisionedThroughput]:
+    """(what DescribeTable shows while UPDATING, what applies once ACTIVE) for a throughput change."""
+    increase = read > current.read or write > current.write
+    decrease = read < current.read or write < current.write
+    shown = dataclasses.replace(
+        current,
+        last_increase=now if increase else current.last_increase,
+        last_decrease=now if decrease else current.last_decrease,
+    )
+    decreases = shown.decreases_on(now) if not decrease else current.decreases_on(now) + 1
+    pending = dataclasses.replace(shown, read=read, write=write, decreases_today=decreases)
+    shown = dataclasses.replace(shown, decreases_today=current.decreases_on(now))
+    return shown, pending
+
+
+def _replace_gsi(td: TableDef, new: IndexDef) -> TableDef:
+    return replace(td, gsis=tuple(new if g.name == new.name else g for g in td.gsis))

@@ -1,0 +1,39 @@
+"""From a table's key schema and an item (or a Key) to the item's storage key."""
+
+from __future__ import annotations
+
+from dynastore.model.table_schema import TableDef
+from dynastore.model.values import Item
+from dynastore.storage.keycodec import encode_value, item_key
+from dynastore.validation.attribute_values import check_key
+
+
+def check_table_key(table: TableDef, key_source: Item, *, is_full_item: bool) -> None:
+    """Key attributes present, of the schema's types, within the size limits (ValidationException otherwise)."""
+    hash_key = table.key_schema.hash_key
+    range_key = table.key_schema.range_key
+    check_key(
+        key_source,
+        (hash_key.name, hash_key.type),
+        None if range_key is None else (range_key.name, range_key.type),
+        is_full_item=is_full_item,
+    )
+
+
+def storage_key(table: TableDef, key_source: Item) -> bytes:
+    """The storage key of the item whose key attributes ``key_source`` holds (already checked against the schema)."""
+    hash_key = table.key_schema.hash_key
+    hash_enc = encode_value(hash_key.type, key_source[hash_key.name][hash_key.type])
+    range_key = table.key_schema.range_key
+    range_enc = None if range_key is None else encode_value(range_key.type, key_source[range_key.name][range_key.type])
+    return item_key(table.table_id, hash_enc, range_enc)
+
+
+def key_attributes(table: TableDef, item: Item) -> Item:
+    """Only the key attributes of ``item``."""
+    hash_key = table.key_schema.hash_key
+    key = {hash_key.name: item[hash_key.name]}
+    range_key = table.key_schema.range_key
+    if range_key is not None:
+        key[range_key.name] = item[range_key.name]
+    return key

@@ -1,0 +1,134 @@
+"""Single-item writes: one plan, one storage transaction.
+
+A plan's ``apply(old)`` is pure: it evaluates the condition against the stored item and returns the new item,
+or CONDITION_FAILED. ``execute`` reads the old item, applies the plan and writes the result in one transaction;
+the server answers only once that transaction is durable (see storage/group_commit.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from dynastore import messages
+from dynastore.api.context import Context
+from dynastore.errors import ValidationException
+from dynastore.expressions import apply_update, evaluate
+from dynastore.limits import MAX_ITEM_BYTES
+from dynastore.model.item_size import item_size
+from dynastore.model.table_schema import TableDef
+from dynastore.model.values import Item
+from dynastore.storage.itemcodec import decode_item, encode_item
+from dynastore.storage.kv import WriteTxn
+
+
+class ConditionFailedError(Exception):
+    """The plan's condition was false; ``old`` is the stored item (None if there was none)."""
+
+    def __init__(self, old: Item | None) -> None:
+        super().__init__("condition failed")
+        self.old = old
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    new: Item | None
+    updated_paths: Any = None
+
+
+CONDITION_FAILED: Final = Applied(None)
+
+
+@dataclass(frozen=True, slots=True)
+class PutPlan:
+    item: Item
+    condition: Any = None
+
+    def apply(self, old: Item | None) -> Applied:
+        if self.condition is not None and not evaluate(self.condition, old):
+            return CONDITION_FAILED
+        return Applied(self.item)
+
+
+@dataclass(frozen=True, slots=True)
+class DeletePlan:
+    condition: Any = None
+
+    def apply(self, old: Item | None) -> Applied:
+        if self.condition is not None and not evaluate(self.condition, old):
+            return CONDITION_FAILED
+        return Applied(None)
+
+
+@dataclass(frozen=True, slots=True)
+class UpdatePlan:
+    key: Item
+    update: Any = None
+    condition: Any = None
+
+    def apply(self, old: Item | None) -> Applied:
+        if self.condition is not None and not evaluate(self.condition, old):
+            return CONDITION_FAILED
+        base = old if old is not None else dict(self.key)
+        if self.update is None:
+            return Applied(base)
+        new, paths = apply_update(self.update, base)
+        return Applied(new, paths)
+
+
+Plan = PutPlan | DeletePlan | UpdatePlan
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    old: Item | None
+    new: Item | None
+    old_size: int
+    new_size: int
+    updated_paths: Any = None
+
+
+def execute(ctx: Context, table: TableDef, key: bytes, plan: Plan) -> WriteResult:
+    """Apply ``plan`` to the item at ``key`` atomically. Raises ConditionFailedError (nothing written)."""
+    with ctx.kv.write() as txn:
+        result = _apply(txn, key, plan)
+    _record_stats(ctx, table, result)
+    return result
+
+
+def execute_batch(ctx: Context, writes: list[tuple[TableDef, bytes, Plan]]) -> list[WriteResult]:
+    """Apply unconditional plans to distinct keys in one storage transaction (BatchWriteItem)."""
+    with ctx.kv.write() as txn:
+        results = [_apply(txn, key, plan) for _, key, plan in writes]
+    for (table, _, _), result in zip(writes, results, strict=True):
+        _record_stats(ctx, table, result)
+    return results
+
+
+def _apply(txn: WriteTxn, key: bytes, plan: Plan) -> WriteResult:
+    raw = txn.get(key)
+    old = decode_item(raw) if raw is not None else None
+    applied = plan.apply(old)
+    if applied is CONDITION_FAILED:
+        raise ConditionFailedError(old)
+    new = applied.new
+    old_size = item_size(old) if old is not None else 0
+    new_size = item_size(new) if new is not None else 0
+    _check_result(plan, new_size)
+    if new is not None:
+        txn.put(key, encode_item(new))
+    elif raw is not None:
+        txn.delete(key)
+    return WriteResult(old, new, old_size, new_size, applied.updated_paths)
+
+
+def _record_stats(ctx: Context, table: TableDef, result: WriteResult) -> None:
+    ctx.catalog.add_stats(
+        table.name, (result.new is not None) - (result.old is not None), result.new_size - result.old_size
+    )
+
+
+def _check_result(plan: Plan, new_size: int) -> None:
+    """Checks that need the new item; raising here aborts the transaction."""
+    if isinstance(plan, UpdatePlan) and new_size > MAX_ITEM_BYTES:
+        raise ValidationException(messages.ITEM_TOO_LARGE_AFTER_UPDATE)

@@ -1,0 +1,56 @@
+"""Bounded LRU of successful parses: (kind, text) -> checked syntax tree. Failures are never cached.
+
+Clients send the same expression strings over and over, so steady-state parse cost is one dict
+lookup. The cached value is immutable and shared; per-request resolution builds new objects.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from dynastore.expressions.parser import parse
+from dynastore.expressions.semantics import Checked, check_static
+
+__all__ = ["DEFAULT_CACHE", "ExpressionCache"]
+
+
+class ExpressionCache:
+    def __init__(self, maxsize: int = 1024) -> None:
+        self.maxsize = maxsize
+        self.hits = 0
+        self.misses = 0
+        self._entries: OrderedDict[tuple[str, str], Checked] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, kind: str, text: str) -> Checked:
+        """Parse and statically check ``text`` as ``kind`` (a request parameter name), cached.
+
+        Raises ExpressionError (not cached) for invalid expressions.
+        """
+        key = (kind, text)
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+                self.hits += 1
+                return entry
+            self.misses += 1
+        checked = check_static(kind, parse(kind, text))
+        with self._lock:
+            self._entries[key] = checked
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.maxsize:
+                self._entries.popitem(last=False)
+        return checked
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.hits = self.misses = 0
+
+
+DEFAULT_CACHE = ExpressionCache()

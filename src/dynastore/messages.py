@@ -1,0 +1,379 @@
+"""Every client-visible error text, as templates with named fields. The only place error texts live.
+
+Grouped by area; each area appends its own section. Tests assert literal strings, never these constants.
+"""
+
+from __future__ import annotations
+
+# --- numbers -------------------------------------------------------------------------------------------------
+NUMBER_NOT_NUMERIC = "The parameter cannot be converted to a numeric value"
+NUMBER_NOT_NUMERIC_VALUE = "The parameter cannot be converted to a numeric value: {value}"
+NUMBER_OVERFLOW = "Number overflow. Attempting to store a number with magnitude larger than supported range"
+NUMBER_UNDERFLOW = "Number underflow. Attempting to store a number with magnitude smaller than supported range"
+NUMBER_PRECISION = "Attempting to store more than 38 significant digits in a Number"
+
+# --- protocol ------------------------------------------------------------------------------------------------
+UNKNOWN_OPERATION = None  # DynamoDB sends UnknownOperationException without a message
+SERIALIZATION_BAD_JSON = None  # DynamoDB sends SerializationException without a message for unparsable JSON
+AUTH_MISSING_TOKEN = "Request is missing Authentication Token"
+AUTH_REQUIRES_PARAM = "Authorization header requires '{param}' parameter. "
+AUTH_REQUIRES_DATE = "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header. "
+
+# --- shared request semantics ----------------------------------------------------------------------------------
+MIXED_EXPRESSION_PARAMS = (
+    "Can not use both expression and non-expression parameters in the same request: "
+    "Non-expression parameters: {{{legacy}}} Expression parameters: {{{expressions}}}"
+)
+NAMES_WITHOUT_EXPRESSIONS = "ExpressionAttributeNames can only be specified when using expressions"
+VALUES_WITHOUT_EXPRESSIONS = (
+    "ExpressionAttributeValues can only be specified when using expressions: {expressions} {verb} null"
+)
+RETURN_VALUES_PUT_DELETE = "ReturnValues can only be ALL_OLD or NONE"
+ITEM_TOO_LARGE = "Item size has exceeded the maximum allowed size"
+ITEM_TOO_LARGE_AFTER_UPDATE = "Item size to update has exceeded the maximum allowed size"
+
+# --- expressions ---------------------------------------------------------------------------------------------
+# Parse/semantic details below are prefixed at the call site with EXPR_INVALID ("Invalid <Kind>: ").
+EXPR_INVALID = "Invalid {kind}: {detail}"
+EXPR_EMPTY = "The expression can not be empty;"
+EXPR_SYNTAX = 'Syntax error; token: "{token}", near: "{near}"'
+EXPR_TOO_LONG = "Expression size has exceeded the maximum allowed size; expression size: {size}"
+EXPR_TOO_MANY_OPERATORS = "The expression contains too many operators; operator count: {count}"
+EXPR_REDUNDANT_PARENS = "The expression has redundant parentheses;"
+EXPR_TOO_DEEP = "The expression has too many nested parentheses; nesting levels: {depth}"
+EXPR_PATH_TOO_DEEP = "The document path has too many nesting levels; nesting levels: {depth}"
+EXPR_PLACEHOLDER_TOO_LONG = "Expression attribute placeholder is too long; placeholder: {name}, length: {length}"
+EXPR_UNKNOWN_FUNCTION = "Invalid function name; function: {name}"
+EXPR_MISUSED_FUNCTION = "The function is not allowed to be used this way in an expression; function: {name}"
+EXPR_RESERVED = "Attribute name is a reserved keyword; reserved keyword: {name}"
+EXPR_NAME_UNDEFINED = "An expression attribute name used in the document path is not defined; attribute name: {name}"
+EXPR_VALUE_UNDEFINED = "An expression attribute value used in expression is not defined; attribute value: {name}"
+EXPR_OPERAND_COUNT = (
+    "Incorrect number of operands for operator or function; operator or function: {name}, number of operands: {count}"
+)
+EXPR_OPERAND_TYPE = (
+    "Incorrect operand type for operator or function; operator or function: {name}, operand type: {type}"
+)
+EXPR_UPDATE_OPERAND_TYPE = "Incorrect operand type for operator or function; operator: {name}, operand type: {type}"
+EXPR_REQUIRES_PATH = "Operator or function requires a document path; operator or function: {name}"
+EXPR_DISTINCT = (
+    "The first operand must be distinct from the remaining operands for this operator or function; "
+    "operator: {name}, first operand: {path}"
+)
+EXPR_BETWEEN_TYPES = (
+    "The BETWEEN operator requires same data type for lower and upper bounds; "
+    "lower bound operand: AttributeValue: {{{lt}:{lv}}}, upper bound operand: AttributeValue: {{{ut}:{uv}}}"
+)
+EXPR_BETWEEN_ORDER = (
+    "The BETWEEN operator requires upper bound to be greater than or equal to lower bound; "
+    "lower bound operand: AttributeValue: {{{lt}:{lv}}}, upper bound operand: AttributeValue: {{{ut}:{uv}}}"
+)
+EXPR_IN_TOO_MANY = "The IN operator is provided with too many operands; number of operands: {count}"
+EXPR_ATTRIBUTE_TYPE_NAME = (
+    "Invalid attribute type name found; type: {type}, valid types: {{B,NULL,SS,BOOL,L,BS,N,NS,S,M}}"
+)
+EXPR_SECTION_TWICE = 'The "{section}" section can only be used once in an update expression;'
+EXPR_PATHS_OVERLAP = (
+    "Two document paths overlap with each other; must remove or rewrite one of these paths; "
+    "path one: {one}, path two: {two}"
+)
+EXPR_PATHS_CONFLICT = (
+    "Two document paths conflict with each other; must remove or rewrite one of these paths; "
+    "path one: {one}, path two: {two}"
+)
+EXPR_NAMES_UNUSED = "Value provided in ExpressionAttributeNames unused in expressions: keys: {{{keys}}}"
+EXPR_VALUES_UNUSED = "Value provided in ExpressionAttributeValues unused in expressions: keys: {{{keys}}}"
+EXPR_NAMES_INVALID_KEY = 'ExpressionAttributeNames contains invalid key: Syntax error; key: "{key}"'
+EXPR_VALUES_INVALID_KEY = 'ExpressionAttributeValues contains invalid key: Syntax error; key: "{key}"'
+# runtime (UpdateItem) errors, never prefixed
+UPDATE_MISSING_ATTRIBUTE = "The provided expression refers to an attribute that does not exist in the item"
+UPDATE_BAD_OPERAND = "An operand in the update expression has an incorrect data type"
+UPDATE_INVALID_PATH = "The document path provided in the update expression is invalid for update"
+UPDATE_TYPE_MISMATCH = "Type mismatch for attribute to update"
+# key conditions (shape errors are not prefixed)
+KEY_INVALID_OPERATOR = "Invalid operator used in KeyConditionExpression: {op}"
+KEY_NESTED_OPERATION = "KeyConditionExpressions cannot contain nested operations"
+KEY_NESTED_ATTRIBUTE = "KeyConditionExpressions cannot have conditions on nested attributes"
+KEY_MULTIPLE_NAMES = "Invalid condition in KeyConditionExpression: Multiple attribute names used in one condition"
+KEY_NO_ATTRIBUTE = "Invalid condition in KeyConditionExpression: No key attribute specified"
+KEY_FIRST_OPERAND = (
+    "Invalid condition in KeyConditionExpression: {op} operator must have the key attribute as its first operand"
+)
+KEY_ONE_PER_KEY = "KeyConditionExpressions must only contain one condition per key"
+KEY_MISSED_ELEMENT = "Query condition missed key schema element: {name}"
+KEY_NOT_SUPPORTED = "Query key condition not supported"
+KEY_TYPE_MISMATCH = "One or more parameter values were invalid: Condition parameter type does not match schema type"
+# legacy parameters (dynalite texts)
+LEGACY_EXISTS_WITH_OPERATOR = (
+    "One or more parameter values were invalid: "
+    "Exists and ComparisonOperator cannot be used together for Attribute: {name}"
+)
+LEGACY_VALUE_WITH_LIST = (
+    "One or more parameter values were invalid: "
+    "Value and AttributeValueList cannot be used together for Attribute: {name}"
+)
+LEGACY_ARGUMENT_COUNT = (
+    "One or more parameter values were invalid: Invalid number of argument(s) for the {op} ComparisonOperator"
+)
+LEGACY_LIST_WITHOUT_OPERATOR = (
+    "One or more parameter values were invalid: "
+    "AttributeValueList can only be used with a ComparisonOperator for Attribute: {name}"
+)
+LEGACY_VALUE_REQUIRED = (
+    "One or more parameter values were invalid: Value must be provided when Exists is {exists} for Attribute: {name}"
+)
+LEGACY_VALUE_WITH_EXISTS_FALSE = (
+    "One or more parameter values were invalid: Value cannot be used when Exists is false for Attribute: {name}"
+)
+LEGACY_FILTER_ARGUMENT_COUNT = "The attempted filter operation is not supported for the provided filter argument count"
+LEGACY_OPERATOR_TYPE = (
+    "One or more parameter values were invalid: ComparisonOperator {op} is not valid for {type} AttributeValue type"
+)
+LEGACY_LIST_TYPES = (
+    "One or more parameter values were invalid: AttributeValues inside AttributeValueList must be of same type"
+)
+LEGACY_BETWEEN_ORDER = (
+    "The BETWEEN condition was provided a range where the lower bound is greater than the upper bound"
+)
+LEGACY_NOT_INDEXABLE = "Attempted conditional constraint is not an indexable operation"
+LEGACY_CONDITIONS_LENGTH = "Conditions can be of length 1 or 2 only"
+LEGACY_MISSED_ELEMENT = "Query condition missed key schema element {name}"
+LEGACY_UPDATE_ADD_TYPE = "One or more parameter values were invalid: Action ADD is not supported for the type {type}"
+LEGACY_UPDATE_DELETE_TYPE = (
+    "One or more parameter values were invalid: DELETE action with value is not supported for the type {type}"
+)
+LEGACY_UPDATE_VALUE_REQUIRED = (
+    "One or more parameter values were invalid: Only DELETE action is allowed when no attribute value is specified"
+)
+DUPLICATE_ATTRIBUTE_NAME = "One or more parameter values were invalid: Duplicate value in attribute name: {name}"
+CANNOT_UPDATE_KEY = (
+    "One or more parameter values were invalid: Cannot update attribute {name}. This attribute is part of the key"
+)
+
+# --- validation ------------------------------------------------------------------------------------------------
+# Phase 1 (SerializationException, key "Message"): Java/Coral deserializer texts.
+SER_CANNOT_CONVERT = "{token} cannot be converted to {java_type}"
+SER_BOOLEAN_FROM_STRING = "Unexpected token received from parser"
+SER_UNRECOGNIZED_COLLECTION = "Unrecognized collection type {java_type}"
+SER_STRUCT_NOT_EXPECTED = "Start of structure or map found where not expected"
+SER_UNEXPECTED_FIELD = "Unexpected field type"
+SER_UNEXPECTED_VALUE = "Unexpected value type in payload"
+SER_PARAMETERIZED_CAST = (
+    "class sun.reflect.generics.reflectiveObjects.ParameterizedTypeImpl cannot be cast to class java.lang.Class "
+    "(sun.reflect.generics.reflectiveObjects.ParameterizedTypeImpl and java.lang.Class are in module java.base "
+    "of loader 'bootstrap')"
+)
+SER_BLOB_NOT_STRING = "only base-64-encoded strings are convertible to bytes"
+SER_BLOB_LENGTH = "Base64 encoded length is expected a multiple of 4 bytes but found: {length}"
+SER_BLOB_LAST_CHAR = "Invalid last non-pad Base64 character dectected"
+# Phase 2 (ValidationException): aggregated constraint failures.
+CONSTRAINT_SUMMARY = "{count} validation error{plural} detected: {entries}"
+CONSTRAINT_ENTRY = "Value {value} at '{path}' failed to satisfy constraint: {constraint}"
+CONSTRAINT_NOT_NULL = "Member must not be null"
+CONSTRAINT_PATTERN = "Member must satisfy regular expression pattern: {pattern}"
+CONSTRAINT_MIN_LENGTH = "Member must have length greater than or equal to {limit}"
+CONSTRAINT_MAX_LENGTH = "Member must have length less than or equal to {limit}"
+CONSTRAINT_MIN_VALUE = "Member must have value greater than or equal to {limit}"
+CONSTRAINT_MAX_VALUE = "Member must have value less than or equal to {limit}"
+CONSTRAINT_ENUM = "Member must satisfy enum value set: [{values}]"
+CONSTRAINT_MAP_KEYS = "Map keys must satisfy constraint: [{constraints}]"
+CONSTRAINT_MAP_VALUES = "Map value must satisfy constraint: [{constraints}]"
+PARAMETER_REQUIRED = "The parameter '{name}' is required but was not present in the request"
+TABLE_NAME_LENGTH = "{name} must be at least 3 characters long and at most 255 characters long"
+# AttributeValue well-formedness.
+AV_EMPTY = "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes"
+AV_MULTIPLE = (
+    "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes"
+)
+AV_NULL_NOT_TRUE = "One or more parameter values were invalid: Null attribute value types must have the value of true"
+AV_EMPTY_SS = "One or more parameter values were invalid: An string set  may not be empty"
+AV_EMPTY_NS = "One or more parameter values were invalid: An number set  may not be empty"
+AV_EMPTY_BS = "One or more parameter values were invalid: Binary sets should not be empty"
+AV_NULL_IN_SS = "One or more parameter values were invalid: An string set may not have a empty string as a member"
+AV_NULL_IN_BS = "One or more parameter values were invalid: Binary sets may not contain null or empty values"
+AV_DUPLICATES_SS = "One or more parameter values were invalid: Input collection {values} contains duplicates."
+AV_DUPLICATES_NS = "Input collection contains duplicates"
+AV_DUPLICATES_BS = "One or more parameter values were invalid: Input collection {values}of type BS contains duplicates."
+AV_NESTING = (
+    "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit"
+)
+# Key attributes against a table's key schema.
+KEY_MISSING_IN_ITEM = "One or more parameter values were invalid: Missing the key {name} in the item"
+KEY_TYPE_MISMATCH_ITEM = (
+    "One or more parameter values were invalid: Type mismatch for key {name} expected: {expected} actual: {actual}"
+)
+KEY_SCHEMA_MISMATCH = "The provided key element does not match the schema"
+KEY_EMPTY_STRING = (
+    "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty "
+    "string value. Key: {name}"
+)
+KEY_EMPTY_BINARY = (
+    "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty "
+    "binary value. Key: {name}"
+)
+KEY_HASH_TOO_LONG = (  # DynamoDB's text has no space between "of" and the number
+    "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes"
+)
+KEY_RANGE_TOO_LONG = (
+    "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of "
+    "1024 bytes"
+)
+ITEM_TOO_LARGE = "Item size has exceeded the maximum allowed size"
+
+# --- control plane -------------------------------------------------------------------------------------------
+# Table lookups.
+TABLE_NOT_FOUND = "Requested resource not found: Table: {name} not found"
+RESOURCE_NOT_FOUND = "Requested resource not found"
+RESOURCE_ARN_NOT_FOUND = "Requested resource not found: ResourceArn: {arn} not found"
+INDEX_NOT_FOUND_FOR_TABLE = "Requested resource not found: Index {index} for table {name}"
+TABLE_ALREADY_EXISTS = "Table already exists: {name}"
+TABLE_BEING_CREATED = "Attempt to change a resource which is still in use: Table is being created: {name}"
+TABLE_BEING_UPDATED = "Attempt to change a resource which is still in use: Table is being updated: {name}"
+TABLE_BEING_DELETED = "Attempt to change a resource which is still in use: Table is being deleted: {name}"
+TABLE_DELETION_PROTECTED = (
+    "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first."
+)
+# CreateTable / UpdateTable semantics.
+INVALID_PARAMS = "One or more parameter values were invalid: {detail}"
+PPR_WITH_THROUGHPUT = (
+    "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST"
+)
+PROVISIONED_WITHOUT_THROUGHPUT = (
+    "ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED"
+)
+UPDATE_PROVISIONED_WITHOUT_THROUGHPUT = "ProvisionedThroughput must be specified when BillingMode is PROVISIONED"
+CAPACITY_OUT_OF_BOUNDS = "Given value {value} for {member} is out of bounds"
+KEY_ATTR_NO_DEFINITION = "Invalid KeySchema: Some index key attribute have no definition"
+KEY_ATTRS_NOT_DEFINED = (
+    "Some index key attributes are not defined in AttributeDefinitions. Keys: [{keys}], AttributeDefinitions: [{defs}]"
+)
+ATTRIBUTE_NAME_DUPLICATED = "Attribute Name is duplicated: {name}"
+HASH_RANGE_SAME_NAME = "Both the Hash Key and the Range Key element in the KeySchema have the same name"
+FIRST_KEY_NOT_HASH = "Invalid KeySchema: The first KeySchemaElement is not a HASH key type"
+SECOND_KEY_NOT_RANGE = "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type"
+KEY_COUNT_MISMATCH = (
+    "Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions"
+)
+ATTRIBUTE_DEFINITIONS_UNUSED = (
+    "Some AttributeDefinitions are not used. AttributeDefinitions: [{defs}], keys used: [{keys}]"
+)
+INDEX_LIST_EMPTY = "List of {member} is empty"
+LSI_NEEDS_TABLE_RANGE = (
+    "Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex"
+)
+LSI_NEEDS_RANGE = "Index KeySchema does not have a range key for index: {index}"
+LSI_HASH_MISMATCH = (
+    "Index KeySchema does not have the same leading hash key as table KeySchema for index: {index}. "
+    "index hash key: {index_hash}, table hash key: {table_hash}"
+)
+PROJECTION_TYPE_NULL = "Unknown ProjectionType: null"
+PROJECTION_NON_KEY_SPECIFIED = "ProjectionType is {type}, but NonKeyAttributes is specified"
+PROJECTION_INCLUDE_WITHOUT_NON_KEY = "ProjectionType is INCLUDE, but NonKeyAttributes is not specified"
+PROJECTION_DUPLICATE_NON_KEY = "Duplicate element in NonKeyAttributes: {name}"
+# Not found in a public source: the text for more than 100 projected attributes across all indexes.
+PROJECTION_TOO_MANY_NON_KEY = "Number of projected attributes in all indexes exceeds limit of {limit}"
+DUPLICATE_INDEX_NAME = "Duplicate index name: {index}"
+TOO_MANY_LSIS = "Number of LocalSecondaryIndexes exceeds per-table limit of {limit}"
+TOO_MANY_GSIS = "GlobalSecondaryIndex count exceeds the per-table limit of {limit}"
+GSI_PPR_WITH_THROUGHPUT = (
+    "ProvisionedThroughput should not be specified for index: {index} when BillingMode is PAY_PER_REQUEST"
+)
+GSI_THROUGHPUT_NOT_SPECIFIED = "ProvisionedThroughput is not specified for index: {index}"
+CREATE_STREAM_NEEDS_VIEW_TYPE = "Table is being created with a stream enabled, UpdateViewType is required"
+CREATE_STREAM_DISABLED_VIEW_TYPE = (
+    "Table is being created with a stream disabled, UpdateViewType should not be specified"
+)
+SSE_TYPE_WITHOUT_ENABLED = "SSEType can not be specified if Enabled is false"
+SSE_KMS_KEY_WITHOUT_ENABLED = "KMSMasterKeyId can not be specified if Enabled is false"
+SSE_KMS_KEY_NEEDS_KMS = "SSEType KMS is required if KMSMasterKeyId is specified"
+SSE_AES256_UNSUPPORTED = "SSEType AES256 is not supported"
+INVALID_TABLE_CLASS = (
+    "Invalid table-class parameter provided. Please try again with a valid table-class value: "
+    "[STANDARD, STANDARD_INFREQUENT_ACCESS]."
+)
+ON_DEMAND_WITH_PROVISIONED = (
+    "{member} for OnDemandThroughput cannot be specified when the table BillingMode is PROVISIONED"
+)
+ON_DEMAND_OUT_OF_RANGE = "Requested {member} for OnDemandThroughput for table is outside of valid range"
+UPDATE_NOTHING = (
+    "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates, "
+    "SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, ReplicaTransitRoleArn, MultiRegionConsistency, "
+    "DeletionProtectionEnabled, OnDemandThroughput, WarmThroughput or TableClass is required"
+)
+UPDATE_ONLY_OPERATION = "{what} modification must be the only operation in the request"
+UPDATE_ON_DEMAND_WITH_OTHERS = "OnDemandThroughput can only be combined with BillingMode in an UpdateTable request"
+UPDATE_STREAM_WHILE_IOPS = "You cannot modify stream status while updating table IOPS"
+UPDATE_INDEX_WHILE_IOPS = "You cannot create or delete index while updating table IOPS"
+UPDATE_INDEX_WHILE_STREAM = "You cannot create or delete index while changing stream status"
+THROUGHPUT_WILL_NOT_CHANGE = (
+    "The provisioned throughput for the table will not change. The requested value equals the current value. "
+    "Current ReadCapacityUnits provisioned for the table: {cur_read}. Requested ReadCapacityUnits: {req_read}. "
+    "Current WriteCapacityUnits provisioned for the table: {cur_write}. Requested WriteCapacityUnits: {req_write}. "
+    "Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits."
+)
+# Only the opening of this text is public; the rest follows the table variant.
+INDEX_THROUGHPUT_WILL_NOT_CHANGE = (
+    "The provisioned throughput for the index {index} will not change. The requested value equals the current "
+    "value. Current ReadCapacityUnits provisioned for the index: {cur_read}. Requested ReadCapacityUnits: "
+    "{req_read}. Current WriteCapacityUnits provisioned for the index: {cur_write}. Requested "
+    "WriteCapacityUnits: {req_write}. Refer to the Amazon DynamoDB Developer Guide for current limits and how "
+    "to request higher limits."
+)
+STREAM_ALREADY_ENABLED = "Table already has an enabled stream: TableName: {name}"
+STREAM_NOTHING_TO_DISABLE = "Table has no stream to disable: TableName: {name}"
+UPDATE_STREAM_NEEDS_VIEW_TYPE = "If stream is being enabled then UpdateViewType is required"
+UPDATE_STREAM_DISABLED_VIEW_TYPE = "If stream is being disabled, then UpdateViewType must not be specified"
+GSI_UPDATE_NO_ACTION = (
+    "One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, "
+    "GlobalSecondaryIndexUpdate.Delete must not be null"
+)
+GSI_UPDATE_MANY_ACTIONS = "Only one global secondary index action is allowed per GlobalSecondaryIndexUpdate object"
+GSI_UPDATE_DUPLICATE = "Only one global secondary index update per index is allowed simultaneously. Index: {index}"
+GSI_ONLINE_INDEX_LIMIT = (
+    "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table"
+)
+GSI_ALREADY_EXISTS = "Attempting to create an index which already exists"
+GSI_CREATE_ATTRIBUTE_NOT_DEFINED = "AttributeDefinitions is not specified for index: {index}"
+GSI_UPDATE_NOT_GSI = "Cannot update an index that is not a GlobalSecondaryIndex: {index}"
+GSI_DELETE_NOT_GSI = "Cannot delete an index that is not a GlobalSecondaryIndex: {index}"
+GSI_THROUGHPUT_MUST_BE_SPECIFIED = "ProvisionedThroughput must be specified for index: {index}"
+GSI_UPDATE_PPR_WITH_THROUGHPUT = (
+    "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified for index: {index} when BillingMode is "
+    "PAY_PER_REQUEST"
+)
+GSI_INDEX_UPDATE_BLOCKED = (
+    "This operation cannot be performed with given input values. Please contact DynamoDB service team for more "
+    "info: Action Blocked: IndexUpdate"
+)
+# Tags.
+ARN_MUST_START_WITH_ARN = "ARNs must start with 'arn:': {arn}"
+ARN_NOT_DYNAMODB = "Provided Arn is not a DynamoDB resource arn: {arn}"
+ARN_NOT_TABLE_OR_STREAM = (
+    "Invalid resource arn provided, only table or stream is accepted. Provided resource arn: {arn}"
+)
+INVALID_TABLE_ARN = "Invalid TableArn: Invalid ResourceArn provided as input {arn}"
+ACCESS_DENIED = "Access is denied"
+TAGS_EMPTY = "Atleast one Tag needs to be provided as Input."
+TAG_KEYS_EMPTY = "Atleast one Tag Key needs to be provided as Input."
+TAG_KEY_INVALID = "The Tag Key provided is invalid, Key: {key}"
+TAG_VALUE_INVALID = "The Tag Value provided is invalid, Value: {value}"
+TAG_KEY_AWS_PREFIX = "Tag Key cannot be prefixed with aws:, Key: {key}"
+TAG_KEYS_DUPLICATE = "Duplicate Tag Keys provided as input: Duplicate Tag Key found {key}"
+TAGS_TOO_MANY = "Number of Tags exceed the current limit for the provided ResourceArn"
+# Time to live.
+TTL_ALREADY_ENABLED = "TimeToLive is already enabled"
+TTL_ALREADY_DISABLED = "TimeToLive is already disabled"
+TTL_DIFFERENT_ATTRIBUTE = "TimeToLive is active on a different AttributeName: current AttributeName is {name}"
+TTL_DESCRIBE_WRONG_STATE = (
+    "Cannot describe time to live while table is in {status} state: Current table state is {status}"
+)
+BATCH_WRITE_TOO_MANY = "Too many items requested for the BatchWriteItem call"
+BATCH_DUPLICATE_KEYS = "Provided list of item keys contains duplicates"
+BATCH_WRITE_REQUEST_SHAPE = (
+    "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes"
+)
+# --- expressions (continued) ---------------------------------------------------------------------------
+# supersedes LEGACY_UPDATE_ADD_TYPE above (that text was wrong; left unused because this file is append-only)
+LEGACY_UPDATE_ADD_NOT_SUPPORTED = (
+    "One or more parameter values were invalid: ADD action is not supported for the type {type}"
+)

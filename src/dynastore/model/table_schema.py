@@ -1,0 +1,477 @@
+"""Table metadata as frozen values: key schema, indexes, throughput, billing, streams, SSE, TTL, tags.
+
+A ``TableDef`` is immutable; every control-plane change builds a new one (``dataclasses.replace``) and the
+catalog swaps it in. Lifecycle transitions are *lazy*: a transitional status (CREATING, UPDATING) carries the
+time it ends (``status_until``) and ``settle(now)`` returns the table as it is at ``now``. Nothing has to run
+when the time passes, and a persisted ``CREATING until T`` record means ``ACTIVE`` once ``T`` is behind us.
+
+``to_record``/``from_record`` give the JSON-able form the catalog stores; ``describe`` gives DynamoDB's wire
+``TableDescription``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+__all__ = [
+    "ACTIVE",
+    "CREATING",
+    "DELETING",
+    "UPDATING",
+    "BillingMode",
+    "IndexDef",
+    "KeyAttr",
+    "KeySchema",
+    "OnDemandThroughput",
+    "Projection",
+    "ProvisionedThroughput",
+    "SSE",
+    "StreamSpec",
+    "TableDef",
+    "TtlSpec",
+    "table_arn",
+]
+
+CREATING = "CREATING"
+UPDATING = "UPDATING"
+DELETING = "DELETING"
+ACTIVE = "ACTIVE"
+
+_DAY = 86400
+
+
+class BillingMode(StrEnum):
+    PROVISIONED = "PROVISIONED"
+    PAY_PER_REQUEST = "PAY_PER_REQUEST"
+
+
+def table_arn(region: str, account_id: str, name: str) -> str:
+    return f"arn:aws:dynamodb:{region}:{account_id}:table/{name}"
+
+
+@dataclass(frozen=True, slots=True)
+class KeyAttr:
+    """A key attribute: its name and scalar type ("S", "N" or "B")."""
+
+    name: str
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class KeySchema:
+    hash_key: KeyAttr
+    range_key: KeyAttr | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.hash_key.name,) if self.range_key is None else (self.hash_key.name, self.range_key.name)
+
+    def to_wire(self) -> list[dict[str, str]]:
+        out = [{"AttributeName": self.hash_key.name, "KeyType": "HASH"}]
+        if self.range_key is not None:
+            out.append({"AttributeName": self.range_key.name, "KeyType": "RANGE"})
+        return out
+
+    def to_record(self) -> list[list[str]]:
+        keys = [self.hash_key] if self.range_key is None else [self.hash_key, self.range_key]
+        return [[k.name, k.type] for k in keys]
+
+    @classmethod
+    def from_record(cls, rec: list[list[str]]) -> KeySchema:
+        hash_key = KeyAttr(rec[0][0], rec[0][1])
+        range_key = KeyAttr(rec[1][0], rec[1][1]) if len(rec) > 1 else None
+        return cls(hash_key, range_key)
+
+
+@dataclass(frozen=True, slots=True)
+class Projection:
+    type: str  # "ALL" | "KEYS_ONLY" | "INCLUDE"
+    non_key_attributes: tuple[str, ...] = ()
+
+    def to_wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"ProjectionType": self.type}
+        if self.non_key_attributes:
+            out["NonKeyAttributes"] = sorted(self.non_key_attributes)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ProvisionedThroughput:
+    read: int
+    write: int
+    last_increase: float | None = None
+    last_decrease: float | None = None
+    decreases_today: int = 0
+
+    def to_wire(self, now: float) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.last_increase is not None:
+            out["LastIncreaseDateTime"] = self.last_increase
+        if self.last_decrease is not None:
+            out["LastDecreaseDateTime"] = self.last_decrease
+        out["NumberOfDecreasesToday"] = self.decreases_on(now)
+        out["ReadCapacityUnits"] = self.read
+        out["WriteCapacityUnits"] = self.write
+        return out
+
+    def decreases_on(self, now: float) -> int:
+        """Decreases in the UTC day of ``now`` (the counter resets at midnight UTC)."""
+        if self.last_decrease is None or int(self.last_decrease // _DAY) != int(now // _DAY):
+            return 0
+        return self.decreases_today
+
+    def to_record(self) -> list[Any]:
+        return [self.read, self.write, self.last_increase, self.last_decrease, self.decreases_today]
+
+    @classmethod
+    def from_record(cls, rec: list[Any]) -> ProvisionedThroughput:
+        return cls(rec[0], rec[1], rec[2], rec[3], rec[4])
+
+
+ZERO_THROUGHPUT = ProvisionedThroughput(0, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class OnDemandThroughput:
+    max_read: int | None = None
+    max_write: int | None = None
+
+    def to_wire(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        if self.max_read is not None:
+            out["MaxReadRequestUnits"] = self.max_read
+        if self.max_write is not None:
+            out["MaxWriteRequestUnits"] = self.max_write
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class StreamSpec:
+    """The table's stream. ``label`` is the latest stream's label; it outlives a disable (as in DynamoDB)."""
+
+    enabled: bool
+    view_type: str | None = None
+    label: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SSE:
+    """Server-side encryption with a KMS key (the default AWS-owned-key encryption is ``sse=None``)."""
+
+    sse_type: str
+    kms_key_arn: str
+
+
+@dataclass(frozen=True, slots=True)
+class TtlSpec:
+    attribute_name: str
+    enabled: bool
+
+
+@dataclass(frozen=True, slots=True)
+class IndexDef:
+    name: str
+    kind: str  # "LSI" | "GSI"
+    key_schema: KeySchema
+    projection: Projection
+    index_id: int
+    throughput: ProvisionedThroughput | None = None  # GSI only; None for LSI
+    on_demand: OnDemandThroughput | None = None
+    status: str = ACTIVE
+    backfilling: bool = False
+    pending_throughput: ProvisionedThroughput | None = None
+
+    def settle(self) -> IndexDef | None:
+        """The index once its transition is over; None when it was being deleted."""
+        if self.status == DELETING:
+            return None
+        if self.status == ACTIVE and self.pending_throughput is None:
+            return self
+        throughput = self.pending_throughput if self.pending_throughput is not None else self.throughput
+        return dataclasses.replace(
+            self, status=ACTIVE, backfilling=False, throughput=throughput, pending_throughput=None
+        )
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "keys": self.key_schema.to_record(),
+            "projection": [self.projection.type, list(self.projection.non_key_attributes)],
+            "id": self.index_id,
+            "pt": None if self.throughput is None else self.throughput.to_record(),
+            "odt": None if self.on_demand is None else [self.on_demand.max_read, self.on_demand.max_write],
+            "status": self.status,
+            "backfilling": self.backfilling,
+            "pending": None if self.pending_throughput is None else self.pending_throughput.to_record(),
+        }
+
+    @classmethod
+    def from_record(cls, rec: dict[str, Any]) -> IndexDef:
+        return cls(
+            name=rec["name"],
+            kind=rec["kind"],
+            key_schema=KeySchema.from_record(rec["keys"]),
+            projection=Projection(rec["projection"][0], tuple(rec["projection"][1])),
+            index_id=rec["id"],
+            throughput=None if rec["pt"] is None else ProvisionedThroughput.from_record(rec["pt"]),
+            on_demand=None if rec["odt"] is None else OnDemandThroughput(rec["odt"][0], rec["odt"][1]),
+            status=rec["status"],
+            backfilling=rec["backfilling"],
+            pending_throughput=None if rec["pending"] is None else ProvisionedThroughput.from_record(rec["pending"]),
+        )
+
+    def describe(self, table_arn_: str, billing: BillingMode, now: float) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "IndexName": self.name,
+            "KeySchema": self.key_schema.to_wire(),
+            "Projection": self.projection.to_wire(),
+        }
+        if self.kind == "GSI":
+            out["IndexStatus"] = self.status
+            if self.status == CREATING:
+                out["Backfilling"] = self.backfilling
+            pt = self.throughput if self.throughput is not None else ZERO_THROUGHPUT
+            if billing is BillingMode.PAY_PER_REQUEST:
+                pt = dataclasses.replace(pt, read=0, write=0)
+            out["ProvisionedThroughput"] = pt.to_wire(now)
+        out["IndexSizeBytes"] = 0
+        out["ItemCount"] = 0
+        out["IndexArn"] = f"{table_arn_}/index/{self.name}"
+        if self.kind == "GSI" and self.on_demand is not None:
+            out["OnDemandThroughput"] = self.on_demand.to_wire()
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class TableDef:
+    """Everything the server knows about one table.
+
+    ``table_id`` is an integer unique for the life of the data directory (never reused, so a recreated table
+    never sees the old table's keys); index ids come from the same sequence. ``uuid`` is the wire ``TableId``.
+    ``item_count``/``size_bytes`` are the values last persisted; the catalog keeps the live counters.
+    """
+
+    name: str
+    table_id: int
+    uuid: str
+    key_schema: KeySchema
+    attribute_definitions: tuple[KeyAttr, ...]
+    created_at: float
+    billing_mode: BillingMode = BillingMode.PROVISIONED
+    billing_mode_explicit: bool = False
+    last_update_to_pay_per_request: float | None = None
+    throughput: ProvisionedThroughput = ZERO_THROUGHPUT
+    pending_throughput: ProvisionedThroughput | None = None
+    on_demand: OnDemandThroughput | None = None
+    lsis: tuple[IndexDef, ...] = ()
+    gsis: tuple[IndexDef, ...] = ()
+    stream: StreamSpec | None = None
+    sse: SSE | None = None
+    table_class: str | None = None
+    table_class_updated_at: float | None = None
+    deletion_protection: bool = False
+    tags: tuple[tuple[str, str], ...] = ()
+    ttl: TtlSpec | None = None
+    status: str = ACTIVE
+    status_until: float | None = None
+    item_count: int = 0
+    size_bytes: int = 0
+
+    # ---- lookups ------------------------------------------------------------------------------------------
+    def attribute_type(self, name: str) -> str | None:
+        for attr in self.attribute_definitions:
+            if attr.name == name:
+                return attr.type
+        return None
+
+    def index(self, name: str) -> IndexDef | None:
+        for idx in self.lsis + self.gsis:
+            if idx.name == name:
+                return idx
+        return None
+
+    def index_ids(self) -> tuple[int, ...]:
+        return tuple(idx.index_id for idx in self.lsis + self.gsis)
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (ACTIVE, UPDATING)
+
+    # ---- lifecycle ----------------------------------------------------------------------------------------
+    def settle(self, now: float) -> TableDef:
+        """The table as it is at ``now``: a CREATING/UPDATING transition whose time has passed is over."""
+        if self.status not in (CREATING, UPDATING) or self.status_until is None or now < self.status_until:
+            return self
+        throughput = self.throughput
+        if self.pending_throughput is not None:
+            throughput = self.pending_throughput
+        gsis = tuple(s for s in (g.settle() for g in self.gsis) if s is not None)
+        attribute_definitions = self.attribute_definitions
+        if len(gsis) < len(self.gsis):
+            # A deleted GSI's key attributes leave AttributeDefinitions unless another key still uses them.
+            used = set(self.key_schema.names)
+            for idx in self.lsis + gsis:
+                used.update(idx.key_schema.names)
+            attribute_definitions = tuple(a for a in attribute_definitions if a.name in used)
+        return dataclasses.replace(
+            self,
+            status=ACTIVE,
+            status_until=None,
+            throughput=throughput,
+            pending_throughput=None,
+            gsis=gsis,
+            attribute_definitions=attribute_definitions,
+        )
+
+    # ---- persistence --------------------------------------------------------------------------------------
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "kind": "table",
+            "v": 1,
+            "name": self.name,
+            "id": self.table_id,
+            "uuid": self.uuid,
+            "keys": self.key_schema.to_record(),
+            "attrs": [[a.name, a.type] for a in self.attribute_definitions],
+            "created": self.created_at,
+            "billing": self.billing_mode.value,
+            "billing_explicit": self.billing_mode_explicit,
+            "ppr_at": self.last_update_to_pay_per_request,
+            "pt": self.throughput.to_record(),
+            "pending_pt": None if self.pending_throughput is None else self.pending_throughput.to_record(),
+            "odt": None if self.on_demand is None else [self.on_demand.max_read, self.on_demand.max_write],
+            "lsis": [i.to_record() for i in self.lsis],
+            "gsis": [i.to_record() for i in self.gsis],
+            "stream": None if self.stream is None else [self.stream.enabled, self.stream.view_type, self.stream.label],
+            "sse": None if self.sse is None else [self.sse.sse_type, self.sse.kms_key_arn],
+            "class": self.table_class,
+            "class_at": self.table_class_updated_at,
+            "dp": self.deletion_protection,
+            "tags": [list(t) for t in self.tags],
+            "ttl": None if self.ttl is None else [self.ttl.attribute_name, self.ttl.enabled],
+            "status": self.status,
+            "until": self.status_until,
+            "items": self.item_count,
+            "bytes": self.size_bytes,
+        }
+
+    @classmethod
+    def from_record(cls, rec: dict[str, Any]) -> TableDef:
+        stream = rec["stream"]
+        odt = rec["odt"]
+        return cls(
+            name=rec["name"],
+            table_id=rec["id"],
+            uuid=rec["uuid"],
+            key_schema=KeySchema.from_record(rec["keys"]),
+            attribute_definitions=tuple(KeyAttr(n, t) for n, t in rec["attrs"]),
+            created_at=rec["created"],
+            billing_mode=BillingMode(rec["billing"]),
+            billing_mode_explicit=rec["billing_explicit"],
+            last_update_to_pay_per_request=rec["ppr_at"],
+            throughput=ProvisionedThroughput.from_record(rec["pt"]),
+            pending_throughput=None
+            if rec["pending_pt"] is None
+            else ProvisionedThroughput.from_record(rec["pending_pt"]),
+            on_demand=None if odt is None else OnDemandThroughput(odt[0], odt[1]),
+            lsis=tuple(IndexDef.from_record(i) for i in rec["lsis"]),
+            gsis=tuple(IndexDef.from_record(i) for i in rec["gsis"]),
+            stream=None if stream is None else StreamSpec(stream[0], stream[1], stream[2]),
+            sse=None if rec["sse"] is None else SSE(rec["sse"][0], rec["sse"][1]),
+            table_class=rec["class"],
+            table_class_updated_at=rec["class_at"],
+            deletion_protection=rec["dp"],
+            tags=tuple((k, v) for k, v in rec["tags"]),
+            ttl=None if rec["ttl"] is None else TtlSpec(rec["ttl"][0], rec["ttl"][1]),
+            status=rec["status"],
+            status_until=rec["until"],
+            item_count=rec["items"],
+            size_bytes=rec["bytes"],
+        )
+
+    # ---- wire ---------------------------------------------------------------------------------------------
+    def arn(self, region: str, account_id: str) -> str:
+        return table_arn(region, account_id, self.name)
+
+    def describe(
+        self,
+        region: str,
+        account_id: str,
+        *,
+        now: float | None = None,
+        item_count: int | None = None,
+        size_bytes: int | None = None,
+    ) -> dict[str, Any]:
+        """DynamoDB's ``TableDescription``, members in DynamoDB's order, optional members only when set.
+
+        Choices where DynamoDB's behaviour is not pinned down by a public source:
+        ``BillingModeSummary`` appears for PAY_PER_REQUEST tables, for tables created with an explicit
+        BillingMode and for tables that were switched; ``TableClassSummary`` appears once a TableClass was
+        given; ``AttributeDefinitions`` and ``NonKeyAttributes`` are sorted by name (as DynamoDB echoes them).
+        """
+        now = time.time() if now is None else now
+        arn = self.arn(region, account_id)
+        desc: dict[str, Any] = {
+            "AttributeDefinitions": [
+                {"AttributeName": a.name, "AttributeType": a.type}
+                for a in sorted(self.attribute_definitions, key=lambda a: a.name)
+            ],
+            "TableName": self.name,
+            "KeySchema": self.key_schema.to_wire(),
+            "TableStatus": self.status,
+            "CreationDateTime": self.created_at,
+        }
+        pt = self.throughput
+        if self.billing_mode is BillingMode.PAY_PER_REQUEST:
+            pt = dataclasses.replace(pt, read=0, write=0)
+        desc["ProvisionedThroughput"] = pt.to_wire(now)
+        desc["TableSizeBytes"] = self.size_bytes if size_bytes is None else size_bytes
+        desc["ItemCount"] = self.item_count if item_count is None else item_count
+        desc["TableArn"] = arn
+        desc["TableId"] = self.uuid
+        summary = self._billing_summary()
+        if summary is not None:
+            desc["BillingModeSummary"] = summary
+        if self.lsis:
+            desc["LocalSecondaryIndexes"] = [i.describe(arn, self.billing_mode, now) for i in self.lsis]
+        if self.gsis:
+            desc["GlobalSecondaryIndexes"] = [i.describe(arn, self.billing_mode, now) for i in self.gsis]
+        if self.stream is not None:
+            if self.stream.enabled:
+                desc["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": self.stream.view_type}
+            if self.stream.label is not None:
+                desc["LatestStreamLabel"] = self.stream.label
+                desc["LatestStreamArn"] = f"{arn}/stream/{self.stream.label}"
+        if self.sse is not None:
+            desc["SSEDescription"] = {
+                "Status": "ENABLED",
+                "SSEType": self.sse.sse_type,
+                "KMSMasterKeyArn": self.sse.kms_key_arn,
+            }
+        if self.table_class is not None:
+            cls_summary: dict[str, Any] = {"TableClass": self.table_class}
+            if self.table_class_updated_at is not None:
+                cls_summary["LastUpdateDateTime"] = self.table_class_updated_at
+            desc["TableClassSummary"] = cls_summary
+        desc["DeletionProtectionEnabled"] = self.deletion_protection
+        if self.on_demand is not None:
+            desc["OnDemandThroughput"] = self.on_demand.to_wire()
+        return desc
+
+    def _billing_summary(self) -> dict[str, Any] | None:
+        if self.billing_mode is BillingMode.PAY_PER_REQUEST:
+            out: dict[str, Any] = {"BillingMode": "PAY_PER_REQUEST"}
+            if self.last_update_to_pay_per_request is not None:
+                out["LastUpdateToPayPerRequestDateTime"] = self.last_update_to_pay_per_request
+            return out
+        if self.billing_mode_explicit or self.last_update_to_pay_per_request is not None:
+            out = {"BillingMode": "PROVISIONED"}
+            if self.last_update_to_pay_per_request is not None:
+                out["LastUpdateToPayPerRequestDateTime"] = self.last_update_to_pay_per_request
+            return out
+        return None

@@ -1,0 +1,157 @@
+"""AttributeValues as they travel on the wire, and DynamoDB's number rules.
+
+Items stay in their wire shape (``{"name": {"S": "x"}}``) from request to storage and back, so nothing is
+converted twice. Numbers are strings everywhere; arithmetic uses ``DDB_DECIMAL`` only (38 digits), never float.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from decimal import Context, Decimal, Inexact, InvalidOperation, Overflow, Rounded, Underflow
+from typing import Any
+
+from dynastore import limits, messages
+from dynastore.errors import ValidationException
+
+AttributeValue = dict[str, Any]
+Item = dict[str, AttributeValue]
+
+SCALAR_TYPES = frozenset({"S", "N", "B"})
+SET_TYPES = frozenset({"SS", "NS", "BS"})
+ALL_TYPES = ("S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL")
+
+DDB_DECIMAL = Context(
+    prec=limits.NUMBER_MAX_DIGITS,
+    Emax=limits.NUMBER_MAX_EXPONENT,
+    Emin=limits.NUMBER_MIN_EXPONENT,
+    traps=[InvalidOperation, Overflow, Underflow, Inexact, Rounded],
+)
+
+_NUMBER_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+class NumberError(ValueError):
+    """A number DynamoDB would reject; ``message`` is the client-visible text."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def parse_number(text: str) -> Decimal:
+    """Parse and range-check a number string; raises NumberError with DynamoDB's text."""
+    if not text:
+        raise NumberError(messages.NUMBER_NOT_NUMERIC)
+    if _NUMBER_RE.fullmatch(text) is None:
+        raise NumberError(messages.NUMBER_NOT_NUMERIC_VALUE.format(value=text))
+    value = Decimal(text)
+    return _check_range(value)
+
+
+def _check_range(value: Decimal) -> Decimal:
+    if not value:
+        return Decimal(0)
+    sign, digits, exponent = value.normalize(_UNBOUNDED).as_tuple()
+    assert isinstance(exponent, int)
+    magnitude = len(digits) + exponent - 1  # position of the leading digit
+    if magnitude > limits.NUMBER_MAX_EXPONENT:
+        raise NumberError(messages.NUMBER_OVERFLOW)
+    if magnitude < limits.NUMBER_MIN_EXPONENT:
+        raise NumberError(messages.NUMBER_UNDERFLOW)
+    if len(digits) > limits.NUMBER_MAX_DIGITS:
+        raise NumberError(messages.NUMBER_PRECISION)
+    return value
+
+
+_UNBOUNDED = Context(prec=1000, Emax=999999, Emin=-999999)
+
+
+def format_number(value: Decimal) -> str:
+    """DynamoDB's canonical text: plain notation, no exponent, no trailing zeros, no negative zero."""
+    if not value:
+        return "0"
+    text = format(value.normalize(_UNBOUNDED), "f")
+    return text
+
+
+def normalize_number(text: str) -> str:
+    """Validate a wire number and return its canonical text (1E+2 -> 100, 1.50 -> 1.5)."""
+    return format_number(parse_number(text))
+
+
+def checked_number(text: str) -> str:
+    """normalize_number for request validation: raises ValidationException."""
+    try:
+        return normalize_number(text)
+    except NumberError as e:
+        raise ValidationException(e.message) from None
+
+
+def add_numbers(left: str, right: str) -> str:
+    return _arith(Decimal(left), Decimal(right), subtract=False)
+
+
+def subtract_numbers(left: str, right: str) -> str:
+    return _arith(Decimal(left), Decimal(right), subtract=True)
+
+
+def _arith(left: Decimal, right: Decimal, *, subtract: bool) -> str:
+    # Exact arithmetic first, then DynamoDB's range and precision rules decide.
+    result = _UNBOUNDED.subtract(left, right) if subtract else _UNBOUNDED.add(left, right)
+    try:
+        return format_number(_check_range(result))
+    except NumberError as e:
+        raise ValidationException(e.message) from None
+
+
+def decode_binary(text: str) -> bytes:
+    """Binary values travel base64-encoded; storage and comparison use the raw bytes."""
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return base64.b64decode(text + "=" * (-len(text) % 4))
+
+
+def compare_scalars(type_name: str, left: Any, right: Any) -> int:
+    """Three-way compare of two scalars of one type: N numerically, S and B by unsigned bytes."""
+    if type_name == "N":
+        a: Any = Decimal(left)
+        b: Any = Decimal(right)
+    elif type_name == "B":
+        a, b = decode_binary(left), decode_binary(right)
+    else:
+        # Code point order equals UTF-8 byte order, so str comparison is DynamoDB's order.
+        a, b = left, right
+    return int(a > b) - int(a < b)
+
+
+def scalar_of(value: AttributeValue) -> tuple[str, Any]:
+    """The (type, payload) pair of a one-key AttributeValue dict."""
+    for type_name, payload in value.items():
+        return type_name, payload
+    raise ValueError("empty AttributeValue")
+
+
+def values_equal(left: AttributeValue, right: AttributeValue) -> bool:
+    """DynamoDB equality: same type and same value (numbers by value, sets regardless of order)."""
+    lt, lv = scalar_of(left)
+    rt, rv = scalar_of(right)
+    if lt != rt:
+        return False
+    if lt == "N":
+        return bool(Decimal(lv) == Decimal(rv))
+    if lt == "B":
+        return decode_binary(lv) == decode_binary(rv)
+    if lt == "NS":
+        return {Decimal(x) for x in lv} == {Decimal(x) for x in rv}
+    if lt == "BS":
+        return {decode_binary(x) for x in lv} == {decode_binary(x) for x in rv}
+    if lt == "SS":
+        return set(lv) == set(rv)
+    if lt == "L":
+        return len(lv) == len(rv) and all(values_equal(a, b) for a, b in zip(lv, rv, strict=True))
+    if lt == "M":
+        return lv.keys() == rv.keys() and all(values_equal(lv[k], rv[k]) for k in lv)
+    return bool(lv == rv)

@@ -1,0 +1,59 @@
+"""OPERATIONS: the single list of supported operations, each with its request shape and handler."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from dynastore.api import (
+    create_table,
+    delete_item,
+    delete_table,
+    describe_endpoints,
+    describe_limits,
+    describe_table,
+    get_item,
+    list_tables,
+    put_item,
+    schemas,
+    tags,
+    time_to_live,
+    update_item,
+    update_table,
+)
+from dynastore.api.context import Context
+from dynastore.protocol.protocol import Operation
+from dynastore.validation import validate_request
+
+Handler = Callable[[dict[str, Any], Context], Any]
+
+OPERATIONS: dict[str, tuple[Any, Handler]] = {
+    "CreateTable": (schemas.CREATE_TABLE, create_table.handle),
+    "DeleteTable": (schemas.DELETE_TABLE, delete_table.handle),
+    "DescribeTable": (schemas.DESCRIBE_TABLE, describe_table.handle),
+    "ListTables": (schemas.LIST_TABLES, list_tables.handle),
+    "UpdateTable": (schemas.UPDATE_TABLE, update_table.handle),
+    "DescribeLimits": (schemas.DESCRIBE_LIMITS, describe_limits.handle),
+    "DescribeEndpoints": (schemas.DESCRIBE_ENDPOINTS, describe_endpoints.handle),
+    "TagResource": (schemas.TAG_RESOURCE, tags.handle_tag_resource),
+    "UntagResource": (schemas.UNTAG_RESOURCE, tags.handle_untag_resource),
+    "ListTagsOfResource": (schemas.LIST_TAGS_OF_RESOURCE, tags.handle_list_tags_of_resource),
+    "UpdateTimeToLive": (schemas.UPDATE_TIME_TO_LIVE, time_to_live.handle_update),
+    "DescribeTimeToLive": (schemas.DESCRIBE_TIME_TO_LIVE, time_to_live.handle_describe),
+    "PutItem": (schemas.PUT_ITEM, put_item.handle),
+    "GetItem": (schemas.GET_ITEM, get_item.handle),
+    "UpdateItem": (schemas.UPDATE_ITEM, update_item.handle),
+    "DeleteItem": (schemas.DELETE_ITEM, delete_item.handle),
+}
+
+
+def bind(ctx: Context) -> dict[str, Operation]:
+    """The operations bound to one server's services, ready for the protocol layer."""
+    return {name: Operation(name, _runner(shape, handler, ctx)) for name, (shape, handler) in OPERATIONS.items()}
+
+
+def _runner(shape: Any, handler: Handler, ctx: Context) -> Callable[[Any], Any]:
+    def run(body: Any) -> Any:
+        return handler(validate_request(shape, body), ctx)
+
+    return run

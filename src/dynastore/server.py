@@ -1,0 +1,93 @@
+"""One dynastore server: storage, catalog, protocol and the HTTP listener, wired together."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+
+from dynastore.api.context import Context
+from dynastore.config import Config
+from dynastore.protocol import dispatch, http_server
+from dynastore.protocol.protocol import Protocol
+from dynastore.storage.catalog import Catalog
+from dynastore.storage.group_commit import GroupCommitter
+from dynastore.storage.kv import KV
+
+log = logging.getLogger("dynastore")
+
+MAINTENANCE_INTERVAL = 0.5  # seconds between housekeeping passes
+
+
+def open_storage(config: Config) -> KV:
+    if config.in_memory:
+        from dynastore.storage.memory_kv import MemoryKV
+
+        return MemoryKV()
+    from dynastore.storage.lmdb_kv import LmdbKV
+
+    return LmdbKV(config.data_dir)
+
+
+class Server:
+    """Owns the storage for its lifetime; ``run()`` serves until SIGINT or SIGTERM."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.kv = open_storage(config)
+        self.catalog = Catalog.load(self.kv, config)
+        self.context = Context(config, self.kv, self.catalog)
+        self.protocol = Protocol(
+            dispatch.bind(self.context), region=config.region, commit_seq=lambda: self.kv.commit_seq
+        )
+        self._stopping: asyncio.Event | None = None
+
+    async def serve(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._stopping = asyncio.Event()
+        committer = GroupCommitter(self.kv, loop)
+        listener = await http_server.start(self.protocol, committer, self.config.host, self.config.port)
+        host, port = listener.sockets[0].getsockname()[:2]
+        print(f"dynastore listening on http://{host}:{port}", flush=True)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self._stopping.set)
+        maintenance = loop.create_task(self._maintain())
+        try:
+            await self._stopping.wait()
+        finally:
+            maintenance.cancel()
+            listener.close()
+            await committer.drain()
+            self.close()
+
+    async def _maintain(self) -> None:
+        """Background housekeeping: lifecycle purges of deleted tables, saving item statistics."""
+        while True:
+            await asyncio.sleep(MAINTENANCE_INTERVAL)
+            try:
+                self.catalog.maintain()
+            except Exception:
+                log.exception("catalog maintenance failed")
+
+    def stop(self) -> None:
+        if self._stopping is not None:
+            self._stopping.set()
+
+    def close(self) -> None:
+        self.catalog.close()
+        self.kv.flush()
+        self.kv.close()
+
+    def run(self) -> None:
+        try:
+            import uvloop
+        except ImportError:  # pragma: no cover - uvloop is a dependency everywhere but Windows
+            asyncio.run(self.serve())
+        else:
+            uvloop.run(self.serve())
+
+
+def serve(config: Config) -> None:
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
+    Server(config).run()

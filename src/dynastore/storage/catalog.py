@@ -1,0 +1,318 @@
+"""The table catalog: every ``TableDef`` in memory, persisted under meta keys in the txn of each change.
+
+Records (orjson, all under ``keycodec.meta_key``):
+
+* ``meta_key(<table name>)`` -> ``TableDef.to_record()`` (``"kind": "table"``);
+* ``meta_key("#seq")`` -> ``{"kind": "seq", "next": N}``: the id sequence shared by tables and indexes, so a
+  table or index id is never reused and a recreated table never sees old keys ("#" cannot start a table name);
+* ``meta_key("#purge")`` -> ``{"kind": "purge", "ids": [["t", id] | ["x", id], ...]}``: deleted tables
+  (``keycodec.table_prefix``) and indexes (``keycodec.index_prefix``) whose key ranges may still hold data.
+
+Lifecycle: transitions are lazy (see ``TableDef.settle``) and need no write when their time passes. A table
+DELETING past ``delete_table_delay`` reads as gone at once; ``maintain()`` later drops its record and queues
+its ids for purging. Purging deletes at most ``PURGE_CHUNK_KEYS`` keys per ``maintain()`` call, one write txn
+each, so dropping a large table never stalls the event loop. The server calls ``maintain()`` from a periodic
+task; control-plane mutations call it too.
+
+Stats: ``add_stats`` (called by every item write) only updates in-memory counters, never the KV: it runs
+right after the item's own write txn and must stay cheap. Counters are persisted into the table records by
+``maintain()`` at most every ``STATS_FLUSH_SECONDS`` and by ``flush_stats()``/``close()``; after a crash
+ItemCount/TableSizeBytes may lag by that window (DynamoDB itself refreshes them only about every six hours).
+
+Threading: like the KV, the catalog is used from the event-loop thread only.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import orjson
+
+from dynastore import messages
+from dynastore.config import Config
+from dynastore.errors import ResourceInUseException, ResourceNotFoundException, ValidationException
+from dynastore.model.table_schema import CREATING, DELETING, UPDATING, TableDef
+from dynastore.storage import keycodec
+from dynastore.storage.kv import KV, WriteTxn
+
+__all__ = ["Catalog", "PURGE_CHUNK_KEYS", "STATS_FLUSH_SECONDS"]
+
+PURGE_CHUNK_KEYS = 1000
+STATS_FLUSH_SECONDS = 60.0
+
+_SEQ_NAME = "#seq"
+_PURGE_NAME = "#purge"
+
+
+@dataclass
+class _Stats:
+    items: int
+    bytes: int
+    dirty: bool = False
+
+
+class Catalog:
+    """In-memory table definitions, written through to the KV."""
+
+    def __init__(self, kv: KV, config: Config) -> None:
+        self._kv = kv
+        self._config = config
+        self._tables: dict[str, TableDef] = {}
+        self._stats: dict[str, _Stats] = {}
+        self._next_id = 1
+        self._persisted_next_id = 1
+        self._purge_ids: list[tuple[str, int]] = []
+        self._last_stats_flush = config.clock.now()
+
+    # ---- construction -------------------------------------------------------------------------------------
+    @classmethod
+    def load(cls, kv: KV, config: Config) -> Catalog:
+        """Read every catalog record once; the catalog is never re-read per request."""
+        cat = cls(kv, config)
+        max_id = 0
+        with kv.read() as txn:
+            meta = keycodec.meta_prefix()
+            for _key, raw in txn.iter_range(meta, keycodec.prefix_end(meta)):
+                rec = orjson.loads(raw)
+                kind = rec.get("kind") if isinstance(rec, dict) else None
+                if kind == "table":
+                    td = TableDef.from_record(rec)
+                    cat._tables[td.name] = td
+                    cat._stats[td.name] = _Stats(td.item_count, td.size_bytes)
+                    max_id = max(max_id, td.table_id, *td.index_ids())
+                elif kind == "seq":
+                    cat._next_id = max(cat._next_id, int(rec["next"]))
+                elif kind == "purge":
+                    cat._purge_ids = [(str(k), int(i)) for k, i in rec["ids"]]
+                    max_id = max(max_id, *(i for _, i in cat._purge_ids), 0)
+        cat._next_id = max(cat._next_id, max_id + 1)
+        cat._persisted_next_id = cat._next_id
+        return cat
+
+    # ---- lookups ------------------------------------------------------------------------------------------
+    def _now(self) -> float:
+        return self._config.clock.now()
+
+    def _lookup(self, name: str) -> TableDef | None:
+        td = self._tables.get(name)
+        if td is None:
+            return None
+        now = self._now()
+        if td.status == DELETING:
+            if td.status_until is not None and now >= td.status_until:
+                return None
+            return td
+        settled = td.settle(now)
+        if settled is not td:
+            # Memory-only: the persisted "CREATING until T" record already means ACTIVE after T.
+            self._tables[name] = settled
+        return settled
+
+    def get(self, name: str) -> TableDef:
+        """The table in any status. Raises ResourceNotFoundException (DescribeTable's text) if absent."""
+        td = self._lookup(name)
+        if td is None:
+            raise ResourceNotFoundException(messages.TABLE_NOT_FOUND.format(name=name))
+        return td
+
+    def find(self, name: str) -> TableDef | None:
+        """The table in any status, or None."""
+        return self._lookup(name)
+
+    def get_active(self, name: str) -> TableDef:
+        """The table for a data-plane operation: ACTIVE or UPDATING.
+
+        Missing, CREATING and DELETING tables all raise ResourceNotFoundException with the bare
+        "Requested resource not found" that DynamoDB gives item operations.
+        """
+        td = self._lookup(name)
+        if td is None or td.status in (CREATING, DELETING):
+            raise ResourceNotFoundException(messages.RESOURCE_NOT_FOUND)
+        return td
+
+    def list_names(self) -> list[str]:
+        """Names of every table that still exists (DELETING ones until they are gone), sorted."""
+        return sorted(n for n in self._tables if self._lookup(n) is not None)
+
+    def stats(self, name: str) -> tuple[int, int]:
+        """Live (item count, size in bytes) of a table."""
+        st = self._stats.get(name)
+        return (0, 0) if st is None else (st.items, st.bytes)
+
+    def describe(self, td: TableDef) -> dict[str, Any]:
+        """``td.describe`` with this server's region/account and the live item statistics."""
+        items: int | None = None
+        size: int | None = None
+        if td.name in self._tables:
+            items, size = self.stats(td.name)
+        return td.describe(
+            self._config.region, self._config.account_id, now=self._now(), item_count=items, size_bytes=size
+        )
+
+    def arn(self, name: str) -> str:
+        return f"arn:aws:dynamodb:{self._config.region}:{self._config.account_id}:table/{name}"
+
+    # ---- ids ----------------------------------------------------------------------------------------------
+    def next_table_id(self) -> int:
+        """A fresh id for a table or an index, never handed out before (persisted with the next change)."""
+        n = self._next_id
+        self._next_id += 1
+        return n
+
+    # ---- mutations ----------------------------------------------------------------------------------------
+    def create(self, td: TableDef) -> TableDef:
+        """Store a new table. Raises ResourceInUseException if the name is taken (even while DELETING)."""
+        self.maintain()
+        if self._lookup(td.name) is not None:
+            raise ResourceInUseException(messages.TABLE_ALREADY_EXISTS.format(name=td.name))
+        with self._kv.write() as txn:
+            self._put_table(txn, td)
+            self._put_seq(txn)
+        self._tables[td.name] = td
+        self._stats[td.name] = _Stats(td.item_count, td.size_bytes)
+        return td
+
+    def update(self, name: str, mutate: Callable[[TableDef], TableDef]) -> TableDef:
+        """Replace a table by ``mutate(current)`` (which may raise to refuse the change).
+
+        Index ids that disappear or turn DELETING are queued for purging in the same transaction.
+        """
+        self.maintain()
+        current = self.get(name)
+        new = mutate(current)
+        if new is current:
+            return current
+        st = self._stats.get(name)
+        if st is not None:
+            new = replace(new, item_count=st.items, size_bytes=st.bytes)
+            st.dirty = False
+        live_ids = {i.index_id for i in new.lsis + new.gsis if i.status != DELETING}
+        dropped = [("x", i) for i in current.index_ids() if i not in live_ids and ("x", i) not in self._purge_ids]
+        with self._kv.write() as txn:
+            self._put_table(txn, new)
+            self._put_seq(txn)
+            if dropped:
+                self._put_purge(txn, self._purge_ids + dropped)
+        self._purge_ids.extend(dropped)
+        self._tables[name] = new
+        return new
+
+    def delete(self, name: str) -> TableDef:
+        """Start deleting a table and return its DELETING definition.
+
+        Raises ResourceNotFoundException, ResourceInUseException (CREATING/UPDATING/DELETING) or
+        ValidationException (deletion protection).
+        """
+        self.maintain()
+        td = self.get(name)
+        if td.status == CREATING:
+            raise ResourceInUseException(messages.TABLE_BEING_CREATED.format(name=name))
+        if td.status == UPDATING:
+            raise ResourceInUseException(messages.TABLE_BEING_UPDATED.format(name=name))
+        if td.status == DELETING:
+            raise ResourceInUseException(messages.TABLE_BEING_DELETED.format(name=name))
+        if td.deletion_protection:
+            raise ValidationException(messages.TABLE_DELETION_PROTECTED)
+        items, size = self.stats(name)
+        now = self._now()
+        deleting = replace(
+            td,
+            status=DELETING,
+            status_until=now + self._config.delete_table_delay,
+            item_count=items,
+            size_bytes=size,
+        )
+        if self._config.delete_table_delay <= 0:
+            self._drop(deleting)
+        else:
+            with self._kv.write() as txn:
+                self._put_table(txn, deleting)
+            self._tables[name] = deleting
+        return deleting
+
+    def add_stats(self, table_name: str, item_delta: int, bytes_delta: int) -> None:
+        """Account an item write in memory (never touches the KV; see the module docstring)."""
+        st = self._stats.get(table_name)
+        if st is None:
+            return
+        st.items += item_delta
+        st.bytes += bytes_delta
+        st.dirty = True
+
+    # ---- housekeeping -------------------------------------------------------------------------------------
+    def maintain(self, max_keys: int = PURGE_CHUNK_KEYS) -> int:
+        """Finish expired deletions, flush stale stats, purge up to ``max_keys`` keys. Returns keys purged."""
+        now = self._now()
+        for td in list(self._tables.values()):
+            if td.status == DELETING and td.status_until is not None and now >= td.status_until:
+                self._drop(td)
+        if now - self._last_stats_flush >= STATS_FLUSH_SECONDS:
+            self.flush_stats()
+        return self._purge_some(max_keys)
+
+    def has_pending_purge(self) -> bool:
+        return bool(self._purge_ids)
+
+    def flush_stats(self) -> None:
+        """Write every table record whose item statistics changed since it was last written."""
+        self._last_stats_flush = self._now()
+        dirty = [(n, st) for n, st in self._stats.items() if st.dirty and n in self._tables]
+        if not dirty:
+            return
+        with self._kv.write() as txn:
+            for name, st in dirty:
+                td = replace(self._tables[name], item_count=st.items, size_bytes=st.bytes)
+                self._put_table(txn, td)
+                self._tables[name] = td
+                st.dirty = False
+
+    def close(self) -> None:
+        """Persist the item statistics and the id sequence; the KV itself is closed by its owner."""
+        self.flush_stats()
+        if self._next_id != self._persisted_next_id:
+            with self._kv.write() as txn:
+                self._put_seq(txn)
+
+    # ---- internals ----------------------------------------------------------------------------------------
+    def _drop(self, td: TableDef) -> None:
+        ids = [("t", td.table_id), *(("x", i) for i in td.index_ids())]
+        purge = self._purge_ids + [i for i in ids if i not in self._purge_ids]
+        with self._kv.write() as txn:
+            txn.delete(keycodec.meta_key(td.name))
+            self._put_purge(txn, purge)
+        self._purge_ids = purge
+        self._tables.pop(td.name, None)
+        self._stats.pop(td.name, None)
+
+    def _purge_some(self, max_keys: int) -> int:
+        purged = 0
+        while self._purge_ids and purged < max_keys:
+            kind, obj_id = self._purge_ids[0]
+            prefix = keycodec.table_prefix(obj_id) if kind == "t" else keycodec.index_prefix(obj_id)
+            budget = max_keys - purged
+            with self._kv.write() as txn:
+                keys = [k for k, _ in itertools.islice(txn.iter_range(prefix, keycodec.prefix_end(prefix)), budget)]
+                for key in keys:
+                    txn.delete(key)
+                done = len(keys) < budget
+                if done:
+                    self._put_purge(txn, self._purge_ids[1:])
+            purged += len(keys)
+            if not done:
+                break
+            self._purge_ids = self._purge_ids[1:]
+        return purged
+
+    def _put_table(self, txn: WriteTxn, td: TableDef) -> None:
+        txn.put(keycodec.meta_key(td.name), orjson.dumps(td.to_record()))
+
+    def _put_seq(self, txn: WriteTxn) -> None:
+        if self._next_id != self._persisted_next_id:
+            txn.put(keycodec.meta_key(_SEQ_NAME), orjson.dumps({"kind": "seq", "next": self._next_id}))
+            self._persisted_next_id = self._next_id
+
+    def _put_purge(self, txn: WriteTxn, ids: list[tuple[str, int]]) -> None:
+        txn.put(keycodec.meta_key(_PURGE_NAME), orjson.dumps({"kind": "purge", "ids": [list(i) for i in ids]}))

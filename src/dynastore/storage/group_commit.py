@@ -1,0 +1,148 @@
+"""Group commit: many committed transactions, one fsync, answered on the event-loop thread.
+
+The server commits a write transaction (``kv.commit_seq`` becomes ``seq``) and then asks
+``when_durable(seq, callback)`` or ``await wait_durable(seq)`` before answering the client. At most one
+``kv.flush()`` runs at a time, in the loop's default executor. When it finishes, every waiter it covered is
+answered and, if commits are still waiting, the next flush starts at once. So a request waits for about
+one or two fsyncs, and throughput does not depend on how many requests share each fsync.
+
+Errors. A failed flush is logged and every pending waiter gets the exception (``callback(error)``,
+``wait_durable`` raises ``DurabilityError``). The committer then stays failed: after an fsync error the
+kernel may have dropped dirty pages, so no later commit can honestly be called durable; every later wait
+fails at once with a ``DurabilityError`` chained to the first failure, until the server is restarted.
+A callback that raises is logged and does not disturb the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import logging
+from collections.abc import Callable
+
+from dynastore.storage.kv import KV, DurabilityError
+
+__all__ = ["DurableCallback", "GroupCommitter"]
+
+log = logging.getLogger(__name__)
+
+DurableCallback = Callable[[BaseException | None], None]
+"""Called on the loop thread with None once durable, or with the error that prevents durability."""
+
+
+class GroupCommitter:
+    """Batches ``kv.flush()`` calls for an asyncio server. Use only from the loop thread."""
+
+    def __init__(self, kv: KV, loop: asyncio.AbstractEventLoop) -> None:
+        self._kv = kv
+        self._loop = loop
+        self._waiters: list[tuple[int, int, DurableCallback]] = []  # heap of (seq, tiebreak, callback)
+        self._tiebreak = itertools.count()
+        self._in_flight: asyncio.Future[int] | None = None
+        self._failure: BaseException | None = None
+        self.flushes = 0  # completed flushes (diagnostics, tests)
+
+    @property
+    def durable_seq(self) -> int:
+        """``kv.durable_seq`` (a commit with ``seq <= durable_seq`` needs no wait)."""
+        return self._kv.durable_seq
+
+    @property
+    def failed(self) -> BaseException | None:
+        """The flush error that put the committer in the failed state, if any."""
+        return self._failure
+
+    def when_durable(self, seq: int, callback: DurableCallback) -> None:
+        """Call ``callback(None)`` once ``kv.durable_seq >= seq`` (synchronously if it already is).
+
+        ``seq`` must already be committed (``seq <= kv.commit_seq``); otherwise ValueError.
+        On a flush failure ``callback(error)`` is called instead.
+        """
+        if self._failure is not None:
+            _safe_call(callback, self._failure_for_late_waiter())
+            return
+        if self._kv.durable_seq >= seq:
+            _safe_call(callback, None)
+            return
+        if seq > self._kv.commit_seq:
+            raise ValueError(f"seq {seq} is not committed yet (commit_seq={self._kv.commit_seq})")
+        heapq.heappush(self._waiters, (seq, next(self._tiebreak), callback))
+        if self._in_flight is None:
+            self._start_flush()
+
+    async def wait_durable(self, seq: int) -> None:
+        """Return once ``seq`` is durable; raises ``DurabilityError`` if it cannot become durable."""
+        if self._failure is None and self._kv.durable_seq >= seq:
+            return
+        fut: asyncio.Future[None] = self._loop.create_future()
+
+        def done(error: BaseException | None) -> None:
+            if fut.done():
+                return
+            if error is None:
+                fut.set_result(None)
+            else:
+                fut.set_exception(_as_durability_error(error))
+
+        self.when_durable(seq, done)
+        await fut
+
+    async def drain(self) -> None:
+        """For shutdown: make everything committed so far durable and let the last flush finish.
+
+        Raises ``DurabilityError`` if that is impossible.
+        """
+        seq = self._kv.commit_seq
+        await self.wait_durable(seq)
+        while self._in_flight is not None:
+            await asyncio.wait([self._in_flight])
+
+    # ------------------------------------------------------------ internals
+
+    def _start_flush(self) -> None:
+        fut = self._loop.run_in_executor(None, self._kv.flush)
+        self._in_flight = fut
+        fut.add_done_callback(self._flush_done)
+
+    def _flush_done(self, fut: asyncio.Future[int]) -> None:
+        self._in_flight = None
+        self.flushes += 1
+        error = DurabilityError("flush was cancelled") if fut.cancelled() else fut.exception()
+        if error is not None:
+            log.error(
+                "flush failed; failing %d waiter(s) and refusing later ones",
+                len(self._waiters),
+                exc_info=error,
+            )
+            self._failure = error
+            waiters, self._waiters = self._waiters, []
+            for _, _, callback in sorted(waiters):
+                _safe_call(callback, error)
+            return
+        durable = max(fut.result(), self._kv.durable_seq)
+        waiters = self._waiters
+        while waiters and waiters[0][0] <= durable:
+            _safe_call(heapq.heappop(waiters)[2], None)
+        if waiters:
+            self._start_flush()  # commits made while this flush ran: cover them now
+
+    def _failure_for_late_waiter(self) -> BaseException:
+        err = DurabilityError("storage is not durable since an earlier flush failed")
+        err.__cause__ = self._failure
+        return err
+
+
+def _as_durability_error(error: BaseException) -> BaseException:
+    if isinstance(error, DurabilityError):
+        return error
+    err = DurabilityError(f"flush failed: {error!r}")
+    err.__cause__ = error
+    return err
+
+
+def _safe_call(callback: DurableCallback, error: BaseException | None) -> None:
+    try:
+        callback(error)
+    except Exception:
+        log.exception("durability callback raised")

@@ -1,0 +1,94 @@
+"""The engine-neutral ordered key-value interface every storage engine implements.
+
+The engine layer sees only these Protocols, never lmdb or sortedcontainers. Keys and values are ``bytes``;
+keys sort by unsigned byte order (``keycodec`` makes that order equal DynamoDB's).
+
+Threading contract (both engines):
+
+* every ``read``/``write`` and every call on a transaction happens on ONE thread (the event-loop thread);
+* only ``flush`` may run in another (worker) thread, concurrently with new commits on the owner thread;
+* a write transaction must not span an ``await``: open it, do the work, leave the ``with``. At most one
+  write transaction is open at a time; opening a second one raises ``StorageError`` instead of deadlocking.
+
+Errors: engines raise ``StorageError`` subclasses for their own failures; third-party exceptions (lmdb) are
+translated at the engine boundary and never leak.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from typing import Protocol
+
+__all__ = [
+    "KV",
+    "DurabilityError",
+    "ReadTxn",
+    "StorageCorruptionError",
+    "StorageError",
+    "WriteTxn",
+]
+
+
+class StorageError(Exception):
+    """Base of every internal storage failure (never a wire error; protocol maps it to a 500)."""
+
+
+class StorageCorruptionError(StorageError):
+    """Stored bytes that cannot be decoded (unknown format version, truncated record)."""
+
+
+class DurabilityError(StorageError):
+    """Making commits durable failed (fsync error); the on-disk state of recent commits is unknown."""
+
+
+class ReadTxn(Protocol):
+    def get(self, key: bytes) -> bytes | None:
+        """The value stored under ``key``, or None."""
+        ...
+
+    def iter_range(self, lo: bytes, hi: bytes, *, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+        """Pairs with ``lo <= key < hi``, ascending (descending if ``reverse``). Empty if ``lo >= hi``."""
+        ...
+
+
+class WriteTxn(ReadTxn, Protocol):
+    def put(self, key: bytes, value: bytes) -> None:
+        """Insert or overwrite ``key``; visible to later reads in this transaction."""
+        ...
+
+    def delete(self, key: bytes) -> bool:
+        """Remove ``key``; True if it existed (as seen by this transaction)."""
+        ...
+
+
+class KV(Protocol):
+    def read(self) -> AbstractContextManager[ReadTxn]:
+        """A read transaction (a consistent snapshot on lmdb; see memory_kv for the in-memory caveat)."""
+        ...
+
+    def write(self) -> AbstractContextManager[WriteTxn]:
+        """One atomic transaction: commits on clean exit, aborts on exception; sees its own writes."""
+        ...
+
+    @property
+    def commit_seq(self) -> int:
+        """Incremented by every committed write transaction (starts at 0 when the engine opens)."""
+        ...
+
+    @property
+    def durable_seq(self) -> int:
+        """Highest ``commit_seq`` known to be on disk (the memory engine: always ``commit_seq``)."""
+        ...
+
+    def flush(self) -> int:
+        """BLOCKING: make every transaction committed so far durable; return the ``commit_seq`` covered.
+
+        Safe to call from a worker thread while the owner thread keeps committing.
+        Raises ``DurabilityError`` if the sync fails.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release the engine. Open transactions must be finished first."""
+        ...

@@ -1,0 +1,207 @@
+"""In-memory engine on a ``sortedcontainers.SortedDict``: the default for tests and ``--in-memory``.
+
+Semantics versus lmdb:
+
+* Write transactions buffer their changes in a dict (``None`` marks a delete) and apply them to the live
+  dict on commit; reads inside the transaction see the buffer first. An exception inside ``with kv.write()``
+  drops the buffer, so nothing is applied.
+* Read transactions are NOT snapshots: they read the live dict. That is enough because everything runs on
+  one thread and a write transaction never spans an ``await``, so a read can only observe whole commits.
+  The one visible difference: a range iteration suspended across an ``await`` may see commits made
+  meanwhile (each key at most once, order kept: iterators re-seek after the last key they returned).
+* ``durable_seq == commit_seq`` and ``flush`` is a no-op: nothing is ever durable beyond the process.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator
+from types import TracebackType
+from typing import cast
+
+from sortedcontainers import SortedDict, SortedList
+
+from dynastore.storage.kv import StorageError
+
+__all__ = ["MemoryKV"]
+
+_MISSING = object()
+
+
+class _MemoryReadTxn:
+    """Stateless view of the live dict; one instance is shared by every ``read()``."""
+
+    __slots__ = ("_kv",)
+
+    def __init__(self, kv: MemoryKV) -> None:
+        self._kv = kv
+
+    def __enter__(self) -> _MemoryReadTxn:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        return None
+
+    def get(self, key: bytes) -> bytes | None:
+        return cast("bytes | None", self._kv._data.get(key))
+
+    def iter_range(self, lo: bytes, hi: bytes, *, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+        return _scan(self._kv, None, lo, hi, reverse)
+
+
+class _MemoryWriteTxn:
+    __slots__ = ("_kv", "_pending", "_sorted", "_version", "_done")
+
+    def __init__(self, kv: MemoryKV) -> None:
+        self._kv = kv
+        self._pending: dict[bytes, bytes | None] = {}
+        self._sorted: SortedList | None = None  # pending keys, built on the first iter_range only
+        self._version = 0  # bumped by every put/delete, so running iterators re-seek
+        self._done = False
+
+    def __enter__(self) -> _MemoryWriteTxn:
+        kv = self._kv
+        if kv._writer is not None:
+            raise StorageError("a write transaction is already open")
+        if kv._closed:
+            raise StorageError("store is closed")
+        kv._writer = self
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        kv = self._kv
+        kv._writer = None
+        self._done = True
+        if exc_type is not None:
+            return None
+        data = kv._data
+        for key, value in self._pending.items():
+            if value is None:
+                data.pop(key, None)
+            else:
+                data[key] = value
+        if self._pending:
+            kv._version += 1
+        kv._commit_seq += 1
+        return None
+
+    def get(self, key: bytes) -> bytes | None:
+        value = self._pending.get(key, _MISSING)
+        if value is _MISSING:
+            return cast("bytes | None", self._kv._data.get(key))
+        return cast("bytes | None", value)
+
+    def put(self, key: bytes, value: bytes) -> None:
+        if self._done:
+            raise StorageError("write transaction already finished")
+        pending = self._pending
+        if self._sorted is not None and key not in pending:
+            self._sorted.add(key)
+        pending[key] = value
+        self._version += 1
+
+    def delete(self, key: bytes) -> bool:
+        if self._done:
+            raise StorageError("write transaction already finished")
+        existed = self.get(key) is not None
+        if existed:
+            pending = self._pending
+            if self._sorted is not None and key not in pending:
+                self._sorted.add(key)
+            pending[key] = None
+            self._version += 1
+        return existed
+
+    def iter_range(self, lo: bytes, hi: bytes, *, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+        return _scan(self._kv, self, lo, hi, reverse)
+
+    def _sorted_pending(self) -> SortedList:
+        if self._sorted is None:
+            self._sorted = SortedList(self._pending)
+        return self._sorted
+
+
+def _scan(
+    kv: MemoryKV, txn: _MemoryWriteTxn | None, lo: bytes, hi: bytes, reverse: bool
+) -> Iterator[tuple[bytes, bytes]]:
+    """Merge the live dict with a write transaction's buffer; re-seek after any change in either."""
+    if lo >= hi:
+        return
+    data = kv._data
+    last: bytes | None = None
+    while True:
+        if last is None:
+            b_lo, b_hi, incl = lo, hi, (True, False)
+        elif reverse:
+            b_lo, b_hi, incl = lo, last, (True, False)
+        else:
+            b_lo, b_hi, incl = last, hi, (False, False)
+        version = kv._version
+        keys: Iterator[bytes] = data.irange(b_lo, b_hi, inclusive=incl, reverse=reverse)
+        pending: dict[bytes, bytes | None] | None = None
+        txn_version = 0
+        if txn is not None:
+            txn_version = txn._version
+            if txn._pending:
+                pending = txn._pending
+                own = txn._sorted_pending().irange(b_lo, b_hi, inclusive=incl, reverse=reverse)
+                keys = heapq.merge(keys, own, reverse=reverse)
+        restart = False
+        for key in keys:
+            if key == last:
+                continue  # present both in the dict and in the buffer
+            last = key
+            value = data.get(key) if pending is None else pending.get(key, _MISSING)
+            if value is _MISSING:
+                value = data.get(key)
+            if value is None:
+                continue  # deleted in this transaction
+            yield key, cast(bytes, value)
+            if kv._version != version or (txn is not None and txn._version != txn_version):
+                restart = True
+                break
+        if not restart:
+            return
+
+
+class MemoryKV:
+    """``KV`` held in a SortedDict. Not thread-safe except ``flush`` (a no-op)."""
+
+    def __init__(self) -> None:
+        self._data: SortedDict = SortedDict()
+        self._version = 0  # bumped on every commit that changed data, so live iterators re-seek
+        self._commit_seq = 0
+        self._writer: _MemoryWriteTxn | None = None
+        self._reader = _MemoryReadTxn(self)
+        self._closed = False
+
+    def read(self) -> _MemoryReadTxn:
+        if self._closed:
+            raise StorageError("store is closed")
+        return self._reader
+
+    def write(self) -> _MemoryWriteTxn:
+        if self._closed:
+            raise StorageError("store is closed")
+        return _MemoryWriteTxn(self)
+
+    @property
+    def commit_seq(self) -> int:
+        return self._commit_seq
+
+    @property
+    def durable_seq(self) -> int:
+        return self._commit_seq
+
+    def flush(self) -> int:
+        return self._commit_seq
+
+    def close(self) -> None:
+        self._closed = True
+
+    def __len__(self) -> int:
+        return len(self._data)

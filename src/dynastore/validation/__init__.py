@@ -1,0 +1,30 @@
+"""Request validation: phase 1 (JSON types) and phase 2 (constraints), behind one entry point.
+
+``validate_request(shape, body)`` runs on every request. Phase-3 semantic checks (AttributeValue
+well-formedness, expressions, keys) are called by the operation handlers in DynamoDB's order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dynastore.errors import SerializationException
+from dynastore.validation import constraints
+from dynastore.validation.shapes import Struct
+from dynastore.validation.typecheck import coercer
+
+__all__ = ["validate_request"]
+
+
+def validate_request(shape: Struct, body: Any) -> dict[str, Any]:
+    """Coerce ``body`` (what the JSON decoder produced) to ``shape`` and check its constraints.
+
+    Raises ``SerializationException`` (phase 1, first mismatch; also for a non-object body) or
+    ``ValidationException`` (phase 2, up to 10 aggregated failures). Returns the coerced request:
+    unknown and ``null`` members dropped, AttributeValue maps as ``AttributeMap`` with numbers canonical.
+    """
+    if type(body) is not dict:
+        raise SerializationException()
+    request: dict[str, Any] = coercer(shape)(body)
+    constraints.check(shape, request)
+    return request

@@ -1,0 +1,40 @@
+"""Semantic checks shared by several operations (phase 3, before any storage access)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from dynastore import messages
+from dynastore.errors import ValidationException
+
+
+def check_expression_params(req: dict[str, Any], expressions: Sequence[str], legacy: Sequence[str]) -> None:
+    """Reject mixing expression and legacy parameters, and names/values given without any expression."""
+    used_expressions = [name for name in expressions if req.get(name) is not None]
+    if used_expressions:
+        legacy_candidates = list(legacy)
+        # KeyConditions may accompany a filter/projection expression when no KeyConditionExpression is given.
+        if req.get("KeyConditions") is not None and req.get("KeyConditionExpression") is None:
+            legacy_candidates = [name for name in legacy_candidates if name != "KeyConditions"]
+        used_legacy = [name for name in legacy_candidates if req.get(name) is not None]
+        if used_legacy:
+            raise ValidationException(
+                messages.MIXED_EXPRESSION_PARAMS.format(
+                    legacy=", ".join(used_legacy), expressions=", ".join(used_expressions)
+                )
+            )
+    if req.get("ExpressionAttributeNames") is not None and not used_expressions:
+        raise ValidationException(messages.NAMES_WITHOUT_EXPRESSIONS)
+    value_expressions = [name for name in expressions if name != "ProjectionExpression"]
+    if (
+        value_expressions
+        and req.get("ExpressionAttributeValues") is not None
+        and all(req.get(name) is None for name in value_expressions)
+    ):
+        raise ValidationException(
+            messages.VALUES_WITHOUT_EXPRESSIONS.format(
+                expressions=" and ".join(value_expressions),
+                verb="are" if len(value_expressions) > 1 else "is",
+            )
+        )

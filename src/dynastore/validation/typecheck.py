@@ -1,0 +1,211 @@
+"""Phase 1: JSON-type checking and coercion, DynamoDB's deserializer texts (``SerializationException``).
+
+Each shape compiles once into a closure ``coerce(value) -> value`` (the value is never ``None``; callers
+drop ``None`` members). Unknown structure members and ``null`` members are dropped. The first mismatch
+raises. AttributeValue maps are walked once here: the walk checks JSON types (raising), records the
+first well-formedness problem (reported later, in DynamoDB's phase-3 order) and canonicalises numbers.
+"""
+
+from __future__ import annotations
+
+import binascii
+import math
+from collections.abc import Callable
+from typing import Any
+
+from dynastore import messages
+from dynastore.errors import SerializationException
+from dynastore.validation.shapes import (
+    AttrValue,
+    Blob,
+    Boolean,
+    Enum,
+    Integer,
+    List,
+    Long,
+    Map,
+    Shape,
+    String,
+    Struct,
+    java_type,
+)
+
+__all__ = ["Coercer", "blob_error", "coerce_blob", "coercer", "scalar_error", "type_token"]
+
+Coercer = Callable[[Any], Any]
+
+_CACHE: dict[tuple[int, bool], tuple[Shape, Coercer]] = {}
+
+
+def type_token(value: Any) -> str:
+    """The Jackson token name DynamoDB prints for a JSON scalar."""
+    if value is True:
+        return "TRUE_VALUE"
+    if value is False:
+        return "FALSE_VALUE"
+    if isinstance(value, int):
+        return "NUMBER_VALUE"
+    if isinstance(value, float):
+        return "DECIMAL_VALUE"
+    return "STRING_VALUE"
+
+
+def scalar_error(value: Any, simple_name: str, java_name: str) -> SerializationException:
+    """The error for ``value`` where a String/Integer/Long/Boolean (``simple_name``) was expected."""
+    if isinstance(value, list):
+        return SerializationException(messages.SER_UNRECOGNIZED_COLLECTION.format(java_type="class " + java_name))
+    if isinstance(value, dict):
+        return SerializationException(messages.SER_STRUCT_NOT_EXPECTED)
+    if simple_name == "Boolean" and isinstance(value, str):
+        return SerializationException(messages.SER_BOOLEAN_FROM_STRING)
+    return SerializationException(messages.SER_CANNOT_CONVERT.format(token=type_token(value), java_type=simple_name))
+
+
+def blob_error(value: Any) -> SerializationException | None:
+    """None if ``value`` is a well-formed base64 string, else DynamoDB's error for it."""
+    if type(value) is not str:
+        if isinstance(value, list):
+            return SerializationException(
+                messages.SER_UNRECOGNIZED_COLLECTION.format(java_type="class java.nio.ByteBuffer")
+            )
+        if isinstance(value, dict):
+            return SerializationException(messages.SER_STRUCT_NOT_EXPECTED)
+        return SerializationException(messages.SER_BLOB_NOT_STRING)
+    if len(value) % 4:
+        return SerializationException(messages.SER_BLOB_LENGTH.format(length=len(value)))
+    try:
+        raw = binascii.a2b_base64(value, strict_mode=True)
+    except (binascii.Error, ValueError):
+        return SerializationException(messages.SER_BLOB_LAST_CHAR)
+    if binascii.b2a_base64(raw, newline=False) != value.encode("ascii"):
+        return SerializationException(messages.SER_BLOB_LAST_CHAR)
+    return None
+
+
+def coerce_blob(value: Any) -> Any:
+    error = blob_error(value)
+    if error is not None:
+        raise error
+    return value
+
+
+def _container_error(value: Any, *, expected: str, in_value: bool, java_name: str) -> SerializationException:
+    """Wrong JSON type where a list/map/structure was expected."""
+    if expected == "list":
+        if isinstance(value, dict):
+            return SerializationException(messages.SER_STRUCT_NOT_EXPECTED)
+        return SerializationException(messages.SER_PARAMETERIZED_CAST if in_value else messages.SER_UNEXPECTED_FIELD)
+    if isinstance(value, list):
+        prefix = "" if expected == "map" else "class "
+        return SerializationException(messages.SER_UNRECOGNIZED_COLLECTION.format(java_type=prefix + java_name))
+    if expected == "map":
+        return SerializationException(messages.SER_PARAMETERIZED_CAST if in_value else messages.SER_UNEXPECTED_FIELD)
+    return SerializationException(messages.SER_UNEXPECTED_VALUE if in_value else messages.SER_UNEXPECTED_FIELD)
+
+
+def coercer(shape: Shape, in_value: bool = False) -> Coercer:
+    """The compiled phase-1 coercer of ``shape`` (cached per shape object and position)."""
+    cache_key = (id(shape), in_value)
+    hit = _CACHE.get(cache_key)
+    if hit is not None:
+        return hit[1]
+    fn = _compile(shape, in_value)
+    _CACHE[cache_key] = (shape, fn)
+    return fn
+
+
+def _compile(shape: Shape, in_value: bool) -> Coercer:
+    if isinstance(shape, String | Enum):
+        return _compile_string()
+    if isinstance(shape, Integer | Long):
+        return _compile_number("Integer" if isinstance(shape, Integer) else "Long", java_type(shape))
+    if isinstance(shape, Boolean):
+        return _compile_boolean()
+    if isinstance(shape, Blob):
+        return coerce_blob
+    if isinstance(shape, AttrValue):
+        from dynastore.validation import attribute_values
+
+        return attribute_values.value_coercer(in_value)
+    if isinstance(shape, List):
+        return _compile_list(shape, in_value)
+    if isinstance(shape, Map):
+        if isinstance(shape.value, AttrValue):
+            from dynastore.validation import attribute_values
+
+            return attribute_values.map_coercer(in_value)
+        return _compile_map(shape, in_value)
+    if isinstance(shape, Struct):
+        return _compile_struct(shape, in_value)
+    raise TypeError(f"not a shape: {shape!r}")
+
+
+def _compile_string() -> Coercer:
+    def coerce_string(value: Any) -> Any:
+        if type(value) is str:
+            return value
+        raise scalar_error(value, "String", "java.lang.String")
+
+    return coerce_string
+
+
+def _compile_boolean() -> Coercer:
+    def coerce_boolean(value: Any) -> Any:
+        if type(value) is bool:
+            return value
+        raise scalar_error(value, "Boolean", "java.lang.Boolean")
+
+    return coerce_boolean
+
+
+def _compile_number(simple_name: str, java_name: str) -> Coercer:
+    def coerce_number(value: Any) -> Any:
+        kind = type(value)
+        if kind is int:
+            return value
+        if kind is float:  # Integer/Long members truncate fractional JSON numbers
+            return math.floor(value)
+        raise scalar_error(value, simple_name, java_name)
+
+    return coerce_number
+
+
+def _compile_list(shape: List, in_value: bool) -> Coercer:
+    member = coercer(shape.member, True)
+    java_name = java_type(shape)
+
+    def coerce_list(value: Any) -> Any:
+        if type(value) is not list:
+            raise _container_error(value, expected="list", in_value=in_value, java_name=java_name)
+        return [None if item is None else member(item) for item in value]
+
+    return coerce_list
+
+
+def _compile_map(shape: Map, in_value: bool) -> Coercer:
+    member = coercer(shape.value, True)
+    java_name = java_type(shape)
+
+    def coerce_map(value: Any) -> Any:
+        if type(value) is not dict:
+            raise _container_error(value, expected="map", in_value=in_value, java_name=java_name)
+        return {key: None if item is None else member(item) for key, item in value.items()}
+
+    return coerce_map
+
+
+def _compile_struct(shape: Struct, in_value: bool) -> Coercer:
+    members = {name: coercer(sub, False) for name, sub in shape.members}
+    java_name = java_type(shape)
+
+    def coerce_struct(value: Any) -> Any:
+        if type(value) is not dict:
+            raise _container_error(value, expected="struct", in_value=in_value, java_name=java_name)
+        out = {}
+        for key, item in value.items():
+            fn = members.get(key)
+            if fn is not None and item is not None:
+                out[key] = fn(item)
+        return out
+
+    return coerce_struct

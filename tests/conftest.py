@@ -1,0 +1,9 @@
+"""Shared pytest options: --url runs the end-to-end suite against any DynamoDB endpoint."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--url", default=None, help="run end-to-end tests against this endpoint instead of a new server")

@@ -1,0 +1,52 @@
+"""Start `dynastore serve` as a real process and find its port."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+_LISTENING = re.compile(r"listening on http://([\d.]+):(\d+)")
+
+
+class ServerProcess:
+    def __init__(self, *args: str, data_dir: Path | None = None) -> None:
+        command = [sys.executable, "-m", "dynastore", "serve", "--port", "0"]
+        command += ["--data-dir", str(data_dir)] if data_dir is not None else ["--in-memory"]
+        command += list(args)
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        # The server's log goes to a file: a pipe nobody reads would fill up and block it.
+        self.log = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.log, text=True, env=env)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        match = _LISTENING.search(line)
+        if match is None:
+            self.kill()
+            raise RuntimeError(f"server did not start: {line!r} {self.log_text()}")
+        self.host, self.port = match.group(1), int(match.group(2))
+        self.url = f"http://{self.host}:{self.port}"
+
+    def stop(self) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        code = self.process.wait(timeout=30)
+        self._close()
+        return code
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait(timeout=30)
+        self._close()
+
+    def log_text(self) -> str:
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
+
+    def _close(self) -> None:
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self.log.close()

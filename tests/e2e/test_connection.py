@@ -1,0 +1,199 @@
+"""The wire protocol through raw HTTP: health, content types, JSON, targets, auth, CORS, compression, limits."""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+import json
+import zlib
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+
+AUTH = (
+    "AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/dynamodb/aws4_request, "
+    "SignedHeaders=host;x-amz-date;x-amz-target, Signature=abc"
+)
+
+
+class Raw:
+    def __init__(self, endpoint: str) -> None:
+        parsed = urlparse(endpoint)
+        self.host, self.port = parsed.hostname or "127.0.0.1", parsed.port or 80
+
+    def request(
+        self, method: str = "POST", body: bytes = b"", headers: dict[str, str] | None = None
+    ) -> tuple[int, dict[str, str], bytes]:
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        try:
+            conn.request(method, "/", body=body, headers=headers or {})
+            response = conn.getresponse()
+            return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+        finally:
+            conn.close()
+
+    def call(self, target: str, payload: Any, **headers: str) -> tuple[int, dict[str, str], Any]:
+        base = {
+            "Content-Type": "application/x-amz-json-1.0",
+            "X-Amz-Target": f"DynamoDB_20120810.{target}",
+            "X-Amz-Date": "20260101T000000Z",
+            "Authorization": AUTH,
+        }
+        base.update(headers)
+        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        status, response_headers, data = self.request("POST", body, base)
+        return status, response_headers, json.loads(data) if data else None
+
+
+@pytest.fixture(scope="module")
+def raw(endpoint: str) -> Raw:
+    return Raw(endpoint)
+
+
+def test_get_is_a_health_check(raw: Raw) -> None:
+    status, _, body = raw.request("GET")
+    assert status == 200
+    assert body == b"healthy: dynamodb.us-east-1.amazonaws.com "
+
+
+def test_responses_carry_request_id_and_crc32(raw: Raw) -> None:
+    status, headers, body = raw.request(
+        "POST",
+        b"{}",
+        {
+            "Content-Type": "application/x-amz-json-1.0",
+            "X-Amz-Target": "DynamoDB_20120810.ListTables",
+            "X-Amz-Date": "20260101T000000Z",
+            "Authorization": AUTH,
+        },
+    )
+    assert status == 200
+    assert len(headers["x-amzn-requestid"]) == 52
+    assert int(headers["x-amz-crc32"]) == zlib.crc32(body)
+    assert headers["content-type"] == "application/x-amz-json-1.0"
+
+
+def test_wrong_content_type_is_unknown_operation_404(raw: Raw) -> None:
+    status, _, body = raw.request("POST", b"{}", {"Content-Type": "text/plain"})
+    assert status == 404
+    assert body == b"<UnknownOperationException/>\n"
+
+
+def test_malformed_json_is_serialization_exception(raw: Raw) -> None:
+    status, _, body = raw.call("ListTables", b"{not json")
+    assert status == 400
+    assert body == {"__type": "com.amazon.coral.service#SerializationException"}
+
+
+def test_unknown_target(raw: Raw) -> None:
+    status, _, body = raw.call("NoSuchOperation", {})
+    assert status == 400
+    assert body == {"__type": "com.amazon.coral.service#UnknownOperationException"}
+
+
+def test_missing_authorization(raw: Raw) -> None:
+    status, _, body = raw.call("ListTables", {}, Authorization="")
+    assert status == 400
+    assert body == {
+        "__type": "com.amazon.coral.service#MissingAuthenticationTokenException",
+        "message": "Request is missing Authentication Token",
+    }
+
+
+def test_incomplete_signature(raw: Raw) -> None:
+    status, _, body = raw.call("ListTables", {}, Authorization="AWS4-HMAC-SHA256 Credential=abc")
+    assert status == 400
+    assert body == {
+        "__type": "com.amazon.coral.service#IncompleteSignatureException",
+        "message": "Authorization header requires 'Signature' parameter. "
+        "Authorization header requires 'SignedHeaders' parameter. "
+        "Authorization=AWS4-HMAC-SHA256 Credential=abc",
+    }
+
+
+def test_json_1_1_is_accepted_and_echoed(raw: Raw) -> None:
+    status, headers, body = raw.call("ListTables", {}, **{"Content-Type": "application/x-amz-json-1.1"})
+    assert status == 200
+    assert headers["content-type"] == "application/x-amz-json-1.1"
+    assert "TableNames" in body
+
+
+def test_gzip_request_body(raw: Raw) -> None:
+    status, _, body = raw.call("ListTables", gzip.compress(b"{}"), **{"Content-Encoding": "gzip"})
+    assert status == 200
+    assert "TableNames" in body
+
+
+def test_deflate_request_body(raw: Raw) -> None:
+    status, _, body = raw.call("ListTables", zlib.compress(b"{}"), **{"Content-Encoding": "deflate"})
+    assert status == 200
+    assert "TableNames" in body
+
+
+def test_gzip_response_when_accepted(raw: Raw, ddb: Any, table_s: str) -> None:
+    ddb.put_item(TableName=table_s, Item={"pk": {"S": "big"}, "v": {"S": "x" * 5000}})
+    conn = http.client.HTTPConnection(raw.host, raw.port, timeout=30)
+    conn.request(
+        "POST",
+        "/",
+        body=json.dumps({"TableName": table_s, "Key": {"pk": {"S": "big"}}}).encode(),
+        headers={
+            "Content-Type": "application/x-amz-json-1.0",
+            "X-Amz-Target": "DynamoDB_20120810.GetItem",
+            "X-Amz-Date": "20260101T000000Z",
+            "Authorization": AUTH,
+            "Accept-Encoding": "gzip",
+        },
+    )
+    response = conn.getresponse()
+    data = response.read()
+    conn.close()
+    assert response.getheader("Content-Encoding") == "gzip"
+    assert int(response.getheader("x-amz-crc32") or 0) == zlib.crc32(data)
+    assert json.loads(gzip.decompress(data))["Item"]["v"] == {"S": "x" * 5000}
+
+
+def test_cors_preflight(raw: Raw) -> None:
+    status, headers, _ = raw.request(
+        "OPTIONS",
+        headers={
+            "Origin": "http://localhost:8001",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type,x-amz-target",
+        },
+    )
+    assert status == 200
+    assert headers["access-control-allow-origin"] == "http://localhost:8001"
+    assert headers["access-control-allow-headers"] == "content-type,x-amz-target"
+    assert "POST" in headers["access-control-allow-methods"]
+
+
+def test_cors_headers_on_responses(raw: Raw) -> None:
+    _, headers, _ = raw.call("ListTables", {}, Origin="http://localhost:8001")
+    assert headers["access-control-allow-origin"] == "http://localhost:8001"
+
+
+def test_request_over_16_mb_is_refused_and_server_keeps_serving(raw: Raw) -> None:
+    status, _, _ = raw.call("ListTables", b"{" + b" " * (16 * 1024 * 1024 + 10) + b"}")
+    assert status == 413
+    status, _, body = raw.call("ListTables", {})
+    assert status == 200
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"[]",
+        b"null",
+        b"123",
+        b'"s"',
+        b'{"TableName": null, "Item": [1, 2]}',
+        b"\xff\xfe\x00",
+        b'{"a":' * 5000,
+    ],
+)
+def test_junk_never_gets_a_500(raw: Raw, payload: bytes) -> None:
+    status, _, body = raw.call("PutItem", payload)
+    assert status == 400
+    assert body["__type"].split("#")[1] in ("SerializationException", "ValidationException")

@@ -1,0 +1,68 @@
+"""Acknowledged writes survive kill -9 of the durable (LMDB) server."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.conftest import create_table, make_client
+from tests.e2e.server_process import ServerProcess
+
+
+def test_acknowledged_writes_survive_kill_9(tmp_path: Path) -> None:
+    server = ServerProcess(data_dir=tmp_path)
+    try:
+        client = make_client(server.url)
+        table = create_table(client, "S", "N")
+
+        def write(worker: int) -> list[int]:
+            own = make_client(server.url)
+            done = []
+            for i in range(50):
+                own.put_item(TableName=table, Item={"pk": {"S": f"w{worker}"}, "sk": {"N": str(i)}, "v": {"N": str(i)}})
+                done.append(i)
+            own.update_item(
+                TableName=table,
+                Key={"pk": {"S": f"w{worker}"}, "sk": {"N": "0"}},
+                UpdateExpression="ADD hits :one",
+                ExpressionAttributeValues={":one": {"N": "1"}},
+            )
+            own.delete_item(TableName=table, Key={"pk": {"S": f"w{worker}"}, "sk": {"N": "1"}})
+            return done
+
+        with ThreadPoolExecutor(8) as pool:
+            acknowledged = dict(enumerate(pool.map(write, range(8))))
+    finally:
+        server.kill()  # SIGKILL right after the last acknowledgement: no clean shutdown
+
+    restarted = ServerProcess(data_dir=tmp_path)
+    try:
+        client = make_client(restarted.url)
+        for worker, writes in acknowledged.items():
+            for i in writes:
+                key = {"pk": {"S": f"w{worker}"}, "sk": {"N": str(i)}}
+                response: dict[str, Any] = client.get_item(TableName=table, Key=key, ConsistentRead=True)
+                if i == 1:
+                    assert "Item" not in response
+                else:
+                    assert response["Item"]["v"] == {"N": str(i)}
+            first = client.get_item(TableName=table, Key={"pk": {"S": f"w{worker}"}, "sk": {"N": "0"}})["Item"]
+            assert first["hits"] == {"N": "1"}
+    finally:
+        restarted.stop()
+
+
+def test_clean_shutdown_on_sigterm_keeps_data(tmp_path: Path) -> None:
+    server = ServerProcess(data_dir=tmp_path)
+    client = make_client(server.url)
+    table = create_table(client, "S")
+    client.put_item(TableName=table, Item={"pk": {"S": "a"}})
+    assert server.stop() == 0
+    restarted = ServerProcess(data_dir=tmp_path)
+    try:
+        client = make_client(restarted.url)
+        assert client.get_item(TableName=table, Key={"pk": {"S": "a"}})["Item"] == {"pk": {"S": "a"}}
+        assert client.describe_table(TableName=table)["Table"]["TableStatus"] == "ACTIVE"
+    finally:
+        restarted.stop()

@@ -1,0 +1,240 @@
+"""GroupCommitter: one flush in flight, waiters answered in batches, errors reach every waiter."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import cast
+
+import pytest
+
+from dynastore.storage.group_commit import GroupCommitter
+from dynastore.storage.kv import KV, DurabilityError
+from dynastore.storage.lmdb_kv import LmdbKV
+from dynastore.storage.memory_kv import MemoryKV
+
+
+class FakeKV:
+    """Only what GroupCommitter uses; each flush blocks until the test opens the gate once."""
+
+    def __init__(self) -> None:
+        self.commit_seq = 0
+        self.durable_seq = 0
+        self.flush_calls = 0
+        self.gate = threading.Semaphore(0)
+        self.fail: BaseException | None = None
+        self._running = 0
+        self.max_running = 0
+        self._lock = threading.Lock()
+
+    def commit(self) -> int:
+        self.commit_seq += 1
+        return self.commit_seq
+
+    def flush(self) -> int:
+        seq = self.commit_seq
+        with self._lock:
+            self.flush_calls += 1
+            self._running += 1
+            self.max_running = max(self.max_running, self._running)
+        try:
+            assert self.gate.acquire(timeout=10)
+            if self.fail is not None:
+                raise self.fail
+            self.durable_seq = max(self.durable_seq, seq)
+            return seq
+        finally:
+            with self._lock:
+                self._running -= 1
+
+
+async def until(cond: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, "condition not reached"
+        await asyncio.sleep(0.001)
+
+
+def run(test: Callable[[], Awaitable[None]]) -> None:
+    asyncio.run(asyncio.wait_for(test(), 20))
+
+
+def make(fake: FakeKV) -> GroupCommitter:
+    return GroupCommitter(cast(KV, fake), asyncio.get_running_loop())
+
+
+def test_already_durable_calls_back_at_once() -> None:
+    async def body() -> None:
+        fake = FakeKV()
+        gc = make(fake)
+        got: list[BaseException | None] = []
+        gc.when_durable(0, got.append)
+        assert got == [None]
+        await gc.wait_durable(0)
+        assert fake.flush_calls == 0
+
+    run(body)
+
+
+def test_batches_waiters_behind_one_flush() -> None:
+    async def body() -> None:
+        fake = FakeKV()
+        gc = make(fake)
+        fired: list[int] = []
+
+        def waiter(seq: int) -> Callable[[BaseException | None], None]:
+            def cb(error: BaseException | None) -> None:
+                assert error is None
+                assert threading.current_thread() is threading.main_thread()  # on the loop thread
+                fired.append(seq)
+
+            return cb
+
+        s1 = fake.commit()
+        gc.when_durable(s1, waiter(s1))
+        await until(lambda: fake.flush_calls == 1)
+        for _ in range(50):  # arrive while the first flush runs
+            s = fake.commit()
+            gc.when_durable(s, waiter(s))
+        await asyncio.sleep(0.01)
+        assert fake.flush_calls == 1 and fired == []
+        fake.gate.release()
+        await until(lambda: fired == [1])
+        await until(lambda: fake.flush_calls == 2)  # the next flush starts at once
+        fake.gate.release()
+        await until(lambda: len(fired) == 51)
+        assert fired == list(range(1, 52))
+        assert fake.max_running == 1
+        assert gc.flushes == 2 and gc.durable_seq == 51
+        await asyncio.sleep(0.01)
+        assert fake.flush_calls == 2  # nothing waiting: no idle flushing
+
+    run(body)
+
+
+def test_flush_error_fails_waiters_and_later_calls(caplog: pytest.LogCaptureFixture) -> None:
+    async def body() -> None:
+        fake = FakeKV()
+        gc = make(fake)
+        got: list[BaseException | None] = []
+        fake.fail = OSError(5, "EIO")
+        gc.when_durable(fake.commit(), got.append)
+        gc.when_durable(fake.commit(), got.append)
+        fake.gate.release()
+        await until(lambda: len(got) == 2)
+        assert all(isinstance(e, OSError) for e in got)
+        assert gc.failed is fake.fail
+        later: list[BaseException | None] = []
+        gc.when_durable(fake.commit(), later.append)
+        assert isinstance(later[0], DurabilityError) and later[0].__cause__ is fake.fail
+        with pytest.raises(DurabilityError):
+            await gc.wait_durable(fake.commit_seq)
+        with pytest.raises(DurabilityError):
+            await gc.drain()
+        assert fake.flush_calls == 1
+
+    with caplog.at_level(logging.ERROR, logger="dynastore.storage.group_commit"):
+        run(body)
+    assert "flush failed" in caplog.text
+
+
+def test_wait_durable_raises_durability_error() -> None:
+    async def body() -> None:
+        fake = FakeKV()
+        gc = make(fake)
+        fake.fail = OSError("disk gone")
+        task = asyncio.ensure_future(gc.wait_durable(fake.commit()))
+        await until(lambda: fake.flush_calls == 1)
+        fake.gate.release()
+        with pytest.raises(DurabilityError) as info:
+            await task
+        assert isinstance(info.value.__cause__, OSError)
+
+    logging.getLogger("dynastore.storage.group_commit").disabled = True
+    try:
+        run(body)
+    finally:
+        logging.getLogger("dynastore.storage.group_commit").disabled = False
+
+
+def test_raising_callback_does_not_disturb_others(caplog: pytest.LogCaptureFixture) -> None:
+    async def body() -> None:
+        fake = FakeKV()
+        gc = make(fake)
+        got: list[BaseException | None] = []
+
+        def bad(error: BaseException | None) -> None:
+            raise RuntimeError("handler bug")
+
+        s = fake.commit()
+        gc.when_durable(s, bad)
+        gc.when_durable(s, got.append)
+        fake.gate.release()
+        await until(lambda: got == [None])
+
+    run(body)
+    assert "durability callback raised" in caplog.text
+
+
+def test_uncommitted_seq_is_refused() -> None:
+    async def body() -> None:
+        fake = FakeKV()
+        gc = make(fake)
+        with pytest.raises(ValueError):
+            gc.when_durable(1, lambda error: None)
+
+    run(body)
+
+
+def test_drain_flushes_everything_committed() -> None:
+    async def body() -> None:
+        fake = FakeKV()
+        gc = make(fake)
+        for _ in range(5):
+            fake.commit()
+        task = asyncio.ensure_future(gc.drain())
+        await until(lambda: fake.flush_calls == 1)
+        fake.gate.release()
+        await task
+        assert fake.durable_seq == 5
+        await gc.drain()  # nothing left: returns without flushing
+        assert fake.flush_calls == 1
+
+    run(body)
+
+
+def test_memory_kv_needs_no_flush() -> None:
+    async def body() -> None:
+        kv = MemoryKV()
+        gc = GroupCommitter(kv, asyncio.get_running_loop())
+        with kv.write() as w:
+            w.put(b"a", b"b")
+        got: list[BaseException | None] = []
+        gc.when_durable(kv.commit_seq, got.append)
+        assert got == [None] and gc.flushes == 0
+
+    run(body)
+
+
+def test_many_requests_share_few_fsyncs_on_lmdb(tmp_path: Path) -> None:
+    async def body() -> None:
+        kv = LmdbKV(tmp_path / "db", map_size=1 << 30)
+        gc = GroupCommitter(kv, asyncio.get_running_loop())
+
+        async def request(i: int) -> None:
+            await asyncio.sleep(0)
+            with kv.write() as w:
+                w.put(b"k%05d" % i, b"v")
+            await gc.wait_durable(kv.commit_seq)
+
+        await asyncio.gather(*(request(i) for i in range(2000)))
+        await gc.drain()
+        assert kv.durable_seq == kv.commit_seq == 2000
+        assert gc.flushes < 200, gc.flushes
+        kv.close()
+
+    run(body)

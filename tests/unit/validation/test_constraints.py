@@ -1,0 +1,166 @@
+"""Phase 2: aggregated constraint failures (at most 10) with DynamoDB's exact format."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dynastore.api import schemas
+from dynastore.errors import ValidationException
+from dynastore.validation import validate_request
+
+
+def validation_message(shape: Any, body: Any) -> str | None:
+    with pytest.raises(ValidationException) as info:
+        validate_request(shape, body)
+    assert info.value.to_body()["__type"] == "com.amazon.coral.validate#ValidationException"
+    return info.value.message
+
+
+def test_single_error_uses_singular() -> None:
+    assert validation_message(schemas.PUT_ITEM, {"Item": {}}) == (
+        "1 validation error detected: Value null at 'tableName' failed to satisfy constraint: Member must not be null"
+    )
+
+
+def test_member_order_and_enum_order() -> None:
+    body = {
+        "TableName": "abc;",
+        "ReturnConsumedCapacity": "hi",
+        "ReturnItemCollectionMetrics": "hi",
+        "ReturnValues": "hi",
+    }
+    assert validation_message(schemas.PUT_ITEM, body) == (
+        "5 validation errors detected: "
+        "Value 'hi' at 'returnConsumedCapacity' failed to satisfy constraint: "
+        "Member must satisfy enum value set: [INDEXES, TOTAL, NONE]; "
+        "Value 'abc;' at 'tableName' failed to satisfy constraint: "
+        "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+; "
+        "Value null at 'item' failed to satisfy constraint: Member must not be null; "
+        "Value 'hi' at 'returnValues' failed to satisfy constraint: "
+        "Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]; "
+        "Value 'hi' at 'returnItemCollectionMetrics' failed to satisfy constraint: "
+        "Member must satisfy enum value set: [SIZE, NONE]"
+    )
+
+
+def test_long_table_name() -> None:
+    name = "a" * 256
+    assert validation_message(schemas.GET_ITEM, {"TableName": name, "Key": {}}) == (
+        f"1 validation error detected: Value '{name}' at 'tableName' failed to satisfy constraint: "
+        "Member must have length less than or equal to 255"
+    )
+
+
+def test_table_operations_report_table_name_alone() -> None:
+    assert validation_message(schemas.DESCRIBE_TABLE, {}) == (
+        "The parameter 'TableName' is required but was not present in the request"
+    )
+    assert validation_message(schemas.DELETE_TABLE, {"TableName": "a;"}) == (
+        "TableName must be at least 3 characters long and at most 255 characters long"
+    )
+    assert validation_message(schemas.DESCRIBE_TABLE, {"TableName": "abc;"}) == (
+        "1 validation error detected: Value 'abc;' at 'tableName' failed to satisfy constraint: "
+        "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"
+    )
+
+
+def test_nested_list_paths_and_values() -> None:
+    body = {
+        "TableName": "abc",
+        "AttributeDefinitions": [],
+        "KeySchema": [{"KeyType": "HASH"}, {"AttributeName": "a"}, {"KeyType": "Woop", "AttributeName": "a"}],
+        "ProvisionedThroughput": {"ReadCapacityUnits": 0, "WriteCapacityUnits": 0},
+    }
+    assert validation_message(schemas.CREATE_TABLE, body) == (
+        "6 validation errors detected: "
+        "Value '0' at 'provisionedThroughput.writeCapacityUnits' failed to satisfy constraint: "
+        "Member must have value greater than or equal to 1; "
+        "Value '0' at 'provisionedThroughput.readCapacityUnits' failed to satisfy constraint: "
+        "Member must have value greater than or equal to 1; "
+        "Value '[KeySchemaElement(attributeName=null, keyType=HASH), "
+        "KeySchemaElement(attributeName=a, keyType=null), KeySchemaElement(attributeName=a, keyType=Woop)]' "
+        "at 'keySchema' failed to satisfy constraint: Member must have length less than or equal to 2; "
+        "Value null at 'keySchema.1.member.attributeName' failed to satisfy constraint: Member must not be null; "  # noqa: E501
+        "Value null at 'keySchema.2.member.keyType' failed to satisfy constraint: Member must not be null; "
+        "Value 'Woop' at 'keySchema.3.member.keyType' failed to satisfy constraint: "
+        "Member must satisfy enum value set: [HASH, RANGE]"
+    )
+
+
+def test_at_most_ten_errors() -> None:
+    body = {"TableName": "abc", "AttributeDefinitions": [{} for _ in range(8)], "KeySchema": []}
+    message = validation_message(schemas.CREATE_TABLE, body)
+    assert message is not None
+    assert message.startswith("10 validation errors detected: ")
+    assert message.count("failed to satisfy constraint") == 10
+
+
+def test_map_member_paths() -> None:
+    body = {"TableName": "abc", "KeyConditions": {"a": {}, "b": {"ComparisonOperator": "XX"}}}
+    assert validation_message(schemas.QUERY, body) == (
+        "2 validation errors detected: "
+        "Value 'XX' at 'keyConditions.b.member.comparisonOperator' failed to satisfy constraint: "
+        "Member must satisfy enum value set: "
+        "[IN, NULL, BETWEEN, LT, NOT_CONTAINS, EQ, GT, NOT_NULL, NE, LE, BEGINS_WITH, GE, CONTAINS]; "
+        "Value null at 'keyConditions.a.member.comparisonOperator' failed to satisfy constraint: "
+        "Member must not be null"
+    )
+
+
+def test_list_of_strings_rendering_and_limits() -> None:
+    body = {"TableName": "abc", "Limit": 0, "AttributesToGet": [], "Segment": -1, "TotalSegments": 1000001}
+    assert validation_message(schemas.SCAN, body) == (
+        "4 validation errors detected: "
+        "Value '0' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1; "  # noqa: E501
+        "Value '[]' at 'attributesToGet' failed to satisfy constraint: "
+        "Member must have length greater than or equal to 1; "
+        "Value '-1' at 'segment' failed to satisfy constraint: Member must have value greater than or equal to 0; "  # noqa: E501
+        "Value '1000001' at 'totalSegments' failed to satisfy constraint: "
+        "Member must have value less than or equal to 1000000"
+    )
+
+
+def test_map_keys_and_values() -> None:
+    body: dict[str, Any] = {"RequestItems": {"a;": [], "abc": [{"PutRequest": {"Item": {}}}]}}
+    assert validation_message(schemas.BATCH_WRITE_ITEM, body) == (
+        "2 validation errors detected: "
+        "Value '{a;=[], abc=[WriteRequest(putRequest=PutRequest(item={}), deleteRequest=null)]}' "
+        "at 'requestItems' failed to satisfy constraint: Map keys must satisfy constraint: "
+        "[Member must have length less than or equal to 255, Member must have length greater than or equal to 3, "  # noqa: E501
+        "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]; "
+        "Value '{a;=[], abc=[WriteRequest(putRequest=PutRequest(item={}), deleteRequest=null)]}' "
+        "at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: "
+        "[Member must have length less than or equal to 25, Member must have length greater than or equal to 1]"  # noqa: E501
+    )
+
+
+def test_empty_request_items() -> None:
+    assert validation_message(schemas.BATCH_GET_ITEM, {"RequestItems": {}}) == (
+        "1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: "
+        "Member must have length greater than or equal to 1"
+    )
+
+
+def test_list_tables_order() -> None:
+    body = {"Limit": 2147483647, "ExclusiveStartTableName": "89hls;;f;d" * 30}
+    message = validation_message(schemas.LIST_TABLES, body)
+    assert message is not None
+    assert message.startswith(
+        "3 validation errors detected: Value '2147483647' at 'limit' failed to satisfy constraint: "
+        "Member must have value less than or equal to 100; "
+    )
+
+
+def test_valid_requests_pass() -> None:
+    body = {
+        "TableName": "abc",
+        "AttributeDefinitions": [{"AttributeName": "a", "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}],
+        "BillingMode": "PAY_PER_REQUEST",
+    }
+    assert validate_request(schemas.CREATE_TABLE, body) == body
+    for name, shape in schemas.SHAPES.items():
+        if name in ("DescribeLimits", "DescribeEndpoints", "ListTables"):
+            assert validate_request(shape, {}) == {}
