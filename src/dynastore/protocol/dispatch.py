@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dynastore.api import (
+    batch_write_item,
     create_table,
     delete_item,
     delete_table,
@@ -44,6 +45,7 @@ OPERATIONS: dict[str, tuple[Any, Handler]] = {
     "GetItem": (schemas.GET_ITEM, get_item.handle),
     "UpdateItem": (schemas.UPDATE_ITEM, update_item.handle),
     "DeleteItem": (schemas.DELETE_ITEM, delete_item.handle),
+    "BatchWriteItem": (schemas.BATCH_WRITE_ITEM, batch_write_item.handle),
 }
 
 
