@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from decimal import Context, Decimal, Inexact, InvalidOperation, Overflow, Rounded, Underflow
+from decimal import Context, Decimal
 from typing import Any
 
 from dynastore import limits, messages
@@ -18,16 +18,9 @@ from dynastore.errors import ValidationException
 AttributeValue = dict[str, Any]
 Item = dict[str, AttributeValue]
 
-SCALAR_TYPES = frozenset({"S", "N", "B"})
-SET_TYPES = frozenset({"SS", "NS", "BS"})
-ALL_TYPES = ("S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL")
-
-DDB_DECIMAL = Context(
-    prec=limits.NUMBER_MAX_DIGITS,
-    Emax=limits.NUMBER_MAX_EXPONENT,
-    Emin=limits.NUMBER_MIN_EXPONENT,
-    traps=[InvalidOperation, Overflow, Underflow, Inexact, Rounded],
-)
+# Arithmetic is exact (a precision far beyond any DynamoDB number); DynamoDB's range and 38-digit rules are
+# checked on the result, so nothing is silently rounded.
+DDB_DECIMAL = Context(prec=1000, Emax=999999, Emin=-999999)
 
 _NUMBER_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
@@ -53,7 +46,7 @@ def parse_number(text: str) -> Decimal:
 def _check_range(value: Decimal) -> Decimal:
     if not value:
         return Decimal(0)
-    sign, digits, exponent = value.normalize(_UNBOUNDED).as_tuple()
+    sign, digits, exponent = value.normalize(DDB_DECIMAL).as_tuple()
     assert isinstance(exponent, int)
     magnitude = len(digits) + exponent - 1  # position of the leading digit
     if magnitude > limits.NUMBER_MAX_EXPONENT:
@@ -65,28 +58,17 @@ def _check_range(value: Decimal) -> Decimal:
     return value
 
 
-_UNBOUNDED = Context(prec=1000, Emax=999999, Emin=-999999)
-
-
 def format_number(value: Decimal) -> str:
     """DynamoDB's canonical text: plain notation, no exponent, no trailing zeros, no negative zero."""
     if not value:
         return "0"
-    text = format(value.normalize(_UNBOUNDED), "f")
+    text = format(value.normalize(DDB_DECIMAL), "f")
     return text
 
 
 def normalize_number(text: str) -> str:
     """Validate a wire number and return its canonical text (1E+2 -> 100, 1.50 -> 1.5)."""
     return format_number(parse_number(text))
-
-
-def checked_number(text: str) -> str:
-    """normalize_number for request validation: raises ValidationException."""
-    try:
-        return normalize_number(text)
-    except NumberError as e:
-        raise ValidationException(e.message) from None
 
 
 def add_numbers(left: str, right: str) -> str:
@@ -99,7 +81,7 @@ def subtract_numbers(left: str, right: str) -> str:
 
 def _arith(left: Decimal, right: Decimal, *, subtract: bool) -> str:
     # Exact arithmetic first, then DynamoDB's range and precision rules decide.
-    result = _UNBOUNDED.subtract(left, right) if subtract else _UNBOUNDED.add(left, right)
+    result = DDB_DECIMAL.subtract(left, right) if subtract else DDB_DECIMAL.add(left, right)
     try:
         return format_number(_check_range(result))
     except NumberError as e:
@@ -127,17 +109,10 @@ def compare_scalars(type_name: str, left: Any, right: Any) -> int:
     return int(a > b) - int(a < b)
 
 
-def scalar_of(value: AttributeValue) -> tuple[str, Any]:
-    """The (type, payload) pair of a one-key AttributeValue dict."""
-    for type_name, payload in value.items():
-        return type_name, payload
-    raise ValueError("empty AttributeValue")
-
-
 def values_equal(left: AttributeValue, right: AttributeValue) -> bool:
     """DynamoDB equality: same type and same value (numbers by value, sets regardless of order)."""
-    lt, lv = scalar_of(left)
-    rt, rv = scalar_of(right)
+    ((lt, lv),) = left.items()
+    ((rt, rv),) = right.items()
     if lt != rt:
         return False
     if lt == "N":
