@@ -1,0 +1,34 @@
+"""SigV4 presence and format checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from dynastore.errors import IncompleteSignatureException, MissingAuthenticationTokenException
+from dynastore.protocol import auth
+
+GOOD = "AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=ab"
+
+
+def test_complete_header_passes() -> None:
+    auth.check({"authorization": GOOD, "x-amz-date": "20260101T000000Z"})
+    auth.check({"authorization": GOOD, "date": "Thu, 01 Jan 2026 00:00:00 GMT"})
+
+
+@pytest.mark.parametrize("value", [None, "", "Bearer abc", "AWS3 foo"])
+def test_missing_or_foreign_scheme(value: str | None) -> None:
+    headers = {} if value is None else {"authorization": value}
+    with pytest.raises(MissingAuthenticationTokenException) as info:
+        auth.check(headers)
+    assert info.value.message == "Request is missing Authentication Token"
+
+
+def test_every_missing_part_is_listed() -> None:
+    with pytest.raises(IncompleteSignatureException) as info:
+        auth.check({"authorization": "AWS4-HMAC-SHA256 SignedHeaders=host"})
+    assert info.value.message == (
+        "Authorization header requires 'Credential' parameter. "
+        "Authorization header requires 'Signature' parameter. "
+        "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header. "
+        "Authorization=AWS4-HMAC-SHA256 SignedHeaders=host"
+    )

@@ -1,0 +1,118 @@
+"""The HTTP connection: parsing, keep-alive, 413, and responses held until their write is durable."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from dynastore.protocol.http_server import HttpConnection
+from dynastore.protocol.protocol import RawResponse
+
+REQUEST = (
+    b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amz-json-1.0\r\n"
+    b"X-Amz-Target: DynamoDB_20120810.%s\r\nContent-Length: 2\r\n\r\n{}"
+)
+
+
+class FakeTransport:
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class FakeProtocol:
+    """Operations named Write<N> report commit N; everything else reports none."""
+
+    def handle(self, method: str, headers: dict[str, str], body: bytes) -> RawResponse:
+        target = headers["x-amz-target"].split(".")[1]
+        seq = int(target[5:]) if target.startswith("Write") else 0
+        return RawResponse(200, target.encode(), commit_seq=seq)
+
+
+class FakeCommitter:
+    def __init__(self) -> None:
+        self.durable_seq = 0
+        self.waiting: list[tuple[int, Callable[[BaseException | None], None]]] = []
+
+    def when_durable(self, seq: int, callback: Callable[[BaseException | None], None]) -> None:
+        self.waiting.append((seq, callback))
+
+    def flush(self, seq: int) -> None:
+        self.durable_seq = seq
+        ready = [cb for s, cb in self.waiting if s <= seq]
+        self.waiting = [(s, cb) for s, cb in self.waiting if s > seq]
+        for callback in ready:
+            callback(None)
+
+
+def connect() -> tuple[HttpConnection, FakeTransport, FakeCommitter]:
+    committer = FakeCommitter()
+    connection = HttpConnection(FakeProtocol(), committer)  # type: ignore[arg-type]
+    transport = FakeTransport()
+    connection.connection_made(transport)  # type: ignore[arg-type]
+    return connection, transport, committer
+
+
+def bodies(transport: FakeTransport) -> list[bytes]:
+    return [chunk.rsplit(b"\r\n\r\n", 1)[1] for chunk in transport.written]
+
+
+def test_reads_answer_at_once() -> None:
+    connection, transport, _ = connect()
+    connection.data_received(REQUEST % b"Get")
+    assert bodies(transport) == [b"Get"]
+
+
+def test_write_waits_for_durability_and_holds_what_follows() -> None:
+    connection, transport, committer = connect()
+    connection.data_received(REQUEST % b"Write1" + REQUEST % b"Get")
+    assert transport.written == []
+    committer.flush(1)
+    assert bodies(transport) == [b"Write1", b"Get"]
+
+
+def test_responses_keep_request_order_across_flushes() -> None:
+    connection, transport, committer = connect()
+    connection.data_received(REQUEST % b"Write1" + REQUEST % b"Write2" + REQUEST % b"Get")
+    committer.flush(1)
+    assert bodies(transport) == [b"Write1"]
+    committer.flush(2)
+    assert bodies(transport) == [b"Write1", b"Write2", b"Get"]
+
+
+def test_failed_flush_answers_500_and_closes() -> None:
+    connection, transport, committer = connect()
+    connection.data_received(REQUEST % b"Write1")
+    seq, callback = committer.waiting[0]
+    callback(OSError("disk gone"))
+    assert transport.written[0].startswith(b"HTTP/1.1 500")
+    assert transport.closed
+
+
+def test_body_split_across_packets() -> None:
+    connection, transport, _ = connect()
+    data = REQUEST % b"Get"
+    for i in range(0, len(data), 7):
+        connection.data_received(data[i : i + 7])
+    assert bodies(transport) == [b"Get"]
+
+
+def test_garbage_is_a_400_and_closes() -> None:
+    connection, transport, _ = connect()
+    connection.data_received(b"\x00\x01 not http\r\n\r\n")
+    assert transport.written[0].startswith(b"HTTP/1.1 400")
+    assert transport.closed
+
+
+def test_connection_close_is_honoured() -> None:
+    connection, transport, _ = connect()
+    request: Any = REQUEST.replace(b"Host: x\r\n", b"Host: x\r\nConnection: close\r\n") % b"Get"
+    connection.data_received(request)
+    assert b"Connection: close" in transport.written[0]
+    assert transport.closed

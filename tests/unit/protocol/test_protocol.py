@@ -1,0 +1,150 @@
+"""protocol.Protocol.handle without sockets: the order of checks and the shape of responses."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from typing import Any
+
+import orjson
+import pytest
+
+from dynastore.errors import ConditionalCheckFailedException
+from dynastore.protocol.protocol import Operation, Protocol
+
+AUTH = {
+    "authorization": "AWS4-HMAC-SHA256 Credential=a/b/c/d/e, SignedHeaders=host, Signature=s",
+    "x-amz-date": "20260101T000000Z",
+}
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.seq = 0
+        self.calls: list[Any] = []
+
+    def echo(self, body: Any) -> Any:
+        self.calls.append(body)
+        return {"Echo": body}
+
+    def write(self, body: Any) -> Any:
+        self.seq += 1
+        return {}
+
+    def fail(self, body: Any) -> Any:
+        raise ConditionalCheckFailedException(Item={"a": {"S": "x"}})
+
+    def crash(self, body: Any) -> Any:
+        raise KeyError("boom")
+
+
+@pytest.fixture
+def recorder() -> Recorder:
+    return Recorder()
+
+
+@pytest.fixture
+def protocol(recorder: Recorder) -> Protocol:
+    operations = {
+        "Echo": Operation("Echo", recorder.echo),
+        "Write": Operation("Write", recorder.write),
+        "Fail": Operation("Fail", recorder.fail),
+        "Crash": Operation("Crash", recorder.crash),
+    }
+    return Protocol(operations, region="eu-west-1", commit_seq=lambda: recorder.seq)
+
+
+def call(protocol: Protocol, target: str, body: bytes = b"{}", **headers: str) -> Any:
+    all_headers = {"content-type": "application/x-amz-json-1.0", "x-amz-target": f"DynamoDB_20120810.{target}"}
+    all_headers.update(AUTH)
+    all_headers.update(headers)
+    return protocol.handle("POST", all_headers, body)
+
+
+def test_health_names_the_region(protocol: Protocol) -> None:
+    response = protocol.handle("GET", {}, b"")
+    assert (response.status, response.body) == (200, b"healthy: dynamodb.eu-west-1.amazonaws.com ")
+
+
+def test_success_has_crc32_and_request_id(protocol: Protocol) -> None:
+    response = call(protocol, "Echo", b'{"a": 1}')
+    headers = dict(response.headers)
+    assert response.status == 200
+    assert orjson.loads(response.body) == {"Echo": {"a": 1}}
+    assert headers["x-amz-crc32"] == str(zlib.crc32(response.body))
+    assert len(headers["x-amzn-RequestId"]) == 52
+
+
+def test_request_ids_differ(protocol: Protocol) -> None:
+    first = dict(call(protocol, "Echo").headers)["x-amzn-RequestId"]
+    second = dict(call(protocol, "Echo").headers)["x-amzn-RequestId"]
+    assert first != second
+
+
+def test_json_is_checked_before_the_target(protocol: Protocol) -> None:
+    response = call(protocol, "NoSuchThing", b"{oops")
+    assert orjson.loads(response.body) == {"__type": "com.amazon.coral.service#SerializationException"}
+
+
+def test_target_is_checked_before_auth(protocol: Protocol) -> None:
+    response = protocol.handle(
+        "POST", {"content-type": "application/x-amz-json-1.0", "x-amz-target": "DynamoDB_20120810.Nope"}, b"{}"
+    )
+    assert orjson.loads(response.body) == {"__type": "com.amazon.coral.service#UnknownOperationException"}
+
+
+def test_empty_body_is_serialization_exception_after_auth(protocol: Protocol, recorder: Recorder) -> None:
+    response = call(protocol, "Echo", b"")
+    assert orjson.loads(response.body) == {"__type": "com.amazon.coral.service#SerializationException"}
+    assert recorder.calls == []
+
+
+def test_dynamo_errors_carry_extra_members(protocol: Protocol) -> None:
+    response = call(protocol, "Fail")
+    assert response.status == 400
+    assert orjson.loads(response.body) == {
+        "__type": "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException",
+        "message": "The conditional request failed",
+        "Item": {"a": {"S": "x"}},
+    }
+
+
+def test_unexpected_exception_is_a_500_without_details(protocol: Protocol) -> None:
+    response = call(protocol, "Crash")
+    assert response.status == 500
+    assert orjson.loads(response.body) == {
+        "__type": "com.amazonaws.dynamodb.v20120810#InternalServerError",
+        "message": "Internal server error",
+    }
+
+
+def test_writes_report_their_commit(protocol: Protocol, recorder: Recorder) -> None:
+    assert call(protocol, "Echo").commit_seq == 0
+    assert call(protocol, "Write").commit_seq == 1
+    assert call(protocol, "Write").commit_seq == 2
+
+
+def test_gzip_and_deflate_bodies(protocol: Protocol, recorder: Recorder) -> None:
+    call(protocol, "Echo", gzip.compress(b'{"g": 1}'), **{"content-encoding": "gzip"})
+    call(protocol, "Echo", zlib.compress(b'{"d": 1}'), **{"content-encoding": "deflate"})
+    assert recorder.calls == [{"g": 1}, {"d": 1}]
+
+
+def test_bad_gzip_is_serialization_exception(protocol: Protocol) -> None:
+    response = call(protocol, "Echo", b"not gzip", **{"content-encoding": "gzip"})
+    assert orjson.loads(response.body) == {"__type": "com.amazon.coral.service#SerializationException"}
+
+
+def test_gzip_bomb_over_16_mb_is_refused(protocol: Protocol) -> None:
+    bomb = gzip.compress(b"{" + b" " * (16 * 1024 * 1024 + 1) + b"}")
+    response = call(protocol, "Echo", bomb, **{"content-encoding": "gzip"})
+    assert response.status == 413
+
+
+def test_large_responses_are_gzipped_when_accepted(protocol: Protocol) -> None:
+    body = orjson.dumps({"x": "y" * 4000})
+    response = call(protocol, "Echo", body, **{"accept-encoding": "gzip, deflate"})
+    assert ("Content-Encoding", "gzip") in response.headers
+    assert orjson.loads(gzip.decompress(response.body)) == {"Echo": {"x": "y" * 4000}}
+    small = call(protocol, "Echo", b"{}", **{"accept-encoding": "gzip"})
+    assert ("Content-Encoding", "gzip") not in small.headers
