@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from dynastore.config import Config
+from dynastore.util.clock import ManualClock
 
 
 def _parser(defaults: Config) -> argparse.ArgumentParser:
@@ -37,6 +40,14 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
         default=defaults.delete_table_delay,
         help="seconds a deleted table stays DELETING",
     )
+    serve.add_argument(
+        "--transaction-lock-hold",
+        type=float,
+        default=defaults.transaction_lock_hold,
+        help="test aid: seconds a transaction's items stay locked after its commit (default 0; inf: forever)",
+    )
+    _add_capacity_flags(serve, defaults)
+    _add_partitions_command(commands)
     return parser
 
 
@@ -56,5 +67,78 @@ def main(argv: Sequence[str] | None = None) -> None:
             create_table_delay=args.create_table_delay,
             update_table_delay=args.update_table_delay,
             delete_table_delay=args.delete_table_delay,
+            transaction_lock_hold=args.transaction_lock_hold,
         )
-        serve(config)
+        serve(_with_capacity(config, args))
+    elif args.command == "partitions":
+        from dynastore.partitions_cli import run
+
+        raise SystemExit(run(args))
+
+
+# ---- capacity model (docs/capacity.md) ------------------------------------------------------------------------
+def _add_capacity_flags(serve: argparse.ArgumentParser, defaults: Config) -> None:
+    serve.add_argument(
+        "--capacity",
+        choices=("enforce", "report"),
+        default=defaults.capacity,
+        help="enforce: throttle as DynamoDB does (default); report: compute and show everything, throttle nothing",
+    )
+    serve.add_argument(
+        "--partition-size-limit",
+        type=int,
+        default=defaults.partition_size_limit,
+        help="test/what-if aid: bytes a partition holds before it splits (DynamoDB: 10 GB)",
+    )
+    serve.add_argument(
+        "--partition-max-rcu",
+        type=int,
+        default=defaults.partition_max_rcu,
+        help="test/what-if aid: read units a second one partition can serve (DynamoDB: 3000)",
+    )
+    serve.add_argument(
+        "--partition-max-wcu",
+        type=int,
+        default=defaults.partition_max_wcu,
+        help="test/what-if aid: write units a second one partition can serve (DynamoDB: 1000)",
+    )
+    serve.add_argument(
+        "--adaptive-delay",
+        type=float,
+        default=defaults.adaptive_delay,
+        help="seconds a partition throttles before adaptive capacity lifts it (default 300)",
+    )
+    serve.add_argument(
+        "--manual-clock",
+        action="store_true",
+        default=defaults.manual_clock,
+        help="test aid: the server's clock stands still and moves only through POST /dynastore/clock",
+    )
+
+
+def _with_capacity(config: Config, args: argparse.Namespace) -> Config:
+    clock = config.clock
+    if args.manual_clock and not isinstance(clock, ManualClock):
+        clock = ManualClock(time.time())
+    return dataclasses.replace(
+        config,
+        capacity=args.capacity,
+        partition_size_limit=args.partition_size_limit,
+        partition_max_rcu=args.partition_max_rcu,
+        partition_max_wcu=args.partition_max_wcu,
+        adaptive_delay=args.adaptive_delay,
+        manual_clock=args.manual_clock,
+        clock=clock,
+    )
+
+
+def _add_partitions_command(commands: Any) -> None:
+    cmd = commands.add_parser(
+        "partitions", help="show the partitions of a table and its indexes on a running server (dynastore extension)"
+    )
+    cmd.add_argument("table", help="table name")
+    cmd.add_argument("--endpoint", default="http://127.0.0.1:8000", help="the server (default http://127.0.0.1:8000)")
+    cmd.add_argument("--as-if", type=int, default=None, help="behave as if the table held N partitions (0: stop)")
+    cmd.add_argument("--rebuild", action="store_true", help="re-partition from throughput and size (as a restore)")
+    cmd.add_argument("--contributors", action="store_true", help="also show Contributor Insights' top keys")
+    cmd.add_argument("--json", action="store_true", help="print the raw JSON")

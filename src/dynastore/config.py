@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from dynastore.util.clock import Clock, SystemClock
+from dynastore.limits import ADAPTIVE_CAPACITY_DELAY, PARTITION_MAX_BYTES, PARTITION_MAX_RCU, PARTITION_MAX_WCU
+from dynastore.util.clock import Clock, ManualClock, SystemClock
 
 
 @dataclass(frozen=True)
@@ -21,6 +25,17 @@ class Config:
     create_table_delay: float = 0.0
     update_table_delay: float = 0.0
     delete_table_delay: float = 0.0
+    # Test aid: seconds a TransactWriteItems keeps its items locked after its commit became durable, so tests
+    # can meet TransactionConflict deterministically (inf: until the server stops). Keep 0 in production.
+    transaction_lock_hold: float = 0.0
+    # Capacity model (docs/capacity.md): "enforce" throttles as DynamoDB does, "report" only counts. The partition
+    # constants and the adaptive-capacity delay are DynamoDB's by default; smaller values are test/what-if aids.
+    capacity: str = "enforce"
+    partition_size_limit: int = PARTITION_MAX_BYTES
+    partition_max_rcu: int = PARTITION_MAX_RCU
+    partition_max_wcu: int = PARTITION_MAX_WCU
+    adaptive_delay: float = ADAPTIVE_CAPACITY_DELAY
+    manual_clock: bool = False  # test aid: time moves only through POST /dynastore/clock
     clock: Clock = field(default_factory=SystemClock, compare=False)
 
     @classmethod
@@ -38,4 +53,23 @@ class Config:
             create_table_delay=float(env.get("DYNASTORE_CREATE_TABLE_DELAY", base.create_table_delay)),
             update_table_delay=float(env.get("DYNASTORE_UPDATE_TABLE_DELAY", base.update_table_delay)),
             delete_table_delay=float(env.get("DYNASTORE_DELETE_TABLE_DELAY", base.delete_table_delay)),
+            transaction_lock_hold=float(env.get("DYNASTORE_TRANSACTION_LOCK_HOLD", base.transaction_lock_hold)),
+            **_capacity_from_env(env, base),
         )
+
+
+def _capacity_from_env(env: Mapping[str, str], base: Config) -> dict[str, Any]:
+    """The capacity-model settings of DYNASTORE_CAPACITY, _PARTITION_SIZE_LIMIT, _PARTITION_MAX_RCU/WCU,
+    _ADAPTIVE_DELAY and _MANUAL_CLOCK."""
+    manual = env.get("DYNASTORE_MANUAL_CLOCK", "").lower() in ("1", "true", "yes")
+    out: dict[str, Any] = {
+        "capacity": env.get("DYNASTORE_CAPACITY", base.capacity),
+        "partition_size_limit": int(env.get("DYNASTORE_PARTITION_SIZE_LIMIT", base.partition_size_limit)),
+        "partition_max_rcu": int(env.get("DYNASTORE_PARTITION_MAX_RCU", base.partition_max_rcu)),
+        "partition_max_wcu": int(env.get("DYNASTORE_PARTITION_MAX_WCU", base.partition_max_wcu)),
+        "adaptive_delay": float(env.get("DYNASTORE_ADAPTIVE_DELAY", base.adaptive_delay)),
+        "manual_clock": manual,
+    }
+    if manual:
+        out["clock"] = ManualClock(time.time())
+    return out

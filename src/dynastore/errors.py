@@ -163,7 +163,7 @@ class TransactionConflictException(DynamoError):
 
 
 class TransactionInProgressException(DynamoError):
-    pass
+    message_key = "Message"
 
 
 class IdempotentParameterMismatchException(DynamoError):

@@ -42,3 +42,19 @@ MAX_THROUGHPUT_DECREASES_PER_DAY = 27
 PARTITION_MAX_RCU = 3000
 PARTITION_MAX_WCU = 1000
 PARTITION_MAX_BYTES = 10 * 1024 * 1024 * 1024
+
+# Transactions.
+MAX_TRANSACT_PAYLOAD_BYTES = 4 * 1024 * 1024  # items plus expressions of one TransactWriteItems
+CLIENT_TOKEN_TTL_SECONDS = 600  # a ClientRequestToken is remembered this long after its request finished
+TOKEN_SWEEP_PER_WRITE = 8  # expired tokens forgotten by each TransactWriteItems that stores one
+
+# Capacity model (engine/partitions.py, engine/throttle.py; see docs/capacity.md).
+BURST_SECONDS = 300  # unused capacity a partition retains for bursts
+PARTITION_SLACK_WRITE_UNITS = 1  # throughput within one write unit of a partition boundary needs no new partition
+ON_DEMAND_INITIAL_READ = 12000  # what a new on-demand table sustains at once (read request units/s)
+ON_DEMAND_INITIAL_WRITE = 4000  # (write request units/s)
+ADAPTIVE_CAPACITY_DELAY = 300.0  # seconds a partition throttles before adaptive capacity lifts it (default)
+THROUGHPUT_FREE_DECREASES = 4  # decreases per UTC day before the once-an-hour rule applies
+THROUGHPUT_DECREASE_INTERVAL = 3600  # seconds between later decreases
+CONTRIBUTOR_WINDOW_SECONDS = 3600  # how far back Contributor Insights counters reach
+CONTRIBUTOR_TOP = 10  # keys reported per rule by default

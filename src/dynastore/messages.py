@@ -377,3 +377,79 @@ BATCH_WRITE_REQUEST_SHAPE = (
 LEGACY_UPDATE_ADD_NOT_SUPPORTED = (
     "One or more parameter values were invalid: ADD action is not supported for the type {type}"
 )
+# --- reads: Query, Scan, BatchGetItem --------------------------------------------------------------------
+QUERY_NO_KEY_CONDITION = (
+    "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request."
+)
+INDEX_NOT_IN_TABLE = "The table does not have the specified index: {index}"
+# Ours: secondary-index reads arrive with the index issue; until then they are refused, never answered wrongly.
+INDEX_READS_NOT_SUPPORTED = "Reading a secondary index is not supported yet: {index}"
+START_KEY_INVALID = "The provided starting key is invalid"
+START_KEY_INVALID_DETAIL = "The provided starting key is invalid: {detail}"
+START_KEY_OUTSIDE_QUERY = "The provided starting key is outside query boundaries based on provided conditions"
+START_KEY_RANGE_MISMATCH = "The provided starting key does not match the range key predicate"
+START_KEY_ONE_ROW = "The query can return at most one row and cannot be restarted"
+START_KEY_WRONG_SEGMENT = (
+    "Invalid ExclusiveStartKey. Please use ExclusiveStartKey with correct Segment. "
+    "TotalSegments: {total} Segment: {segment}"
+)
+FILTER_ON_KEY_ATTRIBUTE = "{param} can only contain non-primary key attributes: Primary key attribute: {name}"
+KEY_PATH_NOT_SCALAR = (
+    "Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: {kind}: {name}"
+)
+SCAN_SEGMENT_WITHOUT_TOTAL = (
+    "The TotalSegments parameter is required but was not present in the request when Segment parameter is present"
+)
+SCAN_TOTAL_WITHOUT_SEGMENT = (
+    "The Segment parameter is required but was not present in the request when parameter TotalSegments is present"
+)
+SCAN_SEGMENT_TOO_LARGE = (
+    "The Segment parameter is zero-based and must be less than parameter TotalSegments: "
+    "Segment: {segment} is not less than TotalSegments: {total}"
+)
+SELECT_SPECIFIC_WITHOUT_PROJECTION = (
+    "Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES"
+)
+SELECT_COUNT_WITH_PROJECTION = "Cannot specify the {param} when choosing to get only the Count"
+SELECT_ALL_WITH_PROJECTION = "Cannot specify the {param} when choosing to get {select}"
+SELECT_ALL_PROJECTED_WITHOUT_INDEX = "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName"
+BATCH_GET_TOO_MANY = "Too many items requested for the BatchGetItem call"
+# --- transactions ----------------------------------------------------------------------------------------------
+TRANSACTION_CANCELED = "Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]"
+TRANSACTION_ONGOING = "Transaction is ongoing for the item"
+CONDITION_FAILED = "The conditional request failed"
+TRANSACTION_MULTIPLE_OPERATIONS_ON_ITEM = "Transaction request cannot include multiple operations on one item"
+TRANSACT_ITEM_MULTIPLE_ACTIONS = "TransactItems can only contain one of Check, Put, Update or Delete"
+TRANSACT_ITEM_NO_ACTION = "Invalid Request: TransactWriteRequest should contain Delete or Put or Update request"
+TRANSACT_PAYLOAD_TOO_LARGE = "Transaction payload size cannot exceed 4MB. Payload Size: : Transaction payload size cannot exceed 4MB. Payload Size: {size}"
+IDEMPOTENT_MISMATCH = (
+    "Specified idempotent token was used with different request parameters within the idempotency window"
+)
+TRANSACTION_IN_PROGRESS = "The transaction with the given request token is already in progress."
+# --- capacity and throttling ---------------------------------------------------------------------------------
+THROUGHPUT_EXCEEDED_TABLE = (
+    "The level of configured provisioned throughput for the table was exceeded. "
+    "Consider increasing your provisioning level with the UpdateTable API."
+)
+THROUGHPUT_EXCEEDED_INDEX = (
+    "The level of configured provisioned throughput for one or more global secondary indexes of the table was "
+    "exceeded. Consider increasing your provisioning level for the under-provisioned global secondary indexes "
+    "with the UpdateTable API."
+)
+THROTTLED_ON_DEMAND = (
+    "Throughput exceeds the current capacity of your table or index. DynamoDB is automatically scaling your table "
+    "or index so please try again shortly. If exceptions persist, check if you have a hot key: "
+    "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html"
+)
+THROTTLED_ON_DEMAND_INDEX = (
+    "Throughput exceeds the current capacity for one or more global secondary indexes. DynamoDB is automatically "
+    "scaling your index so please try again shortly."
+)
+THROUGHPUT_DECREASE_LIMIT = (
+    "Subscriber limit exceeded: Provisioned throughput decreases are limited within a given UTC day. After the "
+    "first 4 decreases, each subsequent decrease in the same UTC day can be performed at most once every 3600 "
+    "seconds. Number of decreases today: {count}. Last decrease at {last}. Next decrease can be made at {next}"
+)
+EXPR_NAMES_EMPTY = "ExpressionAttributeNames must not be empty"
+EXPR_VALUES_EMPTY = "ExpressionAttributeValues must not be empty"
+EXPR_VALUES_INVALID_VALUE = "ExpressionAttributeValues contains invalid value: {detail} for key {key}"

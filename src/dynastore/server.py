@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import signal
 import sys
 
 from dynastore.api.context import Context
 from dynastore.config import Config
-from dynastore.protocol import dispatch, http_server
+from dynastore.protocol import dispatch, extensions, http_server
 from dynastore.protocol.protocol import Protocol
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.group_commit import GroupCommitter
@@ -39,7 +40,10 @@ class Server:
         self.catalog = Catalog.load(self.kv, config)
         self.context = Context(config, self.kv, self.catalog)
         self.protocol = Protocol(
-            dispatch.bind(self.context), region=config.region, commit_seq=lambda: self.kv.commit_seq
+            dispatch.bind(self.context),
+            region=config.region,
+            commit_seq=lambda: self.kv.commit_seq,
+            extension=extensions.bind(self.context),
         )
         self._stopping: asyncio.Event | None = None
 
@@ -49,6 +53,8 @@ class Server:
         committer = GroupCommitter(self.kv, loop)
         listener = await http_server.start(self.protocol, committer, self.config.host, self.config.port)
         host, port = listener.sockets[0].getsockname()[:2]
+        # With --port 0 the operating system chose the port; DescribeEndpoints must report the real one.
+        self.context.config = dataclasses.replace(self.config, port=port)
         print(f"dynastore listening on http://{host}:{port}", flush=True)
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self._stopping.set)

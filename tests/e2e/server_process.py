@@ -20,7 +20,7 @@ class ServerProcess:
         command += list(args)
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         # The server's log goes to a file: a pipe nobody reads would fill up and block it.
-        self.log = tempfile.TemporaryFile()
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process, closed in _close
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.log, text=True, env=env)
         assert self.process.stdout is not None
         line = self.process.stdout.readline()

@@ -1,4 +1,13 @@
-"""BatchWriteItem: up to 25 puts and deletes across tables, each unconditional."""
+"""BatchWriteItem: up to 25 puts and deletes across tables, each unconditional.
+
+Checks, in order: the 25-request total; per table, a WriteRequest with neither or both of PutRequest and
+DeleteRequest (DynamoDB's text for it is the AttributeValue "more than one datatypes" one), then per request the
+AttributeValues and the 400 KB item size (dynalite ``validations/batchWriteItem.js`` order); then every table
+(ResourceNotFoundException), every key against its table's schema, and two requests on one key.
+
+The admitted writes run in one storage transaction. Requests the capacity model refuses (``_admit``; it admits
+everything until throttling exists) come back untouched in ``UnprocessedItems``, as DynamoDB returns them.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +15,8 @@ from typing import Any
 
 from dynastore import messages
 from dynastore.api.context import Context
-from dynastore.engine import writes
-from dynastore.engine.capacity import write_half_units
+from dynastore.engine import transactions, writes
+from dynastore.engine.capacity import consumed_capacity, write_half_units
 from dynastore.engine.keys import check_table_key, storage_key
 from dynastore.errors import ValidationException
 from dynastore.limits import MAX_BATCH_WRITE, MAX_ITEM_BYTES
@@ -15,16 +24,23 @@ from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
 from dynastore.validation.attribute_values import check_item
 
+Planned = tuple[TableDef, bytes, writes.Plan]
 
+
+@transactions.defer_batch_conflicts  # requests on items held by a transaction go to UnprocessedItems
 def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     request_items: dict[str, list[dict[str, Any]]] = req["RequestItems"]
     if sum(len(requests) for requests in request_items.values()) > MAX_BATCH_WRITE:
         raise ValidationException(messages.BATCH_WRITE_TOO_MANY)
     for requests in request_items.values():
         for request in requests:
+            if (request.get("PutRequest") is None) == (request.get("DeleteRequest") is None):
+                raise ValidationException(messages.BATCH_WRITE_REQUEST_SHAPE)
+        for request in requests:
             _check_request(request)
 
-    planned: list[tuple[TableDef, bytes, writes.Plan]] = []
+    planned: list[Planned] = []
+    sources: list[tuple[str, dict[str, Any]]] = []
     for table_name, requests in request_items.items():
         table = ctx.catalog.get_active(table_name)
         seen: set[bytes] = set()
@@ -37,38 +53,49 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
                 raise ValidationException(messages.BATCH_DUPLICATE_KEYS)
             seen.add(key)
             planned.append((table, key, writes.PutPlan(put["Item"]) if put is not None else writes.DeletePlan()))
+            sources.append((table_name, request))
 
-    results = writes.execute_batch(ctx, planned)
-    response: dict[str, Any] = {"UnprocessedItems": {}}
+    admitted = [index for index, entry in enumerate(planned) if _admit(ctx, entry)]
+    results = writes.execute_batch(ctx, [planned[index] for index in admitted]) if admitted else []
+    unprocessed: dict[str, list[dict[str, Any]]] = {}
+    for index in sorted(set(range(len(planned))) - set(admitted)):
+        table_name, request = sources[index]
+        unprocessed.setdefault(table_name, []).append(request)
+    response: dict[str, Any] = {"UnprocessedItems": unprocessed}
     mode = req.get("ReturnConsumedCapacity")
     if mode is not None and mode != "NONE":
-        response["ConsumedCapacity"] = _capacity(mode, planned, results)
+        response["ConsumedCapacity"] = _capacity(mode, request_items, [planned[i] for i in admitted], results)
     return response
 
 
+def _admit(ctx: Context, entry: Planned) -> bool:
+    """Whether the capacity model lets this write run now (the throttling hook; always yes for now)."""
+    return True
+
+
 def _check_request(request: dict[str, Any]) -> None:
-    put, delete = request.get("PutRequest"), request.get("DeleteRequest")
-    if (put is None) == (delete is None):
-        raise ValidationException(messages.BATCH_WRITE_REQUEST_SHAPE)
+    put = request.get("PutRequest")
     if put is not None:
         check_item(put["Item"])
         if item_size(put["Item"]) > MAX_ITEM_BYTES:
             raise ValidationException(messages.ITEM_TOO_LARGE)
-    elif delete is not None:
-        check_item(delete["Key"])
+    else:
+        check_item(request["DeleteRequest"]["Key"])
 
 
 def _capacity(
-    mode: str, planned: list[tuple[TableDef, bytes, writes.Plan]], results: list[writes.WriteResult]
+    mode: str,
+    request_items: dict[str, Any],
+    planned: list[Planned],
+    results: list[writes.WriteResult],
 ) -> list[dict[str, Any]]:
-    per_table: dict[str, int] = {}
+    """One entry per table of the request: each write rounded on its own to 1 KB (larger of old and new)."""
+    per_table: dict[str, int] = dict.fromkeys(request_items, 0)
     for (table, _, _), result in zip(planned, results, strict=True):
-        units = write_half_units(max(result.old_size, result.new_size))
-        per_table[table.name] = per_table.get(table.name, 0) + units
+        per_table[table.name] += write_half_units(max(result.old_size, result.new_size))
     consumed = []
     for name, half_units in per_table.items():
-        entry: dict[str, Any] = {"TableName": name, "CapacityUnits": half_units / 2}
-        if mode == "INDEXES":
-            entry["Table"] = {"CapacityUnits": half_units / 2}
+        entry = consumed_capacity(mode, name, half_units)
+        assert entry is not None
         consumed.append(entry)
     return consumed

@@ -1,8 +1,12 @@
 """CreateTable: phase-3 semantic checks in DynamoDB's order, then a CREATING table in the catalog.
 
 Order (dynalite's AWS-verified createTable checks, extended with later DynamoDB rules): billing mode vs
-throughput, capacity bounds, key schema vs attribute definitions, unused definitions, LSIs, GSIs, stream,
-SSE, table class, on-demand throughput, tags, then the name (``Table already exists``).
+throughput, capacity bounds, key schema vs attribute definitions, then (with indexes) an LSI's need for a table
+range key and every index key being defined, unused definitions, LSIs, GSIs, stream, SSE, table class,
+on-demand throughput, tags, then the name (``Table already exists``). The unused-definitions rule comes after
+the index-key checks because DynamoDB reports those first (dynalite's and moto's recorded cases); a table whose
+two key attributes are not both defined fails with "Invalid KeySchema: Some index key attribute have no
+definition" (dynalite).
 """
 
 from __future__ import annotations
@@ -142,7 +146,7 @@ def _check_throughput(req: dict[str, Any], billing: BillingMode) -> None:
 def _check_table_keys(req: dict[str, Any], defs: list[str]) -> None:
     key_schema: list[dict[str, Any]] = req["KeySchema"]
     keys = [k["AttributeName"] for k in key_schema]
-    if len(keys) > len(defs):
+    if len(keys) > len(defs) or (len(keys) == 2 and any(k not in defs for k in keys)):
         raise ValidationException(messages.KEY_ATTR_NO_DEFINITION)
     if any(k not in defs for k in keys):
         raise invalid(messages.KEY_ATTRS_NOT_DEFINED.format(keys=", ".join(map(str, keys)), defs=", ".join(defs)))
@@ -157,13 +161,27 @@ def _check_table_keys(req: dict[str, Any], defs: list[str]) -> None:
         raise ValidationException(messages.FIRST_KEY_NOT_HASH)
     if len(key_schema) > 1 and key_schema[1].get("KeyType") != "RANGE":
         raise ValidationException(messages.SECOND_KEY_NOT_RANGE)
+    no_indexes = req.get("LocalSecondaryIndexes") is None and req.get("GlobalSecondaryIndexes") is None
+    if no_indexes and len(keys) != len(defs):
+        raise invalid(messages.KEY_COUNT_MISMATCH)
+
+
+def _check_definitions_used(req: dict[str, Any], defs: list[str]) -> None:
+    """With indexes, every definition must be some key. Runs after the checks that an LSI needs a table range key
+    and that every index key is defined (AWS reports those first: dynalite's and moto's verified cases)."""
     lsis = req.get("LocalSecondaryIndexes")
     gsis = req.get("GlobalSecondaryIndexes")
     if lsis is None and gsis is None:
-        if len(keys) != len(defs):
-            raise invalid(messages.KEY_COUNT_MISMATCH)
         return
-    used: list[str] = list(keys)
+    if lsis and len(req["KeySchema"]) != 2:
+        raise invalid(messages.LSI_NEEDS_TABLE_RANGE)
+    for index in (lsis or []) + (gsis or []):
+        index_keys = [k["AttributeName"] for k in index["KeySchema"]]
+        if any(k not in defs for k in index_keys):
+            raise invalid(
+                messages.KEY_ATTRS_NOT_DEFINED.format(keys=", ".join(map(str, index_keys)), defs=", ".join(defs))
+            )
+    used: list[str] = [k["AttributeName"] for k in req["KeySchema"]]
     for index in (lsis or []) + (gsis or []):
         for k in index.get("KeySchema") or []:
             name = k.get("AttributeName")
@@ -281,6 +299,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     _check_throughput(req, billing)
     defs = [d["AttributeName"] for d in req["AttributeDefinitions"]]
     _check_table_keys(req, defs)
+    _check_definitions_used(req, defs)
     names: set[str] = set()
     _check_lsis(req, defs, names)
     _check_gsis(req, defs, names, billing)

@@ -12,7 +12,7 @@ from dynastore.api.item_requests import (
     expression_context,
     write_condition,
 )
-from dynastore.engine import writes
+from dynastore.engine import admission, transactions, writes
 from dynastore.engine.keys import check_table_key, storage_key
 from dynastore.errors import ValidationException
 from dynastore.validation.attribute_values import check_item
@@ -32,10 +32,17 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
 
     table = ctx.catalog.get_active(req["TableName"])
     check_table_key(table, key, is_full_item=False)
+    transactions.check_item_write(ctx, table, key)  # TransactionConflictException while a transaction holds it
+    item_key = storage_key(table, key)
+    # Capacity (docs/capacity.md): admit one unit (the old size is unknown), settle on the old size after.
+    ticket = admission.admit_write(ctx, table, item_key, admission.MIN_WRITE_HALF_UNITS)
     try:
-        result = writes.execute(ctx, table, storage_key(table, key), writes.DeletePlan(condition))
+        plan = writes.DeletePlan(condition, return_old=return_values == "ALL_OLD")
+        result = writes.execute(ctx, table, item_key, plan)
     except writes.ConditionFailedError as e:
+        admission.settle_failed_write(ctx, ticket, e.old)
         raise conditional_check_failed(req, e) from None
+    admission.settle_write(ctx, ticket, result.old_size, result.new_size, old_item=result.old, new_item=result.new)
 
     response: dict[str, Any] = {}
     if return_values == "ALL_OLD" and result.old is not None:

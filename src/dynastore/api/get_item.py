@@ -7,6 +7,7 @@ from typing import Any
 from dynastore import messages
 from dynastore.api.context import Context
 from dynastore.api.item_requests import expression_context
+from dynastore.engine import admission
 from dynastore.engine.capacity import consumed_capacity, read_half_units
 from dynastore.engine.keys import check_table_key, storage_key
 from dynastore.errors import ValidationException
@@ -25,8 +26,11 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any] | bytes:
 
     table = ctx.catalog.get_active(req["TableName"])
     check_table_key(table, key, is_full_item=False)
+    item_key = storage_key(table, key)
     with ctx.kv.read() as txn:
-        raw = txn.get(storage_key(table, key))
+        raw = txn.get(item_key)
+    # Capacity (docs/capacity.md): a read has no effect, so it is admitted at its exact cost after it ran.
+    admission.admit_read(ctx, table, item_key, admission.read_cost(raw, consistent=bool(req.get("ConsistentRead"))))
 
     capacity_mode = req.get("ReturnConsumedCapacity")
     wants_capacity = capacity_mode is not None and capacity_mode != "NONE"

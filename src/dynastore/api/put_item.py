@@ -12,7 +12,8 @@ from dynastore.api.item_requests import (
     expression_context,
     write_condition,
 )
-from dynastore.engine import writes
+from dynastore.engine import admission, transactions, writes
+from dynastore.engine.capacity import write_half_units
 from dynastore.engine.keys import check_table_key, storage_key
 from dynastore.errors import ValidationException
 from dynastore.limits import MAX_ITEM_BYTES
@@ -28,7 +29,8 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     return_values = req.get("ReturnValues")
     if return_values is not None and return_values not in ("NONE", "ALL_OLD"):
         raise ValidationException(messages.RETURN_VALUES_PUT_DELETE)
-    if item_size(item) > MAX_ITEM_BYTES:
+    size = item_size(item)
+    if size > MAX_ITEM_BYTES:
         raise ValidationException(messages.ITEM_TOO_LARGE)
     exprs = expression_context(req)
     condition = write_condition(req, exprs)
@@ -36,10 +38,17 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
 
     table = ctx.catalog.get_active(req["TableName"])
     check_table_key(table, item, is_full_item=True)
+    transactions.check_item_write(ctx, table, item)  # TransactionConflictException while a transaction holds it
+    key = storage_key(table, item)
+    # Capacity (docs/capacity.md): admit on the new item's size, settle on max(old, new) after the write.
+    ticket = admission.admit_write(ctx, table, key, write_half_units(size), item=item)
     try:
-        result = writes.execute(ctx, table, storage_key(table, item), writes.PutPlan(item, condition))
+        plan = writes.PutPlan(item, condition, size, return_old=return_values == "ALL_OLD")
+        result = writes.execute(ctx, table, key, plan)
     except writes.ConditionFailedError as e:
+        admission.settle_failed_write(ctx, ticket, e.old)
         raise conditional_check_failed(req, e) from None
+    admission.settle_write(ctx, ticket, result.old_size, result.new_size, old_item=result.old, new_item=result.new)
 
     response: dict[str, Any] = {}
     if return_values == "ALL_OLD" and result.old is not None:

@@ -444,3 +444,26 @@ SHAPES: dict[str, Struct] = {
     "UpdateTable": UPDATE_TABLE,
     "UpdateTimeToLive": UPDATE_TIME_TO_LIVE,
 }
+
+# --- Contributor Insights ----------
+_CONTRIBUTOR_TABLE = String(not_null=True, min_len=1, max_len=1024)  # a table name or ARN
+CONTRIBUTOR_INSIGHTS_MODE = Enum("ACCESSED_AND_THROTTLED_KEYS", "THROTTLED_KEYS")
+UPDATE_CONTRIBUTOR_INSIGHTS = Struct(
+    "UpdateContributorInsightsInput",
+    TableName=_CONTRIBUTOR_TABLE,
+    IndexName=INDEX_NAME,
+    ContributorInsightsAction=Enum("ENABLE", "DISABLE", not_null=True),
+    ContributorInsightsMode=CONTRIBUTOR_INSIGHTS_MODE,
+)
+DESCRIBE_CONTRIBUTOR_INSIGHTS = Struct(
+    "DescribeContributorInsightsInput", TableName=_CONTRIBUTOR_TABLE, IndexName=INDEX_NAME
+)
+LIST_CONTRIBUTOR_INSIGHTS = Struct(
+    "ListContributorInsightsInput",
+    TableName=String(min_len=1, max_len=1024),
+    NextToken=String(),
+    MaxResults=Integer(max=100),
+)
+SHAPES["UpdateContributorInsights"] = UPDATE_CONTRIBUTOR_INSIGHTS
+SHAPES["DescribeContributorInsights"] = DESCRIBE_CONTRIBUTOR_INSIGHTS
+SHAPES["ListContributorInsights"] = LIST_CONTRIBUTOR_INSIGHTS

@@ -12,7 +12,7 @@ from dynastore.api.item_requests import (
     expression_context,
     write_condition,
 )
-from dynastore.engine import writes
+from dynastore.engine import admission, transactions, writes
 from dynastore.engine.keys import check_table_key, storage_key
 from dynastore.errors import ValidationException
 from dynastore.expressions import ResolvedUpdate, legacy, updated_view
@@ -41,10 +41,16 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     check_table_key(table, key, is_full_item=False)
     if update is not None:
         _check_key_untouched(table, update)
+    transactions.check_item_write(ctx, table, key)  # TransactionConflictException while a transaction holds it
+    item_key = storage_key(table, key)
+    # Capacity (docs/capacity.md): admit one unit (the new size is unknown), settle on max(old, new) after.
+    ticket = admission.admit_write(ctx, table, item_key, admission.MIN_WRITE_HALF_UNITS)
     try:
-        result = writes.execute(ctx, table, storage_key(table, key), writes.UpdatePlan(key, update, condition))
+        result = writes.execute(ctx, table, item_key, writes.UpdatePlan(key, update, condition))
     except writes.ConditionFailedError as e:
+        admission.settle_failed_write(ctx, ticket, e.old)
         raise conditional_check_failed(req, e) from None
+    admission.settle_write(ctx, ticket, result.old_size, result.new_size, old_item=result.old, new_item=result.new)
 
     response: dict[str, Any] = {}
     attributes = _returned_attributes(req.get("ReturnValues"), result)

@@ -6,8 +6,10 @@ members that must travel alone), then the table is looked up and the state rules
 asynchronously leaves the table UPDATING for ``update_table_delay``; new throughput values (like DynamoDB)
 show only once the table is ACTIVE again.
 
-Not modelled: ReplicaUpdates, WarmThroughput, MultiRegionConsistency (accepted, ignored) and the daily
-limit on throughput decreases.
+Not modelled: WarmThroughput (accepted, ignored); ReplicaUpdates, GlobalTableWitnessUpdates and
+MultiRegionConsistency are not in ``schemas.UPDATE_TABLE``, so phase 1 drops them (a request with only those
+gets UPDATE_NOTHING). The daily limit on throughput decreases is engine/admission.py's
+``check_throughput_decrease``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from dynastore.api.create_table import (
     invalid,
     stream_label,
 )
+from dynastore.engine import admission
 from dynastore.errors import (
     LimitExceededException,
     ResourceInUseException,
@@ -131,7 +134,8 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     _check_request(req)
     name: str = req["TableName"]
     now = ctx.clock.now()
-    ctx.catalog.get(name)  # ResourceNotFoundException before any state rule
+    current = ctx.catalog.get(name)  # ResourceNotFoundException before any state rule
+    admission.capacity_of(ctx).state(current)  # the partition map as it is before the change (docs/capacity.md)
 
     def mutate(td: TableDef) -> TableDef:
         return _Update(req, td, ctx, now).apply()
@@ -366,6 +370,8 @@ def _throughput_change(
     """(what DescribeTable shows while UPDATING, what applies once ACTIVE) for a throughput change."""
     increase = read > current.read or write > current.write
     decrease = read < current.read or write < current.write
+    if decrease:
+        admission.check_throughput_decrease(current, now)  # the daily limit (LimitExceededException)
     shown = dataclasses.replace(
         current,
         last_increase=now if increase else current.last_increase,

@@ -18,7 +18,7 @@ from dynastore.limits import MAX_ITEM_BYTES
 from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
 from dynastore.model.values import Item
-from dynastore.storage.itemcodec import decode_item, encode_item
+from dynastore.storage.itemcodec import decode_item, encode_item, stored_size
 from dynastore.storage.kv import WriteTxn
 
 
@@ -43,6 +43,12 @@ CONDITION_FAILED: Final = Applied(None)
 class PutPlan:
     item: Item
     condition: Any = None
+    size: int | None = None  # the item's size when the caller has already computed it
+    return_old: bool = False
+
+    @property
+    def needs_old(self) -> bool:
+        return self.condition is not None or self.return_old
 
     def apply(self, old: Item | None) -> Applied:
         if self.condition is not None and not evaluate(self.condition, old):
@@ -53,6 +59,11 @@ class PutPlan:
 @dataclass(frozen=True, slots=True)
 class DeletePlan:
     condition: Any = None
+    return_old: bool = False
+
+    @property
+    def needs_old(self) -> bool:
+        return self.condition is not None or self.return_old
 
     def apply(self, old: Item | None) -> Applied:
         if self.condition is not None and not evaluate(self.condition, old):
@@ -65,6 +76,7 @@ class UpdatePlan:
     key: Item
     update: Any = None
     condition: Any = None
+    needs_old = True
 
     def apply(self, old: Item | None) -> Applied:
         if self.condition is not None and not evaluate(self.condition, old):
@@ -81,7 +93,8 @@ Plan = PutPlan | DeletePlan | UpdatePlan
 
 @dataclass(frozen=True, slots=True)
 class WriteResult:
-    old: Item | None
+    existed: bool
+    old: Item | None  # decoded only when the plan needs it (conditions, updates, returned values)
     new: Item | None
     old_size: int
     new_size: int
@@ -91,7 +104,7 @@ class WriteResult:
 def execute(ctx: Context, table: TableDef, key: bytes, plan: Plan) -> WriteResult:
     """Apply ``plan`` to the item at ``key`` atomically. Raises ConditionFailedError (nothing written)."""
     with ctx.kv.write() as txn:
-        result = _apply(txn, key, plan)
+        result = _apply(txn, key, plan, decode_old=has_indexes(table))
     _record_stats(ctx, table, result)
     return result
 
@@ -99,33 +112,44 @@ def execute(ctx: Context, table: TableDef, key: bytes, plan: Plan) -> WriteResul
 def execute_batch(ctx: Context, writes: list[tuple[TableDef, bytes, Plan]]) -> list[WriteResult]:
     """Apply unconditional plans to distinct keys in one storage transaction (BatchWriteItem)."""
     with ctx.kv.write() as txn:
-        results = [_apply(txn, key, plan) for _, key, plan in writes]
+        results = [_apply(txn, key, plan, decode_old=has_indexes(table)) for table, key, plan in writes]
     for (table, _, _), result in zip(writes, results, strict=True):
         _record_stats(ctx, table, result)
     return results
 
 
-def _apply(txn: WriteTxn, key: bytes, plan: Plan) -> WriteResult:
+def _apply(txn: WriteTxn, key: bytes, plan: Plan, *, decode_old: bool = False) -> WriteResult:
+    """``decode_old``: return the old item even when the plan itself does not need it (index bookkeeping)."""
     raw = txn.get(key)
-    old = decode_item(raw) if raw is not None else None
+    old = decode_item(raw) if raw is not None and (decode_old or plan.needs_old) else None
     applied = plan.apply(old)
     if applied is CONDITION_FAILED:
         raise ConditionFailedError(old)
     new = applied.new
-    old_size = item_size(old) if old is not None else 0
-    new_size = item_size(new) if new is not None else 0
+    old_size = stored_size(raw) if raw is not None else 0
+    new_size = _new_size(plan, new)
     _check_result(plan, new_size)
     if new is not None:
-        txn.put(key, encode_item(new))
+        txn.put(key, encode_item(new, new_size))
     elif raw is not None:
         txn.delete(key)
-    return WriteResult(old, new, old_size, new_size, applied.updated_paths)
+    return WriteResult(raw is not None, old, new, old_size, new_size, applied.updated_paths)
+
+
+def has_indexes(table: TableDef) -> bool:
+    return bool(table.lsis or table.gsis)
+
+
+def _new_size(plan: Plan, new: Item | None) -> int:
+    if new is None:
+        return 0
+    if isinstance(plan, PutPlan) and plan.size is not None:
+        return plan.size
+    return item_size(new)
 
 
 def _record_stats(ctx: Context, table: TableDef, result: WriteResult) -> None:
-    ctx.catalog.add_stats(
-        table.name, (result.new is not None) - (result.old is not None), result.new_size - result.old_size
-    )
+    ctx.catalog.add_stats(table.name, (result.new is not None) - result.existed, result.new_size - result.old_size)
 
 
 def _check_result(plan: Plan, new_size: int) -> None:

@@ -31,6 +31,26 @@ def _binary_bytes(text: str) -> int:
 
 def number_size(text: str) -> int:
     """Stored size of one N value."""
+    negative = text[:1] == "-"
+    body = text[1:] if negative or text[:1] == "+" else text
+    if "e" in body or "E" in body:
+        return _number_size_exponent(text)
+    whole, _, fraction = body.partition(".")
+    whole = whole.lstrip("0")
+    if whole:
+        leading = len(whole) - 1  # exponent of the leading significant digit
+        digits = (whole + fraction).rstrip("0")
+    else:
+        significant = fraction.lstrip("0")
+        if not significant:
+            return 1
+        leading = len(significant) - len(fraction) - 1
+        digits = significant.rstrip("0")
+    return _size(len(digits), leading, negative)
+
+
+def _number_size_exponent(text: str) -> int:
+    """number_size for texts in exponent notation (canonical stored numbers never are)."""
     _sign, digit_tuple, exponent = Decimal(text).as_tuple()
     assert isinstance(exponent, int)
     digits = "".join(map(str, digit_tuple)).lstrip("0")
@@ -38,12 +58,14 @@ def number_size(text: str) -> int:
         return 1
     stripped = digits.rstrip("0")
     exponent += len(digits) - len(stripped)
-    count = len(stripped)
-    leading = exponent + count - 1  # exponent of the leading significant digit
+    return _size(len(stripped), exponent + len(stripped) - 1, text.lstrip().startswith("-"))
+
+
+def _size(count: int, leading: int, negative: bool) -> int:
     size = 1 + (count + 1) // 2
     if count % 2 == 0 and leading % 2 == 0:
         size += 1
-    if text.lstrip().startswith("-"):
+    if negative:
         size += 1
     return size
 

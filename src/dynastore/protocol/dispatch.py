@@ -6,7 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 from dynastore.api import (
+    batch_get_item,
     batch_write_item,
+    contributor_insights,
     create_table,
     delete_item,
     delete_table,
@@ -16,9 +18,13 @@ from dynastore.api import (
     get_item,
     list_tables,
     put_item,
+    query,
+    scan,
     schemas,
     tags,
     time_to_live,
+    transact_get_items,
+    transact_write_items,
     update_item,
     update_table,
 )
@@ -46,6 +52,14 @@ OPERATIONS: dict[str, tuple[Any, Handler]] = {
     "UpdateItem": (schemas.UPDATE_ITEM, update_item.handle),
     "DeleteItem": (schemas.DELETE_ITEM, delete_item.handle),
     "BatchWriteItem": (schemas.BATCH_WRITE_ITEM, batch_write_item.handle),
+    "UpdateContributorInsights": (schemas.UPDATE_CONTRIBUTOR_INSIGHTS, contributor_insights.handle_update),
+    "DescribeContributorInsights": (schemas.DESCRIBE_CONTRIBUTOR_INSIGHTS, contributor_insights.handle_describe),
+    "ListContributorInsights": (schemas.LIST_CONTRIBUTOR_INSIGHTS, contributor_insights.handle_list),
+    "Query": (schemas.QUERY, query.handle),
+    "Scan": (schemas.SCAN, scan.handle),
+    "BatchGetItem": (schemas.BATCH_GET_ITEM, batch_get_item.handle),
+    "TransactWriteItems": (schemas.TRANSACT_WRITE_ITEMS, transact_write_items.handle),
+    "TransactGetItems": (schemas.TRANSACT_GET_ITEMS, transact_get_items.handle),
 }
 
 

@@ -93,6 +93,7 @@ class HttpConnection(asyncio.Protocol):
         self._headers: dict[str, str] = {}
         self._body: list[bytes] = []
         self._body_size = 0
+        self._url: list[bytes] = []
         self._refused = False
         self._outgoing: deque[_Slot] = deque()
 
@@ -118,6 +119,10 @@ class HttpConnection(asyncio.Protocol):
         self._headers = {}
         self._body = []
         self._body_size = 0
+        self._url = []
+
+    def on_url(self, url: bytes) -> None:
+        self._url.append(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self._headers[name.decode("latin-1").lower()] = value.decode("latin-1")
@@ -137,7 +142,11 @@ class HttpConnection(asyncio.Protocol):
         body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
         method = self._parser.get_method().decode("ascii", "replace")
         keep_alive = self._parser.should_keep_alive()
-        response = self._protocol.handle(method, self._headers, body)
+        url = self._url[0] if len(self._url) == 1 else b"".join(self._url)
+        if url.startswith(b"/dynastore/"):  # dynastore's own endpoints (protocol/extensions.py)
+            response = self._protocol.handle(method, self._headers, body, url.decode("latin-1"))
+        else:
+            response = self._protocol.handle(method, self._headers, body)
         data = encode_response(response, keep_alive)
         seq = response.commit_seq
         if seq and seq > self._committer.durable_seq:

@@ -37,6 +37,7 @@ _UNKNOWN_OPERATION_XML = b"<UnknownOperationException/>\n"
 GZIP_MIN_BYTES = 1024
 
 Headers = Mapping[str, str]  # lower-case names
+EXTENSION_PREFIX = "/dynastore/"
 
 
 @dataclass(slots=True)
@@ -57,6 +58,10 @@ class Operation:
     def __init__(self, name: str, run: Callable[[dict[str, Any]], Any]) -> None:
         self.name = name
         self.run = run
+
+
+# An extension endpoint: (method, path with query string, body) -> response.
+Extension = Callable[[str, str, bytes], RawResponse]
 
 
 class _RequestIds:
@@ -81,15 +86,20 @@ class Protocol:
         *,
         region: str,
         commit_seq: Callable[[], int],
+        extension: Extension | None = None,
     ) -> None:
         self._operations = operations
+        self._extension = extension
         self._health = f"healthy: dynamodb.{region}.amazonaws.com ".encode()
         self._commit_seq = commit_seq
         self._ids = _RequestIds()
 
-    def handle(self, method: str, headers: Headers, body: bytes) -> RawResponse:
+    def handle(self, method: str, headers: Headers, body: bytes, path: str = "/") -> RawResponse:
         request_id = self._ids.next()
-        response = self._dispatch(method, headers, body)
+        if self._extension is not None and path.startswith(EXTENSION_PREFIX):
+            response = self._extend(method, path, body)
+        else:
+            response = self._dispatch(method, headers, body)
         response.headers.append(("x-amzn-RequestId", request_id))
         origin = headers.get("origin")
         if origin is not None and method != "OPTIONS":
@@ -117,6 +127,19 @@ class Protocol:
             response.body = _gzip(response.body)
             response.headers.append(("Content-Encoding", "gzip"))
         response.headers.append(("x-amz-crc32", str(zlib.crc32(response.body))))
+        return response
+
+    def _extend(self, method: str, path: str, body: bytes) -> RawResponse:
+        """dynastore's own endpoints (``/dynastore/...``, see protocol/extensions.py); never DynamoDB's."""
+        assert self._extension is not None
+        seq_before = self._commit_seq()
+        try:
+            response = self._extension(method, path, body)
+        except Exception:
+            log.exception("unexpected error serving an extension request")
+            response = RawResponse(500, b'{"error":"internal error"}', "application/json")
+        seq_after = self._commit_seq()
+        response.commit_seq = seq_after if seq_after != seq_before else 0
         return response
 
     def _call(self, headers: Headers, body: bytes) -> RawResponse:

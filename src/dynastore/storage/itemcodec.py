@@ -2,9 +2,10 @@
 
 Format versions (the first byte of every stored item). NEVER renumber or reuse a retired value:
 
-* ``0x01``: ``orjson.dumps(item)`` of the wire-shaped item (``{"a": {"S": "x"}, "n": {"N": "1.5"}}``).
-  Numbers stay strings, binary stays base64 text, exactly as on the wire, so a stored item can be spliced
-  into a response (``item_json``) without being decoded.
+* ``0x01``: the item's DynamoDB size (4 bytes, big-endian), then ``orjson.dumps(item)`` of the wire-shaped item
+  (``{"a": {"S": "x"}, "n": {"N": "1.5"}}``). Numbers stay strings, binary stays base64 text, exactly as on
+  the wire, so a stored item can be spliced into a response (``item_json``) without being decoded, and its
+  size (for capacity units, page limits and statistics) is known without decoding it (``stored_size``).
 
 Unknown versions raise ``StorageCorruptionError``.
 """
@@ -17,15 +18,23 @@ import orjson
 
 from dynastore.storage.kv import StorageCorruptionError
 
-__all__ = ["FORMAT_JSON_V1", "decode_item", "encode_item", "item_json"]
+__all__ = ["FORMAT_JSON_V1", "decode_item", "encode_item", "item_json", "stored_size"]
 
 FORMAT_JSON_V1 = 0x01
 _V1 = b"\x01"
+_HEADER = 5  # version byte + 4-byte size
 
 
-def encode_item(item: dict[str, Any]) -> bytes:
-    """The stored form of a wire-shaped item."""
-    return _V1 + orjson.dumps(item)
+def encode_item(item: dict[str, Any], size: int) -> bytes:
+    """The stored form of a wire-shaped item whose DynamoDB size (model.item_size) is ``size``."""
+    return _V1 + size.to_bytes(4, "big") + orjson.dumps(item)
+
+
+def stored_size(raw: bytes) -> int:
+    """The DynamoDB size of a stored item, read from its header."""
+    if raw[:1] != _V1:
+        raise _bad_version(raw)
+    return int.from_bytes(raw[1:_HEADER], "big")
 
 
 def decode_item(raw: bytes) -> dict[str, Any]:
@@ -33,7 +42,7 @@ def decode_item(raw: bytes) -> dict[str, Any]:
     if raw[:1] != _V1:
         raise _bad_version(raw)
     try:
-        item = orjson.loads(memoryview(raw)[1:])
+        item = orjson.loads(memoryview(raw)[_HEADER:])
     except orjson.JSONDecodeError as e:
         raise StorageCorruptionError(f"stored item is not valid JSON: {e}") from e
     if not isinstance(item, dict):
@@ -49,7 +58,7 @@ def item_json(raw: bytes) -> memoryview:
     """
     if raw[:1] != _V1:
         raise _bad_version(raw)
-    return memoryview(raw)[1:]
+    return memoryview(raw)[_HEADER:]
 
 
 def _bad_version(raw: bytes) -> StorageCorruptionError:

@@ -1,5 +1,7 @@
 """Static passes and their order (parse + check_static), plus the resolved passes via ExpressionContext."""
 
+from typing import Any
+
 import pytest
 
 from dynastore.errors import ValidationException
@@ -8,7 +10,7 @@ from dynastore.expressions.parser import parse
 from dynastore.expressions.semantics import check_paths, check_static, path_str
 from dynastore.expressions.tokens import ExpressionError
 
-VALUES = {
+VALUES: dict[str, Any] = {
     ":s": {"S": "a"},
     ":n": {"N": "1"},
     ":n5": {"N": "5"},

@@ -102,7 +102,7 @@ def test_runtime_errors() -> None:
 
 
 def test_updated_paths_and_view() -> None:
-    item = {"a": {"N": "1"}, "m": {"M": {"x": {"N": "1"}, "y": {"N": "2"}}}, "keep": {"S": "k"}}
+    item: dict[str, Any] = {"a": {"N": "1"}, "m": {"M": {"x": {"N": "1"}, "y": {"N": "2"}}}, "keep": {"S": "k"}}
     update = ExpressionContext(None, VALUES).update("SET m.x = :n5 REMOVE a")
     new, paths = apply_update(update, item)
     assert paths == (("m", "x"), ("a",))

@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dynastore.model.item_size import MAX_ITEM_BYTES, attribute_size, item_size, number_size, value_size
+from dynastore.model.values import normalize_number
 
 
 @pytest.mark.parametrize(
@@ -71,3 +74,13 @@ def test_limit_boundary() -> None:
     assert item_size(fits) == MAX_ITEM_BYTES
     over = {"a": {"S": "k" * 10}, "bb": {"S": "x" * (409600 - 10 - 2)}}
     assert item_size(over) == MAX_ITEM_BYTES + 1
+
+
+@given(
+    st.text("0123456789", min_size=1, max_size=38),
+    st.integers(min_value=-90, max_value=80),
+    st.booleans(),
+)
+def test_plain_and_exponent_notation_agree(digits: str, exponent: int, negative: bool) -> None:
+    text = ("-" if negative else "") + digits + "e" + str(exponent)
+    assert number_size(normalize_number(text)) == number_size(text)

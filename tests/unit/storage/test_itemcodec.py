@@ -1,4 +1,4 @@
-"""Stored items: a version byte plus the wire JSON, spliceable without decoding."""
+"""Stored items: a version byte, the item size, then the wire JSON, spliceable without decoding."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dynastore.storage.itemcodec import FORMAT_JSON_V1, decode_item, encode_item, item_json
+from dynastore.model.item_size import item_size
+from dynastore.storage.itemcodec import FORMAT_JSON_V1, decode_item, encode_item, item_json, stored_size
 from dynastore.storage.kv import StorageCorruptionError
 
 ITEM: dict[str, Any] = {
@@ -21,14 +22,23 @@ ITEM: dict[str, Any] = {
 }
 
 
+def encode(item: dict[str, Any]) -> bytes:
+    return encode_item(item, item_size(item))
+
+
 def test_roundtrip() -> None:
-    raw = encode_item(ITEM)
+    raw = encode(ITEM)
     assert raw[0] == FORMAT_JSON_V1 == 0x01
     assert decode_item(raw) == ITEM
 
 
+def test_size_is_read_without_decoding() -> None:
+    assert stored_size(encode(ITEM)) == item_size(ITEM)
+    assert stored_size(encode_item({"a": {"S": "x"}}, 409_600)) == 409_600
+
+
 def test_item_json_is_a_zero_copy_view() -> None:
-    raw = encode_item(ITEM)
+    raw = encode(ITEM)
     view = item_json(raw)
     assert isinstance(view, memoryview)
     assert view.obj is raw  # no copy
@@ -46,7 +56,7 @@ def test_unknown_version(raw: bytes) -> None:
         item_json(raw)
 
 
-@pytest.mark.parametrize("raw", [b"\x01{", b"\x01[1]", b"\x01"])
+@pytest.mark.parametrize("raw", [b"\x01\x00\x00\x00\x01{", b"\x01\x00\x00\x00\x01[1]", b"\x01"])
 def test_corrupt_payload(raw: bytes) -> None:
     with pytest.raises(StorageCorruptionError):
         decode_item(raw)
@@ -69,5 +79,6 @@ attrs = st.recursive(
 
 @given(st.dictionaries(st.text(min_size=1, max_size=8), attrs, max_size=6))
 def test_roundtrip_property(item: dict[str, Any]) -> None:
-    assert decode_item(encode_item(item)) == item
-    assert orjson.loads(item_json(encode_item(item))) == item
+    assert decode_item(encode(item)) == item
+    assert orjson.loads(item_json(encode(item))) == item
+    assert stored_size(encode(item)) == item_size(item)

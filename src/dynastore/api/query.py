@@ -1,0 +1,235 @@
+"""Query: one page of the items of one partition key, in sort-key order (or reversed).
+
+Order of the checks (dynalite ``validations/query.js`` + ``actions/query.js``): the Select rules (DynamoDB sends
+them for Query with the "1 validation error detected: " prefix of a constraint error), expression/legacy
+mixing, QueryFilter, duplicate AttributesToGet, ExclusiveStartKey values, a key condition present, the
+expressions; then the table, IndexName, the key condition against the key schema, the start key, nested paths
+and filters on key attributes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dynastore import messages
+from dynastore.api.context import Context
+from dynastore.api.item_requests import expression_context
+from dynastore.api.scan import (
+    check_attributes_to_get,
+    check_condition_values,
+    check_expression_maps,
+    check_key_paths,
+    check_start_key_values,
+    filter_and_projection,
+    key_attributes,
+    key_space,
+    page_response,
+    select_rule_problem,
+)
+from dynastore.engine.keys import check_table_key
+from dynastore.engine.reads import KeySpace, PageRequest, condition_paths, range_bounds, read_page
+from dynastore.errors import ResourceNotFoundException, ValidationException
+from dynastore.expressions import KeyCondition, ResolvedCondition, legacy
+from dynastore.expressions.key_condition import build_key_condition
+from dynastore.expressions.tokens import ExpressionError
+from dynastore.model.table_schema import TableDef
+from dynastore.model.values import Item
+from dynastore.storage.keycodec import encode_value
+from dynastore.validation import common
+
+
+def handle(req: dict[str, Any], ctx: Context) -> bytes:
+    select_problem = select_rule_problem(req)
+    if select_problem is not None:
+        raise ValidationException(messages.CONSTRAINT_SUMMARY.format(count=1, plural="", entries=select_problem))
+    check_expression_params(req)
+    query_filter = req.get("QueryFilter")
+    check_condition_values(query_filter)
+    legacy_filter = legacy.query_filter(query_filter, req.get("ConditionalOperator")) if query_filter else None
+    check_attributes_to_get(req)
+    check_start_key_values(req)
+    key_text = req.get("KeyConditionExpression")
+    if req.get("KeyConditions") is None and key_text is None:
+        raise ValidationException(messages.QUERY_NO_KEY_CONDITION)
+    check_condition_values(req.get("KeyConditions"))
+    check_expression_maps(req)
+    known = _known_key_condition(req, ctx)
+    if known is not None:
+        table, space, condition = known
+        filt = projection = None
+    else:
+        exprs = expression_context(req)
+        key_condition = exprs.condition("KeyConditionExpression", key_text) if key_text is not None else None
+        filt, projection = filter_and_projection(req, exprs, legacy_filter)
+        exprs.check_unused()
+        table = ctx.catalog.get_active(req["TableName"])
+        space = key_space(table, req.get("IndexName"))
+        condition = _key_condition(req, space, key_condition)
+        _remember_key_condition(req, space, condition)
+    prefix = space.partition_prefix(condition.hash_value)
+    range_key = space.range_key
+    if range_key is None:
+        lo, hi = range_bounds(prefix, "S", None, ())
+    else:
+        lo, hi = range_bounds(prefix, range_key.type, condition.range_op, condition.range_values)
+    reverse = req.get("ScanIndexForward") is False
+    start = req.get("ExclusiveStartKey")
+    if start is not None:
+        start_key = _start_key(table, space, start, condition, prefix, (lo, hi))
+        if reverse:
+            hi = min(hi, start_key)
+        else:
+            lo = max(lo, start_key + b"\x00")
+    check_key_paths(table, projection.paths if projection is not None else ())
+    _check_filter_keys(req, table, filt)
+
+    page_request = PageRequest(
+        space,
+        lo,
+        hi,
+        reverse=reverse,
+        limit=req.get("Limit"),
+        filter=filt,
+        projection=projection,
+        count_only=req.get("Select") == "COUNT",
+    )
+    with ctx.kv.read() as txn:
+        page = read_page(txn, page_request)
+    return page_response(req, table, page, count_only=page_request.count_only)
+
+
+def check_expression_params(req: dict[str, Any]) -> None:
+    common.check_expression_params(
+        req,
+        ("ProjectionExpression", "FilterExpression", "KeyConditionExpression"),
+        ("AttributesToGet", "QueryFilter", "ConditionalOperator", "KeyConditions"),
+    )
+
+
+# ---------------------------------------------------------------- key-condition templates
+#
+# Most Query requests repeat one KeyConditionExpression with new values. Resolving and checking it costs more
+# than reading a page of ten items, so a request whose only expression is the key condition remembers which
+# value placeholder became which bound. A later request with the same text, the same names, the same value
+# placeholders of the same types and the same key schema must pass every check the first one passed (those
+# checks depend on types, never on values: the one value-dependent key-condition check, BETWEEN's bound order,
+# is never remembered), so it only substitutes its values. Anything else takes the full path.
+
+
+@dataclass(frozen=True, slots=True)
+class _KeyTemplate:
+    hash_ref: str
+    range_op: str | None
+    range_refs: tuple[str, ...]
+
+
+_TEMPLATES: dict[tuple[Any, ...], _KeyTemplate] = {}
+_MAX_TEMPLATES = 1024
+_OTHER_EXPRESSION_PARAMS = ("FilterExpression", "ProjectionExpression", "QueryFilter", "AttributesToGet")
+
+
+def _template_key(req: dict[str, Any], space: KeySpace) -> tuple[Any, ...] | None:
+    text, values = req.get("KeyConditionExpression"), req.get("ExpressionAttributeValues")
+    if text is None or not values or any(req.get(name) is not None for name in _OTHER_EXPRESSION_PARAMS):
+        return None
+    names = req.get("ExpressionAttributeNames")
+    return (
+        text,
+        tuple(names.items()) if names else (),
+        tuple((ref, tuple(value)) for ref, value in values.items()),
+        space.hash_key,
+        space.range_key,
+        req.get("IndexName"),
+    )
+
+
+def _known_key_condition(req: dict[str, Any], ctx: Context) -> tuple[TableDef, KeySpace, KeyCondition] | None:
+    if req.get("KeyConditionExpression") is None or req.get("IndexName") is not None:
+        return None
+    try:
+        table = ctx.catalog.get_active(req["TableName"])
+    except ResourceNotFoundException:
+        return None  # the full path reports expression errors first
+    space = key_space(table, None)
+    key = _template_key(req, space)
+    template = _TEMPLATES.get(key) if key is not None else None
+    if template is None:
+        return None
+    values = req["ExpressionAttributeValues"]
+    range_values = tuple(values[ref] for ref in template.range_refs)
+    return table, space, KeyCondition(values[template.hash_ref], template.range_op, range_values)
+
+
+def _remember_key_condition(req: dict[str, Any], space: KeySpace, condition: KeyCondition) -> None:
+    if condition.range_op == "BETWEEN":
+        return
+    key = _template_key(req, space)
+    if key is None:
+        return
+    refs = {id(value): ref for ref, value in req["ExpressionAttributeValues"].items()}
+    hash_ref = refs.get(id(condition.hash_value))
+    range_refs = tuple(refs.get(id(value)) for value in condition.range_values)
+    if hash_ref is None or None in range_refs:
+        return
+    if len(_TEMPLATES) >= _MAX_TEMPLATES:
+        _TEMPLATES.clear()
+    _TEMPLATES[key] = _KeyTemplate(hash_ref, condition.range_op, tuple(ref for ref in range_refs if ref is not None))
+
+
+def _key_condition(req: dict[str, Any], space: KeySpace, resolved: ResolvedCondition | None) -> KeyCondition:
+    hash_key = (space.hash_key.name, space.hash_key.type)
+    range_key = None if space.range_key is None else (space.range_key.name, space.range_key.type)
+    if resolved is None:
+        return legacy.key_conditions(req["KeyConditions"], hash_key, range_key)
+    try:
+        return build_key_condition(resolved, hash_key, range_key)
+    except ExpressionError as e:
+        if e.prefixed:
+            raise ValidationException(
+                messages.EXPR_INVALID.format(kind="KeyConditionExpression", detail=e.detail)
+            ) from None
+        raise ValidationException(e.detail) from None
+
+
+def _start_key(
+    table: TableDef, space: KeySpace, start: Item, condition: KeyCondition, prefix: bytes, bounds: tuple[bytes, bytes]
+) -> bytes:
+    """The stored form of a valid ExclusiveStartKey for this key condition (ValidationException otherwise)."""
+    attributes = key_attributes(table)
+    if len(start) != len(attributes) or any(attr.name not in start for attr in attributes):
+        raise ValidationException(messages.START_KEY_INVALID)
+    check_table_key(table, start, is_full_item=False)
+    start_key = space.start_key(start)
+    same_hash = start_key.startswith(prefix)  # encodings are self-delimiting: equal partition keys
+    range_key = space.range_key
+    if range_key is None or condition.range_op is None:
+        if not same_hash:
+            raise ValidationException(messages.START_KEY_OUTSIDE_QUERY)
+        return start_key
+    if same_hash:
+        lo, hi = bounds
+        matches = lo <= start_key < hi
+    else:
+        lo, hi = range_bounds(b"\x01", range_key.type, condition.range_op, condition.range_values)
+        matches = lo <= b"\x01" + encode_value(range_key.type, start[range_key.name][range_key.type]) < hi
+    if not matches:
+        raise ValidationException(messages.START_KEY_RANGE_MISMATCH)
+    if not same_hash:
+        raise ValidationException(messages.START_KEY_ONE_ROW)
+    return start_key
+
+
+def _check_filter_keys(req: dict[str, Any], table: TableDef, filt: ResolvedCondition | None) -> None:
+    """A Query filter may not name the key attributes; nested paths into key attributes are refused too."""
+    if filt is None:
+        return
+    paths = condition_paths(filt)
+    if req.get("FilterExpression") is not None:
+        param, heads = "Filter Expression", {path[0] for path in paths}
+    else:
+        param, heads = "QueryFilter", set(req.get("QueryFilter") or ())
+    for attr in key_attributes(table):
+        if attr.name in heads:
+            raise ValidationException(messages.FILTER_ON_KEY_ATTRIBUTE.format(param=param, name=attr.name))
+    check_key_paths(table, paths)

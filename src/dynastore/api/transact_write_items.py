@@ -1,0 +1,186 @@
+"""TransactWriteItems: up to 100 Put, Update, Delete and ConditionCheck actions across tables, all or nothing.
+
+Phase 3 checks, in order: one action per entry; each action's expressions, item and key well-formed (in
+request order); the 4 MB payload; tables; key attributes against each schema; at most one action per item.
+Failures found only while applying (a condition, an updated item grown too large) cancel the transaction
+with CancellationReasons (engine/transactions.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from dynastore import messages
+from dynastore.api.context import Context
+from dynastore.engine import transactions, writes
+from dynastore.engine.capacity import consumed_capacity, write_half_units
+from dynastore.engine.keys import check_table_key, storage_key
+from dynastore.errors import ValidationException
+from dynastore.expressions import ExpressionContext, ResolvedUpdate
+from dynastore.limits import MAX_ITEM_BYTES, MAX_TRANSACT_PAYLOAD_BYTES
+from dynastore.model.item_size import item_size
+from dynastore.model.table_schema import IndexDef, TableDef
+from dynastore.model.values import Item
+from dynastore.validation.attribute_values import check_item
+from dynastore.validation.common import check_expression_params
+
+_KINDS = ("ConditionCheck", "Put", "Delete", "Update")
+
+
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    kind: str
+    body: dict[str, Any]
+    condition: Any
+    update: ResolvedUpdate | None
+    payload: int
+
+
+def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    parsed = [_parse(entry) for entry in req["TransactItems"]]
+    payload = sum(p.payload for p in parsed)
+    if payload > MAX_TRANSACT_PAYLOAD_BYTES:
+        raise ValidationException(messages.TRANSACT_PAYLOAD_TOO_LARGE.format(size=payload))
+
+    actions: list[transactions.WriteAction] = []
+    seen: set[bytes] = set()
+    for p in parsed:
+        table = ctx.catalog.get_active(p.body["TableName"])
+        source = p.body["Item"] if p.kind == "Put" else p.body["Key"]
+        check_table_key(table, source, is_full_item=p.kind == "Put")
+        if p.update is not None:
+            _check_key_untouched(table, p.update)
+        key = storage_key(table, source)
+        if key in seen:
+            raise ValidationException(messages.TRANSACTION_MULTIPLE_OPERATIONS_ON_ITEM)
+        seen.add(key)
+        return_old = p.body.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD"
+        actions.append(transactions.WriteAction(table, key, _plan(p), return_old))
+
+    token = req.get("ClientRequestToken")
+    outcome = transactions.execute_write(
+        ctx, actions, token=token, request_hash=_request_hash(req) if token is not None else ""
+    )
+
+    response: dict[str, Any] = {}
+    mode = req.get("ReturnConsumedCapacity")
+    if mode is not None and mode != "NONE":
+        if outcome.replayed is not None:  # a repeated token reports the reads of the items, not the writes
+            response["ConsumedCapacity"] = [
+                consumed_capacity(mode, name, units) for name, units in outcome.replayed.read_half_units.items()
+            ]
+        else:
+            response["ConsumedCapacity"] = _write_capacity(mode, actions, outcome.results)
+    return response
+
+
+def _parse(entry: dict[str, Any]) -> _Parsed:
+    present = [kind for kind in _KINDS if entry.get(kind) is not None]
+    if len(present) > 1:
+        raise ValidationException(messages.TRANSACT_ITEM_MULTIPLE_ACTIONS)
+    if not present:
+        raise ValidationException(messages.TRANSACT_ITEM_NO_ACTION)
+    kind = present[0]
+    body: dict[str, Any] = entry[kind]
+    expressions = ("UpdateExpression", "ConditionExpression") if kind == "Update" else ("ConditionExpression",)
+    check_expression_params(body, expressions, ())
+    source: Item = body["Item"] if kind == "Put" else body["Key"]
+    check_item(source)
+    size = item_size(source)
+    if kind == "Put" and size > MAX_ITEM_BYTES:
+        raise ValidationException(messages.ITEM_TOO_LARGE)
+    exprs = ExpressionContext(body.get("ExpressionAttributeNames"), body.get("ExpressionAttributeValues"))
+    update = exprs.update(body["UpdateExpression"]) if kind == "Update" else None
+    text = body.get("ConditionExpression")
+    condition = exprs.condition("ConditionExpression", text) if text is not None else None
+    exprs.check_unused()
+    for name in expressions:
+        size += len(body.get(name, "").encode())
+    return _Parsed(kind, body, condition, update, size)
+
+
+def _plan(p: _Parsed) -> writes.Plan | transactions.ConditionCheckPlan:
+    if p.kind == "Put":
+        return writes.PutPlan(p.body["Item"], p.condition)
+    if p.kind == "Update":
+        return writes.UpdatePlan(p.body["Key"], p.update, p.condition)
+    if p.kind == "Delete":
+        return writes.DeletePlan(p.condition)
+    return transactions.ConditionCheckPlan(p.condition)
+
+
+def _check_key_untouched(table: TableDef, update: ResolvedUpdate) -> None:
+    targets = {path[0] for path in update.paths}
+    for key_attr in (table.key_schema.hash_key, table.key_schema.range_key):
+        if key_attr is not None and key_attr.name in targets:
+            raise ValidationException(messages.CANNOT_UPDATE_KEY.format(name=key_attr.name))
+
+
+def _request_hash(req: dict[str, Any]) -> str:
+    """What makes two requests "the same" for a ClientRequestToken (ReturnConsumedCapacity aside)."""
+    significant = {name: value for name, value in req.items() if name != "ReturnConsumedCapacity"}
+    return hashlib.sha256(orjson.dumps(significant, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def _write_capacity(
+    mode: str, actions: list[transactions.WriteAction], results: list[writes.WriteResult]
+) -> list[dict[str, Any]]:
+    """Two units of work per item (prepare and commit): transactional writes cost double, indexes too."""
+    tables: dict[str, list[Any]] = {}  # name -> [table half units, lsi units, gsi units]
+    for action, result in zip(actions, results, strict=True):
+        entry = tables.setdefault(action.table.name, [0, {}, {}])
+        entry[0] += write_half_units(max(result.old_size, result.new_size), transactional=True)
+        if isinstance(action.plan, transactions.ConditionCheckPlan):
+            continue
+        for index, units in _index_half_units(action.table, result.old, result.new):
+            bucket = entry[1] if index.kind == "LSI" else entry[2]
+            bucket[index.name] = bucket.get(index.name, 0) + units
+    consumed = []
+    for name, (table_units, lsi_units, gsi_units) in tables.items():
+        capacity = consumed_capacity(mode, name, table_units, lsi_half_units=lsi_units, gsi_half_units=gsi_units)
+        if capacity is not None:
+            consumed.append(capacity)
+    return consumed
+
+
+def _index_half_units(table: TableDef, old: Item | None, new: Item | None) -> list[tuple[IndexDef, int]]:
+    """Index writes of one item change: a put, a delete, or both when the index key moved (doubled)."""
+    charged = []
+    for index in (*table.lsis, *table.gsis):
+        names = [index.key_schema.hash_key.name]
+        if index.key_schema.range_key is not None:
+            names.append(index.key_schema.range_key.name)
+        old_key = _index_key(old, names)
+        new_key = _index_key(new, names)
+        writes_needed = []
+        if old_key is not None and old is not None and old_key != new_key:
+            writes_needed.append(old)
+        if new_key is not None and new is not None:
+            writes_needed.append(new)
+        units = sum(
+            write_half_units(item_size(_projected(table, index, item)), transactional=True) for item in writes_needed
+        )
+        if units:
+            charged.append((index, units))
+    return charged
+
+
+def _index_key(item: Item | None, names: list[str]) -> tuple[str, ...] | None:
+    if item is None or any(name not in item for name in names):
+        return None
+    return tuple(orjson.dumps(item[name]).decode() for name in names)
+
+
+def _projected(table: TableDef, index: IndexDef, item: Item) -> Item:
+    if index.projection.type == "ALL":
+        return item
+    names = {table.key_schema.hash_key.name, index.key_schema.hash_key.name}
+    for key_attr in (table.key_schema.range_key, index.key_schema.range_key):
+        if key_attr is not None:
+            names.add(key_attr.name)
+    names.update(index.projection.non_key_attributes)
+    return {name: value for name, value in item.items() if name in names}

@@ -1,0 +1,121 @@
+"""What the capacity model shows: per partition of a table and its GSIs, and Contributor Insights' top keys.
+
+Plain JSON-able dicts for the extension endpoint (``GET /dynastore/partitions/<table>``,
+``GET /dynastore/contributors/<table>``) and ``dynastore partitions``; the field list is in docs/capacity.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dynastore.api.context import Context
+from dynastore.engine.admission import Resource, TableState, capacity_of
+from dynastore.engine.contributors import Counts
+from dynastore.engine.throttle import Lane
+from dynastore.limits import CONTRIBUTOR_TOP, CONTRIBUTOR_WINDOW_SECONDS
+from dynastore.storage import keycodec
+
+__all__ = ["contributors_view", "partitions_view"]
+
+
+def partitions_view(ctx: Context, st: TableState) -> dict[str, Any]:
+    cap = capacity_of(ctx)
+    td = st.td
+    items, size = ctx.catalog.stats(td.name)
+    now = ctx.clock.now()
+    return {
+        "table": td.name,
+        "billing_mode": td.billing_mode.value,
+        "capacity_mode": "enforce" if cap.enforce else "report",
+        "as_if": st.tag_as_if if st.tag_as_if is not None else st.as_if,
+        "item_count": items,
+        "size_bytes": size,
+        "limits": {
+            "partition_bytes": cap.limits.max_bytes,
+            "partition_rcu": cap.limits.max_rcu,
+            "partition_wcu": cap.limits.max_wcu,
+            "adaptive_delay": cap.adaptive_delay,
+        },
+        "now": now,
+        **_resource_view(st.base, now, cap.adaptive_delay),
+        "indexes": [{"index": name, **_resource_view(res, now, cap.adaptive_delay)} for name, res in st.gsis.items()],
+    }
+
+
+def _resource_view(res: Resource, now: float, adaptive_delay: float) -> dict[str, Any]:
+    parts = []
+    for i, p in enumerate(res.pmap):
+        read, write = res.reads[i], res.writes[i]
+        for lane in (read, write):
+            lane.share.refill(now)
+        parts.append(
+            {
+                "partition": i,
+                "hash_range": [f"{p.lo:08x}", f"{p.hi - 1:08x}"],
+                "weight": f"{p.weight.numerator}/{p.weight.denominator}",
+                "items": p.items,
+                "bytes": p.bytes,
+                "provisioned": {"read": read.share.rate, "write": write.share.rate},
+                "ceiling": {"read": read.ceiling.rate, "write": write.ceiling.rate},
+                "consumed": {"read": read.consumed, "write": write.consumed},
+                "burst": {"read": read.burst_balance(), "write": write.burst_balance()},
+                "throttled": {"read": read.throttled, "write": write.throttled},
+                "adaptive": {"read": _lifted(read, now, adaptive_delay), "write": _lifted(write, now, adaptive_delay)},
+                "borrowed": {"read": read.borrowed, "write": write.borrowed},
+            }
+        )
+    return {
+        "provisioned": res.provisioned,
+        "throughput": {"read": res.read_total.rate, "write": res.write_total.rate},
+        "peaks": {"read": res.peaks[0], "write": res.peaks[1]},
+        "partition_count": len(parts),
+        "partitions": parts,
+    }
+
+
+def _lifted(lane: Lane, now: float, adaptive_delay: float) -> bool:
+    return lane.throttled_since is not None and now - lane.throttled_since >= adaptive_delay
+
+
+def contributors_view(
+    ctx: Context,
+    st: TableState,
+    index: str | None,
+    window: float = CONTRIBUTOR_WINDOW_SECONDS,
+    top: int = CONTRIBUTOR_TOP,
+) -> dict[str, Any]:
+    res = st.base if index is None else st.gsis[index]
+    status = res.insights_status
+    out: dict[str, Any] = {
+        "table": st.td.name,
+        "index": index,
+        "status": "DISABLED" if status is None else status[0],
+        "mode": None if status is None else status[1],
+        "window": window,
+    }
+    counters = res.insights
+    if counters is None:
+        out["rules"] = {}
+        return out
+    tops = counters.top(ctx.clock.now(), window, top)
+    rules: dict[str, Any] = {
+        "PKC": [_entry(res, k, c, False) for k, c in tops["accessed_partition_keys"]],
+        "PKT": [_entry(res, k, c, False) for k, c in tops["throttled_partition_keys"]],
+    }
+    if res.range_attr is not None:
+        rules["SKC"] = [_entry(res, k, c, True) for k, c in tops["accessed_item_keys"]]
+        rules["SKT"] = [_entry(res, k, c, True) for k, c in tops["throttled_item_keys"]]
+    if counters.mode == "THROTTLED_KEYS":
+        rules = {name: v for name, v in rules.items() if name.endswith("T")}
+    out["rules"] = rules
+    return out
+
+
+def _entry(res: Resource, encoded: bytes, counts: Counts, with_sort_key: bool) -> dict[str, Any]:
+    key: dict[str, Any] = {}
+    payload, offset = keycodec.decode_value(res.hash_attr.type, encoded, 0)
+    key[res.hash_attr.name] = {res.hash_attr.type: payload}
+    if with_sort_key and res.range_attr is not None and offset < len(encoded):
+        rpayload, _ = keycodec.decode_value(res.range_attr.type, encoded, offset)
+        key[res.range_attr.name] = {res.range_attr.type: rpayload}
+    return {"key": key, "ConsumedThroughputUnits": counts.consumed, "ThrottleCount": counts.throttled}

@@ -1,0 +1,326 @@
+"""Reading many items: one page of a Query or Scan, and the key lookups of BatchGetItem.
+
+A page walks one contiguous key range of a ``KeySpace`` (a table's items today; a secondary index's entries
+later, which plug in as another ``KeySpace`` with their own key attributes, bounds and start-key encoding):
+
+* ``Limit`` counts the items *read* (evaluated), before the filter; reaching it ends the page with a
+  ``LastEvaluatedKey`` even when no item follows (DynamoDB does the same);
+* the 1 MB page limit is measured on the sizes (DynamoDB's item-size rules, ``model.item_size``) of the items
+  read, again before the filter: the page ends after the item that brings the total to 1 MB or more;
+* ``Count`` counts the items that pass the filter, ``ScannedCount`` the items read;
+* capacity: the sizes of all items read, summed and rounded once (``read_half_units``).
+
+Reading avoids decoding what it will not return. A stored item is its size (exact, written with the item)
+and its wire JSON (``itemcodec``): page limits and capacity read the size from the header, and an item that
+needs no filter and no projection goes out as a slice of the stored value, never decoded.
+
+Range bounds come from the order-preserving, self-delimiting key encodings (``storage.keycodec``): every sort
+key condition is a byte range, so items are never decoded to test a key condition.
+
+Throttling (a later issue) plugs into ``batch_get`` through ``admit``: a key it refuses is left unprocessed,
+as are the keys after the 16 MB response limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import orjson
+
+from dynastore.engine.capacity import read_half_units
+from dynastore.expressions import ResolvedCondition, ResolvedProjection, evaluate, project
+from dynastore.expressions.ast import (
+    ArithOperand,
+    BetweenCondition,
+    Comparison,
+    FunctionCondition,
+    FunctionOperand,
+    InCondition,
+    PathOperand,
+    ResolvedOperand,
+    ResolvedPath,
+    iter_conditions,
+)
+from dynastore.limits import MAX_BATCH_GET_RESPONSE_BYTES, MAX_PAGE_BYTES
+from dynastore.model.table_schema import KeyAttr, TableDef
+from dynastore.model.values import AttributeValue, Item
+from dynastore.storage.itemcodec import item_json, stored_size
+from dynastore.storage.keycodec import (
+    decode_value,
+    encode_value,
+    hash_key_prefix,
+    prefix_end,
+    segment_bounds,
+    table_prefix,
+)
+from dynastore.storage.kv import ReadTxn
+
+__all__ = [
+    "GetRequest",
+    "GetResult",
+    "KeySpace",
+    "Page",
+    "PageRequest",
+    "TableKeySpace",
+    "batch_get",
+    "condition_paths",
+    "json_array",
+    "range_bounds",
+    "read_page",
+]
+
+Json = bytes | memoryview
+
+
+class KeySpace(Protocol):
+    """Where a read walks and how its keys are encoded and decoded."""
+
+    @property
+    def hash_key(self) -> KeyAttr: ...
+
+    @property
+    def range_key(self) -> KeyAttr | None: ...
+
+    def partition_prefix(self, hash_value: AttributeValue) -> bytes:
+        """Prefix of every entry whose partition key is ``hash_value`` (in sort-key order)."""
+        ...
+
+    def segment(self, segment: int, total_segments: int) -> tuple[bytes, bytes]:
+        """``[lo, hi)`` of one Scan segment (segment 0 of 1 is the whole space)."""
+        ...
+
+    def start_key(self, key: Item) -> bytes:
+        """The stored key of an ExclusiveStartKey (already validated against the key attributes)."""
+        ...
+
+    def last_key(self, stored_key: bytes) -> Item:
+        """The LastEvaluatedKey of the entry stored under ``stored_key``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class TableKeySpace:
+    """A table's items: ``I | table_id | phash | hash_enc | range_enc``."""
+
+    table: TableDef
+
+    @property
+    def hash_key(self) -> KeyAttr:
+        return self.table.key_schema.hash_key
+
+    @property
+    def range_key(self) -> KeyAttr | None:
+        return self.table.key_schema.range_key
+
+    def partition_prefix(self, hash_value: AttributeValue) -> bytes:
+        hash_key = self.hash_key
+        return hash_key_prefix(self.table.table_id, encode_value(hash_key.type, hash_value[hash_key.type]))
+
+    def segment(self, segment: int, total_segments: int) -> tuple[bytes, bytes]:
+        if total_segments == 1:
+            prefix = table_prefix(self.table.table_id)
+            return prefix, prefix_end(prefix)
+        return segment_bounds(self.table.table_id, segment, total_segments)
+
+    def start_key(self, key: Item) -> bytes:
+        hash_key, range_key = self.hash_key, self.range_key
+        out = self.partition_prefix(key[hash_key.name])
+        if range_key is not None:
+            out += encode_value(range_key.type, key[range_key.name][range_key.type])
+        return out
+
+    def last_key(self, stored_key: bytes) -> Item:
+        hash_key, range_key = self.hash_key, self.range_key
+        payload, offset = decode_value(hash_key.type, stored_key, 9)  # after b"I" + table_id(4) + phash(4)
+        key: Item = {hash_key.name: {hash_key.type: payload}}
+        if range_key is not None:
+            key[range_key.name] = {range_key.type: decode_value(range_key.type, stored_key, offset)[0]}
+        return key
+
+
+def _range_enc(type_name: str, value: AttributeValue) -> bytes:
+    return encode_value(type_name, value[type_name])
+
+
+def range_bounds(
+    prefix: bytes, range_type: str, op: str | None, values: tuple[AttributeValue, ...]
+) -> tuple[bytes, bytes]:
+    """``[lo, hi)`` of the entries under ``prefix`` whose sort key satisfies ``op`` over ``values``.
+
+    Encodings are self-delimiting, so ``prefix + enc(v)`` starts exactly the entries whose sort key is ``v``
+    (an index entry continues with the table key after it) and ``prefix_end`` of it ends them.
+    """
+    end = prefix_end(prefix)
+    if op is None:
+        return prefix, end
+    if op == "begins_with":
+        stem = prefix + _range_enc(range_type, values[0])[:-2]  # S/B: drop the 00 00 terminator
+        return stem, prefix_end(stem)
+    at = prefix + _range_enc(range_type, values[0])
+    if op == "=":
+        return at, prefix_end(at)
+    if op == "<":
+        return prefix, at
+    if op == "<=":
+        return prefix, prefix_end(at)
+    if op == ">":
+        return prefix_end(at), end
+    if op == ">=":
+        return at, end
+    assert op == "BETWEEN"
+    return at, prefix_end(prefix + _range_enc(range_type, values[1]))
+
+
+def condition_paths(condition: ResolvedCondition) -> list[ResolvedPath]:
+    """Every document path of a condition, in source order."""
+    paths: list[ResolvedPath] = []
+
+    def operand(node: ResolvedOperand) -> None:
+        if isinstance(node, PathOperand):
+            paths.append(node.path)
+        elif isinstance(node, FunctionOperand):
+            for arg in node.args:
+                operand(arg)
+        elif isinstance(node, ArithOperand):
+            operand(node.left)
+            operand(node.right)
+
+    for node in iter_conditions(condition.root):
+        if isinstance(node, Comparison):
+            operand(node.left)
+            operand(node.right)
+        elif isinstance(node, BetweenCondition):
+            for part in (node.operand, node.low, node.high):
+                operand(part)
+        elif isinstance(node, InCondition):
+            operand(node.operand)
+            for option in node.options:
+                operand(option)
+        elif isinstance(node, FunctionCondition):
+            for arg in node.args:
+                operand(arg)
+    return paths
+
+
+# ---------------------------------------------------------------- Query / Scan pages
+
+
+@dataclass(frozen=True, slots=True)
+class PageRequest:
+    space: KeySpace
+    lo: bytes
+    hi: bytes
+    reverse: bool = False
+    limit: int | None = None
+    filter: ResolvedCondition | None = None
+    projection: ResolvedProjection | None = None
+    count_only: bool = False
+    page_bytes: int = MAX_PAGE_BYTES
+
+
+@dataclass(slots=True)
+class Page:
+    items: list[Json]  # the JSON of each returned item, ready to splice into a response
+    count: int
+    scanned_count: int
+    last_key: Item | None
+    read_bytes: int  # the sum of the sizes of the items read (capacity)
+
+
+def read_page(txn: ReadTxn, req: PageRequest) -> Page:
+    """One page of ``req``'s range, starting at ``req.lo`` (or ``req.hi`` going backwards)."""
+    filt, projection, count_only, limit = req.filter, req.projection, req.count_only, req.limit
+    page_bytes = req.page_bytes
+    items: list[Json] = []
+    count = scanned = total = 0
+    last: bytes | None = None
+    stopped = False
+    for key, raw in txn.iter_range(req.lo, req.hi, reverse=req.reverse):
+        scanned += 1
+        last = key
+        total += stored_size(raw)
+        view = item_json(raw)
+        if filt is None:
+            if not count_only:
+                items.append(view if projection is None else orjson.dumps(project(orjson.loads(view), projection)))
+        else:
+            item = orjson.loads(view)
+            if evaluate(filt, item):
+                count += 1
+                if not count_only:
+                    items.append(view if projection is None else orjson.dumps(project(item, projection)))
+        if scanned == limit or total >= page_bytes:
+            stopped = True
+            break
+    if filt is None:
+        count = scanned
+    last_key = req.space.last_key(last) if stopped and last is not None else None
+    return Page(items, count, scanned, last_key, total)
+
+
+# ---------------------------------------------------------------- BatchGetItem
+
+
+@dataclass(frozen=True, slots=True)
+class GetRequest:
+    """One table's part of a BatchGetItem: stored keys in request order."""
+
+    table: TableDef
+    keys: tuple[bytes, ...]
+    projection: ResolvedProjection | None = None
+    consistent: bool = False
+
+
+@dataclass(slots=True)
+class GetResult:
+    items: list[Json] = field(default_factory=list)
+    unprocessed: list[int] = field(default_factory=list)  # indexes into GetRequest.keys
+    half_units: int = 0
+
+
+Admit = Callable[[TableDef, bytes], bool]
+
+
+def batch_get(
+    txn: ReadTxn,
+    requests: list[GetRequest],
+    *,
+    admit: Admit | None = None,
+    response_bytes: int = MAX_BATCH_GET_RESPONSE_BYTES,
+) -> list[GetResult]:
+    """Read every key; keys refused by ``admit`` or past the response limit are left unprocessed.
+
+    The response limit counts the sizes of the items found; the item that would take the total over it, and
+    every key after it, is left unprocessed. Each key read costs ``read_half_units`` of its item (of 0 bytes,
+    the minimum, when there is no item): BatchGetItem rounds every item on its own.
+    """
+    results = [GetResult() for _ in requests]
+    total = 0
+    stopped = False
+    for request, result in zip(requests, results, strict=True):
+        projection, consistent, table = request.projection, request.consistent, request.table
+        for index, key in enumerate(request.keys):
+            if stopped or (admit is not None and not admit(table, key)):
+                result.unprocessed.append(index)
+                continue
+            raw = txn.get(key)
+            if raw is None:
+                result.half_units += read_half_units(0, consistent=consistent)
+                continue
+            size = stored_size(raw)
+            if total + size > response_bytes:
+                stopped = True
+                result.unprocessed.append(index)
+                continue
+            total += size
+            result.half_units += read_half_units(size, consistent=consistent)
+            view = item_json(raw)
+            result.items.append(view if projection is None else orjson.dumps(project(orjson.loads(view), projection)))
+    return results
+
+
+def json_array(items: list[Json]) -> bytes:
+    """``[a,b,...]`` of ready JSON fragments."""
+    return b"[" + b",".join(items) + b"]"

@@ -1,0 +1,384 @@
+"""TransactWriteItems / TransactGetItems: all-or-nothing execution, conflicts and client request tokens.
+
+The model (docs/transactions.md has the long form):
+
+* **Atomic and serializable by construction.** The server runs one handler at a time, to completion. Every
+  action of a TransactWriteItems runs inside ONE KV write transaction, each item write through
+  ``writes._apply`` (so index and stream maintenance added there commit with the transaction); any failure
+  raises inside the ``with`` and the KV aborts everything. No other operation can interleave.
+* **In flight until durable.** A transaction's commit is final when the group commit makes it durable (the
+  response is held until then). From its execution until then, its items are *locked* in
+  :class:`TransactionLocks`: a single-item write meeting such an item gets ``TransactionConflictException``,
+  another transaction gets ``TransactionCanceledException`` with a ``TransactionConflict`` reason, and a
+  BatchWriteItem returns the item in ``UnprocessedItems``. ``Config.transaction_lock_hold`` (a test aid,
+  0 in production) keeps the locks that many seconds longer, by ``ctx.clock``, so tests can meet them.
+* **Client request tokens** are stored in the same KV transaction as the writes (``b"T\\x00" + token``,
+  with an expiry index under ``b"T\\x01"``), so a retry after a crash is still answered idempotently.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import wraps
+from typing import Any, Final, TypeVar, cast
+
+import orjson
+
+from dynastore import messages
+from dynastore.api.context import Context
+from dynastore.engine import writes
+from dynastore.engine.capacity import read_half_units
+from dynastore.engine.keys import check_table_key, storage_key
+from dynastore.errors import (
+    DynamoError,
+    IdempotentParameterMismatchException,
+    TransactionCanceledException,
+    TransactionConflictException,
+    TransactionInProgressException,
+    ValidationException,
+)
+from dynastore.expressions import evaluate
+from dynastore.limits import CLIENT_TOKEN_TTL_SECONDS, TOKEN_SWEEP_PER_WRITE
+from dynastore.model.item_size import item_size
+from dynastore.model.table_schema import TableDef
+from dynastore.model.values import Item
+from dynastore.storage.itemcodec import decode_item
+from dynastore.storage.kv import KV, WriteTxn
+from dynastore.util.clock import Clock
+
+__all__ = [
+    "ConditionCheckPlan",
+    "GetAction",
+    "TokenRecord",
+    "TransactionLocks",
+    "WriteAction",
+    "check_item_write",
+    "defer_batch_conflicts",
+    "execute_get",
+    "execute_write",
+    "find_token",
+    "transaction_locks",
+]
+
+TOKEN_PREFIX: Final = b"T\x00"
+TOKEN_EXPIRY_PREFIX: Final = b"T\x01"
+
+REASON_NONE: Final[dict[str, Any]] = {"Code": "None"}
+REASON_CONFLICT: Final[dict[str, Any]] = {"Code": "TransactionConflict", "Message": messages.TRANSACTION_ONGOING}
+
+
+# ------------------------------------------------------------------------------------------------ locks
+
+
+class TransactionLocks:
+    """Storage keys written or checked by a TransactWriteItems whose commit is not final yet.
+
+    A transaction registers its keys with the ``commit_seq`` of its KV commit; they are released once
+    ``kv.durable_seq`` reaches it (and, with a hold configured, once the hold has passed). Checking costs one
+    dict lookup, and nothing at all while no transaction is in flight.
+    """
+
+    __slots__ = ("_kv", "_clock", "_hold", "_owner", "_pending", "_ids")
+
+    def __init__(self, kv: KV, clock: Clock, hold: float = 0.0) -> None:
+        self._kv = kv
+        self._clock = clock
+        self._hold = hold
+        self._owner: dict[bytes, int] = {}  # key -> id of the transaction holding it
+        self._pending: deque[tuple[int, float, int, tuple[bytes, ...]]] = deque()  # (seq, release_at, id, keys)
+        self._ids = itertools.count(1)
+
+    @property
+    def idle(self) -> bool:
+        """True when no key may be locked (the fast path of every write)."""
+        return not self._owner
+
+    def is_locked(self, key: bytes) -> bool:
+        owner = self._owner
+        if key not in owner:
+            return False
+        self._release_finished()
+        return key in owner
+
+    def lock(self, keys: Iterable[bytes], seq: int) -> None:
+        """Hold ``keys`` until commit ``seq`` is durable (plus the configured hold)."""
+        held = tuple(keys)
+        tid = next(self._ids)
+        for key in held:
+            self._owner[key] = tid
+        release_at = self._clock.now() + self._hold if self._hold > 0 else 0.0
+        self._pending.append((seq, release_at, tid, held))
+
+    def locked_count(self) -> int:
+        self._release_finished()
+        return len(self._owner)
+
+    def _release_finished(self) -> None:
+        durable = self._kv.durable_seq
+        now = self._clock.now() if self._hold > 0 else 0.0
+        pending, owner = self._pending, self._owner
+        while pending:
+            seq, release_at, tid, keys = pending[0]
+            if seq > durable or release_at > now:
+                break
+            pending.popleft()
+            for key in keys:
+                if owner.get(key) == tid:
+                    del owner[key]
+
+
+_LOCKS: weakref.WeakKeyDictionary[KV, TransactionLocks] = weakref.WeakKeyDictionary()
+
+
+def transaction_locks(ctx: Context) -> TransactionLocks:
+    """The lock registry of the server owning ``ctx.kv`` (one per storage engine)."""
+    locks = _LOCKS.get(ctx.kv)
+    if locks is None:
+        locks = TransactionLocks(ctx.kv, ctx.clock, ctx.config.transaction_lock_hold)
+        _LOCKS[ctx.kv] = locks
+    return locks
+
+
+def check_item_write(ctx: Context, table: TableDef, key_source: Item) -> None:
+    """For PutItem/UpdateItem/DeleteItem: TransactionConflictException if a transaction holds the item."""
+    locks = transaction_locks(ctx)
+    if not locks.idle and locks.is_locked(storage_key(table, key_source)):
+        raise TransactionConflictException(messages.TRANSACTION_ONGOING)
+
+
+_Handler = TypeVar("_Handler", bound=Callable[[dict[str, Any], Context], dict[str, Any]])
+
+
+def defer_batch_conflicts(handler: _Handler) -> _Handler:
+    """Decorates BatchWriteItem: requests on items held by a transaction go back in ``UnprocessedItems``.
+
+    BatchWriteItem cannot fail with TransactionConflictException (not among its errors); DynamoDB returns
+    the requests it could not process. Requests this wrapper cannot key (unknown table, malformed key) are
+    left to the handler, which reports them as usual.
+    """
+
+    @wraps(handler)
+    def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        locks = transaction_locks(ctx)
+        if locks.idle:
+            return handler(req, ctx)
+        kept, deferred = _split_conflicting(req.get("RequestItems") or {}, ctx, locks)
+        if not deferred:
+            return handler(req, ctx)
+        response = handler({**req, "RequestItems": kept}, ctx) if kept else {"UnprocessedItems": {}}
+        unprocessed = response.setdefault("UnprocessedItems", {})
+        for table_name, requests in deferred.items():
+            unprocessed.setdefault(table_name, []).extend(requests)
+        return response
+
+    return cast(_Handler, handle)
+
+
+def _split_conflicting(
+    request_items: dict[str, list[dict[str, Any]]], ctx: Context, locks: TransactionLocks
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
+    kept: dict[str, list[dict[str, Any]]] = {}
+    deferred: dict[str, list[dict[str, Any]]] = {}
+    for table_name, requests in request_items.items():
+        table = ctx.catalog.find(table_name)
+        for request in requests:
+            target = kept
+            if table is not None:
+                put = request.get("PutRequest")
+                source = put.get("Item") if put else (request.get("DeleteRequest") or {}).get("Key")
+                try:
+                    if isinstance(source, dict):
+                        check_table_key(table, source, is_full_item=bool(put))
+                        if locks.is_locked(storage_key(table, source)):
+                            target = deferred
+                except (DynamoError, ValueError, KeyError, TypeError, AttributeError):
+                    pass  # malformed: the handler reports it
+            target.setdefault(table_name, []).append(request)
+    return kept, deferred
+
+
+# ------------------------------------------------------------------------------------------------ writes
+
+
+@dataclass(frozen=True, slots=True)
+class ConditionCheckPlan:
+    """A ConditionCheck action: evaluated against the stored item, never written."""
+
+    condition: Any
+
+
+@dataclass(frozen=True, slots=True)
+class WriteAction:
+    table: TableDef
+    key: bytes
+    plan: writes.Plan | ConditionCheckPlan
+    return_old_on_failure: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRecord:
+    request_hash: str
+    expires_at: float
+    read_half_units: dict[str, int] = field(default_factory=dict)  # what a replay reports, per table
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOutcome:
+    results: list[writes.WriteResult]
+    replayed: TokenRecord | None = None  # set when the token's earlier result was returned instead
+
+
+def find_token(ctx: Context, token: str, request_hash: str) -> TokenRecord | None:
+    """The live record of ``token`` if this same request already succeeded with it.
+
+    Raises IdempotentParameterMismatchException for another request within the window, and
+    TransactionInProgressException while the earlier transaction's commit is not final yet.
+    """
+    key = TOKEN_PREFIX + token.encode()
+    with ctx.kv.read() as txn:
+        raw = txn.get(key)
+    if raw is None:
+        return None
+    record = _decode_token(raw)
+    if record.expires_at <= ctx.clock.now():
+        return None
+    if record.request_hash != request_hash:
+        raise IdempotentParameterMismatchException(messages.IDEMPOTENT_MISMATCH)
+    if transaction_locks(ctx).is_locked(key):
+        raise TransactionInProgressException(messages.TRANSACTION_IN_PROGRESS)
+    return record
+
+
+def execute_write(
+    ctx: Context,
+    actions: list[WriteAction],
+    *,
+    token: str | None = None,
+    request_hash: str = "",
+) -> WriteOutcome:
+    """Run every action in one KV transaction, or none (TransactionCanceledException, reasons in order)."""
+    if token is not None:
+        replay = find_token(ctx, token, request_hash)
+        if replay is not None:
+            return WriteOutcome([], replay)
+    locks = transaction_locks(ctx)
+    if not locks.idle:
+        conflicts = [locks.is_locked(action.key) for action in actions]
+        if any(conflicts):
+            raise _canceled([REASON_CONFLICT if hit else REASON_NONE for hit in conflicts])
+
+    results: list[writes.WriteResult] = []
+    with ctx.kv.write() as txn:
+        reasons: list[dict[str, Any]] = []
+        failed = False
+        for action in actions:
+            try:
+                results.append(_run(txn, action))
+                reasons.append(REASON_NONE)
+            except writes.ConditionFailedError as e:
+                failed = True
+                reason: dict[str, Any] = {"Code": "ConditionalCheckFailed", "Message": messages.CONDITION_FAILED}
+                if action.return_old_on_failure and e.old is not None:
+                    reason["Item"] = e.old
+                reasons.append(reason)
+            except ValidationException as e:  # found only while applying (e.g. the updated item is too large)
+                failed = True
+                reasons.append({"Code": "ValidationError", "Message": e.message})
+        if failed:
+            raise _canceled(reasons)  # leaving the block by an exception aborts every write
+        keys = [action.key for action in actions]
+        if token is not None:
+            record = TokenRecord(
+                request_hash, ctx.clock.now() + CLIENT_TOKEN_TTL_SECONDS, _read_units(actions, results)
+            )
+            _store_token(txn, token, record, ctx.clock.now())
+            keys.append(TOKEN_PREFIX + token.encode())
+    locks.lock(keys, ctx.kv.commit_seq)
+    for action, result in zip(actions, results, strict=True):
+        if not isinstance(action.plan, ConditionCheckPlan):
+            writes._record_stats(ctx, action.table, result)
+    return WriteOutcome(results)
+
+
+def _run(txn: WriteTxn, action: WriteAction) -> writes.WriteResult:
+    plan = action.plan
+    if isinstance(plan, ConditionCheckPlan):
+        raw = txn.get(action.key)
+        old = decode_item(raw) if raw is not None else None
+        if not evaluate(plan.condition, old):
+            raise writes.ConditionFailedError(old)
+        size = item_size(old) if old is not None else 0
+        return writes.WriteResult(old is not None, old, old, size, size)
+    # decode_old as writes.execute does: index bookkeeping (and INDEXES capacity) needs the old item
+    return writes._apply(txn, action.key, plan, decode_old=writes.has_indexes(action.table))
+
+
+def _canceled(reasons: list[dict[str, Any]]) -> TransactionCanceledException:
+    codes = ", ".join(reason["Code"] for reason in reasons)
+    return TransactionCanceledException(messages.TRANSACTION_CANCELED.format(codes=codes), CancellationReasons=reasons)
+
+
+def _read_units(actions: list[WriteAction], results: list[writes.WriteResult]) -> dict[str, int]:
+    units: dict[str, int] = {}
+    for action, result in zip(actions, results, strict=True):
+        size = max(result.old_size, result.new_size)
+        units[action.table.name] = units.get(action.table.name, 0) + read_half_units(
+            size, consistent=True, transactional=True
+        )
+    return units
+
+
+def _store_token(txn: WriteTxn, token: str, record: TokenRecord, now: float) -> None:
+    _sweep_tokens(txn, now)
+    txn.put(TOKEN_PREFIX + token.encode(), _encode_token(record))
+    txn.put(TOKEN_EXPIRY_PREFIX + _expiry_bytes(record.expires_at) + token.encode(), b"")
+
+
+def _sweep_tokens(txn: WriteTxn, now: float) -> None:
+    """Forget a few expired tokens (oldest first), so the token space stays bounded by the write rate."""
+    hi = TOKEN_EXPIRY_PREFIX + _expiry_bytes(now)
+    stale = list(itertools.islice(txn.iter_range(TOKEN_EXPIRY_PREFIX, hi), TOKEN_SWEEP_PER_WRITE))
+    for index_key, _ in stale:
+        txn.delete(index_key)
+        token_key = TOKEN_PREFIX + index_key[len(TOKEN_EXPIRY_PREFIX) + 8 :]
+        raw = txn.get(token_key)
+        if raw is not None and _decode_token(raw).expires_at <= now:
+            txn.delete(token_key)
+
+
+def _expiry_bytes(at: float) -> bytes:
+    return max(0, round(at * 1000)).to_bytes(8, "big")
+
+
+def _encode_token(record: TokenRecord) -> bytes:
+    return orjson.dumps({"h": record.request_hash, "e": record.expires_at, "r": record.read_half_units})
+
+
+def _decode_token(raw: bytes) -> TokenRecord:
+    data = orjson.loads(raw)
+    return TokenRecord(data["h"], data["e"], data["r"])
+
+
+# ------------------------------------------------------------------------------------------------ reads
+
+
+@dataclass(frozen=True, slots=True)
+class GetAction:
+    table: TableDef
+    key: bytes
+
+
+def execute_get(ctx: Context, actions: list[GetAction]) -> list[Item | None]:
+    """Read every item from one snapshot; TransactionCanceledException if a transaction holds any of them."""
+    locks = transaction_locks(ctx)
+    if not locks.idle:
+        conflicts = [locks.is_locked(action.key) for action in actions]
+        if any(conflicts):
+            raise _canceled([REASON_CONFLICT if hit else REASON_NONE for hit in conflicts])
+    with ctx.kv.read() as txn:
+        raws = [txn.get(action.key) for action in actions]
+    return [decode_item(raw) if raw is not None else None for raw in raws]

@@ -1,0 +1,100 @@
+"""``dynastore partitions TABLE``: show a running server's partitions of a table (the extension endpoint)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import urllib.error
+import urllib.request
+from typing import Any
+from urllib.parse import quote
+
+__all__ = ["format_partitions", "run"]
+
+
+def _call(url: str, body: dict[str, Any] | None = None) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method="GET" if body is None else "POST")
+    request.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def run(args: argparse.Namespace) -> int:
+    base = args.endpoint.rstrip("/")
+    url = f"{base}/dynastore/partitions/{quote(args.table, safe='')}"
+    try:
+        change: dict[str, Any] = {}
+        if args.as_if is not None:
+            change["as_if"] = args.as_if
+        if args.rebuild:
+            change["rebuild"] = True
+        view = _call(url, change) if change else _call(url)
+        contributors = None
+        if args.contributors:
+            contributors = _call(f"{base}/dynastore/contributors/{quote(args.table, safe='')}")
+    except urllib.error.HTTPError as e:
+        print(f"dynastore partitions: {e.code} {e.read().decode(errors='replace')}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"dynastore partitions: cannot reach {base}: {e}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps({"partitions": view, "contributors": contributors} if contributors else view, indent=2))
+    else:
+        print(format_partitions(view))
+        if contributors is not None:
+            print(_format_contributors(contributors))
+    return 0
+
+
+def _n(value: float) -> str:
+    return f"{value:g}" if value == int(value) or abs(value) >= 100 else f"{value:.2f}"
+
+
+def _block(title: str, res: dict[str, Any]) -> list[str]:
+    lines = [
+        f"{title}: {res['partition_count']} partition(s), "
+        f"{'provisioned' if res['provisioned'] else 'on-demand'} "
+        f"{_n(res['throughput']['read'])} RCU / {_n(res['throughput']['write'])} WCU a second"
+    ]
+    header = (
+        f"{'#':>3} {'hash range':<19} {'items':>8} {'bytes':>12} {'RCU':>8} {'WCU':>8} "
+        f"{'used R':>9} {'used W':>9} {'burst R':>9} {'burst W':>9} {'thr R':>6} {'thr W':>6}"
+    )
+    lines.append(header)
+    for p in res["partitions"]:
+        lines.append(
+            f"{p['partition']:>3} {p['hash_range'][0]}-{p['hash_range'][1]} {p['items']:>8} {p['bytes']:>12} "
+            f"{_n(p['provisioned']['read']):>8} {_n(p['provisioned']['write']):>8} "
+            f"{_n(p['consumed']['read']):>9} {_n(p['consumed']['write']):>9} "
+            f"{_n(p['burst']['read']):>9} {_n(p['burst']['write']):>9} "
+            f"{p['throttled']['read']:>6} {p['throttled']['write']:>6}"
+            + ("  adaptive" if p["adaptive"]["read"] or p["adaptive"]["write"] else "")
+        )
+    return lines
+
+
+def format_partitions(view: dict[str, Any]) -> str:
+    lines = [
+        f"table {view['table']} ({view['billing_mode']}, capacity {view['capacity_mode']}"
+        + (f", as if {view['as_if']} partitions" if view.get("as_if") else "")
+        + f"): {view['item_count']} items, {view['size_bytes']} bytes"
+    ]
+    lines += _block("table", view)
+    for idx in view["indexes"]:
+        lines.append("")
+        lines += _block(f"index {idx['index']}", idx)
+    return "\n".join(lines)
+
+
+def _format_contributors(view: dict[str, Any]) -> str:
+    lines = ["", f"contributor insights: {view['status']}"]
+    for rule, entries in view.get("rules", {}).items():
+        lines.append(f"  {rule}:")
+        for e in entries:
+            lines.append(
+                f"    {json.dumps(e['key'])}  units={_n(e['ConsumedThroughputUnits'])}  throttled={e['ThrottleCount']}"
+            )
+    return "\n".join(lines)

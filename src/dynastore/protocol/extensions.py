@@ -1,0 +1,117 @@
+"""dynastore's own HTTP endpoints under ``/dynastore/`` (JSON in, JSON out; no DynamoDB protocol, no auth).
+
+* ``GET  /dynastore/partitions/<table>``: every partition of the table and its GSIs (capacity_view.py).
+* ``POST /dynastore/partitions/<table>`` ``{"as_if": N}`` (0 or null: stop) and/or ``{"rebuild": true}``.
+* ``GET  /dynastore/contributors/<table>?index=&window=&top=``: Contributor Insights' top keys.
+* ``GET  /dynastore/clock`` and, with ``--manual-clock``, ``POST /dynastore/clock`` ``{"advance": seconds}`` or
+  ``{"set": epoch_seconds}``: the server's time, for tests that must not sleep.
+
+Errors are ``{"error": text}`` with 400 (bad request) or 404 (unknown path, table or index).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import orjson
+
+from dynastore.api.context import Context
+from dynastore.engine.admission import capacity_of
+from dynastore.engine.capacity_view import contributors_view, partitions_view
+from dynastore.errors import DynamoError
+from dynastore.protocol.protocol import RawResponse
+from dynastore.util.clock import ManualClock
+
+__all__ = ["bind", "handle"]
+
+_JSON = "application/json"
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, text: str) -> None:
+        super().__init__(text)
+        self.status = status
+        self.text = text
+
+
+def bind(ctx: Context) -> Callable[[str, str, bytes], RawResponse]:
+    def run(method: str, path: str, body: bytes) -> RawResponse:
+        return handle(ctx, method, path, body)
+
+    return run
+
+
+def handle(ctx: Context, method: str, target: str, body: bytes) -> RawResponse:
+    url = urlsplit(target)
+    parts = [unquote(p) for p in url.path.split("/")[2:] if p]
+    query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+    try:
+        payload = _route(ctx, method, parts, query, body)
+    except _Refused as e:
+        return RawResponse(e.status, orjson.dumps({"error": e.text}), _JSON)
+    except DynamoError as e:
+        return RawResponse(404, orjson.dumps({"error": e.message or type(e).__name__}), _JSON)
+    return RawResponse(200, orjson.dumps(payload), _JSON)
+
+
+def _route(ctx: Context, method: str, parts: list[str], query: dict[str, str], body: bytes) -> Any:
+    if parts == ["clock"]:
+        return _clock(ctx, method, body)
+    if len(parts) == 2 and parts[0] in ("partitions", "contributors"):
+        st = capacity_of(ctx).find(parts[1])
+        if parts[0] == "partitions":
+            if method == "POST":
+                _change_partitions(ctx, st, _body(body))
+            elif method != "GET":
+                raise _Refused(400, f"{method} is not supported here")
+            return partitions_view(ctx, st)
+        index = query.get("index")
+        if index is not None and index not in st.gsis:
+            raise _Refused(404, f"no global secondary index {index} on table {parts[1]}")
+        try:
+            window = float(query.get("window", 3600))
+            top = int(query.get("top", 10))
+        except ValueError:
+            raise _Refused(400, "window and top must be numbers") from None
+        return contributors_view(ctx, st, index, window, top)
+    raise _Refused(404, "unknown dynastore endpoint")
+
+
+def _change_partitions(ctx: Context, st: Any, request: dict[str, Any]) -> None:
+    cap = capacity_of(ctx)
+    if "as_if" in request:
+        count = request["as_if"]
+        if count is not None and (not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= 1_000_000):
+            raise _Refused(400, "as_if must be a whole number of partitions from 0 (stop) to 1000000, or null")
+        cap.set_as_if(st, count)
+    if request.get("rebuild"):
+        cap.rebuild(st)
+
+
+def _clock(ctx: Context, method: str, body: bytes) -> dict[str, Any]:
+    clock = ctx.clock
+    manual = isinstance(clock, ManualClock)
+    if method == "POST":
+        if not isinstance(clock, ManualClock):
+            raise _Refused(400, "the clock is the system's: start the server with --manual-clock")
+        request = _body(body)
+        advance, at = request.get("advance"), request.get("set")
+        if isinstance(advance, int | float) and not isinstance(advance, bool) and advance >= 0:
+            clock.advance(float(advance))
+        elif isinstance(at, int | float) and not isinstance(at, bool) and at >= clock.now():
+            clock.advance(float(at) - clock.now())
+        else:
+            raise _Refused(400, 'expected {"advance": seconds >= 0} or {"set": epoch seconds, not in the past}')
+    return {"now": clock.now(), "manual": manual}
+
+
+def _body(body: bytes) -> dict[str, Any]:
+    try:
+        data = orjson.loads(body) if body else {}
+    except orjson.JSONDecodeError:
+        raise _Refused(400, "the body is not JSON") from None
+    if not isinstance(data, dict):
+        raise _Refused(400, "the body must be a JSON object")
+    return data
