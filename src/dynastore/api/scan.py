@@ -30,6 +30,7 @@ from dynastore.engine.reads import (
 )
 from dynastore.errors import ValidationException
 from dynastore.expressions import ExpressionContext, ResolvedCondition, ResolvedProjection, legacy
+from dynastore.expressions import check_expression_maps as expression_maps
 from dynastore.expressions.ast import ResolvedPath
 from dynastore.model.table_schema import KeyAttr, TableDef
 from dynastore.model.values import Item
@@ -161,29 +162,9 @@ def check_start_key_values(req: dict[str, Any]) -> None:
         raise ValidationException(messages.START_KEY_INVALID_DETAIL.format(detail=text))
 
 
-_NAME_KEY = re.compile(r"#[A-Za-z0-9_]+")
-_VALUE_KEY = re.compile(r":[A-Za-z0-9_]+")
-
-
 def check_expression_maps(req: dict[str, Any]) -> None:
-    """ExpressionAttributeNames/Values: not empty, well-formed keys, well-formed values (dynalite order)."""
-    names, values = req.get("ExpressionAttributeNames"), req.get("ExpressionAttributeValues")
-    if names is not None:
-        if not names:
-            raise ValidationException(messages.EXPR_NAMES_EMPTY)
-        for key in names:
-            if _NAME_KEY.fullmatch(key) is None:
-                raise ValidationException(messages.EXPR_NAMES_INVALID_KEY.format(key=key))
-    if values is not None:
-        if not values:
-            raise ValidationException(messages.EXPR_VALUES_EMPTY)
-        for key in values:
-            if _VALUE_KEY.fullmatch(key) is None:
-                raise ValidationException(messages.EXPR_VALUES_INVALID_KEY.format(key=key))
-        problem = invalid_entry(values)
-        if problem is not None:
-            key, detail = problem
-            raise ValidationException(messages.EXPR_VALUES_INVALID_VALUE.format(detail=detail, key=key))
+    """Checked before the other request semantics, as DynamoDB orders its errors for Query and Scan."""
+    expression_maps(req.get("ExpressionAttributeNames"), req.get("ExpressionAttributeValues"))
 
 
 def filter_and_projection(

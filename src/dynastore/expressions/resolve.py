@@ -24,6 +24,7 @@ from dynastore.expressions.semantics import (
     check_update_resolved,
 )
 from dynastore.expressions.tokens import ExpressionError
+from dynastore.validation.attribute_values import invalid_entry
 
 __all__ = ["ExpressionContext", "Resolver", "resolve_condition", "resolve_projection", "resolve_update"]
 
@@ -166,6 +167,29 @@ _NAME_KEY = re.compile(r"#[A-Za-z0-9_]+")
 _VALUE_KEY = re.compile(r":[A-Za-z0-9_]+")
 
 
+def check_expression_maps(names: dict[str, str] | None, values: dict[str, Any] | None) -> None:
+    """ExpressionAttributeNames/Values: not empty, well-formed keys, well-formed values (in DynamoDB's order).
+
+    Numbers among the values are canonicalised in place.
+    """
+    if names is not None:
+        if not names:
+            raise ValidationException(messages.EXPR_NAMES_EMPTY)
+        for key in names:
+            if _NAME_KEY.fullmatch(key) is None:
+                raise ValidationException(messages.EXPR_NAMES_INVALID_KEY.format(key=key))
+    if values is not None:
+        if not values:
+            raise ValidationException(messages.EXPR_VALUES_EMPTY)
+        for key in values:
+            if _VALUE_KEY.fullmatch(key) is None:
+                raise ValidationException(messages.EXPR_VALUES_INVALID_KEY.format(key=key))
+        problem = invalid_entry(values)
+        if problem is not None:
+            key, detail = problem
+            raise ValidationException(messages.EXPR_VALUES_INVALID_VALUE.format(detail=detail, key=key))
+
+
 def _wrap(kind: str, error: ExpressionError) -> ValidationException:
     if error.prefixed:
         return ValidationException(messages.EXPR_INVALID.format(kind=kind, detail=error.detail))
@@ -186,12 +210,7 @@ class ExpressionContext:
         values: dict[str, dict[str, Any]] | None,
         cache: ExpressionCache | None = None,
     ) -> None:
-        for key in names or ():
-            if _NAME_KEY.fullmatch(key) is None:
-                raise ValidationException(messages.EXPR_NAMES_INVALID_KEY.format(key=key))
-        for key in values or ():
-            if _VALUE_KEY.fullmatch(key) is None:
-                raise ValidationException(messages.EXPR_VALUES_INVALID_KEY.format(key=key))
+        check_expression_maps(names, values)
         self._cache = cache if cache is not None else DEFAULT_CACHE
         self._resolver = Resolver(names, values)
 
