@@ -366,3 +366,56 @@ class TestValidation:
             400,
             {"__type": SERIALIZATION, "Message": "NUMBER_VALUE cannot be converted to String"},
         )
+
+
+class TestNullMembers:
+    """A JSON null inside a list or map of structures is read as an empty one: a 400, never a crash."""
+
+    @pytest.mark.parametrize(
+        ("op", "body", "message"),
+        [
+            (
+                "BatchGetItem",
+                {"RequestItems": {"{table}": {"Keys": [None]}}},
+                "The provided key element does not match the schema",
+            ),
+            (
+                "TransactGetItems",
+                {"TransactItems": [None]},
+                "1 validation error detected: Value null at 'transactItems.1.member.get' failed to satisfy "
+                "constraint: Member must not be null",
+            ),
+            (
+                "TransactWriteItems",
+                {"TransactItems": [None]},
+                "Invalid Request: TransactWriteRequest should contain Delete or Put or Update request",
+            ),
+            (
+                "Query",
+                {"TableName": "{table}", "KeyConditions": {"pk": None}},
+                "1 validation error detected: Value null at 'keyConditions.pk.member.comparisonOperator' failed "
+                "to satisfy constraint: Member must not be null",
+            ),
+            (
+                "PutItem",
+                {"TableName": "{table}", "Item": {"pk": {"S": "null-members"}}, "Expected": {"a": None}},
+                "One or more parameter values were invalid: Value must be provided when Exists is null for "
+                "Attribute: a",
+            ),
+            (
+                "UpdateTable",
+                {"TableName": "{table}", "GlobalSecondaryIndexUpdates": [None]},
+                "One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Update, "
+                "GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete must not be null",
+            ),
+        ],
+    )
+    def test_null_member(self, raw: Raw, ddb: Any, table_s: str, op: str, body: dict[str, Any], message: str) -> None:
+        payload = json.loads(json.dumps(body).replace("{table}", table_s))
+        status, response = raw.call(op, payload)
+        assert (status, response["__type"].split("#")[-1], response["message"]) == (
+            400,
+            "ValidationException",
+            message,
+        )
+        assert "Item" not in ddb.get_item(TableName=table_s, Key={"pk": {"S": "null-members"}}, ConsistentRead=True)

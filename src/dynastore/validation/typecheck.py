@@ -170,26 +170,42 @@ def _compile_number(simple_name: str, java_name: str) -> Coercer:
     return coerce_number
 
 
+def _null_member(shape: Shape, member: Coercer) -> Callable[[], Any]:
+    """What a JSON ``null`` inside a list or map becomes.
+
+    A null structure, list or map member is taken as an empty one, so it fails the checks an empty one fails
+    (a missing required member, a too-short list) instead of reaching the operation as ``None``. Scalars and
+    AttributeValues stay ``None``: the constraint and attribute-value checks report those themselves.
+    """
+    if isinstance(shape, Struct | Map) and not isinstance(shape, AttrValue):
+        return lambda: member({})
+    if isinstance(shape, List):
+        return lambda: member([])
+    return lambda: None
+
+
 def _compile_list(shape: List, in_value: bool) -> Coercer:
     member = coercer(shape.member, True)
+    null_member = _null_member(shape.member, member)
     java_name = java_type(shape)
 
     def coerce_list(value: Any) -> Any:
         if type(value) is not list:
             raise _container_error(value, expected="list", in_value=in_value, java_name=java_name)
-        return [None if item is None else member(item) for item in value]
+        return [null_member() if item is None else member(item) for item in value]
 
     return coerce_list
 
 
 def _compile_map(shape: Map, in_value: bool) -> Coercer:
     member = coercer(shape.value, True)
+    null_member = _null_member(shape.value, member)
     java_name = java_type(shape)
 
     def coerce_map(value: Any) -> Any:
         if type(value) is not dict:
             raise _container_error(value, expected="map", in_value=in_value, java_name=java_name)
-        return {key: None if item is None else member(item) for key, item in value.items()}
+        return {key: null_member() if item is None else member(item) for key, item in value.items()}
 
     return coerce_map
 
