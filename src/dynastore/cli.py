@@ -47,6 +47,7 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
         help="test aid: seconds a transaction's items stay locked after its commit (default 0; inf: forever)",
     )
     _add_capacity_flags(serve, defaults)
+    _add_index_flags(serve, defaults)
     _add_partitions_command(commands)
     return parser
 
@@ -69,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             delete_table_delay=args.delete_table_delay,
             transaction_lock_hold=args.transaction_lock_hold,
         )
-        serve(_with_capacity(config, args))
+        serve(_with_indexes(_with_capacity(config, args), args))
     elif args.command == "partitions":
         from dynastore.partitions_cli import run
 
@@ -129,6 +130,44 @@ def _with_capacity(config: Config, args: argparse.Namespace) -> Config:
         adaptive_delay=args.adaptive_delay,
         manual_clock=args.manual_clock,
         clock=clock,
+    )
+
+
+# ---- secondary indexes (docs/indexes.md) ----------------------------------------------------------------------
+def _add_index_flags(serve: argparse.ArgumentParser, defaults: Config) -> None:
+    serve.add_argument(
+        "--item-collection-size-limit",
+        type=int,
+        default=defaults.item_collection_size_limit,
+        help="test aid: bytes one item collection of a table with LSIs may hold (DynamoDB: 10 GB)",
+    )
+    serve.add_argument(
+        "--gsi-propagation-delay",
+        type=float,
+        default=defaults.gsi_propagation_delay,
+        help="test aid: seconds a GSI update waits in its durable backlog before it is applied (default 0)",
+    )
+    serve.add_argument(
+        "--gsi-backfill-interval",
+        type=float,
+        default=defaults.gsi_backfill_interval,
+        help="test aid: seconds between two backfill chunks of a new GSI (default 0)",
+    )
+    serve.add_argument(
+        "--gsi-backfill-chunk",
+        type=int,
+        default=defaults.gsi_backfill_chunk,
+        help="items a GSI backfill copies per storage transaction",
+    )
+
+
+def _with_indexes(config: Config, args: argparse.Namespace) -> Config:
+    return dataclasses.replace(
+        config,
+        item_collection_size_limit=args.item_collection_size_limit,
+        gsi_propagation_delay=args.gsi_propagation_delay,
+        gsi_backfill_interval=args.gsi_backfill_interval,
+        gsi_backfill_chunk=args.gsi_backfill_chunk,
     )
 
 

@@ -9,7 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dynastore.limits import ADAPTIVE_CAPACITY_DELAY, PARTITION_MAX_BYTES, PARTITION_MAX_RCU, PARTITION_MAX_WCU
+from dynastore.limits import (
+    ADAPTIVE_CAPACITY_DELAY,
+    GSI_BACKFILL_ITEMS_PER_TXN,
+    ITEM_COLLECTION_MAX_BYTES,
+    PARTITION_MAX_BYTES,
+    PARTITION_MAX_RCU,
+    PARTITION_MAX_WCU,
+)
 from dynastore.util.clock import Clock, ManualClock, SystemClock
 
 
@@ -36,6 +43,14 @@ class Config:
     partition_max_wcu: int = PARTITION_MAX_WCU
     adaptive_delay: float = ADAPTIVE_CAPACITY_DELAY
     manual_clock: bool = False  # test aid: time moves only through POST /dynastore/clock
+    # Secondary indexes (docs/indexes.md). The item-collection limit is DynamoDB's 10 GB by default; the GSI
+    # delays are test aids (seconds by the server's clock, 0 in production): a GSI update waits
+    # ``gsi_propagation_delay`` in its durable backlog before it is applied, and a backfill copies
+    # ``gsi_backfill_chunk`` items at most every ``gsi_backfill_interval`` seconds.
+    item_collection_size_limit: int = ITEM_COLLECTION_MAX_BYTES
+    gsi_propagation_delay: float = 0.0
+    gsi_backfill_interval: float = 0.0
+    gsi_backfill_chunk: int = GSI_BACKFILL_ITEMS_PER_TXN
     clock: Clock = field(default_factory=SystemClock, compare=False)
 
     @classmethod
@@ -55,7 +70,20 @@ class Config:
             delete_table_delay=float(env.get("DYNASTORE_DELETE_TABLE_DELAY", base.delete_table_delay)),
             transaction_lock_hold=float(env.get("DYNASTORE_TRANSACTION_LOCK_HOLD", base.transaction_lock_hold)),
             **_capacity_from_env(env, base),
+            **_indexes_from_env(env, base),
         )
+
+
+def _indexes_from_env(env: Mapping[str, str], base: Config) -> dict[str, Any]:
+    """DYNASTORE_ITEM_COLLECTION_SIZE_LIMIT, _GSI_PROPAGATION_DELAY, _GSI_BACKFILL_INTERVAL, _GSI_BACKFILL_CHUNK."""
+    return {
+        "item_collection_size_limit": int(
+            env.get("DYNASTORE_ITEM_COLLECTION_SIZE_LIMIT", base.item_collection_size_limit)
+        ),
+        "gsi_propagation_delay": float(env.get("DYNASTORE_GSI_PROPAGATION_DELAY", base.gsi_propagation_delay)),
+        "gsi_backfill_interval": float(env.get("DYNASTORE_GSI_BACKFILL_INTERVAL", base.gsi_backfill_interval)),
+        "gsi_backfill_chunk": int(env.get("DYNASTORE_GSI_BACKFILL_CHUNK", base.gsi_backfill_chunk)),
+    }
 
 
 def _capacity_from_env(env: Mapping[str, str], base: Config) -> dict[str, Any]:

@@ -26,6 +26,7 @@ TABLE_NAME_MAX = 255
 MAX_LSI_PER_TABLE = 5
 MAX_GSI_PER_TABLE = 20
 MAX_PROJECTED_NON_KEY_ATTRIBUTES = 100
+MAX_GSI_KEY_ATTRIBUTES = 4  # multi-attribute GSI keys: up to 4 partition and 4 sort attributes
 MAX_TAGS_PER_RESOURCE = 50
 
 READ_UNIT_BYTES = 4 * 1024
@@ -58,3 +59,8 @@ THROUGHPUT_FREE_DECREASES = 4  # decreases per UTC day before the once-an-hour r
 THROUGHPUT_DECREASE_INTERVAL = 3600  # seconds between later decreases
 CONTRIBUTOR_WINDOW_SECONDS = 3600  # how far back Contributor Insights counters reach
 CONTRIBUTOR_TOP = 10  # keys reported per rule by default
+
+# Secondary indexes (engine/indexes.py, engine/gsi_backlog.py; see docs/indexes.md).
+ITEM_COLLECTION_MAX_BYTES = 10 * 1024 * 1024 * 1024  # one partition key's items plus LSI entries (tables with LSIs)
+GSI_BACKLOG_RECORDS_PER_TXN = 512  # backlog records applied per storage transaction by the propagator
+GSI_BACKFILL_ITEMS_PER_TXN = 256  # table items copied into a new GSI per storage transaction

@@ -453,3 +453,41 @@ THROUGHPUT_DECREASE_LIMIT = (
 EXPR_NAMES_EMPTY = "ExpressionAttributeNames must not be empty"
 EXPR_VALUES_EMPTY = "ExpressionAttributeValues must not be empty"
 EXPR_VALUES_INVALID_VALUE = "ExpressionAttributeValues contains invalid value: {detail} for key {key}"
+# --- secondary indexes: multi-attribute key definitions and index reads ---------------------------------------
+# Not found in a public source (ours, see docs/indexes.md): the multi-attribute KeySchema rules' texts.
+GSI_TOO_MANY_KEY_ATTRIBUTES = "Index KeySchema has more than {limit} {kind} key attributes for index: {index}"
+GSI_KEY_ORDER = "Invalid KeySchema: every HASH KeySchemaElement must come before the RANGE KeySchemaElements"
+GSI_KEY_DUPLICATE = "Invalid KeySchema: Duplicate attribute name in KeySchema: {name}"
+# Query against a multi-attribute index key (ours): a sort attribute conditioned while an earlier one is not,
+# or a range condition on a sort attribute that is followed by another conditioned one.
+KEY_SKIPPED_SORT_ATTRIBUTE = "Query key condition not supported: missing condition on sort key attribute {name}"
+KEY_RANGE_NOT_LAST = (
+    "Query key condition not supported: only the last sort key attribute in a condition may use an operator "
+    "other than ="
+)
+INDEX_BACKFILLING = "Cannot read from backfilling global secondary index"
+GSI_CONSISTENT_READ = "Consistent reads are not supported on global secondary indexes"
+GSI_SELECT_ALL = (
+    "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global "
+    "secondary index {index} because its projection type is not ALL"
+)
+# Ours: a projection or filter naming attributes a GSI does not project.
+GSI_NOT_PROJECTED = (
+    "One or more parameter values were invalid: Global secondary index {index} does not project [{names}]"
+)
+
+# --- secondary indexes: the write side (engine/indexes.py) ------------------------------------------------------
+INDEX_KEY_TYPE_MISMATCH = (
+    "One or more parameter values were invalid: Type mismatch for Index Key {name} Expected: {expected} "
+    "Actual: {actual} IndexName: {index}"
+)
+INDEX_KEY_EMPTY = (
+    "One or more parameter values are not valid. A value specified for a secondary index key is not supported. "
+    "The AttributeValue for a key attribute cannot contain an empty {kind} value. IndexName: {index}, IndexKey: {name}"
+)
+INDEX_KEY_EMPTY_UPDATE = (
+    "One or more parameter values are not valid. The update expression attempted to update a secondary index key "
+    "to a value that is not supported. The AttributeValue for a key attribute cannot contain an empty {kind} value."
+)
+# Not found in a public source (the exception's documented meaning, worded as DynamoDB's model documents it).
+ITEM_COLLECTION_TOO_LARGE = "Item collection size limit exceeded."

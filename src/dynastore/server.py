@@ -10,6 +10,7 @@ import sys
 
 from dynastore.api.context import Context
 from dynastore.config import Config
+from dynastore.engine import indexes
 from dynastore.protocol import dispatch, extensions, http_server
 from dynastore.protocol.protocol import Protocol
 from dynastore.storage.catalog import Catalog
@@ -19,6 +20,7 @@ from dynastore.storage.kv import KV
 log = logging.getLogger("dynastore")
 
 MAINTENANCE_INTERVAL = 0.5  # seconds between housekeeping passes
+PROPAGATION_PAUSE = 0.001  # seconds the GSI propagator waits after a wake-up, to batch concurrent writes
 
 
 def open_storage(config: Config) -> KV:
@@ -59,22 +61,48 @@ class Server:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self._stopping.set)
         maintenance = loop.create_task(self._maintain())
+        propagation = loop.create_task(self._propagate())
         try:
             await self._stopping.wait()
         finally:
             maintenance.cancel()
+            propagation.cancel()
             listener.close()
             await committer.drain()
             self.close()
 
     async def _maintain(self) -> None:
-        """Background housekeeping: lifecycle purges of deleted tables, saving item statistics."""
+        """Background housekeeping: lifecycle purges of deleted tables, saving item statistics, GSI backfills
+        (one chunk per pass, passes back to back while a backfill has work)."""
         while True:
-            await asyncio.sleep(MAINTENANCE_INTERVAL)
+            more = False
             try:
                 self.catalog.maintain()
+                more = indexes.maintain(self.context)
             except Exception:
-                log.exception("catalog maintenance failed")
+                log.exception("maintenance failed")
+            await asyncio.sleep(0 if more and self.config.gsi_backfill_interval <= 0 else MAINTENANCE_INTERVAL)
+
+    async def _propagate(self) -> None:
+        """Apply the GSI backlog soon after each write: woken by the write, then a chunk per loop turn, so
+        requests keep being served in between. A short pause lets concurrent writes share one transaction."""
+        wanted = asyncio.Event()
+        backlog = indexes.state_of(self.context).backlog
+        backlog.wake = wanted.set
+        wanted.set()  # records left by an earlier run (a crash) are applied at once
+        while True:
+            await wanted.wait()
+            wanted.clear()
+            await asyncio.sleep(PROPAGATION_PAUSE)
+            try:
+                while indexes.propagate(self.context):
+                    if self.config.gsi_propagation_delay > 0:
+                        break  # records not due yet: the maintenance loop retries them
+                    await asyncio.sleep(0)
+            except Exception:
+                log.exception("GSI propagation failed")
+                await asyncio.sleep(MAINTENANCE_INTERVAL)
+                wanted.set()
 
     def stop(self) -> None:
         if self._stopping is not None:

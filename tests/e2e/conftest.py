@@ -32,7 +32,9 @@ def endpoint(request: pytest.FixtureRequest) -> Iterator[str]:
     if url:
         yield url
         return
-    server = ServerProcess()
+    # Functional tests must not depend on timing: they write megabytes in bursts that throttle in enforce mode
+    # (as they would on DynamoDB). Throttling itself is tested on servers of its own (test_capacity*.py).
+    server = ServerProcess("--capacity", "report")
     try:
         yield server.url
     finally:

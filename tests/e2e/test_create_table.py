@@ -354,10 +354,10 @@ class TestValidation:
                 "Both the Hash Key and the Range Key element in the KeySchema have the same name",
                 id="same-names",
             ),
-            pytest.param(
-                {"GlobalSecondaryIndexes": [gsi("gx1", "a:HASH", "b:HASH")]},
-                "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type",
-                id="second-not-range",
+            pytest.param(  # two HASH elements are a multi-attribute key; a HASH after a RANGE is not
+                {"GlobalSecondaryIndexes": [gsi("gx1", "a:HASH", "b:RANGE", "a:HASH")]},
+                "Invalid KeySchema: Duplicate attribute name in KeySchema: a",
+                id="hash-after-range-duplicate",
             ),
             pytest.param(
                 {"GlobalSecondaryIndexes": [gsi("gx1", "b:HASH", projection={})]},

@@ -30,7 +30,8 @@ CYCLES = 2
 KILL_AFTER = 40  # acknowledged transfers per cycle before the kill
 CONFLICTS: list[str] = []  # transfers that met another transaction and retried (diagnostics)
 RESENT: list[str] = []  # transfers whose answer was lost to a kill (diagnostics)
-RETRYABLE = {"TransactionInProgressException", "ThrottlingException"}
+RETRYABLE = {"TransactionInProgressException", "ThrottlingException", "ProvisionedThroughputExceededException"}
+RETRYABLE_REASONS = {"ThrottlingError", "ProvisionedThroughputExceeded"}
 
 
 def _transfer_items(table: str, tid: str, src: int, dst: int, amount: int) -> list[dict[str, Any]]:
@@ -92,6 +93,8 @@ def _send(client: Any, table: str, tid: str, transfer: tuple[int, int, int], dea
                 if "TransactionConflict" in reasons:
                     CONFLICTS.append(tid)
                     continue  # met another transaction: retry
+                if RETRYABLE_REASONS.intersection(reasons):
+                    continue  # throttled as a whole: nothing was written, retry
                 assert reasons[0] == "ConditionalCheckFailed" and reasons[1:] == ["None", "None"], reasons
                 return "refused"
             if code in RETRYABLE:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -504,7 +505,11 @@ class TestFunctionality:
             assert index["IndexArn"] == desc["TableArn"] + "/index/by_x"
             table = active(ddb, name)
             assert {"AttributeName": "x", "AttributeType": "N"} in table["AttributeDefinitions"]
-            [index] = table["GlobalSecondaryIndexes"]
+            for _ in range(500):  # the backfill runs in the background once the table is ACTIVE
+                [index] = ddb.describe_table(TableName=name)["Table"]["GlobalSecondaryIndexes"]
+                if index["IndexStatus"] == "ACTIVE":
+                    break
+                time.sleep(0.01)
             assert (index["IndexName"], index["IndexStatus"]) == ("by_x", "ACTIVE")
             assert index["Projection"] == {"ProjectionType": "KEYS_ONLY"}
             desc = ddb.update_table(TableName=name, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "by_x"}}])[

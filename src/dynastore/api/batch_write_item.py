@@ -5,8 +5,12 @@ DeleteRequest (DynamoDB's text for it is the AttributeValue "more than one datat
 AttributeValues and the 400 KB item size (dynalite ``validations/batchWriteItem.js`` order); then every table
 (ResourceNotFoundException), every key against its table's schema, and two requests on one key.
 
-The admitted writes run in one storage transaction. Requests the capacity model refuses (``_admit``; it admits
-everything until throttling exists) come back untouched in ``UnprocessedItems``, as DynamoDB returns them.
+Capacity (docs/capacity.md): each request is admitted on its own partition before the batch runs, a put at its
+item's size (and on the partitions of the GSIs the item goes into), a delete at one write unit. Refused requests
+come back untouched in ``UnprocessedItems`` and are not written; when every request is refused the batch fails
+with the first refusal's error, as DynamoDB does when none of the items can be processed. The admitted writes run
+in one storage transaction and are settled afterwards at their real cost (the larger of the old and new item),
+which also keeps the partitions' item counts and sizes (and their size splits) right.
 """
 
 from __future__ import annotations
@@ -15,10 +19,10 @@ from typing import Any
 
 from dynastore import messages
 from dynastore.api.context import Context
-from dynastore.engine import transactions, writes
+from dynastore.engine import admission, transactions, writes
 from dynastore.engine.capacity import consumed_capacity, write_half_units
 from dynastore.engine.keys import check_table_key, storage_key
-from dynastore.errors import ValidationException
+from dynastore.errors import DynamoError, ValidationException
 from dynastore.limits import MAX_BATCH_WRITE, MAX_ITEM_BYTES
 from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
@@ -32,12 +36,13 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     request_items: dict[str, list[dict[str, Any]]] = req["RequestItems"]
     if sum(len(requests) for requests in request_items.values()) > MAX_BATCH_WRITE:
         raise ValidationException(messages.BATCH_WRITE_TOO_MANY)
+    checked_sizes: list[int] = []
     for requests in request_items.values():
         for request in requests:
             if (request.get("PutRequest") is None) == (request.get("DeleteRequest") is None):
                 raise ValidationException(messages.BATCH_WRITE_REQUEST_SHAPE)
-        for request in requests:
-            _check_request(request)
+        checked_sizes.extend(_check_request(request) for request in requests)
+    sizes = iter(checked_sizes)  # in the order the requests are planned below
 
     planned: list[Planned] = []
     sources: list[tuple[str, dict[str, Any]]] = []
@@ -52,11 +57,15 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
             if key in seen:
                 raise ValidationException(messages.BATCH_DUPLICATE_KEYS)
             seen.add(key)
-            planned.append((table, key, writes.PutPlan(put["Item"]) if put is not None else writes.DeletePlan()))
+            size = next(sizes)
+            plan = writes.PutPlan(put["Item"], size=size) if put is not None else writes.DeletePlan()
+            planned.append((table, key, plan))
             sources.append((table_name, request))
 
-    admitted = [index for index, entry in enumerate(planned) if _admit(ctx, entry)]
+    admitted, tickets = _admit(ctx, planned)
     results = writes.execute_batch(ctx, [planned[index] for index in admitted]) if admitted else []
+    for ticket, result in zip(tickets, results, strict=True):
+        admission.settle_write(ctx, ticket, result.old_size, result.new_size, old_item=result.old, new_item=result.new)
     unprocessed: dict[str, list[dict[str, Any]]] = {}
     for index in sorted(set(range(len(planned))) - set(admitted)):
         table_name, request = sources[index]
@@ -68,19 +77,39 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     return response
 
 
-def _admit(ctx: Context, entry: Planned) -> bool:
-    """Whether the capacity model lets this write run now (the throttling hook; always yes for now)."""
-    return True
+def _admit(ctx: Context, planned: list[Planned]) -> tuple[list[int], list[admission.Ticket]]:
+    """The positions of the requests the capacity model lets run now, with their tickets; raises the first
+    refusal's error when it lets none run."""
+    admitted: list[int] = []
+    tickets: list[admission.Ticket] = []
+    refusal: DynamoError | None = None
+    for index, (table, key, plan) in enumerate(planned):
+        if isinstance(plan, writes.PutPlan):
+            assert plan.size is not None
+            outcome = admission.attempt_write(ctx, table, key, write_half_units(plan.size), item=plan.item)
+        else:  # a delete's size is known only once it ran: admitted at one unit, settled afterwards
+            outcome = admission.attempt_write(ctx, table, key, admission.MIN_WRITE_HALF_UNITS)
+        if isinstance(outcome, DynamoError):
+            refusal = refusal or outcome
+        else:
+            admitted.append(index)
+            tickets.append(outcome)
+    if refusal is not None and not admitted:
+        raise refusal
+    return admitted, tickets
 
 
-def _check_request(request: dict[str, Any]) -> None:
+def _check_request(request: dict[str, Any]) -> int:
+    """Checks one request on its own; returns the item's size (0 for a delete)."""
     put = request.get("PutRequest")
     if put is not None:
         check_item(put["Item"])
-        if item_size(put["Item"]) > MAX_ITEM_BYTES:
+        size = item_size(put["Item"])
+        if size > MAX_ITEM_BYTES:
             raise ValidationException(messages.ITEM_TOO_LARGE)
-    else:
-        check_item(request["DeleteRequest"]["Key"])
+        return size
+    check_item(request["DeleteRequest"]["Key"])
+    return 0
 
 
 def _capacity(

@@ -37,7 +37,9 @@ __all__ = [
     "handle",
     "invalid",
     "check_capacity_bounds",
+    "check_gsi_key_schema",
     "check_index_keys",
+    "check_projected_total",
     "check_projection",
     "stream_label",
 ]
@@ -71,6 +73,31 @@ def check_index_keys(key_schema: list[dict[str, Any]], defs: list[str]) -> None:
         raise ValidationException(messages.SECOND_KEY_NOT_RANGE)
 
 
+def check_gsi_key_schema(key_schema: list[dict[str, Any]], index: str) -> None:
+    """A GSI's KeySchema: HASH elements first (at least one), then RANGE elements, at most
+    ``limits.MAX_GSI_KEY_ATTRIBUTES`` of each (multi-attribute keys), no name twice. Definitions are checked
+    by the caller. A classic one- or two-element schema gets the classic texts."""
+    if key_schema[0].get("KeyType") != "HASH":
+        raise ValidationException(messages.FIRST_KEY_NOT_HASH)
+    names = [k["AttributeName"] for k in key_schema]
+    if len(key_schema) == 2 and names[0] == names[1]:
+        raise ValidationException(messages.HASH_RANGE_SAME_NAME)
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ValidationException(messages.GSI_KEY_DUPLICATE.format(name=name))
+        seen.add(name)
+    kinds = [k.get("KeyType") for k in key_schema]
+    first_range = kinds.index("RANGE") if "RANGE" in kinds else len(kinds)
+    if "HASH" in kinds[first_range:]:
+        raise ValidationException(messages.GSI_KEY_ORDER)
+    for kind, count in (("HASH", first_range), ("RANGE", len(kinds) - first_range)):
+        if count > limits.MAX_GSI_KEY_ATTRIBUTES:
+            raise invalid(
+                messages.GSI_TOO_MANY_KEY_ATTRIBUTES.format(limit=limits.MAX_GSI_KEY_ATTRIBUTES, kind=kind, index=index)
+            )
+
+
 def check_projection(projection: dict[str, Any]) -> None:
     ptype = projection.get("ProjectionType")
     if ptype is None:
@@ -89,12 +116,12 @@ def check_projection(projection: dict[str, Any]) -> None:
 
 
 def build_key_schema(key_schema: list[dict[str, Any]], types: dict[str, str]) -> KeySchema:
-    hash_name = key_schema[0]["AttributeName"]
-    hash_key = KeyAttr(hash_name, types[hash_name])
-    if len(key_schema) == 1:
-        return KeySchema(hash_key)
-    range_name = key_schema[1]["AttributeName"]
-    return KeySchema(hash_key, KeyAttr(range_name, types[range_name]))
+    """A checked KeySchema (HASH elements first) as a model value; multi-attribute GSI keys included."""
+    hashes = tuple(KeyAttr(k["AttributeName"], types[k["AttributeName"]]) for k in key_schema if k["KeyType"] == "HASH")
+    ranges = tuple(
+        KeyAttr(k["AttributeName"], types[k["AttributeName"]]) for k in key_schema if k["KeyType"] == "RANGE"
+    )
+    return KeySchema(hashes[0], ranges[0] if ranges else None, hashes[1:], ranges[1:])
 
 
 def build_projection(projection: dict[str, Any]) -> Projection:
@@ -225,7 +252,10 @@ def _check_gsis(req: dict[str, Any], defs: list[str], names: set[str], billing: 
         raise invalid(messages.INDEX_LIST_EMPTY.format(member="GlobalSecondaryIndexes"))
     for gsi in gsis:
         name = gsi["IndexName"]
-        check_index_keys(gsi["KeySchema"], defs)
+        keys = [k["AttributeName"] for k in gsi["KeySchema"]]
+        if any(k not in defs for k in keys):
+            raise invalid(messages.KEY_ATTRS_NOT_DEFINED.format(keys=", ".join(keys), defs=", ".join(defs)))
+        check_gsi_key_schema(gsi["KeySchema"], name)
         check_projection(gsi["Projection"])
         pt = gsi.get("ProvisionedThroughput")
         if billing is BillingMode.PAY_PER_REQUEST:
@@ -243,10 +273,11 @@ def _check_gsis(req: dict[str, Any], defs: list[str], names: set[str], billing: 
         raise invalid(messages.TOO_MANY_GSIS.format(limit=limits.MAX_GSI_PER_TABLE))
 
 
-def _check_projected_total(req: dict[str, Any]) -> None:
-    total = 0
-    for index in (req.get("LocalSecondaryIndexes") or []) + (req.get("GlobalSecondaryIndexes") or []):
-        total += len(index["Projection"].get("NonKeyAttributes") or ())
+def check_projected_total(projections: list[dict[str, Any]], existing: int = 0) -> None:
+    """At most 100 NonKeyAttributes over all indexes of a table (one attribute in two indexes counts twice)."""
+    total = existing
+    for projection in projections:
+        total += len(projection.get("NonKeyAttributes") or ())
     if total > limits.MAX_PROJECTED_NON_KEY_ATTRIBUTES:
         raise invalid(messages.PROJECTION_TOO_MANY_NON_KEY.format(limit=limits.MAX_PROJECTED_NON_KEY_ATTRIBUTES))
 
@@ -303,7 +334,8 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     names: set[str] = set()
     _check_lsis(req, defs, names)
     _check_gsis(req, defs, names, billing)
-    _check_projected_total(req)
+    indexes = (req.get("LocalSecondaryIndexes") or []) + (req.get("GlobalSecondaryIndexes") or [])
+    check_projected_total([index["Projection"] for index in indexes])
     _check_stream(req.get("StreamSpecification"))
     check_sse(req.get("SSESpecification"))
     check_table_class(req.get("TableClass"))

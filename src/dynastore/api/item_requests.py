@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dynastore.engine.capacity import consumed_capacity, write_half_units
+from dynastore.engine.indexes import collection_metrics
 from dynastore.engine.writes import ConditionFailedError, WriteResult
 from dynastore.errors import ConditionalCheckFailedException
 from dynastore.expressions import ExpressionContext, legacy
@@ -33,8 +34,28 @@ def conditional_check_failed(req: dict[str, Any], error: ConditionFailedError) -
 
 
 def add_write_capacity(response: dict[str, Any], req: dict[str, Any], table: TableDef, result: WriteResult) -> None:
-    consumed = consumed_capacity(
-        req.get("ReturnConsumedCapacity"), table.name, write_half_units(max(result.old_size, result.new_size))
-    )
-    if consumed is not None:
-        response["ConsumedCapacity"] = consumed
+    """ConsumedCapacity (the table's write plus its index writes) and ItemCollectionMetrics, when asked for."""
+    mode = req.get("ReturnConsumedCapacity")
+    if mode is not None and mode != "NONE":
+        lsi, gsi = index_write_units(result)
+        response["ConsumedCapacity"] = consumed_capacity(
+            mode,
+            table.name,
+            write_half_units(max(result.old_size, result.new_size)),
+            lsi_half_units=lsi,
+            gsi_half_units=gsi,
+        )
+    if req.get("ReturnItemCollectionMetrics") == "SIZE":
+        metrics = collection_metrics(result.index)
+        if metrics is not None:
+            response["ItemCollectionMetrics"] = metrics
+
+
+def index_write_units(result: WriteResult, *, factor: int = 1) -> tuple[dict[str, int], dict[str, int]]:
+    """The write half-units of each LSI and GSI the write changed (``factor`` 2: transactional)."""
+    lsi: dict[str, int] = {}
+    gsi: dict[str, int] = {}
+    if result.index is not None:
+        for index, half_units in result.index.units:
+            (lsi if index.kind == "LSI" else gsi)[index.name] = half_units * factor
+    return lsi, gsi

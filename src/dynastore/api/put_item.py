@@ -10,6 +10,7 @@ from dynastore.api.item_requests import (
     add_write_capacity,
     conditional_check_failed,
     expression_context,
+    index_write_units,
     write_condition,
 )
 from dynastore.engine import admission, transactions, writes
@@ -48,7 +49,15 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     except writes.ConditionFailedError as e:
         admission.settle_failed_write(ctx, ticket, e.old)
         raise conditional_check_failed(req, e) from None
-    admission.settle_write(ctx, ticket, result.old_size, result.new_size, old_item=result.old, new_item=result.new)
+    admission.settle_write(
+        ctx,
+        ticket,
+        result.old_size,
+        result.new_size,
+        old_item=result.old,
+        new_item=result.new,
+        gsi_units=index_write_units(result)[1] if result.index is not None else None,
+    )
 
     response: dict[str, Any] = {}
     if return_values == "ALL_OLD" and result.old is not None:

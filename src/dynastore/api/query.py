@@ -19,19 +19,23 @@ from dynastore.api.scan import (
     check_attributes_to_get,
     check_condition_values,
     check_expression_maps,
+    check_index_key_types,
     check_key_paths,
     check_start_key_values,
     filter_and_projection,
+    index_fetch,
     key_attributes,
     key_space,
     page_response,
+    read_page_admitted,
     select_rule_problem,
+    table_part,
 )
 from dynastore.engine.keys import check_table_key
-from dynastore.engine.reads import KeySpace, PageRequest, condition_paths, range_bounds, read_page
+from dynastore.engine.reads import KeySpace, PageRequest, condition_paths, range_bounds
 from dynastore.errors import ResourceNotFoundException, ValidationException
 from dynastore.expressions import KeyCondition, ResolvedCondition, legacy
-from dynastore.expressions.key_condition import build_key_condition
+from dynastore.expressions.key_condition import build_key_condition, build_multi_key_condition
 from dynastore.expressions.tokens import ExpressionError
 from dynastore.model.table_schema import TableDef
 from dynastore.model.values import Item
@@ -64,25 +68,26 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
         filt, projection = filter_and_projection(req, exprs, legacy_filter)
         exprs.check_unused()
         table = ctx.catalog.get_active(req["TableName"])
-        space = key_space(table, req.get("IndexName"))
+        space = key_space(table, req)
         condition = _key_condition(req, space, key_condition)
-        _remember_key_condition(req, space, condition)
-    prefix = space.partition_prefix(condition.hash_value)
-    range_key = space.range_key
-    if range_key is None:
-        lo, hi = range_bounds(prefix, "S", None, ())
-    else:
-        lo, hi = range_bounds(prefix, range_key.type, condition.range_op, condition.range_values)
+        if space.index is None:
+            _remember_key_condition(req, space, condition)
+    prefix = space.partition_prefix(condition.hash_values)
+    lo, hi = _condition_bounds(space, condition, prefix)
     reverse = req.get("ScanIndexForward") is False
     start = req.get("ExclusiveStartKey")
     if start is not None:
-        start_key = _start_key(table, space, start, condition, prefix, (lo, hi))
+        if space.index is None:
+            start_key = _start_key(table, space, start, condition, prefix, (lo, hi))
+        else:
+            start_key = _index_start_key(table, space, start, prefix, (lo, hi))
         if reverse:
             hi = min(hi, start_key)
         else:
             lo = max(lo, start_key + b"\x00")
     check_key_paths(table, projection.paths if projection is not None else ())
-    _check_filter_keys(req, table, filt)
+    _check_filter_keys(req, table, space, filt)
+    fetch = index_fetch(req, space, filt, projection)
 
     page_request = PageRequest(
         space,
@@ -93,10 +98,24 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
         filter=filt,
         projection=projection,
         count_only=req.get("Select") == "COUNT",
+        fetch=fetch,
     )
-    with ctx.kv.read() as txn:
-        page = read_page(txn, page_request)
-    return page_response(req, table, page, count_only=page_request.count_only)
+    page = read_page_admitted(ctx, table, space, prefix, page_request, consistent=bool(req.get("ConsistentRead")))
+    return page_response(req, table, space, page, count_only=page_request.count_only)
+
+
+def _condition_bounds(space: KeySpace, condition: KeyCondition, prefix: bytes) -> tuple[bytes, bytes]:
+    """``[lo, hi)`` of the key condition: the partition, narrowed by the equalities on leading sort attributes
+    (multi-attribute index keys) and the condition on the sort attribute after them."""
+    range_keys = space.key_schema.range_keys
+    if not range_keys or condition.range_op is None:
+        return range_bounds(prefix, "S", None, ())
+    stem = prefix + b"".join(
+        encode_value(attr.type, value[attr.type])
+        for attr, value in zip(range_keys, condition.sort_prefix, strict=False)
+    )
+    attr = range_keys[len(condition.sort_prefix)]
+    return range_bounds(stem, attr.type, condition.range_op, condition.range_values)
 
 
 def check_expression_params(req: dict[str, Any]) -> None:
@@ -151,7 +170,7 @@ def _known_key_condition(req: dict[str, Any], ctx: Context) -> tuple[TableDef, K
         table = ctx.catalog.get_active(req["TableName"])
     except ResourceNotFoundException:
         return None  # the full path reports expression errors first
-    space = key_space(table, None)
+    space = key_space(table, req)
     key = _template_key(req, space)
     template = _TEMPLATES.get(key) if key is not None else None
     if template is None:
@@ -180,9 +199,18 @@ def _remember_key_condition(req: dict[str, Any], space: KeySpace, condition: Key
 def _key_condition(req: dict[str, Any], space: KeySpace, resolved: ResolvedCondition | None) -> KeyCondition:
     hash_key = (space.hash_key.name, space.hash_key.type)
     range_key = None if space.range_key is None else (space.range_key.name, space.range_key.type)
+    schema = space.key_schema
     if resolved is None:
+        if schema.is_multi_attribute:  # KeyConditions cannot name several partition attributes (ours)
+            raise ValidationException(messages.KEY_NOT_SUPPORTED)
         return legacy.key_conditions(req["KeyConditions"], hash_key, range_key)
     try:
+        if schema.is_multi_attribute:
+            return build_multi_key_condition(
+                resolved,
+                tuple((a.name, a.type) for a in schema.hash_keys),
+                tuple((a.name, a.type) for a in schema.range_keys),
+            )
         return build_key_condition(resolved, hash_key, range_key)
     except ExpressionError as e:
         if e.prefixed:
@@ -220,8 +248,27 @@ def _start_key(
     return start_key
 
 
-def _check_filter_keys(req: dict[str, Any], table: TableDef, filt: ResolvedCondition | None) -> None:
-    """A Query filter may not name the key attributes; nested paths into key attributes are refused too."""
+def _index_start_key(
+    table: TableDef, space: KeySpace, start: Item, prefix: bytes, bounds: tuple[bytes, bytes]
+) -> bytes:
+    """An index Query's ExclusiveStartKey: the index key and the table key, inside the key condition."""
+    attributes = key_attributes(table, space)
+    if len(start) != len(attributes) or any(attr.name not in start for attr in attributes):
+        raise ValidationException(messages.START_KEY_INVALID)
+    check_table_key(table, table_part(table, start), is_full_item=False)
+    check_index_key_types(space, start, messages.START_KEY_INVALID)
+    start_key = space.start_key(start)
+    if not start_key.startswith(prefix):
+        raise ValidationException(messages.START_KEY_OUTSIDE_QUERY)
+    lo, hi = bounds
+    if not lo <= start_key < hi:
+        raise ValidationException(messages.START_KEY_RANGE_MISMATCH)
+    return start_key
+
+
+def _check_filter_keys(req: dict[str, Any], table: TableDef, space: KeySpace, filt: ResolvedCondition | None) -> None:
+    """A Query filter may not name the key attributes of what it queries (the table's, or the index's); nested
+    paths into key attributes are refused too."""
     if filt is None:
         return
     paths = condition_paths(filt)
@@ -229,7 +276,7 @@ def _check_filter_keys(req: dict[str, Any], table: TableDef, filt: ResolvedCondi
         param, heads = "Filter Expression", {path[0] for path in paths}
     else:
         param, heads = "QueryFilter", set(req.get("QueryFilter") or ())
-    for attr in key_attributes(table):
+    for attr in space.key_schema.attributes:
         if attr.name in heads:
             raise ValidationException(messages.FILTER_ON_KEY_ATTRIBUTE.format(param=param, name=attr.name))
     check_key_paths(table, paths)

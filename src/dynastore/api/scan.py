@@ -17,12 +17,15 @@ import orjson
 from dynastore import messages
 from dynastore.api.context import Context
 from dynastore.api.item_requests import expression_context
+from dynastore.engine import admission
 from dynastore.engine.capacity import consumed_capacity, read_half_units
 from dynastore.engine.keys import check_table_key
 from dynastore.engine.reads import (
+    IndexKeySpace,
     KeySpace,
     Page,
     PageRequest,
+    TableFetch,
     TableKeySpace,
     condition_paths,
     json_array,
@@ -60,11 +63,11 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
     exprs.check_unused()
 
     table = ctx.catalog.get_active(req["TableName"])
-    space = key_space(table, req.get("IndexName"))
+    space = key_space(table, req)
     lo, hi = space.segment(segment, total)
     start = req.get("ExclusiveStartKey")
     if start is not None:
-        _check_scan_start_key(table, start)
+        _check_scan_start_key(table, space, start)
         start_key = space.start_key(start)
         if total > 1 and not lo <= start_key < hi:
             detail = messages.START_KEY_WRONG_SEGMENT.format(total=total, segment=segment)
@@ -72,6 +75,7 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
         lo = max(lo, start_key + b"\x00")
     check_key_paths(table, projection.paths if projection is not None else ())
     check_key_paths(table, _filter_paths(filt))
+    fetch = index_fetch(req, space, filt, projection)
 
     page_request = PageRequest(
         space,
@@ -81,10 +85,10 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
         filter=filt,
         projection=projection,
         count_only=req.get("Select") == "COUNT",
+        fetch=fetch,
     )
-    with ctx.kv.read() as txn:
-        page = read_page(txn, page_request)
-    return page_response(req, table, page, count_only=page_request.count_only)
+    page = read_page_admitted(ctx, table, space, lo, page_request, consistent=bool(req.get("ConsistentRead")))
+    return page_response(req, table, space, page, count_only=page_request.count_only)
 
 
 def _segments(req: dict[str, Any]) -> tuple[int, int]:
@@ -100,13 +104,16 @@ def _segments(req: dict[str, Any]) -> tuple[int, int]:
     return 0, 1
 
 
-def _check_scan_start_key(table: TableDef, start: Item) -> None:
-    if len(start) != len(key_attributes(table)):
-        raise ValidationException(messages.START_KEY_INVALID_DETAIL.format(detail=messages.KEY_SCHEMA_MISMATCH))
+def _check_scan_start_key(table: TableDef, space: KeySpace, start: Item) -> None:
+    mismatch = messages.START_KEY_INVALID_DETAIL.format(detail=messages.KEY_SCHEMA_MISMATCH)
+    attributes = key_attributes(table, space)
+    if len(start) != len(attributes) or any(attr.name not in start for attr in attributes):
+        raise ValidationException(mismatch)
     try:
-        check_table_key(table, start, is_full_item=False)
+        check_table_key(table, table_part(table, start), is_full_item=False)
     except ValidationException as e:
         raise ValidationException(messages.START_KEY_INVALID_DETAIL.format(detail=e.message)) from None
+    check_index_key_types(space, start, mismatch)
 
 
 # ---------------------------------------------------------------- shared with Query
@@ -180,17 +187,71 @@ def filter_and_projection(
     return filt, projection
 
 
-def key_space(table: TableDef, index_name: str | None) -> KeySpace:
+def key_space(table: TableDef, req: dict[str, Any]) -> KeySpace:
+    """The table, or the index ``IndexName`` names once it may be read (ACTIVE; strongly consistent reads
+    only from the table and its LSIs)."""
+    index_name = req.get("IndexName")
     if index_name is None:
         return TableKeySpace(table)
-    if any(index.name == index_name for index in (*table.lsis, *table.gsis)):
-        raise ValidationException(messages.INDEX_READS_NOT_SUPPORTED.format(index=index_name))
-    raise ValidationException(messages.INDEX_NOT_IN_TABLE.format(index=index_name))
+    index = table.index(index_name)
+    if index is None:
+        raise ValidationException(messages.INDEX_NOT_IN_TABLE.format(index=index_name))
+    if index.kind == "GSI":
+        if req.get("ConsistentRead"):
+            raise ValidationException(messages.GSI_CONSISTENT_READ)
+        if not index.readable:
+            raise ValidationException(messages.INDEX_BACKFILLING)
+    return IndexKeySpace(table, index)
 
 
-def key_attributes(table: TableDef) -> tuple[KeyAttr, ...]:
-    range_key = table.key_schema.range_key
-    return (table.key_schema.hash_key,) if range_key is None else (table.key_schema.hash_key, range_key)
+def key_attributes(table: TableDef, space: KeySpace | None = None) -> tuple[KeyAttr, ...]:
+    """The attributes of a start or last-evaluated key: the table's key, and the index's key when reading one
+    (index attributes first, as a LastEvaluatedKey lists them; a shared attribute once)."""
+    attrs = table.key_schema.attributes
+    if space is None or space.index is None:
+        return attrs
+    index_attrs = space.key_schema.attributes
+    names = {a.name for a in index_attrs}
+    return index_attrs + tuple(a for a in attrs if a.name not in names)
+
+
+def table_part(table: TableDef, start: Item) -> Item:
+    """The table-key attributes of a start key (an index's start key holds the index key too)."""
+    return {attr.name: start[attr.name] for attr in table.key_schema.attributes}
+
+
+def check_index_key_types(space: KeySpace, start: Item, problem: str) -> None:
+    """The index key attributes of an ExclusiveStartKey have the index's types (ValidationException otherwise)."""
+    if space.index is None:
+        return
+    for attr in space.key_schema.attributes:
+        if attr.type not in start[attr.name] or len(start[attr.name]) != 1:
+            raise ValidationException(problem)
+
+
+def index_fetch(
+    req: dict[str, Any], space: KeySpace, filt: ResolvedCondition | None, projection: ResolvedProjection | None
+) -> TableFetch | None:
+    """What reading an index needs beyond its entries. Asking for attributes the index does not project (Select
+    ALL_ATTRIBUTES, or a projection naming them) fetches them from the table for an LSI and is refused for a
+    GSI; a filter on unprojected attributes makes an LSI fetch before filtering (a GSI filter sees the entry)."""
+    index = space.index
+    if not isinstance(space, IndexKeySpace) or index is None or index.projection.type == "ALL":
+        return None
+    projected = {*space.key_schema.names, *space.table.key_schema.names, *index.projection.non_key_attributes}
+    count_only = req.get("Select") == "COUNT"
+    wants_all = req.get("Select") == "ALL_ATTRIBUTES"
+    missing = sorted({str(p[0]) for p in (projection.paths if projection is not None else ())} - projected)
+    if index.kind == "GSI":
+        if wants_all:
+            raise ValidationException(messages.GSI_SELECT_ALL.format(index=index.name))
+        if missing:
+            raise ValidationException(messages.GSI_NOT_PROJECTED.format(index=index.name, names=", ".join(missing)))
+        return None
+    for_filter = any(str(path[0]) not in projected for path in _filter_paths(filt))
+    if not for_filter and (count_only or not (wants_all or missing)):
+        return None
+    return TableFetch(space, for_filter=for_filter, consistent=bool(req.get("ConsistentRead")))
 
 
 def _filter_paths(filt: ResolvedCondition | None) -> list[ResolvedPath]:
@@ -217,7 +278,22 @@ def wants_capacity(req: dict[str, Any]) -> bool:
     return mode is not None and mode != "NONE"
 
 
-def page_response(req: dict[str, Any], table: TableDef, page: Page, *, count_only: bool) -> bytes:
+def read_page_admitted(
+    ctx: Context, table: TableDef, space: KeySpace, start: bytes, page_request: PageRequest, *, consistent: bool
+) -> Page:
+    """One page under the capacity model (docs/capacity.md "Integration contract"): admitted at the partition
+    of ``start`` (a GSI's own partitions; an LSI shares the table's) before reading — a throttled read raises
+    and reads nothing — and settled with the page's actual cost afterwards."""
+    index = space.index
+    gsi = index.name if index is not None and index.kind == "GSI" else None
+    ticket = admission.admit_read(ctx, table, start, read_half_units(0, consistent=consistent), index=gsi)
+    with ctx.kv.read() as txn:
+        page = read_page(txn, page_request)
+    admission.settle_read(ctx, ticket, read_half_units(page.read_bytes, consistent=consistent) + page.fetch_half_units)
+    return page
+
+
+def page_response(req: dict[str, Any], table: TableDef, space: KeySpace, page: Page, *, count_only: bool) -> bytes:
     parts: list[bytes] = []
     if not count_only:
         parts.append(b'"Items":' + json_array(page.items))
@@ -225,7 +301,19 @@ def page_response(req: dict[str, Any], table: TableDef, page: Page, *, count_onl
     if page.last_key is not None:
         parts.append(b'"LastEvaluatedKey":' + orjson.dumps(page.last_key))
     if wants_capacity(req):
-        half_units = read_half_units(page.read_bytes, consistent=bool(req.get("ConsistentRead")))
-        consumed = consumed_capacity(req.get("ReturnConsumedCapacity"), table.name, half_units)
-        parts.append(b'"ConsumedCapacity":' + orjson.dumps(consumed))
+        parts.append(b'"ConsumedCapacity":' + orjson.dumps(_consumed(req, table, space, page)))
     return b"{" + b",".join(parts) + b"}"
+
+
+def _consumed(req: dict[str, Any], table: TableDef, space: KeySpace, page: Page) -> dict[str, Any] | None:
+    """Reading a table charges the table; reading an index charges the index for its entries, and the table
+    for the items an LSI fetched (each rounded on its own: the seeds' 0.5 + 2.0 = 2.5 units)."""
+    mode = req.get("ReturnConsumedCapacity")
+    half_units = read_half_units(page.read_bytes, consistent=bool(req.get("ConsistentRead")))
+    index = space.index
+    if index is None:
+        return consumed_capacity(mode, table.name, half_units)
+    per_index = {index.name: half_units}
+    if index.kind == "LSI":
+        return consumed_capacity(mode, table.name, page.fetch_half_units, lsi_half_units=per_index)
+    return consumed_capacity(mode, table.name, 0, gsi_half_units=per_index)

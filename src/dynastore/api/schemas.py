@@ -92,6 +92,9 @@ KEY_SCHEMA = List(
     min_len=1,
     max_len=2,
 )
+# A GSI's KeySchema may hold up to 4 HASH and 4 RANGE elements (multi-attribute keys): no length constraint
+# here; api/create_table.check_gsi_key_schema counts each kind.
+GSI_KEY_SCHEMA = List(KEY_SCHEMA.member, not_null=True, min_len=1)
 PROVISIONED_THROUGHPUT = Struct(
     "ProvisionedThroughput",
     WriteCapacityUnits=Long(not_null=True, min=1),
@@ -136,7 +139,7 @@ CREATE_TABLE = Struct(
         Struct(
             "GlobalSecondaryIndex",
             IndexName=INDEX_NAME_REQUIRED,
-            KeySchema=KEY_SCHEMA,
+            KeySchema=GSI_KEY_SCHEMA,
             Projection=PROJECTION,
             ProvisionedThroughput=PROVISIONED_THROUGHPUT,
             OnDemandThroughput=ON_DEMAND_THROUGHPUT,
@@ -177,7 +180,7 @@ UPDATE_TABLE = Struct(
                 Projection=PROJECTION,
                 IndexName=INDEX_NAME_REQUIRED,
                 ProvisionedThroughput=PROVISIONED_THROUGHPUT,
-                KeySchema=KEY_SCHEMA,
+                KeySchema=GSI_KEY_SCHEMA,
                 OnDemandThroughput=ON_DEMAND_THROUGHPUT,
                 WarmThroughput=WARM_THROUGHPUT,
             ),

@@ -1,4 +1,10 @@
-"""TransactGetItems: up to 100 Gets across tables, read from one snapshot, with projections."""
+"""TransactGetItems: up to 100 Gets across tables, read from one snapshot, with projections.
+
+Capacity (docs/capacity.md): a read has no effect, so, as for GetItem, each item is admitted after it was read, at
+its exact transactional cost (two strongly consistent reads). A refusal cancels the transaction, with
+``ProvisionedThroughputExceeded`` or ``ThrottlingError`` at the refused items' positions, and gives back what
+the other items took.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +12,10 @@ from typing import Any
 
 from dynastore import messages
 from dynastore.api.context import Context
-from dynastore.engine import transactions
+from dynastore.engine import admission, transactions
 from dynastore.engine.capacity import consumed_capacity, read_half_units
 from dynastore.engine.keys import check_table_key, storage_key
-from dynastore.errors import ValidationException
+from dynastore.errors import DynamoError, ValidationException
 from dynastore.expressions import ExpressionContext, project
 from dynastore.model.item_size import item_size
 from dynastore.validation.attribute_values import check_item
@@ -32,23 +38,42 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
         actions.append(transactions.GetAction(table, key))
 
     items = transactions.execute_get(ctx, actions)
+    costs = [
+        read_half_units(0 if item is None else item_size(item), consistent=True, transactional=True) for item in items
+    ]
+    _admit(ctx, actions, costs)
 
     responses: list[dict[str, Any]] = []
     units: dict[str, int] = {}
-    for action, item, projection in zip(actions, items, projections, strict=True):
-        size = 0
+    for action, item, projection, cost in zip(actions, items, projections, costs, strict=True):
         if item is None:
             responses.append({})
         else:
-            size = item_size(item)
             responses.append({"Item": item if projection is None else project(item, projection)})
         name = action.table.name
-        units[name] = units.get(name, 0) + read_half_units(size, consistent=True, transactional=True)
+        units[name] = units.get(name, 0) + cost
     response: dict[str, Any] = {"Responses": responses}
     mode = req.get("ReturnConsumedCapacity")
     if mode is not None and mode != "NONE":
         response["ConsumedCapacity"] = [consumed_capacity(mode, name, half) for name, half in units.items()]
     return response
+
+
+def _admit(ctx: Context, actions: list[transactions.GetAction], costs: list[int]) -> None:
+    """Admit every read, or none: a refusal cancels the transaction and gives back what the others took."""
+    tickets: list[admission.Ticket] = []
+    refusals: list[DynamoError | None] = []
+    for action, cost in zip(actions, costs, strict=True):
+        outcome = admission.attempt_read(ctx, action.table, action.key, cost)
+        if isinstance(outcome, DynamoError):
+            refusals.append(outcome)
+        else:
+            tickets.append(outcome)
+            refusals.append(None)
+    if len(tickets) < len(actions):
+        for ticket in tickets:
+            admission.refund(ctx, ticket)
+        raise transactions.canceled_by_throttling(refusals)
 
 
 def _projection(get: dict[str, Any]) -> Any:

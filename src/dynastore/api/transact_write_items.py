@@ -4,6 +4,12 @@ Phase 3 checks, in order: one action per entry; each action's expressions, item 
 request order); the 4 MB payload; tables; key attributes against each schema; at most one action per item.
 Failures found only while applying (a condition, an updated item grown too large) cancel the transaction
 with CancellationReasons (engine/transactions.py).
+
+Capacity (docs/capacity.md): before the transaction runs, every action is admitted on its item's partition at
+transactional cost (two units of work per item): a Put at its item's size (and on the partitions of the GSIs
+the item goes into), the others at one write unit, settled at their real cost after the commit. A refusal
+cancels the transaction, with ``ProvisionedThroughputExceeded`` or ``ThrottlingError`` at the refused items'
+positions, and gives back what the other actions took.
 """
 
 from __future__ import annotations
@@ -16,10 +22,10 @@ import orjson
 
 from dynastore import messages
 from dynastore.api.context import Context
-from dynastore.engine import transactions, writes
+from dynastore.engine import admission, transactions, writes
 from dynastore.engine.capacity import consumed_capacity, write_half_units
 from dynastore.engine.keys import check_table_key, storage_key
-from dynastore.errors import ValidationException
+from dynastore.errors import DynamoError, TransactionCanceledException, ValidationException
 from dynastore.expressions import ExpressionContext, ResolvedUpdate
 from dynastore.limits import MAX_ITEM_BYTES, MAX_TRANSACT_PAYLOAD_BYTES
 from dynastore.model.item_size import item_size
@@ -38,6 +44,7 @@ class _Parsed:
     condition: Any
     update: ResolvedUpdate | None
     payload: int
+    size: int  # of the Put's item (of the key for the other actions)
 
 
 def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
@@ -61,10 +68,21 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
         return_old = p.body.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD"
         actions.append(transactions.WriteAction(table, key, _plan(p), return_old))
 
+    tickets = _admit(ctx, actions)
     token = req.get("ClientRequestToken")
-    outcome = transactions.execute_write(
-        ctx, actions, token=token, request_hash=_request_hash(req) if token is not None else ""
-    )
+    try:
+        outcome = transactions.execute_write(
+            ctx, actions, token=token, request_hash=_request_hash(req) if token is not None else ""
+        )
+    except TransactionCanceledException:
+        raise  # the transaction was prepared: it keeps what it was admitted at, as a failed condition does
+    except DynamoError:
+        _refund(ctx, tickets)  # refused before it ran (its token belongs to another request, or is in use)
+        raise
+    if outcome.replayed is not None:
+        _refund(ctx, tickets)  # a repeated token writes nothing
+    else:
+        _settle(ctx, actions, tickets, outcome.results)
 
     response: dict[str, Any] = {}
     mode = req.get("ReturnConsumedCapacity")
@@ -98,19 +116,64 @@ def _parse(entry: dict[str, Any]) -> _Parsed:
     text = body.get("ConditionExpression")
     condition = exprs.condition("ConditionExpression", text) if text is not None else None
     exprs.check_unused()
-    for name in expressions:
-        size += len(body.get(name, "").encode())
-    return _Parsed(kind, body, condition, update, size)
+    payload = size + sum(len(body.get(name, "").encode()) for name in expressions)
+    return _Parsed(kind, body, condition, update, payload, size)
 
 
 def _plan(p: _Parsed) -> writes.Plan | transactions.ConditionCheckPlan:
     if p.kind == "Put":
-        return writes.PutPlan(p.body["Item"], p.condition)
+        return writes.PutPlan(p.body["Item"], p.condition, p.size)
     if p.kind == "Update":
         return writes.UpdatePlan(p.body["Key"], p.update, p.condition)
     if p.kind == "Delete":
         return writes.DeletePlan(p.condition)
     return transactions.ConditionCheckPlan(p.condition)
+
+
+def _admit(ctx: Context, actions: list[transactions.WriteAction]) -> list[admission.Ticket]:
+    """Admit every action, or none: a refusal cancels the transaction and gives back what the others took.
+
+    A ConditionCheck is charged as the write units DynamoDB reports for it (``_write_capacity``)."""
+    tickets: list[admission.Ticket] = []
+    refusals: list[DynamoError | None] = []
+    for action in actions:
+        plan = action.plan
+        if isinstance(plan, writes.PutPlan):
+            assert plan.size is not None
+            cost, item = write_half_units(plan.size, transactional=True), plan.item
+        else:  # the size is known only once the action ran: one unit now, the rest when settled
+            cost, item = write_half_units(0, transactional=True), None
+        outcome = admission.attempt_write(ctx, action.table, action.key, cost, item=item, transactional=True)
+        if isinstance(outcome, DynamoError):
+            refusals.append(outcome)
+        else:
+            tickets.append(outcome)
+            refusals.append(None)
+    if len(tickets) < len(actions):
+        _refund(ctx, tickets)
+        raise transactions.canceled_by_throttling(refusals)
+    return tickets
+
+
+def _settle(
+    ctx: Context,
+    actions: list[transactions.WriteAction],
+    tickets: list[admission.Ticket],
+    results: list[writes.WriteResult],
+) -> None:
+    """Charge each committed action its real cost and account the partitions' item counts and sizes."""
+    for action, ticket, result in zip(actions, tickets, results, strict=True):
+        if isinstance(action.plan, transactions.ConditionCheckPlan):  # nothing written, no index touched
+            admission.settle_write(ctx, ticket, result.old_size, result.new_size)
+        else:
+            admission.settle_write(
+                ctx, ticket, result.old_size, result.new_size, old_item=result.old, new_item=result.new
+            )
+
+
+def _refund(ctx: Context, tickets: list[admission.Ticket]) -> None:
+    for ticket in tickets:
+        admission.refund(ctx, ticket)
 
 
 def _check_key_untouched(table: TableDef, update: ResolvedUpdate) -> None:

@@ -28,7 +28,9 @@ from dynastore.api.create_table import (
     build_sse,
     build_throughput,
     check_capacity_bounds,
+    check_gsi_key_schema,
     check_on_demand,
+    check_projected_total,
     check_projection,
     check_sse,
     check_table_class,
@@ -227,7 +229,9 @@ class _Update:
         if not self.gsi_updates:
             return td
         online = sum(1 for u in self.gsi_updates if u.get("Create") is not None or u.get("Delete") is not None)
-        busy = any(g.status in (CREATING, DELETING) for g in td.gsis)
+        # The Developer Guide: "During the backfilling phase, you can delete the index that is being created".
+        deleting = {u["Delete"]["IndexName"] for u in self.gsi_updates if u.get("Delete") is not None}
+        busy = any(g.status == DELETING or (g.status == CREATING and g.name not in deleting) for g in td.gsis)
         if online > 1 or (online and busy):
             raise LimitExceededException(messages.GSI_ONLINE_INDEX_LIMIT)
         for update in self.gsi_updates:
@@ -293,13 +297,10 @@ class _Update:
         keys = [k["AttributeName"] for k in key_schema]
         if any(k not in types for k in keys):
             raise invalid(messages.GSI_CREATE_ATTRIBUTE_NOT_DEFINED.format(index=name))
-        if len(keys) > 1 and keys[0] == keys[1]:
-            raise ValidationException(messages.HASH_RANGE_SAME_NAME)
-        if key_schema[0].get("KeyType") != "HASH":
-            raise ValidationException(messages.FIRST_KEY_NOT_HASH)
-        if len(key_schema) > 1 and key_schema[1].get("KeyType") != "RANGE":
-            raise ValidationException(messages.SECOND_KEY_NOT_RANGE)
+        check_gsi_key_schema(key_schema, name)
         check_projection(action["Projection"])
+        existing = sum(len(i.projection.non_key_attributes) for i in (*td.lsis, *td.gsis) if i.status != DELETING)
+        check_projected_total([action["Projection"]], existing)
         pt_req = action.get("ProvisionedThroughput")
         if self.billing is BillingMode.PAY_PER_REQUEST:
             if pt_req is not None:
@@ -322,6 +323,8 @@ class _Update:
             throughput=build_throughput(pt_req),
             on_demand=build_on_demand(action.get("OnDemandThroughput")),
             status=CREATING,
+            backfilling=True,  # engine/indexes.maintain copies the existing items, then clears it
+            online=True,
         )
         defs = list(td.attribute_definitions)
         for k in keys:

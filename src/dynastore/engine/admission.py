@@ -7,11 +7,13 @@ Usage (see docs/capacity.md for every operation)::
     admission.settle_write(ctx, ticket, result.old_size, result.new_size, old_item=..., new_item=...)
 
     admission.admit_read(ctx, table, key, half_units)              # raises when throttled
-    ticket = admission.try_admit_read(ctx, table, key, half_units)   # None when throttled (batches)
+    ticket = admission.try_admit_read(ctx, table, key, half_units)   # None when throttled
+    outcome = admission.attempt_read(ctx, table, key, half_units)    # Ticket, or the error (batches, transactions)
 
 ``admit_*`` raise ``ProvisionedThroughputExceededException`` (provisioned tables) or ``ThrottlingException``
-(on-demand tables) with DynamoDB's messages and ``ThrottlingReasons``; ``try_admit_*`` return None instead so
-a batch can put the item in ``UnprocessedKeys``/``UnprocessedItems``. A throttled request consumes nothing.
+(on-demand tables) with DynamoDB's messages and ``ThrottlingReasons``; ``try_admit_*`` return None instead and
+``attempt_*`` the error, so a batch can put the item in ``UnprocessedKeys``/``UnprocessedItems`` (and raise the
+error when nothing was admitted) and a transaction can cancel. A throttled request consumes nothing.
 With ``--capacity report`` nothing is refused: a request that would have been throttled is counted (per
 partition and in Contributor Insights) and served without taking capacity.
 
@@ -67,6 +69,8 @@ __all__ = [
     "Ticket",
     "admit_read",
     "admit_write",
+    "attempt_read",
+    "attempt_write",
     "capacity_of",
     "check_throughput_decrease",
     "read_cost",
@@ -100,6 +104,8 @@ class Resource:
         key_schema = table.key_schema if index is None else index.key_schema
         self.hash_attr: KeyAttr = key_schema.hash_key
         self.range_attr: KeyAttr | None = key_schema.range_key
+        self.hash_attrs = key_schema.hash_keys  # all of them (multi-attribute GSI keys)
+        self.range_attrs = key_schema.range_keys
         self.arn = arn
         self.prefix = prefix
         self.natural = PartitionMap.even(1)
@@ -445,6 +451,14 @@ def try_admit_read(
     return None if isinstance(ticket, DynamoError) else ticket
 
 
+def attempt_read(
+    ctx: Context, table: TableDef, key: bytes, half_units: int, *, index: str | None = None
+) -> Ticket | DynamoError:
+    """Like ``try_admit_read``, but a refusal returns the error ``admit_read`` would raise: batches raise it
+    when every key was refused, transactions turn it into a cancellation reason."""
+    return _admit(ctx, table, key, half_units, False, index, None)
+
+
 def admit_write(
     ctx: Context, table: TableDef, key: bytes, half_units: int, *, item: Item | None = None, transactional: bool = False
 ) -> Ticket:
@@ -461,10 +475,17 @@ def admit_write(
 def try_admit_write(
     ctx: Context, table: TableDef, key: bytes, half_units: int, *, item: Item | None = None, transactional: bool = False
 ) -> Ticket | None:
+    ticket = attempt_write(ctx, table, key, half_units, item=item, transactional=transactional)
+    return None if isinstance(ticket, DynamoError) else ticket
+
+
+def attempt_write(
+    ctx: Context, table: TableDef, key: bytes, half_units: int, *, item: Item | None = None, transactional: bool = False
+) -> Ticket | DynamoError:
+    """Like ``try_admit_write``, but a refusal returns the error ``admit_write`` would raise."""
     ticket = _admit(ctx, table, key, half_units, True, None, item)
-    if isinstance(ticket, DynamoError):
-        return None
-    ticket.transactional = transactional
+    if not isinstance(ticket, DynamoError):
+        ticket.transactional = transactional
     return ticket
 
 
@@ -579,10 +600,12 @@ def settle_write(
     *,
     old_item: Item | None = None,
     new_item: Item | None = None,
+    gsi_units: dict[str, int] | None = None,
 ) -> None:
     """After the write: charge the actual cost (the larger of the old and new item), account the partition's
     item count and size (splitting it when it passes the size limit), and charge the GSIs the write touched
-    that were not admitted before it (UpdateItem/DeleteItem, and a changed index key)."""
+    that were not admitted before it (UpdateItem/DeleteItem, and a changed index key). ``gsi_units``: the
+    write half-units each GSI actually took (engine/indexes.py); the estimate taken at admission is corrected."""
     actual = write_half_units(max(old_size, new_size), transactional=ticket.transactional)
     res = ticket.resource
     now = ctx.clock.now()
@@ -591,7 +614,10 @@ def settle_write(
         ticket.half_units = actual
     st = ticket.state
     if st.gsis and (old_item is not None or new_item is not None):
-        _settle_indexes(ctx, ticket, old_item, new_item, now)
+        if gsi_units is not None:
+            _settle_index_units(ticket, old_item, new_item, gsi_units, now)
+        else:
+            _settle_indexes(ctx, ticket, old_item, new_item, now)
     if old_size == new_size and (old_size == 0) == (new_size == 0):
         return
     parts = res.pmap.partitions
@@ -626,18 +652,43 @@ def _settle_indexes(ctx: Context, ticket: Ticket, old_item: Item | None, new_ite
             throttle.charge(lane, gsi.write_total, ticket.half_units / 2, now)
 
 
+def _settle_index_units(
+    ticket: Ticket, old_item: Item | None, new_item: Item | None, gsi_units: dict[str, int], now: float
+) -> None:
+    """Charge each GSI what the write really cost it, less what admission took from it."""
+    factor = 2 if ticket.transactional else 1
+    taken = {gsi.index_name: (lane, half_units) for gsi, lane, half_units, _ in ticket.extra}
+    for gsi in ticket.state.gsis.values():
+        name = gsi.index_name
+        assert name is not None
+        lane_taken = taken.get(name)
+        delta = gsi_units.get(name, 0) * factor - (0 if lane_taken is None else lane_taken[1])
+        if not delta:
+            continue
+        if lane_taken is not None:
+            lane = lane_taken[0]
+        else:
+            key = None if new_item is None else _index_key(gsi, new_item)
+            if key is None and old_item is not None:
+                key = _index_key(gsi, old_item)
+            if key is None:
+                continue
+            lane = gsi.writes[gsi.pmap.index_of(int.from_bytes(key[5:9], "big"))]
+        throttle.charge(lane, gsi.write_total, delta / 2, now)
+
+
 def _index_key(gsi: Resource, item: Item) -> bytes | None:
     """The index-key prefix (prefix, partition hash, encoded key) an item has in ``gsi``, or None."""
-    attr = gsi.hash_attr
-    value = item.get(attr.name)
-    if value is None or attr.type not in value:
-        return None
-    encoded = keycodec.encode_value(attr.type, value[attr.type])
+    encoded = b""
+    for attr in gsi.hash_attrs:
+        value = item.get(attr.name)
+        if value is None or attr.type not in value or value[attr.type] == "":
+            return None
+        encoded += keycodec.encode_value(attr.type, value[attr.type])
     key = gsi.prefix + keycodec.partition_hash(encoded) + encoded
-    rng = gsi.range_attr
-    if rng is not None:
+    for rng in gsi.range_attrs:
         rvalue = item.get(rng.name)
-        if rvalue is None or rng.type not in rvalue:
+        if rvalue is None or rng.type not in rvalue or rvalue[rng.type] == "":
             return None
         key += keycodec.encode_value(rng.type, rvalue[rng.type])
     return key

@@ -30,6 +30,7 @@ from typing import Protocol
 import orjson
 
 from dynastore.engine.capacity import read_half_units
+from dynastore.engine.indexes import table_item_key
 from dynastore.expressions import ResolvedCondition, ResolvedProjection, evaluate, project
 from dynastore.expressions.ast import (
     ArithOperand,
@@ -44,13 +45,17 @@ from dynastore.expressions.ast import (
     iter_conditions,
 )
 from dynastore.limits import MAX_BATCH_GET_RESPONSE_BYTES, MAX_PAGE_BYTES
-from dynastore.model.table_schema import KeyAttr, TableDef
+from dynastore.model.table_schema import IndexDef, KeyAttr, KeySchema, TableDef
 from dynastore.model.values import AttributeValue, Item
 from dynastore.storage.itemcodec import item_json, stored_size
 from dynastore.storage.keycodec import (
     decode_value,
     encode_value,
     hash_key_prefix,
+    index_hash_key_prefix,
+    index_key,
+    index_prefix,
+    index_segment_bounds,
     prefix_end,
     segment_bounds,
     table_prefix,
@@ -60,9 +65,11 @@ from dynastore.storage.kv import ReadTxn
 __all__ = [
     "GetRequest",
     "GetResult",
+    "IndexKeySpace",
     "KeySpace",
     "Page",
     "PageRequest",
+    "TableFetch",
     "TableKeySpace",
     "batch_get",
     "condition_paths",
@@ -83,8 +90,16 @@ class KeySpace(Protocol):
     @property
     def range_key(self) -> KeyAttr | None: ...
 
-    def partition_prefix(self, hash_value: AttributeValue) -> bytes:
-        """Prefix of every entry whose partition key is ``hash_value`` (in sort-key order)."""
+    @property
+    def key_schema(self) -> KeySchema: ...
+
+    @property
+    def index(self) -> IndexDef | None:
+        """The secondary index read, or None for the table itself."""
+        ...
+
+    def partition_prefix(self, hash_values: tuple[AttributeValue, ...]) -> bytes:
+        """Prefix of every entry whose partition key is ``hash_values`` (in sort-key order)."""
         ...
 
     def segment(self, segment: int, total_segments: int) -> tuple[bytes, bytes]:
@@ -114,9 +129,17 @@ class TableKeySpace:
     def range_key(self) -> KeyAttr | None:
         return self.table.key_schema.range_key
 
-    def partition_prefix(self, hash_value: AttributeValue) -> bytes:
+    @property
+    def key_schema(self) -> KeySchema:
+        return self.table.key_schema
+
+    @property
+    def index(self) -> IndexDef | None:
+        return None
+
+    def partition_prefix(self, hash_values: tuple[AttributeValue, ...]) -> bytes:
         hash_key = self.hash_key
-        return hash_key_prefix(self.table.table_id, encode_value(hash_key.type, hash_value[hash_key.type]))
+        return hash_key_prefix(self.table.table_id, encode_value(hash_key.type, hash_values[0][hash_key.type]))
 
     def segment(self, segment: int, total_segments: int) -> tuple[bytes, bytes]:
         if total_segments == 1:
@@ -126,7 +149,7 @@ class TableKeySpace:
 
     def start_key(self, key: Item) -> bytes:
         hash_key, range_key = self.hash_key, self.range_key
-        out = self.partition_prefix(key[hash_key.name])
+        out = self.partition_prefix((key[hash_key.name],))
         if range_key is not None:
             out += encode_value(range_key.type, key[range_key.name][range_key.type])
         return out
@@ -138,6 +161,66 @@ class TableKeySpace:
         if range_key is not None:
             key[range_key.name] = {range_key.type: decode_value(range_key.type, stored_key, offset)[0]}
         return key
+
+
+@dataclass(frozen=True, slots=True)
+class IndexKeySpace:
+    """A secondary index's entries: ``X | index_id | phash(idx_hash) | idx_hash | idx_range | hash | range``
+    (``storage.keycodec.index_key``); a multi-attribute index key is its attributes' encodings in KeySchema
+    order. Its LastEvaluatedKey holds the index key and the table key."""
+
+    table: TableDef
+    index: IndexDef
+
+    @property
+    def hash_key(self) -> KeyAttr:
+        return self.index.key_schema.hash_key
+
+    @property
+    def range_key(self) -> KeyAttr | None:
+        return self.index.key_schema.range_key
+
+    @property
+    def key_schema(self) -> KeySchema:
+        return self.index.key_schema
+
+    def partition_prefix(self, hash_values: tuple[AttributeValue, ...]) -> bytes:
+        return index_hash_key_prefix(self.index.index_id, _encode_all(self.index.key_schema.hash_keys, hash_values))
+
+    def segment(self, segment: int, total_segments: int) -> tuple[bytes, bytes]:
+        if total_segments == 1:
+            prefix = index_prefix(self.index.index_id)
+            return prefix, prefix_end(prefix)
+        return index_segment_bounds(self.index.index_id, segment, total_segments)
+
+    def start_key(self, key: Item) -> bytes:
+        schema, table_schema = self.index.key_schema, self.table.key_schema
+        idx_range = schema.range_keys
+        table_range = table_schema.range_key
+        return index_key(
+            self.index.index_id,
+            _encode_all(schema.hash_keys, tuple(key[a.name] for a in schema.hash_keys)),
+            _encode_all(idx_range, tuple(key[a.name] for a in idx_range)) if idx_range else None,
+            _range_enc(table_schema.hash_key.type, key[table_schema.hash_key.name]),
+            None if table_range is None else _range_enc(table_range.type, key[table_range.name]),
+        )
+
+    def last_key(self, stored_key: bytes) -> Item:
+        key: Item = {}
+        offset = 9  # after b"X" + index_id(4) + phash(4)
+        for attr in (*self.index.key_schema.attributes, *self.table.key_schema.attributes):
+            payload, offset = decode_value(attr.type, stored_key, offset)
+            key[attr.name] = {attr.type: payload}
+        return key
+
+    def table_key(self, stored_key: bytes) -> bytes:
+        """The storage key of the table item an index entry stands for."""
+        return table_item_key(self.table, self.index, stored_key)
+
+
+def _encode_all(attrs: tuple[KeyAttr, ...], values: tuple[AttributeValue, ...]) -> bytes:
+    """Self-delimiting encodings concatenated: the byte order is the values' order, attribute by attribute."""
+    return b"".join(encode_value(attr.type, value[attr.type]) for attr, value in zip(attrs, values, strict=True))
 
 
 def _range_enc(type_name: str, value: AttributeValue) -> bytes:
@@ -208,6 +291,16 @@ def condition_paths(condition: ResolvedCondition) -> list[ResolvedPath]:
 
 
 @dataclass(frozen=True, slots=True)
+class TableFetch:
+    """An LSI read that needs attributes the index does not project: each entry's table item is read too
+    (DynamoDB's "fetch from the table"), each rounded to 4 KB on its own."""
+
+    space: IndexKeySpace
+    for_filter: bool  # the filter names unprojected attributes: fetch every entry read, before filtering
+    consistent: bool
+
+
+@dataclass(frozen=True, slots=True)
 class PageRequest:
     space: KeySpace
     lo: bytes
@@ -218,6 +311,7 @@ class PageRequest:
     projection: ResolvedProjection | None = None
     count_only: bool = False
     page_bytes: int = MAX_PAGE_BYTES
+    fetch: TableFetch | None = None
 
 
 @dataclass(slots=True)
@@ -226,11 +320,14 @@ class Page:
     count: int
     scanned_count: int
     last_key: Item | None
-    read_bytes: int  # the sum of the sizes of the items read (capacity)
+    read_bytes: int  # the sum of the sizes of the items (or index entries) read (capacity)
+    fetch_half_units: int = 0  # table fetches of an LSI read
 
 
 def read_page(txn: ReadTxn, req: PageRequest) -> Page:
     """One page of ``req``'s range, starting at ``req.lo`` (or ``req.hi`` going backwards)."""
+    if req.fetch is not None:
+        return _read_page_fetching(txn, req, req.fetch)
     filt, projection, count_only, limit = req.filter, req.projection, req.count_only, req.limit
     page_bytes = req.page_bytes
     items: list[Json] = []
@@ -258,6 +355,47 @@ def read_page(txn: ReadTxn, req: PageRequest) -> Page:
         count = scanned
     last_key = req.space.last_key(last) if stopped and last is not None else None
     return Page(items, count, scanned, last_key, total)
+
+
+def _read_page_fetching(txn: ReadTxn, req: PageRequest, fetch: TableFetch) -> Page:
+    """``read_page`` for an LSI read that fetches table items: page limits and the index part of the capacity
+    count the index entries; each fetched item costs its own read (``Page.fetch_half_units``)."""
+    filt, projection, limit = req.filter, req.projection, req.limit
+    items: list[Json] = []
+    count = scanned = total = fetched = 0
+    last: bytes | None = None
+    stopped = False
+    for key, raw in txn.iter_range(req.lo, req.hi, reverse=req.reverse):
+        scanned += 1
+        last = key
+        total += stored_size(raw)
+        item: Item | None = None
+        if fetch.for_filter:
+            item, units = _fetch(txn, fetch, key)
+            fetched += units
+        passes = filt is None or evaluate(filt, item if item is not None else orjson.loads(item_json(raw)))
+        if passes:
+            count += 1
+            if not req.count_only:
+                if item is None:
+                    item, units = _fetch(txn, fetch, key)
+                    fetched += units
+                items.append(orjson.dumps(item if projection is None else project(item, projection)))
+        if scanned == limit or total >= req.page_bytes:
+            stopped = True
+            break
+    last_key = req.space.last_key(last) if stopped and last is not None else None
+    return Page(items, count, scanned, last_key, total, fetched)
+
+
+def _fetch(txn: ReadTxn, fetch: TableFetch, entry_key: bytes) -> tuple[Item, int]:
+    """The table item behind an index entry and the half-units of reading it. LSI entries are written in the
+    item's own transaction, so the item is there."""
+    raw = txn.get(fetch.space.table_key(entry_key))
+    if raw is None:
+        return {}, read_half_units(0, consistent=fetch.consistent)
+    item: Item = orjson.loads(item_json(raw))
+    return item, read_half_units(stored_size(raw), consistent=fetch.consistent)
 
 
 # ---------------------------------------------------------------- BatchGetItem

@@ -4,7 +4,7 @@ The model (docs/transactions.md has the long form):
 
 * **Atomic and serializable by construction.** The server runs one handler at a time, to completion. Every
   action of a TransactWriteItems runs inside ONE KV write transaction, each item write through
-  ``writes._apply`` (so index and stream maintenance added there commit with the transaction); any failure
+  ``writes.apply_in`` (so index and stream maintenance added there commit with the transaction); any failure
   raises inside the ``with`` and the KV aborts everything. No other operation can interleave.
 * **In flight until durable.** A transaction's commit is final when the group commit makes it durable (the
   response is held until then). From its execution until then, its items are *locked* in
@@ -36,6 +36,8 @@ from dynastore.engine.keys import check_table_key, storage_key
 from dynastore.errors import (
     DynamoError,
     IdempotentParameterMismatchException,
+    ItemCollectionSizeLimitExceededException,
+    ThrottlingException,
     TransactionCanceledException,
     TransactionConflictException,
     TransactionInProgressException,
@@ -56,6 +58,7 @@ __all__ = [
     "TokenRecord",
     "TransactionLocks",
     "WriteAction",
+    "canceled_by_throttling",
     "check_item_write",
     "defer_batch_conflicts",
     "execute_get",
@@ -277,7 +280,7 @@ def execute_write(
         failed = False
         for action in actions:
             try:
-                results.append(_run(txn, action))
+                results.append(_run(ctx, txn, action))
                 reasons.append(REASON_NONE)
             except writes.ConditionFailedError as e:
                 failed = True
@@ -288,6 +291,9 @@ def execute_write(
             except ValidationException as e:  # found only while applying (e.g. the updated item is too large)
                 failed = True
                 reasons.append({"Code": "ValidationError", "Message": e.message})
+            except ItemCollectionSizeLimitExceededException as e:  # a table with LSIs: the collection is full
+                failed = True
+                reasons.append({"Code": "ItemCollectionSizeLimitExceeded", "Message": e.message})
         if failed:
             raise _canceled(reasons)  # leaving the block by an exception aborts every write
         keys = [action.key for action in actions]
@@ -304,7 +310,7 @@ def execute_write(
     return WriteOutcome(results)
 
 
-def _run(txn: WriteTxn, action: WriteAction) -> writes.WriteResult:
+def _run(ctx: Context, txn: WriteTxn, action: WriteAction) -> writes.WriteResult:
     plan = action.plan
     if isinstance(plan, ConditionCheckPlan):
         raw = txn.get(action.key)
@@ -313,13 +319,25 @@ def _run(txn: WriteTxn, action: WriteAction) -> writes.WriteResult:
             raise writes.ConditionFailedError(old)
         size = item_size(old) if old is not None else 0
         return writes.WriteResult(old is not None, old, old, size, size)
-    # decode_old as writes.execute does: index bookkeeping (and INDEXES capacity) needs the old item
-    return writes._apply(txn, action.key, plan, decode_old=writes.has_indexes(action.table))
+    # as writes.execute does: the item's index entries and GSI backlog commit with the transaction
+    return writes.apply_in(ctx, txn, action.table, action.key, plan)
 
 
 def _canceled(reasons: list[dict[str, Any]]) -> TransactionCanceledException:
     codes = ", ".join(reason["Code"] for reason in reasons)
     return TransactionCanceledException(messages.TRANSACTION_CANCELED.format(codes=codes), CancellationReasons=reasons)
+
+
+def canceled_by_throttling(refusals: list[DynamoError | None]) -> TransactionCanceledException:
+    """The cancellation of a transaction the capacity model refused, per item in request order: the refusal
+    (``admission.attempt_*``) as DynamoDB's reason, ``ProvisionedThroughputExceeded`` for a provisioned table or
+    index and ``ThrottlingError`` on demand, with the throttling error's text; None for the other items."""
+    return _canceled([REASON_NONE if refusal is None else _throttling_reason(refusal) for refusal in refusals])
+
+
+def _throttling_reason(refusal: DynamoError) -> dict[str, Any]:
+    code = "ThrottlingError" if isinstance(refusal, ThrottlingException) else "ProvisionedThroughputExceeded"
+    return {"Code": code, "Message": refusal.message}
 
 
 def _read_units(actions: list[WriteAction], results: list[writes.WriteResult]) -> dict[str, int]:

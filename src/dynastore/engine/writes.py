@@ -3,6 +3,9 @@
 A plan's ``apply(old)`` is pure: it evaluates the condition against the stored item and returns the new item,
 or CONDITION_FAILED. ``execute`` reads the old item, applies the plan and writes the result in one transaction;
 the server answers only once that transaction is durable (see storage/group_commit.py).
+
+On a table with secondary indexes the same transaction also writes the LSI entries, the GSI backlog record
+and the item collection's size (engine/indexes.py); a table without indexes pays one truth test for that.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Any, Final
 
 from dynastore import messages
 from dynastore.api.context import Context
+from dynastore.engine import indexes
 from dynastore.errors import ValidationException
 from dynastore.expressions import apply_update, evaluate
 from dynastore.limits import MAX_ITEM_BYTES
@@ -99,12 +103,13 @@ class WriteResult:
     old_size: int
     new_size: int
     updated_paths: Any = None
+    index: indexes.IndexEffects | None = None  # tables with indexes: units, LSI statistics, item collection
 
 
 def execute(ctx: Context, table: TableDef, key: bytes, plan: Plan) -> WriteResult:
     """Apply ``plan`` to the item at ``key`` atomically. Raises ConditionFailedError (nothing written)."""
     with ctx.kv.write() as txn:
-        result = _apply(txn, key, plan, decode_old=has_indexes(table))
+        result = apply_in(ctx, txn, table, key, plan)
     _record_stats(ctx, table, result)
     return result
 
@@ -112,16 +117,32 @@ def execute(ctx: Context, table: TableDef, key: bytes, plan: Plan) -> WriteResul
 def execute_batch(ctx: Context, writes: list[tuple[TableDef, bytes, Plan]]) -> list[WriteResult]:
     """Apply unconditional plans to distinct keys in one storage transaction (BatchWriteItem)."""
     with ctx.kv.write() as txn:
-        results = [_apply(txn, key, plan, decode_old=has_indexes(table)) for table, key, plan in writes]
+        results = [apply_in(ctx, txn, table, key, plan) for table, key, plan in writes]
     for (table, _, _), result in zip(writes, results, strict=True):
         _record_stats(ctx, table, result)
     return results
 
 
-def _apply(txn: WriteTxn, key: bytes, plan: Plan, *, decode_old: bool = False) -> WriteResult:
-    """``decode_old``: return the old item even when the plan itself does not need it (index bookkeeping)."""
+def apply_in(ctx: Context, txn: WriteTxn, table: TableDef, key: bytes, plan: Plan) -> WriteResult:
+    """Apply ``plan`` to the item at ``key`` inside ``txn``, with the index maintenance ``table`` needs."""
+    if table.lsis or table.gsis:
+        return _apply(txn, key, plan, table=table, index_state=indexes.state_of(ctx))
+    return _apply(txn, key, plan)
+
+
+def _apply(
+    txn: WriteTxn,
+    key: bytes,
+    plan: Plan,
+    *,
+    table: TableDef | None = None,
+    index_state: indexes.IndexState | None = None,
+) -> WriteResult:
+    """With ``table`` and ``index_state`` (a table with indexes) the old item is always decoded and the indexes
+    are maintained in ``txn``."""
     raw = txn.get(key)
-    old = decode_item(raw) if raw is not None and (decode_old or plan.needs_old) else None
+    maintained = index_state is not None and table is not None
+    old = decode_item(raw) if raw is not None and (maintained or plan.needs_old) else None
     applied = plan.apply(old)
     if applied is CONDITION_FAILED:
         raise ConditionFailedError(old)
@@ -129,11 +150,23 @@ def _apply(txn: WriteTxn, key: bytes, plan: Plan, *, decode_old: bool = False) -
     old_size = stored_size(raw) if raw is not None else 0
     new_size = _new_size(plan, new)
     _check_result(plan, new_size)
+    new_raw = None
     if new is not None:
-        txn.put(key, encode_item(new, new_size))
+        new_raw = encode_item(new, new_size)
+        txn.put(key, new_raw)
     elif raw is not None:
         txn.delete(key)
-    return WriteResult(raw is not None, old, new, old_size, new_size, applied.updated_paths)
+    effects = None
+    if index_state is not None and table is not None:
+        effects = indexes.apply_write(
+            index_state,
+            txn,
+            table,
+            key,
+            (old, raw, old_size, new, new_raw, new_size),
+            updated=isinstance(plan, UpdatePlan),
+        )
+    return WriteResult(raw is not None, old, new, old_size, new_size, applied.updated_paths, effects)
 
 
 def has_indexes(table: TableDef) -> bool:
@@ -150,6 +183,9 @@ def _new_size(plan: Plan, new: Item | None) -> int:
 
 def _record_stats(ctx: Context, table: TableDef, result: WriteResult) -> None:
     ctx.catalog.add_stats(table.name, (result.new is not None) - result.existed, result.new_size - result.old_size)
+    if result.index is not None:
+        for index_id, items, size in result.index.lsi_stats:
+            ctx.catalog.add_index_stats(table.name, index_id, items, size)
 
 
 def _check_result(plan: Plan, new_size: int) -> None:

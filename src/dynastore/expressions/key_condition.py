@@ -41,16 +41,26 @@ from dynastore.expressions.ast import (
 from dynastore.expressions.tokens import ExpressionError
 from dynastore.model.values import AttributeValue
 
-__all__ = ["KeyCondition", "build_key_condition"]
+__all__ = ["KeyCondition", "build_key_condition", "build_multi_key_condition"]
 
 _FLIPPED = {"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
 @dataclass(frozen=True, slots=True)
 class KeyCondition:
+    """A key condition as byte ranges need it. With a multi-attribute index key, ``more_hash`` holds the values
+    of the partition attributes after the first, ``sort_prefix`` the equality values of the leading sort
+    attributes, and ``range_op``/``range_values`` apply to the sort attribute that follows them."""
+
     hash_value: AttributeValue
     range_op: str | None  # None | "=" | "<" | "<=" | ">" | ">=" | "BETWEEN" | "begins_with"
     range_values: tuple[AttributeValue, ...]
+    more_hash: tuple[AttributeValue, ...] = ()
+    sort_prefix: tuple[AttributeValue, ...] = ()
+
+    @property
+    def hash_values(self) -> tuple[AttributeValue, ...]:
+        return (self.hash_value, *self.more_hash)
 
 
 def _fail(detail: str) -> ExpressionError:
@@ -109,10 +119,7 @@ def _single(node: ResolvedNode) -> tuple[str, str, tuple[AttributeValue, ...]]:
     return name, op, values
 
 
-def build_key_condition(
-    condition: ResolvedCondition, hash_key: tuple[str, str], range_key: tuple[str, str] | None
-) -> KeyCondition:
-    """Raises ExpressionError (``prefixed=False``) with DynamoDB's key-condition texts."""
+def _conditions_by_name(condition: ResolvedCondition) -> dict[str, tuple[str, tuple[AttributeValue, ...]]]:
     for node in iter_conditions(condition.root):
         op = _invalid_operator(node)
         if op is not None:
@@ -123,6 +130,14 @@ def build_key_condition(
         if name in by_name:
             raise _fail(messages.KEY_ONE_PER_KEY)
         by_name[name] = (op, values)
+    return by_name
+
+
+def build_key_condition(
+    condition: ResolvedCondition, hash_key: tuple[str, str], range_key: tuple[str, str] | None
+) -> KeyCondition:
+    """Raises ExpressionError (``prefixed=False``) with DynamoDB's key-condition texts."""
+    by_name = _conditions_by_name(condition)
     hash_name, hash_type = hash_key
     if hash_name not in by_name:
         raise _fail(messages.KEY_MISSED_ELEMENT.format(name=hash_name))
@@ -147,3 +162,41 @@ def _check_types(values: tuple[AttributeValue, ...], type_name: str) -> None:
     for value in values:
         if type_name not in value:
             raise _fail(messages.KEY_TYPE_MISMATCH)
+
+
+def build_multi_key_condition(
+    condition: ResolvedCondition, hash_keys: tuple[tuple[str, str], ...], range_keys: tuple[tuple[str, str], ...]
+) -> KeyCondition:
+    """The key condition of a Query on a multi-attribute index key (DynamoDB's rules: ``=`` on every partition
+    attribute; sort attributes left to right without gaps, ``=`` on all but the last one conditioned)."""
+    by_name = _conditions_by_name(condition)
+    for name, _ in hash_keys:
+        if name not in by_name:
+            raise _fail(messages.KEY_MISSED_ELEMENT.format(name=name))
+    sort_names = [name for name, _ in range_keys]
+    if any(name not in sort_names and name not in {h for h, _ in hash_keys} for name in by_name):
+        raise _fail(messages.KEY_NOT_SUPPORTED)
+    hash_values: list[AttributeValue] = []
+    for name, type_name in hash_keys:
+        op, values = by_name[name]
+        if op != "=":
+            raise _fail(messages.KEY_NOT_SUPPORTED)
+        _check_types(values, type_name)
+        hash_values.append(values[0])
+    used = [i for i, name in enumerate(sort_names) if name in by_name]
+    if used and used[-1] != len(used) - 1:
+        missing = next(i for i in range(len(sort_names)) if i not in used)
+        raise _fail(messages.KEY_SKIPPED_SORT_ATTRIBUTE.format(name=sort_names[missing]))
+    sort_prefix: list[AttributeValue] = []
+    for position in used:
+        name, type_name = range_keys[position]
+        op, values = by_name[name]
+        _check_types(values, type_name)
+        if position < len(used) - 1:
+            if op != "=":
+                raise _fail(messages.KEY_RANGE_NOT_LAST)
+            sort_prefix.append(values[0])
+    if not used:
+        return KeyCondition(hash_values[0], None, (), tuple(hash_values[1:]))
+    last_op, last_values = by_name[sort_names[used[-1]]]
+    return KeyCondition(hash_values[0], last_op, last_values, tuple(hash_values[1:]), tuple(sort_prefix))

@@ -63,25 +63,53 @@ class KeyAttr:
 
 @dataclass(frozen=True, slots=True)
 class KeySchema:
+    """A key schema. Tables and LSIs have one partition attribute and at most one sort attribute; a GSI may
+    have up to four of each (DynamoDB's multi-attribute keys): ``hash_key``/``range_key`` are the first of
+    each, ``more_hash``/``more_range`` the others in KeySchema order. ``hash_keys``/``range_keys`` give all."""
+
     hash_key: KeyAttr
     range_key: KeyAttr | None = None
+    more_hash: tuple[KeyAttr, ...] = ()
+    more_range: tuple[KeyAttr, ...] = ()
+
+    @property
+    def hash_keys(self) -> tuple[KeyAttr, ...]:
+        return (self.hash_key, *self.more_hash)
+
+    @property
+    def range_keys(self) -> tuple[KeyAttr, ...]:
+        return () if self.range_key is None else (self.range_key, *self.more_range)
+
+    @property
+    def attributes(self) -> tuple[KeyAttr, ...]:
+        """Every key attribute, partition attributes first, in KeySchema order."""
+        return self.hash_keys + self.range_keys
 
     @property
     def names(self) -> tuple[str, ...]:
-        return (self.hash_key.name,) if self.range_key is None else (self.hash_key.name, self.range_key.name)
+        return tuple(k.name for k in self.attributes)
+
+    @property
+    def is_multi_attribute(self) -> bool:
+        return bool(self.more_hash or self.more_range)
 
     def to_wire(self) -> list[dict[str, str]]:
-        out = [{"AttributeName": self.hash_key.name, "KeyType": "HASH"}]
-        if self.range_key is not None:
-            out.append({"AttributeName": self.range_key.name, "KeyType": "RANGE"})
+        out = [{"AttributeName": k.name, "KeyType": "HASH"} for k in self.hash_keys]
+        out.extend({"AttributeName": k.name, "KeyType": "RANGE"} for k in self.range_keys)
         return out
 
     def to_record(self) -> list[list[str]]:
-        keys = [self.hash_key] if self.range_key is None else [self.hash_key, self.range_key]
-        return [[k.name, k.type] for k in keys]
+        if not self.is_multi_attribute:
+            return [[k.name, k.type] for k in self.attributes]
+        # Multi-attribute keys name each element's role (the classic form is positional).
+        return [[k.name, k.type, "H"] for k in self.hash_keys] + [[k.name, k.type, "R"] for k in self.range_keys]
 
     @classmethod
     def from_record(cls, rec: list[list[str]]) -> KeySchema:
+        if any(len(entry) > 2 for entry in rec):
+            hashes = tuple(KeyAttr(e[0], e[1]) for e in rec if e[2] == "H")
+            ranges = tuple(KeyAttr(e[0], e[1]) for e in rec if e[2] == "R")
+            return cls(hashes[0], ranges[0] if ranges else None, hashes[1:], ranges[1:])
         hash_key = KeyAttr(rec[0][0], rec[0][1])
         range_key = KeyAttr(rec[1][0], rec[1][1]) if len(rec) > 1 else None
         return cls(hash_key, range_key)
@@ -184,11 +212,21 @@ class IndexDef:
     status: str = ACTIVE
     backfilling: bool = False
     pending_throughput: ProvisionedThroughput | None = None
+    online: bool = False  # added by UpdateTable (DescribeTable shows Backfilling only for those)
+    item_count: int = 0  # as last persisted; the catalog keeps the live counters (like the table's)
+    size_bytes: int = 0
+
+    @property
+    def readable(self) -> bool:
+        """Query and Scan may read it: ACTIVE, or UPDATING its throughput after the backfill."""
+        return self.status == ACTIVE or (self.status == UPDATING and not self.backfilling)
 
     def settle(self) -> IndexDef | None:
         """The index once its transition is over; None when it was being deleted."""
         if self.status == DELETING:
             return None
+        if self.backfilling:
+            return self  # a new GSI stays CREATING until its backfill copied every item (engine/indexes.py)
         if self.status == ACTIVE and self.pending_throughput is None:
             return self
         throughput = self.pending_throughput if self.pending_throughput is not None else self.throughput
@@ -208,6 +246,9 @@ class IndexDef:
             "status": self.status,
             "backfilling": self.backfilling,
             "pending": None if self.pending_throughput is None else self.pending_throughput.to_record(),
+            "online": self.online,
+            "items": self.item_count,
+            "bytes": self.size_bytes,
         }
 
     @classmethod
@@ -223,6 +264,9 @@ class IndexDef:
             status=rec["status"],
             backfilling=rec["backfilling"],
             pending_throughput=None if rec["pending"] is None else ProvisionedThroughput.from_record(rec["pending"]),
+            online=rec.get("online", False),
+            item_count=rec.get("items", 0),
+            size_bytes=rec.get("bytes", 0),
         )
 
     def describe(self, table_arn_: str, billing: BillingMode, now: float) -> dict[str, Any]:
@@ -233,14 +277,14 @@ class IndexDef:
         }
         if self.kind == "GSI":
             out["IndexStatus"] = self.status
-            if self.status == CREATING:
+            if self.online and (self.status == CREATING or (self.status == UPDATING and self.backfilling)):
                 out["Backfilling"] = self.backfilling
             pt = self.throughput if self.throughput is not None else ZERO_THROUGHPUT
             if billing is BillingMode.PAY_PER_REQUEST:
                 pt = dataclasses.replace(pt, read=0, write=0)
             out["ProvisionedThroughput"] = pt.to_wire(now)
-        out["IndexSizeBytes"] = 0
-        out["ItemCount"] = 0
+        out["IndexSizeBytes"] = self.size_bytes
+        out["ItemCount"] = self.item_count
         out["IndexArn"] = f"{table_arn_}/index/{self.name}"
         if self.kind == "GSI" and self.on_demand is not None:
             out["OnDemandThroughput"] = self.on_demand.to_wire()

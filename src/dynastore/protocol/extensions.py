@@ -3,6 +3,8 @@
 * ``GET  /dynastore/partitions/<table>``: every partition of the table and its GSIs (capacity_view.py).
 * ``POST /dynastore/partitions/<table>`` ``{"as_if": N}`` (0 or null: stop) and/or ``{"rebuild": true}``.
 * ``GET  /dynastore/contributors/<table>?index=&window=&top=``: Contributor Insights' top keys.
+* ``GET  /dynastore/indexes``: the GSI propagation lag (percentiles in milliseconds of the last records applied)
+  and the backlog; ``POST`` ``{"reset": true}`` forgets the lag samples (to measure one load phase).
 * ``GET  /dynastore/clock`` and, with ``--manual-clock``, ``POST /dynastore/clock`` ``{"advance": seconds}`` or
   ``{"set": epoch_seconds}``: the server's time, for tests that must not sleep.
 
@@ -18,6 +20,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import orjson
 
 from dynastore.api.context import Context
+from dynastore.engine import indexes
 from dynastore.engine.admission import capacity_of
 from dynastore.engine.capacity_view import contributors_view, partitions_view
 from dynastore.errors import DynamoError
@@ -59,6 +62,10 @@ def handle(ctx: Context, method: str, target: str, body: bytes) -> RawResponse:
 def _route(ctx: Context, method: str, parts: list[str], query: dict[str, str], body: bytes) -> Any:
     if parts == ["clock"]:
         return _clock(ctx, method, body)
+    if parts == ["indexes"]:
+        if method == "POST" and _body(body).get("reset"):
+            indexes.state_of(ctx).backlog.reset_lag()
+        return indexes.lag_summary(ctx)
     if len(parts) == 2 and parts[0] in ("partitions", "contributors"):
         st = capacity_of(ctx).find(parts[1])
         if parts[0] == "partitions":

@@ -5,8 +5,9 @@ Records (orjson, all under ``keycodec.meta_key``):
 * ``meta_key(<table name>)`` -> ``TableDef.to_record()`` (``"kind": "table"``);
 * ``meta_key("#seq")`` -> ``{"kind": "seq", "next": N}``: the id sequence shared by tables and indexes, so a
   table or index id is never reused and a recreated table never sees old keys ("#" cannot start a table name);
-* ``meta_key("#purge")`` -> ``{"kind": "purge", "ids": [["t", id] | ["x", id], ...]}``: deleted tables
-  (``keycodec.table_prefix``) and indexes (``keycodec.index_prefix``) whose key ranges may still hold data.
+* ``meta_key("#purge")`` -> ``{"kind": "purge", "ids": [["t", id] | ["x", id] | ["l", id], ...]}``: deleted
+  tables (``keycodec.table_prefix``), indexes (``keycodec.index_prefix``) and item-collection records of
+  deleted tables (``keycodec.collection_prefix``) whose key ranges may still hold data.
 
 Lifecycle: transitions are lazy (see ``TableDef.settle``) and need no write when their time passes. A table
 DELETING past ``delete_table_delay`` reads as gone at once; ``maintain()`` later drops its record and queues
@@ -18,6 +19,8 @@ Stats: ``add_stats`` (called by every item write) only updates in-memory counter
 right after the item's own write txn and must stay cheap. Counters are persisted into the table records by
 ``maintain()`` at most every ``STATS_FLUSH_SECONDS`` and by ``flush_stats()``/``close()``; after a crash
 ItemCount/TableSizeBytes may lag by that window (DynamoDB itself refreshes them only about every six hours).
+Every index has the same two counters (``add_index_stats``; LSIs are counted by the write, GSIs when their
+backlog is applied), persisted in the index's record with the table's.
 
 Threading: like the KV, the catalog is used from the event-loop thread only.
 """
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -34,7 +37,7 @@ import orjson
 from dynastore import messages
 from dynastore.config import Config
 from dynastore.errors import ResourceInUseException, ResourceNotFoundException, ValidationException
-from dynastore.model.table_schema import CREATING, DELETING, UPDATING, TableDef
+from dynastore.model.table_schema import CREATING, DELETING, UPDATING, IndexDef, TableDef
 from dynastore.storage import keycodec
 from dynastore.storage.kv import KV, WriteTxn
 
@@ -43,6 +46,7 @@ __all__ = ["Catalog", "PURGE_CHUNK_KEYS", "STATS_FLUSH_SECONDS"]
 PURGE_CHUNK_KEYS = 1000
 STATS_FLUSH_SECONDS = 60.0
 
+_PURGE_PREFIXES = {"t": keycodec.table_prefix, "x": keycodec.index_prefix, "l": keycodec.collection_prefix}
 _SEQ_NAME = "#seq"
 _PURGE_NAME = "#purge"
 
@@ -52,6 +56,32 @@ class _Stats:
     items: int
     bytes: int
     dirty: bool = False
+    indexes: dict[int, list[int]] = field(default_factory=dict)  # index id -> [items, bytes]
+
+    @classmethod
+    def of(cls, td: TableDef) -> _Stats:
+        return cls(
+            td.item_count, td.size_bytes, indexes={i.index_id: [i.item_count, i.size_bytes] for i in td.lsis + td.gsis}
+        )
+
+    def applied_to(self, td: TableDef) -> TableDef:
+        """``td`` carrying these counters (the table's and every index's)."""
+
+        def counted(idx: IndexDef) -> IndexDef:
+            items, size = self.indexes.get(idx.index_id, (0, 0))
+            return (
+                idx
+                if (items, size) == (idx.item_count, idx.size_bytes)
+                else replace(idx, item_count=items, size_bytes=size)
+            )
+
+        return replace(
+            td,
+            item_count=self.items,
+            size_bytes=self.bytes,
+            lsis=tuple(counted(i) for i in td.lsis),
+            gsis=tuple(counted(i) for i in td.gsis),
+        )
 
 
 class Catalog:
@@ -81,7 +111,7 @@ class Catalog:
                 if kind == "table":
                     td = TableDef.from_record(rec)
                     cat._tables[td.name] = td
-                    cat._stats[td.name] = _Stats(td.item_count, td.size_bytes)
+                    cat._stats[td.name] = _Stats.of(td)
                     max_id = max(max_id, td.table_id, *td.index_ids())
                 elif kind == "seq":
                     cat._next_id = max(cat._next_id, int(rec["next"]))
@@ -144,13 +174,10 @@ class Catalog:
 
     def describe(self, td: TableDef) -> dict[str, Any]:
         """``td.describe`` with this server's region/account and the live item statistics."""
-        items: int | None = None
-        size: int | None = None
-        if td.name in self._tables:
-            items, size = self.stats(td.name)
-        return td.describe(
-            self._config.region, self._config.account_id, now=self._now(), item_count=items, size_bytes=size
-        )
+        st = self._stats.get(td.name)
+        if st is not None and td.name in self._tables:
+            td = st.applied_to(td)
+        return td.describe(self._config.region, self._config.account_id, now=self._now())
 
     def arn(self, name: str) -> str:
         return f"arn:aws:dynamodb:{self._config.region}:{self._config.account_id}:table/{name}"
@@ -172,7 +199,7 @@ class Catalog:
             self._put_table(txn, td)
             self._put_seq(txn)
         self._tables[td.name] = td
-        self._stats[td.name] = _Stats(td.item_count, td.size_bytes)
+        self._stats[td.name] = _Stats.of(td)
         return td
 
     def update(self, name: str, mutate: Callable[[TableDef], TableDef]) -> TableDef:
@@ -187,7 +214,7 @@ class Catalog:
             return current
         st = self._stats.get(name)
         if st is not None:
-            new = replace(new, item_count=st.items, size_bytes=st.bytes)
+            new = st.applied_to(new)
             st.dirty = False
         live_ids = {i.index_id for i in new.lsis + new.gsis if i.status != DELETING}
         dropped = [("x", i) for i in current.index_ids() if i not in live_ids and ("x", i) not in self._purge_ids]
@@ -233,6 +260,22 @@ class Catalog:
             self._tables[name] = deleting
         return deleting
 
+    def add_index_stats(self, table_name: str, index_id: int, item_delta: int, bytes_delta: int) -> None:
+        """Account index entries written or removed, in memory (like ``add_stats``)."""
+        st = self._stats.get(table_name)
+        if st is None:
+            return
+        counters = st.indexes.setdefault(index_id, [0, 0])
+        counters[0] += item_delta
+        counters[1] += bytes_delta
+        st.dirty = True
+
+    def index_stats(self, table_name: str, index_id: int) -> tuple[int, int]:
+        """Live (item count, size in bytes) of an index."""
+        st = self._stats.get(table_name)
+        counters = None if st is None else st.indexes.get(index_id)
+        return (0, 0) if counters is None else (counters[0], counters[1])
+
     def add_stats(self, table_name: str, item_delta: int, bytes_delta: int) -> None:
         """Account an item write in memory (never touches the KV; see the module docstring)."""
         st = self._stats.get(table_name)
@@ -264,7 +307,7 @@ class Catalog:
             return
         with self._kv.write() as txn:
             for name, st in dirty:
-                td = replace(self._tables[name], item_count=st.items, size_bytes=st.bytes)
+                td = st.applied_to(self._tables[name])
                 self._put_table(txn, td)
                 self._tables[name] = td
                 st.dirty = False
@@ -279,6 +322,8 @@ class Catalog:
     # ---- internals ----------------------------------------------------------------------------------------
     def _drop(self, td: TableDef) -> None:
         ids = [("t", td.table_id), *(("x", i) for i in td.index_ids())]
+        if td.lsis:
+            ids.append(("l", td.table_id))
         purge = self._purge_ids + [i for i in ids if i not in self._purge_ids]
         with self._kv.write() as txn:
             txn.delete(keycodec.meta_key(td.name))
@@ -291,7 +336,7 @@ class Catalog:
         purged = 0
         while self._purge_ids and purged < max_keys:
             kind, obj_id = self._purge_ids[0]
-            prefix = keycodec.table_prefix(obj_id) if kind == "t" else keycodec.index_prefix(obj_id)
+            prefix = _PURGE_PREFIXES[kind](obj_id)
             budget = max_keys - purged
             with self._kv.write() as txn:
                 keys = [k for k, _ in itertools.islice(txn.iter_range(prefix, keycodec.prefix_end(prefix)), budget)]

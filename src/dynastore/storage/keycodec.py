@@ -18,6 +18,8 @@ Key layout (all integers big-endian):
 * indexes:   ``b"X" | index_id:4 | phash(idx_hash_enc):4 | idx_hash_enc | idx_range_enc``
   ``| hash_enc | range_enc``
 * catalog:   ``b"C" | name (UTF-8)``
+* GSI backlog: ``b"Q" | sequence:8`` (index updates waiting to be applied, in commit order; engine/gsi_backlog.py)
+* item collections: ``b"L" | table_id:4 | hash_enc`` (size of one partition key's items and LSI entries)
 
 ``phash`` spreads a table's partition keys over the 2^32 hash space, giving DynamoDB-like Scan order; a
 Scan segment, and a partition for throttling, is a contiguous range of that space.
@@ -34,6 +36,10 @@ from decimal import Decimal, InvalidOperation
 
 __all__ = [
     "MAX_SEGMENTS",
+    "backlog_key",
+    "backlog_prefix",
+    "collection_key",
+    "collection_prefix",
     "decode_value",
     "encode_bytes",
     "encode_number",
@@ -67,6 +73,8 @@ _phash = hashlib.blake2b
 ITEM_TAG = b"I"
 INDEX_TAG = b"X"
 META_TAG = b"C"
+BACKLOG_TAG = b"Q"
+COLLECTION_TAG = b"L"
 
 
 # ---------------------------------------------------------------- S and B
@@ -247,6 +255,24 @@ def index_key(
 
 def index_hash_key_prefix(index_id: int, idx_hash_enc: bytes) -> bytes:
     return INDEX_TAG + index_id.to_bytes(4, "big") + partition_hash(idx_hash_enc) + idx_hash_enc
+
+
+def backlog_prefix() -> bytes:
+    return BACKLOG_TAG
+
+
+def backlog_key(seq: int) -> bytes:
+    """A GSI backlog record: sequence numbers are big-endian, so records iterate in the order they were written."""
+    return BACKLOG_TAG + seq.to_bytes(8, "big")
+
+
+def collection_prefix(table_id: int) -> bytes:
+    return COLLECTION_TAG + table_id.to_bytes(4, "big")
+
+
+def collection_key(table_id: int, hash_enc: bytes) -> bytes:
+    """The size record of one item collection (tables with LSIs): all items and LSI entries of a partition key."""
+    return COLLECTION_TAG + table_id.to_bytes(4, "big") + hash_enc
 
 
 def meta_prefix() -> bytes:

@@ -80,7 +80,7 @@ def loaded(kv: KV) -> tuple[Context, TableDef]:
 
 def _page(ctx: Context, table: TableDef, pk: str, **options: Any) -> Any:
     space = TableKeySpace(table)
-    lo, hi = range_bounds(space.partition_prefix({"S": pk}), "N", options.pop("op", None), options.pop("values", ()))
+    lo, hi = range_bounds(space.partition_prefix(({"S": pk},)), "N", options.pop("op", None), options.pop("values", ()))
     with ctx.kv.read() as txn:
         return read_page(txn, PageRequest(space, lo, hi, **options))
 

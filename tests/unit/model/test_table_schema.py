@@ -125,8 +125,7 @@ def test_describe_full_shape() -> None:
             "IndexName": "g1",
             "KeySchema": [{"AttributeName": "c", "KeyType": "HASH"}],
             "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["x", "z"]},
-            "IndexStatus": "CREATING",
-            "Backfilling": False,
+            "IndexStatus": "CREATING",  # no Backfilling: an index created with its table (not online)
             "ProvisionedThroughput": {
                 "NumberOfDecreasesToday": 0,
                 "ReadCapacityUnits": 1,
@@ -205,3 +204,18 @@ def test_decreases_today_resets_at_utc_midnight() -> None:
     pt = ProvisionedThroughput(1, 1, last_decrease=NOW, decreases_today=3)
     assert pt.decreases_on(NOW + 1) == 3
     assert pt.decreases_on(NOW + 86400) == 0
+
+
+def test_multi_attribute_key_schema_round_trips() -> None:
+    schema = KeySchema(KeyAttr("a", "S"), KeyAttr("c", "N"), (KeyAttr("b", "B"),), (KeyAttr("d", "S"),))
+    assert schema.names == ("a", "b", "c", "d")
+    assert [(k["AttributeName"], k["KeyType"]) for k in schema.to_wire()] == [
+        ("a", "HASH"),
+        ("b", "HASH"),
+        ("c", "RANGE"),
+        ("d", "RANGE"),
+    ]
+    assert KeySchema.from_record(schema.to_record()) == schema
+    classic = KeySchema(KeyAttr("a", "S"), KeyAttr("c", "N"))
+    assert classic.to_record() == [["a", "S"], ["c", "N"]]  # the stored form of existing tables is unchanged
+    assert KeySchema.from_record(classic.to_record()) == classic

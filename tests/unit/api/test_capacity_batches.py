@@ -1,0 +1,240 @@
+"""Admission in the batch and transaction handlers: what is refused, what is given back, what is settled.
+
+Handlers run through ``dispatch.bind`` on an in-memory store with a ManualClock that never moves, so bucket
+contents are exact: a fresh partition holds one second of its share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from dynastore import messages
+from dynastore.api.batch_get_item import _Admission
+from dynastore.api.context import Context
+from dynastore.config import Config
+from dynastore.engine import admission, reads, transactions
+from dynastore.engine.keys import storage_key
+from dynastore.errors import (
+    DynamoError,
+    ProvisionedThroughputExceededException,
+    ThrottlingException,
+    TransactionCanceledException,
+)
+from dynastore.protocol import dispatch
+from dynastore.storage.catalog import Catalog
+from dynastore.storage.kv import ReadTxn
+from dynastore.storage.memory_kv import MemoryKV
+from dynastore.util.clock import ManualClock
+
+Ops = dict[str, Any]
+
+
+def make_ctx(**config: Any) -> tuple[Context, Ops]:
+    cfg = Config(in_memory=True, clock=ManualClock(), partition_max_rcu=60, partition_max_wcu=20, **config)
+    kv = MemoryKV()
+    ctx = Context(config=cfg, kv=kv, catalog=Catalog.load(kv, cfg))
+    return ctx, dispatch.bind(ctx)
+
+
+def create(ops: Ops, name: str, read: int | None = None, write: int | None = None) -> None:
+    billing: dict[str, Any] = {"BillingMode": "PAY_PER_REQUEST"}
+    if read is not None and write is not None:
+        billing = {"ProvisionedThroughput": {"ReadCapacityUnits": read, "WriteCapacityUnits": write}}
+    ops["CreateTable"].run(
+        {
+            "TableName": name,
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+            "AttributeDefinitions": [
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "N"},
+            ],
+            **billing,
+        }
+    )
+
+
+def key(sk: int) -> dict[str, Any]:
+    return {"pk": {"S": "hot"}, "sk": {"N": str(sk)}}
+
+
+def put(sk: int, size: int = 10) -> dict[str, Any]:
+    return {"PutRequest": {"Item": {**key(sk), "v": {"S": "x" * size}}}}
+
+
+def lane(ctx: Context, name: str, *, write: bool) -> Any:
+    res = admission.capacity_of(ctx).find(name).base
+    return (res.writes if write else res.reads)[0]
+
+
+@pytest.fixture
+def table() -> Iterator[tuple[Context, Ops]]:
+    """A provisioned table of one partition: 2 RCU, 20 WCU."""
+    ctx, ops = make_ctx()
+    create(ops, "tbl", 2, 20)
+    yield ctx, ops
+
+
+# ---------------------------------------------------------------- BatchWriteItem
+
+
+def test_batch_write_leaves_the_refused_part_unprocessed_and_settles_the_rest(table: tuple[Context, Ops]) -> None:
+    ctx, ops = table
+    requests = [put(sk, size=1500) for sk in range(12)]  # two write units each: ten fit
+    response = ops["BatchWriteItem"].run({"RequestItems": {"tbl": requests}})
+    assert response["UnprocessedItems"] == {"tbl": requests[10:]}
+    partition = admission.capacity_of(ctx).find("tbl").base.pmap.partitions[0]
+    assert partition.items == 10 and partition.bytes == ctx.catalog.stats("tbl")[1]
+    assert lane(ctx, "tbl", write=True).consumed == 20
+
+
+def test_batch_write_refused_whole_raises_the_first_refusal(table: tuple[Context, Ops]) -> None:
+    ctx, ops = table
+    ops["BatchWriteItem"].run({"RequestItems": {"tbl": [put(sk) for sk in range(20)]}})
+    with pytest.raises(ProvisionedThroughputExceededException) as info:
+        ops["BatchWriteItem"].run({"RequestItems": {"tbl": [put(sk) for sk in range(20, 23)]}})
+    assert info.value.message == messages.THROUGHPUT_EXCEEDED_TABLE
+    assert ctx.catalog.stats("tbl")[0] == 20
+
+
+def test_batch_write_deletes_are_settled_at_the_size_removed(table: tuple[Context, Ops]) -> None:
+    ctx, ops = table
+    ops["BatchWriteItem"].run({"RequestItems": {"tbl": [put(0, size=3000)]}})  # three write units
+    ops["BatchWriteItem"].run({"RequestItems": {"tbl": [{"DeleteRequest": {"Key": key(0)}}]}})
+    assert lane(ctx, "tbl", write=True).consumed == 6
+    assert admission.capacity_of(ctx).find("tbl").base.pmap.partitions[0].items == 0
+
+
+# ---------------------------------------------------------------- BatchGetItem
+
+
+def test_batch_get_admits_at_the_exact_cost_and_refuses_the_rest(table: tuple[Context, Ops]) -> None:
+    ctx, ops = table
+    ops["BatchWriteItem"].run({"RequestItems": {"tbl": [put(0, size=5000)]}})  # two read units
+    keys = [key(0), key(1)]
+    response = ops["BatchGetItem"].run({"RequestItems": {"tbl": {"Keys": keys, "ConsistentRead": True}}})
+    assert b'"UnprocessedKeys":{"tbl":{"Keys":[{"pk":{"S":"hot"},"sk":{"N":"1"}}],"ConsistentRead":true}}' in response
+    assert lane(ctx, "tbl", write=False).consumed == 2
+    with pytest.raises(ProvisionedThroughputExceededException):
+        ops["BatchGetItem"].run({"RequestItems": {"tbl": {"Keys": keys[1:]}}})
+
+
+class _CountingTxn:
+    def __init__(self, txn: ReadTxn) -> None:
+        self.txn = txn
+        self.gets = 0
+
+    def get(self, key: bytes) -> bytes | None:
+        self.gets += 1
+        return self.txn.get(key)
+
+    def iter_range(self, lo: bytes, hi: bytes, *, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+        return self.txn.iter_range(lo, hi, reverse=reverse)
+
+
+def test_batch_get_looks_each_item_up_once_and_gives_back_keys_past_the_response_limit() -> None:
+    ctx, ops = make_ctx()
+    create(ops, "big", 3, 20)  # one partition of 3 RCU
+    ops["BatchWriteItem"].run({"RequestItems": {"big": [put(sk, size=5000) for sk in range(3)]}})
+    table = ctx.catalog.get("big")
+    requests = [reads.GetRequest(table, tuple(storage_key(table, key(sk)) for sk in range(3)))]
+    with ctx.kv.read() as txn:
+        counting = _CountingTxn(txn)
+        admit = _Admission(ctx, counting, requests)
+        results = reads.batch_get(admit, requests, admit=admit, response_bytes=11_000)  # room for two items
+    assert counting.gets == 3
+    assert results[0].unprocessed == [2]
+    assert lane(ctx, "big", write=False).consumed == 3  # three items of one unit admitted...
+    admit.refund_unprocessed(requests, results)
+    assert lane(ctx, "big", write=False).consumed == 2  # ...and the one left unprocessed given back
+
+
+# ---------------------------------------------------------------- transactions
+
+
+def test_transact_write_cancels_at_the_refused_position_and_refunds_the_others(table: tuple[Context, Ops]) -> None:
+    ctx, ops = table
+    create(ops, "other", 2, 20)
+    ops["BatchWriteItem"].run({"RequestItems": {"tbl": [put(sk) for sk in range(19)]}})  # one unit left
+    items = [
+        {"Put": {"TableName": "other", "Item": key(0)}},
+        {"Put": {"TableName": "tbl", "Item": key(100)}},  # two units: transactional
+    ]
+    with pytest.raises(TransactionCanceledException) as info:
+        ops["TransactWriteItems"].run({"TransactItems": items})
+    assert info.value.extra["CancellationReasons"] == [
+        {"Code": "None"},
+        {"Code": "ProvisionedThroughputExceeded", "Message": messages.THROUGHPUT_EXCEEDED_TABLE},
+    ]
+    assert lane(ctx, "other", write=True).consumed == 0
+    assert ctx.catalog.stats("other")[0] == 0
+
+
+def test_transact_write_charges_double_and_settles_condition_checks(table: tuple[Context, Ops]) -> None:
+    ctx, ops = table
+    check = {"TableName": "tbl", "Key": key(1), "ConditionExpression": "attribute_not_exists(pk)"}
+    items = [{"Put": {"TableName": "tbl", "Item": {**key(0), "v": {"S": "x" * 1500}}}}, {"ConditionCheck": check}]
+    ops["TransactWriteItems"].run({"TransactItems": items})
+    assert lane(ctx, "tbl", write=True).consumed == 2 * 2 + 2 * 1
+    partition = admission.capacity_of(ctx).find("tbl").base.pmap.partitions[0]
+    assert partition.items == 1  # the ConditionCheck wrote nothing
+
+
+def test_transact_write_replay_gives_back_what_it_was_admitted_at(table: tuple[Context, Ops]) -> None:
+    ctx, ops = table
+    request = {"TransactItems": [{"Put": {"TableName": "tbl", "Item": key(0)}}], "ClientRequestToken": "once"}
+    ops["TransactWriteItems"].run(request)
+    ops["TransactWriteItems"].run(request)
+    assert lane(ctx, "tbl", write=True).consumed == 2
+
+
+def test_transact_get_cancels_and_refunds(table: tuple[Context, Ops]) -> None:
+    ctx, ops = table
+    gets = [{"Get": {"TableName": "tbl", "Key": key(sk)}} for sk in range(2)]
+    with pytest.raises(TransactionCanceledException) as info:
+        ops["TransactGetItems"].run({"TransactItems": gets})
+    assert [reason["Code"] for reason in info.value.extra["CancellationReasons"]] == [
+        "None",
+        "ProvisionedThroughputExceeded",
+    ]
+    assert lane(ctx, "tbl", write=False).consumed == 0
+
+
+def test_report_mode_refuses_nothing() -> None:
+    ctx, ops = make_ctx(capacity="report")
+    create(ops, "rep", 2, 20)
+    response = ops["BatchWriteItem"].run({"RequestItems": {"rep": [put(sk, size=1500) for sk in range(20)]}})
+    assert response["UnprocessedItems"] == {}
+    gets = [{"Get": {"TableName": "rep", "Key": key(sk)}} for sk in range(5)]
+    assert len(ops["TransactGetItems"].run({"TransactItems": gets})["Responses"]) == 5
+    assert lane(ctx, "rep", write=True).throttled == 10
+
+
+# ---------------------------------------------------------------- the pieces
+
+
+def test_attempt_returns_the_error_admit_would_raise() -> None:
+    ctx, ops = make_ctx()
+    create(ops, "odt")  # on demand: partitions of at most 20 WCU here
+    table = ctx.catalog.get("odt")
+    item_key = storage_key(table, key(0))
+    first = admission.attempt_write(ctx, table, item_key, 40, transactional=True)
+    assert isinstance(first, admission.Ticket) and first.transactional
+    refused = admission.attempt_write(ctx, table, item_key, 2)
+    assert isinstance(refused, ThrottlingException) and refused.message == messages.THROTTLED_ON_DEMAND
+    assert admission.try_admit_write(ctx, table, item_key, 2) is None
+
+
+@pytest.mark.parametrize(
+    ("refusal", "code"),
+    [
+        (ProvisionedThroughputExceededException(messages.THROUGHPUT_EXCEEDED_INDEX), "ProvisionedThroughputExceeded"),
+        (ThrottlingException(messages.THROTTLED_ON_DEMAND_INDEX), "ThrottlingError"),
+    ],
+)
+def test_cancellation_reasons_of_throttling(refusal: DynamoError, code: str) -> None:
+    error = transactions.canceled_by_throttling([None, refusal])
+    assert error.extra["CancellationReasons"] == [{"Code": "None"}, {"Code": code, "Message": refusal.message}]
+    assert error.message is not None and error.message.endswith(f"[None, {code}]")

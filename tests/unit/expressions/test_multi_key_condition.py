@@ -1,0 +1,61 @@
+"""Key conditions on multi-attribute index keys: = on every partition attribute; sort attributes from the left
+without gaps, = on all but the last one conditioned."""
+
+import pytest
+
+from dynastore.expressions import ExpressionContext
+from dynastore.expressions.key_condition import KeyCondition, build_multi_key_condition
+from dynastore.expressions.tokens import ExpressionError
+
+HASH = (("t", "S"), ("r", "S"))
+RANGE = (("rd", "N"), ("m", "S"), ("x", "S"))
+VALUES = {":t": {"S": "T1"}, ":r": {"S": "EU"}, ":d": {"N": "1"}, ":e": {"N": "5"}, ":m": {"S": "a"}}
+
+
+def key(text: str) -> KeyCondition:
+    condition = ExpressionContext(None, VALUES).condition("KeyConditionExpression", text)
+    return build_multi_key_condition(condition, HASH, RANGE)
+
+
+def error(text: str) -> str:
+    with pytest.raises(ExpressionError) as info:
+        key(text)
+    return info.value.detail
+
+
+def test_partition_attributes_only() -> None:
+    got = key("r = :r AND t = :t")
+    assert got == KeyCondition({"S": "T1"}, None, (), ({"S": "EU"},))
+    assert got.hash_values == ({"S": "T1"}, {"S": "EU"})
+
+
+def test_sort_attributes_left_to_right() -> None:
+    assert key("t = :t AND r = :r AND rd BETWEEN :d AND :e") == KeyCondition(
+        {"S": "T1"}, "BETWEEN", ({"N": "1"}, {"N": "5"}), ({"S": "EU"},), ()
+    )
+    assert key("t = :t AND r = :r AND rd = :d AND begins_with(m, :m)") == KeyCondition(
+        {"S": "T1"}, "begins_with", ({"S": "a"},), ({"S": "EU"},), ({"N": "1"},)
+    )
+
+
+def test_every_partition_attribute_needs_equality() -> None:
+    assert error("t = :t AND rd = :d") == "Query condition missed key schema element: r"
+    assert error("t = :t AND r > :r") == "Query key condition not supported"
+
+
+def test_no_gap_and_range_only_on_the_last() -> None:
+    assert error("t = :t AND r = :r AND m = :m") == (
+        "Query key condition not supported: missing condition on sort key attribute rd"
+    )
+    assert error("t = :t AND r = :r AND rd > :d AND m = :m") == (
+        "Query key condition not supported: only the last sort key attribute in a condition may use an operator "
+        "other than ="
+    )
+
+
+def test_types_and_foreign_attributes() -> None:
+    assert (
+        error("t = :t AND r = :d")
+        == "One or more parameter values were invalid: Condition parameter type does not match schema type"
+    )
+    assert error("t = :t AND r = :r AND zz = :m") == "Query key condition not supported"
