@@ -491,3 +491,8 @@ INDEX_KEY_EMPTY_UPDATE = (
 )
 # Not found in a public source (the exception's documented meaning, worded as DynamoDB's model documents it).
 ITEM_COLLECTION_TOO_LARGE = "Item collection size limit exceeded."
+
+# ---------------------------------------------------------------- account quotas (our wording: DynamoDB's is not public)
+CAPACITY_OVER_TABLE_QUOTA = (
+    "Subscriber limit exceeded: {member} of {value} is more than the per-table maximum of {quota} (DescribeLimits)"
+)

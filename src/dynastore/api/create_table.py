@@ -18,7 +18,7 @@ from typing import Any
 from dynastore import limits, messages
 from dynastore.api.context import Context
 from dynastore.api.tags import parse_tags
-from dynastore.errors import ValidationException
+from dynastore.errors import LimitExceededException, ValidationException
 from dynastore.model.table_schema import (
     CREATING,
     SSE,
@@ -54,10 +54,17 @@ def invalid(detail: str) -> ValidationException:
 
 
 def check_capacity_bounds(pt: dict[str, Any]) -> None:
-    for member in ("ReadCapacityUnits", "WriteCapacityUnits"):
-        value = pt.get(member)
+    """The value range of both members, then the per-table quota DescribeLimits reports (a table or a GSI)."""
+    values = [(member, pt.get(member)) for member in ("ReadCapacityUnits", "WriteCapacityUnits")]
+    for member, value in values:
         if isinstance(value, int) and value > MAX_CAPACITY_UNITS:
             raise ValidationException(messages.CAPACITY_OUT_OF_BOUNDS.format(value=value, member=member))
+    quotas = (limits.TABLE_MAX_READ_CAPACITY, limits.TABLE_MAX_WRITE_CAPACITY)
+    for (member, value), quota in zip(values, quotas, strict=True):
+        if isinstance(value, int) and value > quota:
+            raise LimitExceededException(
+                messages.CAPACITY_OVER_TABLE_QUOTA.format(member=member, value=value, quota=quota)
+            )
 
 
 def check_index_keys(key_schema: list[dict[str, Any]], defs: list[str]) -> None:
