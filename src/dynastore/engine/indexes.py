@@ -368,7 +368,21 @@ def propagate(ctx: Context, max_records: int = GSI_BACKLOG_RECORDS_PER_TXN) -> b
 
 
 def _gsi_targets(catalog: Catalog) -> dict[int, IndexTarget]:
-    """The GSIs the backlog may write: every GSI that is not DELETING, of every table that still exists."""
+    """The GSIs the backlog may write, recomputed only when the catalog changed (propagation runs after every
+    write to a table with GSIs; walking every table each time would grow with the number of tables)."""
+    cached = _targets_cache.get(catalog)
+    if cached is not None and cached[0] == catalog.generation:
+        return cached[1]
+    targets = _live_gsis(catalog)
+    _targets_cache[catalog] = (catalog.generation, targets)
+    return targets
+
+
+_targets_cache: weakref.WeakKeyDictionary[Catalog, tuple[int, dict[int, IndexTarget]]] = weakref.WeakKeyDictionary()
+
+
+def _live_gsis(catalog: Catalog) -> dict[int, IndexTarget]:
+    """Every GSI that is not DELETING, of every table that still exists."""
     targets: dict[int, IndexTarget] = {}
     for name in catalog.list_names():
         td = catalog.find(name)

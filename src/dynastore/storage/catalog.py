@@ -96,6 +96,7 @@ class Catalog:
         self._persisted_next_id = 1
         self._purge_ids: list[tuple[str, int]] = []
         self._last_stats_flush = config.clock.now()
+        self.generation = 0  # bumped by every create, update and delete: lets callers cache derived views
 
     # ---- construction -------------------------------------------------------------------------------------
     @classmethod
@@ -200,6 +201,7 @@ class Catalog:
             self._put_seq(txn)
         self._tables[td.name] = td
         self._stats[td.name] = _Stats.of(td)
+        self.generation += 1
         return td
 
     def update(self, name: str, mutate: Callable[[TableDef], TableDef]) -> TableDef:
@@ -225,6 +227,7 @@ class Catalog:
                 self._put_purge(txn, self._purge_ids + dropped)
         self._purge_ids.extend(dropped)
         self._tables[name] = new
+        self.generation += 1
         return new
 
     def delete(self, name: str) -> TableDef:
@@ -243,6 +246,7 @@ class Catalog:
             raise ResourceInUseException(messages.TABLE_BEING_DELETED.format(name=name))
         if td.deletion_protection:
             raise ValidationException(messages.TABLE_DELETION_PROTECTED)
+        self.generation += 1
         items, size = self.stats(name)
         now = self._now()
         deleting = replace(
