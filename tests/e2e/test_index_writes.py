@@ -168,3 +168,63 @@ def test_item_collection_limit_is_configurable() -> None:
         ddb.put_item(TableName=table, Item={**big, "sk": {"S": "2"}})  # room again once it shrank
     finally:
         server.stop()
+
+
+def test_batch_write_reports_index_units_and_item_collections(ddb: Any, table: str) -> None:
+    items = [
+        {"pk": {"S": "bw"}, "sk": {"S": "1"}, "n": {"N": "1"}, "g": {"S": "BW"}},
+        {"pk": {"S": "bw"}, "sk": {"S": "2"}, "n": {"N": "2"}},
+        {"pk": {"S": "bx"}, "sk": {"S": "1"}},
+    ]
+    out = ddb.batch_write_item(
+        RequestItems={table: [{"PutRequest": {"Item": item}} for item in items]},
+        ReturnConsumedCapacity="INDEXES",
+        ReturnItemCollectionMetrics="SIZE",
+    )
+    assert out["UnprocessedItems"] == {}
+    assert out["ConsumedCapacity"] == [
+        {
+            "TableName": table,
+            "CapacityUnits": 6.0,
+            "Table": {"CapacityUnits": 3.0},
+            "LocalSecondaryIndexes": {"by_n": {"CapacityUnits": 2.0}},
+            "GlobalSecondaryIndexes": {"by_g": {"CapacityUnits": 1.0}},
+        }
+    ]
+    collections = sorted(out["ItemCollectionMetrics"][table], key=lambda m: m["ItemCollectionKey"]["pk"]["S"])
+    assert collections == [
+        {"ItemCollectionKey": {"pk": {"S": "bw"}}, "SizeEstimateRangeGB": [0.0, 1.0]},
+        {"ItemCollectionKey": {"pk": {"S": "bx"}}, "SizeEstimateRangeGB": [0.0, 1.0]},
+    ]
+    assert query_gsi(ddb, table, "BW") == [items[0]]
+
+
+def test_transaction_reports_index_units_and_item_collections(ddb: Any, table: str) -> None:
+    item = {"pk": {"S": "tw"}, "sk": {"S": "1"}, "n": {"N": "1"}, "g": {"S": "TW"}}
+    out = ddb.transact_write_items(
+        TransactItems=[
+            {"Put": {"TableName": table, "Item": item}},
+            {
+                "ConditionCheck": {
+                    "TableName": table,
+                    "Key": {"pk": {"S": "tw"}, "sk": {"S": "2"}},
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+        ],
+        ReturnConsumedCapacity="INDEXES",
+        ReturnItemCollectionMetrics="SIZE",
+    )
+    assert out["ConsumedCapacity"] == [
+        {
+            "TableName": table,
+            "CapacityUnits": 8.0,
+            "Table": {"CapacityUnits": 4.0},
+            "LocalSecondaryIndexes": {"by_n": {"CapacityUnits": 2.0}},
+            "GlobalSecondaryIndexes": {"by_g": {"CapacityUnits": 2.0}},
+        }
+    ]
+    assert out["ItemCollectionMetrics"] == {
+        table: [{"ItemCollectionKey": {"pk": {"S": "tw"}}, "SizeEstimateRangeGB": [0.0, 1.0]}]
+    }
+    assert query_gsi(ddb, table, "TW") == [item]

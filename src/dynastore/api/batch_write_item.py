@@ -19,6 +19,7 @@ from typing import Any
 
 from dynastore import messages
 from dynastore.api.context import Context
+from dynastore.api.item_requests import index_write_units, item_collection_metrics
 from dynastore.engine import admission, transactions, writes
 from dynastore.engine.capacity import consumed_capacity, write_half_units
 from dynastore.engine.keys import check_table_key, storage_key
@@ -65,7 +66,15 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     admitted, tickets = _admit(ctx, planned)
     results = writes.execute_batch(ctx, [planned[index] for index in admitted]) if admitted else []
     for ticket, result in zip(tickets, results, strict=True):
-        admission.settle_write(ctx, ticket, result.old_size, result.new_size, old_item=result.old, new_item=result.new)
+        admission.settle_write(
+            ctx,
+            ticket,
+            result.old_size,
+            result.new_size,
+            old_item=result.old,
+            new_item=result.new,
+            gsi_units=index_write_units(result)[1] if result.index is not None else None,
+        )
     unprocessed: dict[str, list[dict[str, Any]]] = {}
     for index in sorted(set(range(len(planned))) - set(admitted)):
         table_name, request = sources[index]
@@ -74,6 +83,9 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     mode = req.get("ReturnConsumedCapacity")
     if mode is not None and mode != "NONE":
         response["ConsumedCapacity"] = _capacity(mode, request_items, [planned[i] for i in admitted], results)
+    if req.get("ReturnItemCollectionMetrics") == "SIZE":
+        written = [(planned[i][0], result) for i, result in zip(admitted, results, strict=True)]
+        response["ItemCollectionMetrics"] = item_collection_metrics(written)
     return response
 
 
@@ -118,13 +130,18 @@ def _capacity(
     planned: list[Planned],
     results: list[writes.WriteResult],
 ) -> list[dict[str, Any]]:
-    """One entry per table of the request: each write rounded on its own to 1 KB (larger of old and new)."""
-    per_table: dict[str, int] = dict.fromkeys(request_items, 0)
+    """One entry per table of the request: each write rounded on its own to 1 KB (larger of old and new), and
+    the index writes it caused (INDEXES)."""
+    per_table: dict[str, list[Any]] = {name: [0, {}, {}] for name in request_items}
     for (table, _, _), result in zip(planned, results, strict=True):
-        per_table[table.name] += write_half_units(max(result.old_size, result.new_size))
+        entry = per_table[table.name]
+        entry[0] += write_half_units(max(result.old_size, result.new_size))
+        for bucket, units in zip(entry[1:], index_write_units(result), strict=True):
+            for index_name, half_units in units.items():
+                bucket[index_name] = bucket.get(index_name, 0) + half_units
     consumed = []
-    for name, half_units in per_table.items():
-        entry = consumed_capacity(mode, name, half_units)
-        assert entry is not None
-        consumed.append(entry)
+    for name, (half_units, lsi, gsi) in per_table.items():
+        capacity = consumed_capacity(mode, name, half_units, lsi_half_units=lsi, gsi_half_units=gsi)
+        assert capacity is not None
+        consumed.append(capacity)
     return consumed

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
+
+import orjson
 
 from dynastore.engine.capacity import consumed_capacity, write_half_units
 from dynastore.engine.indexes import collection_metrics
@@ -59,3 +62,15 @@ def index_write_units(result: WriteResult, *, factor: int = 1) -> tuple[dict[str
         for index, half_units in result.index.units:
             (lsi if index.kind == "LSI" else gsi)[index.name] = half_units * factor
     return lsi, gsi
+
+
+def item_collection_metrics(written: Iterable[tuple[TableDef, WriteResult]]) -> dict[str, list[dict[str, Any]]]:
+    """BatchWriteItem's and TransactWriteItems' ItemCollectionMetrics: per table with LSIs, one entry per item
+    collection the request wrote, with its size after the whole request."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for table, result in written:
+        metrics = collection_metrics(result.index)
+        if metrics is not None:
+            collection = orjson.dumps(metrics["ItemCollectionKey"], option=orjson.OPT_SORT_KEYS).decode()
+            out.setdefault(table.name, {})[collection] = metrics
+    return {name: list(collections.values()) for name, collections in out.items()}

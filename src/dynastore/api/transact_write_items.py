@@ -22,6 +22,7 @@ import orjson
 
 from dynastore import messages
 from dynastore.api.context import Context
+from dynastore.api.item_requests import index_write_units, item_collection_metrics
 from dynastore.engine import admission, transactions, writes
 from dynastore.engine.capacity import consumed_capacity, write_half_units
 from dynastore.engine.keys import check_table_key, storage_key
@@ -29,7 +30,7 @@ from dynastore.errors import DynamoError, TransactionCanceledException, Validati
 from dynastore.expressions import ExpressionContext, ResolvedUpdate
 from dynastore.limits import MAX_ITEM_BYTES, MAX_TRANSACT_PAYLOAD_BYTES
 from dynastore.model.item_size import item_size
-from dynastore.model.table_schema import IndexDef, TableDef
+from dynastore.model.table_schema import TableDef
 from dynastore.model.values import Item
 from dynastore.validation.attribute_values import check_item
 from dynastore.validation.common import check_expression_params
@@ -93,6 +94,9 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
             ]
         else:
             response["ConsumedCapacity"] = _write_capacity(mode, actions, outcome.results)
+    if req.get("ReturnItemCollectionMetrics") == "SIZE" and outcome.replayed is None:
+        written = zip((action.table for action in actions), outcome.results, strict=True)
+        response["ItemCollectionMetrics"] = item_collection_metrics(written)
     return response
 
 
@@ -199,51 +203,13 @@ def _write_capacity(
         entry[0] += write_half_units(max(result.old_size, result.new_size), transactional=True)
         if isinstance(action.plan, transactions.ConditionCheckPlan):
             continue
-        for index, units in _index_half_units(action.table, result.old, result.new):
-            bucket = entry[1] if index.kind == "LSI" else entry[2]
-            bucket[index.name] = bucket.get(index.name, 0) + units
+        lsi, gsi = index_write_units(result, factor=2)
+        for bucket, units in ((entry[1], lsi), (entry[2], gsi)):
+            for index_name, half_units in units.items():
+                bucket[index_name] = bucket.get(index_name, 0) + half_units
     consumed = []
     for name, (table_units, lsi_units, gsi_units) in tables.items():
         capacity = consumed_capacity(mode, name, table_units, lsi_half_units=lsi_units, gsi_half_units=gsi_units)
         if capacity is not None:
             consumed.append(capacity)
     return consumed
-
-
-def _index_half_units(table: TableDef, old: Item | None, new: Item | None) -> list[tuple[IndexDef, int]]:
-    """Index writes of one item change: a put, a delete, or both when the index key moved (doubled)."""
-    charged = []
-    for index in (*table.lsis, *table.gsis):
-        names = [index.key_schema.hash_key.name]
-        if index.key_schema.range_key is not None:
-            names.append(index.key_schema.range_key.name)
-        old_key = _index_key(old, names)
-        new_key = _index_key(new, names)
-        writes_needed = []
-        if old_key is not None and old is not None and old_key != new_key:
-            writes_needed.append(old)
-        if new_key is not None and new is not None:
-            writes_needed.append(new)
-        units = sum(
-            write_half_units(item_size(_projected(table, index, item)), transactional=True) for item in writes_needed
-        )
-        if units:
-            charged.append((index, units))
-    return charged
-
-
-def _index_key(item: Item | None, names: list[str]) -> tuple[str, ...] | None:
-    if item is None or any(name not in item for name in names):
-        return None
-    return tuple(orjson.dumps(item[name]).decode() for name in names)
-
-
-def _projected(table: TableDef, index: IndexDef, item: Item) -> Item:
-    if index.projection.type == "ALL":
-        return item
-    names = {table.key_schema.hash_key.name, index.key_schema.hash_key.name}
-    for key_attr in (table.key_schema.range_key, index.key_schema.range_key):
-        if key_attr is not None:
-            names.add(key_attr.name)
-    names.update(index.projection.non_key_attributes)
-    return {name: value for name, value in item.items() if name in names}

@@ -432,7 +432,8 @@ class Ticket:
     key: bytes
     write: bool
     transactional: bool = False
-    extra: list[tuple[Resource, Lane, int, bytes]] = field(default_factory=list)  # GSI lanes taken
+    took: int = throttle.OK  # what the admission took from ``lane`` (for a refund)
+    extra: list[tuple[Resource, Lane, int, int]] = field(default_factory=list)  # GSI lanes taken, and how
 
 
 def admit_read(ctx: Context, table: TableDef, key: bytes, half_units: int, *, index: str | None = None) -> Ticket:
@@ -501,40 +502,41 @@ def _admit(
     position = res.pmap.index_of(int.from_bytes(key[5:9], "big") if len(key) >= 9 else 0)
     units = half_units / 2
     lane = (res.writes if write else res.reads)[position]
-    error = _take(cap, st, res, lane, units, now, write, key)
-    if error is not None:
-        return error
-    ticket = Ticket(st, res, lane, position, half_units, key, write)
+    took = _take(cap, st, res, lane, units, now, write, key)
+    if isinstance(took, DynamoError):
+        return took
+    ticket = Ticket(st, res, lane, position, half_units, key, write, took=took)
     if write and item is not None and st.gsis:
         for gsi in st.gsis.values():
             gsi_key = _index_key(gsi, item)
             if gsi_key is None:
                 continue
             gsi_lane = gsi.writes[gsi.pmap.index_of(int.from_bytes(gsi_key[5:9], "big"))]
-            error = _take(cap, st, gsi, gsi_lane, units, now, True, gsi_key)
-            if error is not None:
+            took = _take(cap, st, gsi, gsi_lane, units, now, True, gsi_key)
+            if isinstance(took, DynamoError):
                 refund(ctx, ticket)
-                return error
-            ticket.extra.append((gsi, gsi_lane, half_units, gsi_key))
+                return took
+            ticket.extra.append((gsi, gsi_lane, half_units, took))
     return ticket
 
 
 def _take(
     cap: Capacity, st: TableState, res: Resource, lane: Lane, units: float, now: float, write: bool, key: bytes
-) -> DynamoError | None:
+) -> DynamoError | int:
+    """What was taken (throttle.OK, BORROWED or NOT_TAKEN, for a refund), or the error of a refusal."""
     total = res.write_total if write else res.read_total
     reason = throttle.decide(lane, total, units, now, cap.adaptive_delay, res.provisioned)
     insights = res.insights
-    if reason == throttle.OK:
+    if reason in throttle.ADMITTED:
         if not res.provisioned and total.peak > (res.peaks[1] if write else res.peaks[0]):
             _new_peak(cap, st, res, now)
         if insights is not None:
             _count(res, insights, now, key, units * 3 if write else units, False)
-        return None
+        return reason
     if insights is not None:
         _count(res, insights, now, key, 0.0, True)
     if not cap.enforce:
-        return None  # report mode: counted as throttled, served without taking capacity
+        return throttle.NOT_TAKEN  # report mode: counted as throttled, served without taking capacity
     return _error(res, reason, write)
 
 
@@ -561,9 +563,11 @@ def _new_peak(cap: Capacity, st: TableState, res: Resource, now: float) -> None:
 def refund(ctx: Context, ticket: Ticket) -> None:
     """Give back everything ``ticket`` took (an operation refused as a whole after this part was admitted)."""
     res = ticket.resource
-    throttle.refund(ticket.lane, res.write_total if ticket.write else res.read_total, ticket.half_units / 2)
-    for gsi, lane, half_units, _ in ticket.extra:
-        throttle.refund(lane, gsi.write_total, half_units / 2)
+    throttle.refund(
+        ticket.lane, res.write_total if ticket.write else res.read_total, ticket.half_units / 2, ticket.took
+    )
+    for gsi, lane, half_units, took in ticket.extra:
+        throttle.refund(lane, gsi.write_total, half_units / 2, took)
     ticket.extra.clear()
 
 

@@ -45,6 +45,9 @@ KEY_RANGE = 1  # KeyRangeThroughputExceeded: one partition is over what it may s
 PROVISIONED = 2  # ProvisionedThroughputExceeded: the table (or index) is over its provisioned total
 MAX_ON_DEMAND = 3  # MaxOnDemandThroughputExceeded: over the table's OnDemandThroughput maximum
 ACCOUNT_LIMIT = 4  # AccountLimitExceeded: over the per-table quota of an on-demand table
+BORROWED = 5  # admitted on the table's unused capacity (adaptive capacity), not on the partition's share
+NOT_TAKEN = 6  # let through without taking capacity (report mode): nothing to give back
+ADMITTED = (OK, BORROWED)
 
 ADAPTIVE_COOLDOWN = 900.0  # seconds without pressure after which adaptive capacity lets a partition go
 
@@ -144,8 +147,9 @@ class Lane:
 
 
 def decide(lane: Lane, table: TableBucket, units: float, now: float, adaptive_delay: float, provisioned: bool) -> int:
-    """Whether a request of ``units`` may take capacity from ``lane``: OK (and the capacity is taken) or the
-    reason it may not (nothing is taken)."""
+    """Whether a request of ``units`` may take capacity from ``lane``: OK or BORROWED (the capacity is taken,
+    from the partition's share or, through adaptive capacity, from the table's) or the reason it may not
+    (nothing is taken)."""
     share = lane.share
     share.refill(now)
     ceiling = lane.ceiling
@@ -153,12 +157,14 @@ def decide(lane: Lane, table: TableBucket, units: float, now: float, adaptive_de
     table.refill(now)
     if not ceiling.has(units):
         return _refuse(lane, now, KEY_RANGE)
+    took = OK
     if provisioned:
         if share.has(units):
             share.tokens -= units
         elif _lifted(lane, now, adaptive_delay) and table.has(units):
             lane.borrowed += units
             lane.last_pressure = now
+            took = BORROWED
         else:
             return _refuse(lane, now, PROVISIONED if not table.has(units) else KEY_RANGE)
         if lane.throttled_since is not None and now - lane.last_pressure > ADAPTIVE_COOLDOWN:
@@ -170,7 +176,7 @@ def decide(lane: Lane, table: TableBucket, units: float, now: float, adaptive_de
     ceiling.tokens -= units
     lane.consumed += units
     table.account(units, now)
-    return OK
+    return took
 
 
 def charge(lane: Lane, table: TableBucket, units: float, now: float) -> None:
@@ -184,9 +190,15 @@ def charge(lane: Lane, table: TableBucket, units: float, now: float) -> None:
     table.account(units, now)
 
 
-def refund(lane: Lane, table: TableBucket, units: float) -> None:
-    """Give back what an admitted request took when the operation as a whole was refused."""
-    lane.share.tokens += units
+def refund(lane: Lane, table: TableBucket, units: float, took: int) -> None:
+    """Give back what an admitted request took (``took``: what ``decide`` answered) when the operation as a
+    whole was refused."""
+    if took == NOT_TAKEN:
+        return
+    if took == BORROWED:
+        lane.borrowed -= units
+    else:
+        lane.share.tokens += units
     lane.ceiling.tokens += units
     lane.consumed -= units
     table.tokens += units

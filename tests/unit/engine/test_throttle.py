@@ -22,7 +22,7 @@ T0 = 1_700_000_000.0
 
 
 def served(lane: Lane, table: TableBucket, now: float, count: int, units: float = 1.0, delay: float = 300.0) -> int:
-    return sum(throttle.decide(lane, table, units, now, delay, True) == throttle.OK for _ in range(count))
+    return sum(throttle.decide(lane, table, units, now, delay, True) in throttle.ADMITTED for _ in range(count))
 
 
 # ---------------------------------------------------------------- buckets
@@ -73,6 +73,23 @@ def test_adaptive_capacity_lifts_a_hot_partition_after_the_delay() -> None:
     assert hot.borrowed > 0
     # the cold partition still has its own share
     assert served(cold, table, T0 + 10, 15, delay=delay) == 15
+
+
+def test_refund_gives_back_to_where_the_capacity_came_from() -> None:
+    hot, table = Lane(15, 20, T0, burst=False), TableBucket(30, T0)
+    for s in range(6):
+        served(hot, table, T0 + s, 20, delay=5.0)
+    now = T0 + 6
+    assert served(hot, table, now, 15, delay=5.0) == 15  # the share, spent
+    share_left, table_left = hot.share.tokens, table.tokens
+    took = throttle.decide(hot, table, 1, now, 5.0, True)
+    assert took == throttle.BORROWED
+    assert (hot.share.tokens, hot.borrowed > 0) == (share_left, True)
+    borrowed = hot.borrowed
+    throttle.refund(hot, table, 1, took)
+    assert (hot.share.tokens, hot.borrowed, table.tokens) == (share_left, borrowed - 1, table_left)
+    throttle.refund(hot, table, 1, throttle.NOT_TAKEN)  # report mode took nothing: nothing comes back
+    assert (hot.share.tokens, table.tokens) == (share_left, table_left)
 
 
 def test_adaptive_capacity_only_borrows_what_the_table_leaves_unused() -> None:
