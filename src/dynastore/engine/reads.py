@@ -47,7 +47,7 @@ from dynastore.expressions.ast import (
 from dynastore.limits import MAX_BATCH_GET_RESPONSE_BYTES, MAX_PAGE_BYTES
 from dynastore.model.table_schema import IndexDef, KeyAttr, KeySchema, TableDef
 from dynastore.model.values import AttributeValue, Item
-from dynastore.storage.itemcodec import item_json, stored_size
+from dynastore.storage.itemcodec import item_json, sized_json, stored_size
 from dynastore.storage.keycodec import (
     decode_value,
     encode_value,
@@ -337,8 +337,8 @@ def read_page(txn: ReadTxn, req: PageRequest) -> Page:
     for key, raw in txn.iter_range(req.lo, req.hi, reverse=req.reverse):
         scanned += 1
         last = key
-        total += stored_size(raw)
-        view = item_json(raw)
+        size, view = sized_json(raw)
+        total += size
         if filt is None:
             if not count_only:
                 items.append(view if projection is None else orjson.dumps(project(orjson.loads(view), projection)))

@@ -61,6 +61,13 @@ def item_json(raw: bytes) -> memoryview:
     return memoryview(raw)[_HEADER:]
 
 
+def sized_json(raw: bytes) -> tuple[int, memoryview]:
+    """``(stored_size(raw), item_json(raw))`` in one step, for loops over many items."""
+    if raw[:1] != _V1:
+        raise _bad_version(raw)
+    return int.from_bytes(raw[1:_HEADER], "big"), memoryview(raw)[_HEADER:]
+
+
 def _bad_version(raw: bytes) -> StorageCorruptionError:
     if not raw:
         return StorageCorruptionError("stored item is empty")

@@ -32,3 +32,27 @@ def test_every_missing_part_is_listed() -> None:
         "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header. "
         "Authorization=AWS4-HMAC-SHA256 SignedHeaders=host"
     )
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        GOOD,
+        GOOD.replace(", ", ","),
+        "AWS4-HMAC-SHA256 Credential=A/b, SignedHeaders=host;x-amz-date, Signature=" + "f" * 64,
+    ],
+)
+def test_well_formed_header_without_a_date_is_still_incomplete(value: str) -> None:
+    auth.check({"authorization": value, "x-amz-date": "20260101T000000Z"})
+    with pytest.raises(IncompleteSignatureException) as info:
+        auth.check({"authorization": value})
+    assert info.value.message == (
+        "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header. Authorization=" + value
+    )
+
+
+def test_empty_parameter_values_are_still_reported() -> None:
+    value = "AWS4-HMAC-SHA256 Credential=, SignedHeaders=host, Signature=ab"
+    with pytest.raises(IncompleteSignatureException) as info:
+        auth.check({"authorization": value, "x-amz-date": "20260101T000000Z"})
+    assert info.value.message == "Authorization header requires 'Credential' parameter. Authorization=" + value
