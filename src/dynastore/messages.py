@@ -13,8 +13,6 @@ NUMBER_UNDERFLOW = "Number underflow. Attempting to store a number with magnitud
 NUMBER_PRECISION = "Attempting to store more than 38 significant digits in a Number"
 
 # --- protocol ------------------------------------------------------------------------------------------------
-UNKNOWN_OPERATION = None  # DynamoDB sends UnknownOperationException without a message
-SERIALIZATION_BAD_JSON = None  # DynamoDB sends SerializationException without a message for unparsable JSON
 AUTH_MISSING_TOKEN = "Request is missing Authentication Token"
 AUTH_REQUIRES_PARAM = "Authorization header requires '{param}' parameter. "
 AUTH_REQUIRES_DATE = "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header. "
@@ -138,7 +136,6 @@ LEGACY_BETWEEN_ORDER = (
 LEGACY_NOT_INDEXABLE = "Attempted conditional constraint is not an indexable operation"
 LEGACY_CONDITIONS_LENGTH = "Conditions can be of length 1 or 2 only"
 LEGACY_MISSED_ELEMENT = "Query condition missed key schema element {name}"
-LEGACY_UPDATE_ADD_TYPE = "One or more parameter values were invalid: Action ADD is not supported for the type {type}"
 LEGACY_UPDATE_DELETE_TYPE = (
     "One or more parameter values were invalid: DELETE action with value is not supported for the type {type}"
 )
@@ -373,7 +370,6 @@ BATCH_WRITE_REQUEST_SHAPE = (
     "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes"
 )
 # --- expressions (continued) ---------------------------------------------------------------------------
-# supersedes LEGACY_UPDATE_ADD_TYPE above (that text was wrong; left unused because this file is append-only)
 LEGACY_UPDATE_ADD_NOT_SUPPORTED = (
     "One or more parameter values were invalid: ADD action is not supported for the type {type}"
 )
@@ -383,7 +379,6 @@ QUERY_NO_KEY_CONDITION = (
 )
 INDEX_NOT_IN_TABLE = "The table does not have the specified index: {index}"
 # Ours: secondary-index reads arrive with the index issue; until then they are refused, never answered wrongly.
-INDEX_READS_NOT_SUPPORTED = "Reading a secondary index is not supported yet: {index}"
 START_KEY_INVALID = "The provided starting key is invalid"
 START_KEY_INVALID_DETAIL = "The provided starting key is invalid: {detail}"
 START_KEY_OUTSIDE_QUERY = "The provided starting key is outside query boundaries based on provided conditions"
