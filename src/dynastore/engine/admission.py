@@ -29,12 +29,12 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass, field
 from typing import Any
-from weakref import WeakKeyDictionary
 
 import orjson
 
 from dynastore import limits, messages
 from dynastore.api.context import Context
+from dynastore.api.per_server import PerServer
 from dynastore.engine import throttle
 from dynastore.engine.capacity import read_half_units, write_half_units
 from dynastore.engine.contributors import ContributorCounters
@@ -386,20 +386,7 @@ def _recount(cap: Capacity, res: Resource, left: Partition, right: Partition) ->
         p.bytes += size
 
 
-_CAPACITIES: WeakKeyDictionary[Any, Capacity] = WeakKeyDictionary()
-_last: list[Any] = [None, None]  # (catalog, Capacity) of the last lookup: one identity test on the hot path
-
-
-def capacity_of(ctx: Context) -> Capacity:
-    catalog = ctx.catalog
-    if _last[0] is catalog:
-        cap: Capacity = _last[1]
-        return cap
-    cap_found = _CAPACITIES.get(catalog)
-    if cap_found is None:
-        cap_found = _CAPACITIES[catalog] = Capacity(ctx)
-    _last[0], _last[1] = catalog, cap_found
-    return cap_found
+capacity_of = PerServer(Capacity)  # capacity_of(ctx): the capacity model of ctx's server
 
 
 def _provisioned(td: TableDef) -> bool:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import weakref
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -30,6 +29,7 @@ import orjson
 
 from dynastore import messages
 from dynastore.api.context import Context
+from dynastore.api.per_server import PerServer
 from dynastore.engine.capacity import write_half_units
 from dynastore.engine.gsi_backlog import Backlog, Change, IndexTarget
 from dynastore.errors import ItemCollectionSizeLimitExceededException, ValidationException
@@ -341,22 +341,10 @@ class IndexState:
         self.backfill_interval = config.gsi_backfill_interval
         self.backfill_chunk = max(1, config.gsi_backfill_chunk)
         self.last_backfill = -math.inf
+        self.targets: tuple[int, dict[int, IndexTarget]] | None = None  # (catalog generation, GSIs to write)
 
 
-_STATES: weakref.WeakKeyDictionary[Catalog, IndexState] = weakref.WeakKeyDictionary()
-_last: list[Any] = [None, None]  # (catalog, state) of the last lookup: one identity test on the hot path
-
-
-def state_of(ctx: Context) -> IndexState:
-    catalog = ctx.catalog
-    if _last[0] is catalog:
-        found: IndexState = _last[1]
-        return found
-    state = _STATES.get(catalog)
-    if state is None:
-        state = _STATES[catalog] = IndexState(ctx)
-    _last[0], _last[1] = catalog, state
-    return state
+state_of = PerServer(IndexState)  # state_of(ctx): the index state of ctx's server
 
 
 # ---------------------------------------------------------------------------------------------- background work
@@ -364,21 +352,17 @@ def state_of(ctx: Context) -> IndexState:
 
 def propagate(ctx: Context, max_records: int = GSI_BACKLOG_RECORDS_PER_TXN) -> bool:
     """Apply one chunk of the GSI backlog; True while records are left."""
-    return state_of(ctx).backlog.apply(_gsi_targets(ctx.catalog), ctx.catalog.add_index_stats, max_records)
+    return state_of(ctx).backlog.apply(_gsi_targets(ctx), ctx.catalog.add_index_stats, max_records)
 
 
-def _gsi_targets(catalog: Catalog) -> dict[int, IndexTarget]:
+def _gsi_targets(ctx: Context) -> dict[int, IndexTarget]:
     """The GSIs the backlog may write, recomputed only when the catalog changed (propagation runs after every
     write to a table with GSIs; walking every table each time would grow with the number of tables)."""
-    cached = _targets_cache.get(catalog)
-    if cached is not None and cached[0] == catalog.generation:
-        return cached[1]
-    targets = _live_gsis(catalog)
-    _targets_cache[catalog] = (catalog.generation, targets)
-    return targets
-
-
-_targets_cache: weakref.WeakKeyDictionary[Catalog, tuple[int, dict[int, IndexTarget]]] = weakref.WeakKeyDictionary()
+    state, catalog = state_of(ctx), ctx.catalog
+    cached = state.targets
+    if cached is None or cached[0] != catalog.generation:
+        cached = state.targets = (catalog.generation, _live_gsis(catalog))
+    return cached[1]
 
 
 def _live_gsis(catalog: Catalog) -> dict[int, IndexTarget]:
