@@ -10,7 +10,7 @@ import sys
 
 from dynastore.api.context import Context
 from dynastore.config import Config
-from dynastore.engine import indexes
+from dynastore.engine import indexes, ttl
 from dynastore.protocol import dispatch, extensions, http_server
 from dynastore.protocol.protocol import Protocol
 from dynastore.storage.catalog import Catalog
@@ -73,12 +73,13 @@ class Server:
 
     async def _maintain(self) -> None:
         """Background housekeeping: lifecycle purges of deleted tables, saving item statistics, GSI backfills
-        (one chunk per pass, passes back to back while a backfill has work)."""
+        (one chunk per pass, passes back to back while a backfill has work), deleting expired TTL items."""
         while True:
             more = False
             try:
                 self.catalog.maintain()
                 more = indexes.maintain(self.context)
+                ttl.sweep(self.context)  # paced by this loop: a chunk per table per pass, never back to back
             except Exception:
                 log.exception("maintenance failed")
             await asyncio.sleep(0 if more and self.config.gsi_backfill_interval <= 0 else MAINTENANCE_INTERVAL)

@@ -1,12 +1,17 @@
-"""UpdateTimeToLive and DescribeTimeToLive end to end (the setting only; expiry is not implemented yet)."""
+"""UpdateTimeToLive and DescribeTimeToLive end to end, and the expiry of items (a server on a manual clock)."""
 
 from __future__ import annotations
 
+import json
+import time
+import urllib.request
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import create_table, error_of, unique_name
+from tests.e2e.conftest import create_table, error_of, make_client, unique_name
+from tests.e2e.server_process import ServerProcess
 
 
 def describe(ddb: Any, name: str) -> dict[str, Any]:
@@ -102,3 +107,88 @@ class TestFunctionality:
             assert after == before
         finally:
             ddb.delete_table(TableName=name)
+
+
+class TestExpiry:
+    """Expired items are deleted in the background (within a maintenance pass), their index entries with them;
+    items without a Number TTL, or with one more than five years old, stay."""
+
+    @pytest.fixture(scope="class")
+    def server(self) -> Iterator[tuple[Any, str]]:
+        process = ServerProcess("--manual-clock")
+        try:
+            yield make_client(process.url), process.url
+        finally:
+            process.stop()
+
+    @staticmethod
+    def clock(url: str, body: dict[str, Any] | None = None) -> float:
+        data = None if body is None else json.dumps(body).encode()
+        with urllib.request.urlopen(urllib.request.Request(f"{url}/dynastore/clock", data=data)) as response:
+            now: float = json.loads(response.read())["now"]
+            return now
+
+    @staticmethod
+    def keys(ddb: Any, name: str, index: str | None = None) -> set[str]:
+        kwargs: dict[str, Any] = {"TableName": name, "ConsistentRead": True}
+        if index is not None:
+            kwargs = {"TableName": name, "IndexName": index}
+        return {item["pk"]["S"] for item in ddb.scan(**kwargs)["Items"]}
+
+    def settled(self, ddb: Any, name: str, expected: set[str], index: str | None = None) -> set[str]:
+        """The keys once they equal ``expected`` (the sweep runs every 0.5 s), or as they are after 10 s."""
+        deadline = time.monotonic() + 10
+        while (found := self.keys(ddb, name, index)) != expected and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return found
+
+    def test_expired_items_go_and_the_rest_stay(self, server: tuple[Any, str]) -> None:
+        ddb, url = server
+        name = unique_name()
+        ddb.create_table(
+            TableName=name,
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "g", "AttributeType": "S"},
+            ],
+            BillingMode="PAY_PER_REQUEST",
+            GlobalSecondaryIndexes=[
+                {
+                    "IndexName": "by_g",
+                    "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "KEYS_ONLY"},
+                }
+            ],
+        )
+        update(ddb, name, True, "exp")
+        now = int(self.clock(url))
+        items = {
+            "expired": {"N": str(now - 10)},
+            "later": {"N": str(now + 1000)},
+            "string": {"S": str(now - 10)},
+            "too-old": {"N": str(now - 6 * 365 * 24 * 3600)},
+            "no-ttl": None,
+        }
+        for pk, exp in items.items():
+            item = {"pk": {"S": pk}, "g": {"S": "G"}} | ({"exp": exp} if exp is not None else {})
+            ddb.put_item(TableName=name, Item=item)
+        stay = {"later", "string", "too-old", "no-ttl"}
+        assert self.settled(ddb, name, stay) == stay
+        assert self.settled(ddb, name, stay, "by_g") == stay
+        self.clock(url, {"advance": 1001})
+        assert self.settled(ddb, name, stay - {"later"}) == stay - {"later"}
+        assert self.settled(ddb, name, stay - {"later"}, "by_g") == stay - {"later"}
+        assert ddb.describe_table(TableName=name)["Table"]["ItemCount"] == 3
+
+    def test_a_disabled_ttl_deletes_nothing(self, server: tuple[Any, str]) -> None:
+        ddb, url = server
+        disabled, witness = create_table(ddb), create_table(ddb)
+        update(ddb, disabled, True, "exp")
+        update(ddb, disabled, False, "exp")
+        update(ddb, witness, True, "exp")
+        expired = {"N": str(int(self.clock(url)) - 10)}
+        ddb.put_item(TableName=disabled, Item={"pk": {"S": "old"}, "exp": expired})
+        ddb.put_item(TableName=witness, Item={"pk": {"S": "old"}, "exp": expired})
+        assert self.settled(ddb, witness, set()) == set()  # a sweep pass visited every table
+        assert self.keys(ddb, disabled) == {"old"}

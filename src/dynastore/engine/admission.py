@@ -628,6 +628,16 @@ def settle_write(
             cap.persist(st)
 
 
+def account_deleted(ctx: Context, table: TableDef, key: bytes, old_size: int) -> None:
+    """A deletion that consumes no capacity (TTL): keep the partition's item count and size right."""
+    if not old_size:
+        return
+    res = capacity_of(ctx).state(table).base
+    p = res.pmap.partitions[res.pmap.index_of(int.from_bytes(key[5:9], "big"))]
+    p.items -= 1
+    p.bytes -= old_size
+
+
 def _settle_indexes(ctx: Context, ticket: Ticket, old_item: Item | None, new_item: Item | None, now: float) -> None:
     taken = {gsi.index_name for gsi, _, _, _ in ticket.extra}
     for gsi in ticket.state.gsis.values():

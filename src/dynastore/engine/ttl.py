@@ -1,0 +1,107 @@
+"""Time to live: items whose TTL attribute holds a time in the past are deleted in the background.
+
+The rules are DynamoDB's (Developer Guide, "Time to Live"): the attribute must be a Number of epoch seconds;
+an item without it, with another type, or with a time more than five years in the past is never deleted.
+DynamoDB deletes expired items within a few days and, until then, reads still return them; dynastore sweeps
+each table with TTL enabled on every maintenance pass, a chunk of items at a time, so expired items go within
+seconds (docs/operations.md). A deletion goes through the ordinary write path (its indexes follow, nothing is
+deleted whose TTL attribute changed meanwhile, an item held by a transaction waits for the next pass) and
+consumes no capacity, as in DynamoDB. Time comes from the server's clock (``--manual-clock`` in tests).
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from dynastore.api.context import Context
+from dynastore.api.per_server import PerServer
+from dynastore.engine import admission, transactions, writes
+from dynastore.errors import DynamoError
+from dynastore.expressions import ExpressionContext
+from dynastore.model.table_schema import ACTIVE, UPDATING, TableDef
+from dynastore.model.values import Item
+from dynastore.storage import keycodec
+from dynastore.storage.itemcodec import decode_item
+
+__all__ = ["sweep"]
+
+SWEEP_CHUNK = 1000  # items examined per table per pass
+OLDEST = 5 * 365 * 24 * 3600  # seconds: TTL values further in the past than this are ignored
+
+
+class _Cursors(dict[int, bytes]):
+    """Per server: where each table's sweep goes on (table id -> next storage key)."""
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__()
+
+
+_cursors = PerServer(_Cursors)
+
+
+def sweep(ctx: Context) -> bool:
+    """One pass over every table with TTL enabled; True while a table has items left to examine."""
+    now = ctx.clock.now()
+    more = False
+    for name in ctx.catalog.list_names():
+        table = ctx.catalog.find(name)
+        if table is None or table.status not in (ACTIVE, UPDATING) or table.ttl is None or not table.ttl.enabled:
+            continue
+        more |= _sweep_table(ctx, table, table.ttl.attribute_name, now)
+    return more
+
+
+def _sweep_table(ctx: Context, table: TableDef, attribute: str, now: float) -> bool:
+    cursors = _cursors(ctx)
+    prefix = keycodec.table_prefix(table.table_id)
+    start = cursors.get(table.table_id, prefix)
+    needle = orjson.dumps(attribute) + b':{"N"'  # a cheap test before decoding: stored JSON is orjson's, compact
+    expired: list[bytes] = []
+    last: bytes | None = None
+    with ctx.kv.read() as txn:
+        for count, (key, raw) in enumerate(txn.iter_range(start, keycodec.prefix_end(prefix))):
+            if count == SWEEP_CHUNK:
+                break
+            last = key
+            if needle in raw and _is_expired(decode_item(raw), attribute, now):
+                expired.append(key)
+        else:
+            last = None  # the whole table was examined: start again from the beginning next pass
+    if last is None:
+        cursors.pop(table.table_id, None)
+    else:
+        cursors[table.table_id] = last + b"\x00"
+    if expired:
+        condition = ExpressionContext({"#t": attribute}, _window(now)).condition(
+            "ConditionExpression", "#t BETWEEN :oldest AND :now"
+        )
+        for key in expired:
+            _delete(ctx, table, key, condition)
+    return last is not None
+
+
+def _is_expired(item: Item, attribute: str, now: float) -> bool:
+    value = item.get(attribute)
+    if value is None or "N" not in value:
+        return False
+    try:
+        at = float(value["N"])
+    except ValueError:
+        return False
+    return now - OLDEST <= at <= now
+
+
+def _window(now: float) -> dict[str, dict[str, str]]:
+    return {":oldest": {"N": str(int(now - OLDEST))}, ":now": {"N": str(int(now))}}
+
+
+def _delete(ctx: Context, table: TableDef, key: bytes, condition: object) -> None:
+    """Delete one expired item unless it changed or a transaction holds it (it is looked at again later)."""
+    locks = transactions.transaction_locks(ctx)
+    if not locks.idle and locks.is_locked(key):
+        return
+    try:
+        result = writes.execute(ctx, table, key, writes.DeletePlan(condition))
+    except (writes.ConditionFailedError, DynamoError):
+        return
+    admission.account_deleted(ctx, table, key, result.old_size)

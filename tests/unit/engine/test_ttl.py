@@ -1,0 +1,85 @@
+"""The TTL sweep on a ManualClock: which items expire, chunked passes, the partition view kept right."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dynastore.api import create_table, put_item, time_to_live
+from dynastore.api.context import Context
+from dynastore.engine import admission, ttl
+from dynastore.storage import keycodec
+from dynastore.storage.itemcodec import decode_item
+from tests.unit.engine.test_indexes import make_ctx
+
+NOW = 1_700_000_000  # the ManualClock's start
+
+
+def table(ctx: Context, name: str = "ttl", *, enabled: bool = True) -> None:
+    create_table.handle(
+        {
+            "TableName": name,
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+            "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+            "BillingMode": "PAY_PER_REQUEST",
+        },
+        ctx,
+    )
+    if enabled:
+        time_to_live.handle_update(
+            {"TableName": name, "TimeToLiveSpecification": {"Enabled": True, "AttributeName": "exp"}}, ctx
+        )
+
+
+def put(ctx: Context, pk: str, exp: dict[str, Any] | None, name: str = "ttl") -> None:
+    item: dict[str, Any] = {"pk": {"S": pk}} | ({"exp": exp} if exp is not None else {})
+    put_item.handle({"TableName": name, "Item": item}, ctx)
+
+
+def keys(ctx: Context, name: str = "ttl") -> set[str]:
+    prefix = keycodec.table_prefix(ctx.catalog.get(name).table_id)
+    with ctx.kv.read() as txn:
+        return {decode_item(raw)["pk"]["S"] for _, raw in txn.iter_range(prefix, keycodec.prefix_end(prefix))}
+
+
+def test_only_number_times_in_the_past_five_years_expire() -> None:
+    ctx = make_ctx()
+    table(ctx)
+    put(ctx, "past", {"N": str(NOW - 1)})
+    put(ctx, "now", {"N": str(NOW)})
+    put(ctx, "fraction", {"N": f"{NOW - 1}.5"})
+    put(ctx, "future", {"N": str(NOW + 60)})
+    put(ctx, "string", {"S": str(NOW - 1)})
+    put(ctx, "set", {"NS": [str(NOW - 1)]})
+    put(ctx, "ancient", {"N": str(NOW - 6 * 365 * 24 * 3600)})
+    put(ctx, "missing", None)
+    assert ttl.sweep(ctx) is False
+    assert keys(ctx) == {"future", "string", "set", "ancient", "missing"}
+    ctx.clock.advance(60)  # type: ignore[attr-defined]
+    ttl.sweep(ctx)
+    assert keys(ctx) == {"string", "set", "ancient", "missing"}
+    assert ctx.catalog.stats("ttl")[0] == 4
+    st = admission.capacity_of(ctx).find("ttl")
+    assert sum(p.items for p in st.base.pmap.partitions) == 4
+
+
+def test_disabled_or_absent_ttl_deletes_nothing() -> None:
+    ctx = make_ctx()
+    table(ctx, enabled=False)
+    put(ctx, "past", {"N": str(NOW - 1)})
+    ttl.sweep(ctx)
+    assert keys(ctx) == {"past"}
+
+
+def test_a_large_table_is_swept_a_chunk_per_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ttl, "SWEEP_CHUNK", 3)
+    ctx = make_ctx()
+    table(ctx)
+    for i in range(7):
+        put(ctx, f"k{i}", {"N": str(NOW - 1)})
+    passes = 1
+    while ttl.sweep(ctx):
+        passes += 1
+    assert keys(ctx) == set()
+    assert passes == 3  # 3 + 3 + 1 items examined
