@@ -281,7 +281,7 @@ def wants_capacity(req: dict[str, Any]) -> bool:
 def read_page_admitted(
     ctx: Context, table: TableDef, space: KeySpace, start: bytes, page_request: PageRequest, *, consistent: bool
 ) -> Page:
-    """One page under the capacity model (docs/capacity.md "Integration contract"): admitted at the partition
+    """One page under the capacity model (docs/capacity.md "How every operation is admitted"): admitted at the partition
     of ``start`` (a GSI's own partitions; an LSI shares the table's) before reading — a throttled read raises
     and reads nothing — and settled with the page's actual cost afterwards."""
     index = space.index
