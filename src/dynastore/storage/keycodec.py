@@ -178,12 +178,24 @@ def _decode_number(data: bytes, offset: int) -> tuple[str, int]:
 # ---------------------------------------------------------------- dispatch
 
 
+# Number encodings are remembered: parsing a number costs microseconds, and the same numbers come back (a write
+# encodes its index keys at admission and again in its transaction; workloads reuse keys). Cleared when full.
+_NUMBERS: dict[str, bytes] = {}
+_NUMBERS_MAX = 4096
+
+
 def encode_value(type_name: str, payload: str) -> bytes:
     """Encode a key attribute's wire payload: S text, B base64 text, N number text."""
     if type_name == "S":
         return encode_bytes(payload.encode("utf-8"))
     if type_name == "N":
-        return encode_number(payload)
+        encoded = _NUMBERS.get(payload)
+        if encoded is None:
+            encoded = encode_number(payload)
+            if len(_NUMBERS) >= _NUMBERS_MAX:
+                _NUMBERS.clear()
+            _NUMBERS[payload] = encoded
+        return encoded
     if type_name == "B":
         return encode_bytes(base64.b64decode(payload))
     raise ValueError(f"not a key attribute type: {type_name!r}")
