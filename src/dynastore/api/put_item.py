@@ -56,7 +56,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
         result.new_size,
         old_item=result.old,
         new_item=result.new,
-        gsi_units=index_write_units(result)[1] if result.index is not None else None,
+        gsi_units=index_write_units(result)[1],
     )
 
     response: dict[str, Any] = {}

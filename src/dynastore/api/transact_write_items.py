@@ -171,7 +171,13 @@ def _settle(
             admission.settle_write(ctx, ticket, result.old_size, result.new_size)
         else:
             admission.settle_write(
-                ctx, ticket, result.old_size, result.new_size, old_item=result.old, new_item=result.new
+                ctx,
+                ticket,
+                result.old_size,
+                result.new_size,
+                old_item=result.old,
+                new_item=result.new,
+                gsi_units=index_write_units(result)[1],
             )
 
 

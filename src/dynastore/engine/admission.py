@@ -4,7 +4,7 @@ Usage (see docs/capacity.md for every operation)::
 
     ticket = admission.admit_write(ctx, table, key, estimate_half_units, item=new_item_or_None)
     ...the write...
-    admission.settle_write(ctx, ticket, result.old_size, result.new_size, old_item=..., new_item=...)
+    admission.settle_write(ctx, ticket, result.old_size, result.new_size, old_item=..., new_item=..., gsi_units=...)
 
     admission.admit_read(ctx, table, key, half_units)              # raises when throttled
     ticket = admission.try_admit_read(ctx, table, key, half_units)   # None when throttled
@@ -596,7 +596,8 @@ def settle_write(
     """After the write: charge the actual cost (the larger of the old and new item), account the partition's
     item count and size (splitting it when it passes the size limit), and charge the GSIs the write touched
     that were not admitted before it (UpdateItem/DeleteItem, and a changed index key). ``gsi_units``: the
-    write half-units each GSI actually took (engine/indexes.py); the estimate taken at admission is corrected."""
+    write half-units each GSI actually took (engine/indexes.py; None: the write touched no GSI); the estimate
+    taken at admission is corrected."""
     actual = write_half_units(max(old_size, new_size), transactional=ticket.transactional)
     res = ticket.resource
     now = ctx.clock.now()
@@ -604,11 +605,8 @@ def settle_write(
         throttle.charge(ticket.lane, res.write_total, (actual - ticket.half_units) / 2, now)
         ticket.half_units = actual
     st = ticket.state
-    if st.gsis and (old_item is not None or new_item is not None):
-        if gsi_units is not None:
-            _settle_index_units(ticket, old_item, new_item, gsi_units, now)
-        else:
-            _settle_indexes(ctx, ticket, old_item, new_item, now)
+    if st.gsis and gsi_units is not None:
+        _settle_index_units(ticket, old_item, new_item, gsi_units, now)
     if old_size == new_size and (old_size == 0) == (new_size == 0):
         return
     parts = res.pmap.partitions
@@ -636,21 +634,6 @@ def account_deleted(ctx: Context, table: TableDef, key: bytes, old_size: int) ->
     p = res.pmap.partitions[res.pmap.index_of(int.from_bytes(key[5:9], "big"))]
     p.items -= 1
     p.bytes -= old_size
-
-
-def _settle_indexes(ctx: Context, ticket: Ticket, old_item: Item | None, new_item: Item | None, now: float) -> None:
-    taken = {gsi.index_name for gsi, _, _, _ in ticket.extra}
-    for gsi in ticket.state.gsis.values():
-        old_key = None if old_item is None else _index_key(gsi, old_item)
-        new_key = None if new_item is None else _index_key(gsi, new_item)
-        keys = []
-        if new_key is not None and gsi.index_name not in taken:
-            keys.append(new_key)
-        if old_key is not None and old_key != new_key:
-            keys.append(old_key)
-        for key in keys:
-            lane = gsi.writes[gsi.pmap.index_of(int.from_bytes(key[5:9], "big"))]
-            throttle.charge(lane, gsi.write_total, ticket.half_units / 2, now)
 
 
 def _settle_index_units(

@@ -18,7 +18,7 @@ from dynastore.api.per_server import PerServer
 from dynastore.engine import admission, transactions, writes
 from dynastore.errors import DynamoError
 from dynastore.expressions import ExpressionContext
-from dynastore.model.table_schema import ACTIVE, UPDATING, TableDef
+from dynastore.model.table_schema import TableDef
 from dynastore.model.values import Item
 from dynastore.storage import keycodec
 from dynastore.storage.itemcodec import decode_item
@@ -45,7 +45,7 @@ def sweep(ctx: Context) -> bool:
     more = False
     for name in ctx.catalog.list_names():
         table = ctx.catalog.find(name)
-        if table is None or table.status not in (ACTIVE, UPDATING) or table.ttl is None or not table.ttl.enabled:
+        if table is None or not table.is_active or table.ttl is None or not table.ttl.enabled:
             continue
         more |= _sweep_table(ctx, table, table.ttl.attribute_name, now)
     return more

@@ -169,10 +169,6 @@ def _apply(
     return WriteResult(raw is not None, old, new, old_size, new_size, applied.updated_paths, effects)
 
 
-def has_indexes(table: TableDef) -> bool:
-    return bool(table.lsis or table.gsis)
-
-
 def _new_size(plan: Plan, new: Item | None) -> int:
     if new is None:
         return 0
