@@ -111,6 +111,7 @@ class Server:
 
     def close(self) -> None:
         self.catalog.close()
+        self.kv.seal()
         self.kv.flush()
         self.kv.close()
 

@@ -107,6 +107,7 @@ class HttpConnection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._refused:
             return
+        self._committer.poll()  # a busy loop answers finished writes before taking on new ones
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserError:

@@ -1,10 +1,15 @@
 """Group commit: many committed transactions, one fsync, answered on the event-loop thread.
 
 The server commits a write transaction (``kv.commit_seq`` becomes ``seq``) and then asks
-``when_durable(seq, callback)`` or ``await wait_durable(seq)`` before answering the client. At most one
-``kv.flush()`` runs at a time, in the loop's default executor. When it finishes, every waiter it covered is
-answered and, if commits are still waiting, the next flush starts at once. So a request waits for about
-one or two fsyncs, and throughput does not depend on how many requests share each fsync.
+``when_durable(seq, callback)`` or ``await wait_durable(seq)`` before answering the client. A flush
+(``kv.flush()``, in the loop's default executor) starts once the loop has handled everything that was ready,
+so the requests that arrived together share it; while one runs, new waiters queue for the next, which starts
+as soon as the running one has synced. So a request waits for about one or two fsyncs, and throughput does not
+depend on how many requests share each fsync.
+
+``poll()`` lets a busy server answer early: the flush's own completion reaches the loop only after the loop has
+handled everything that is ready, so the HTTP layer calls ``poll()`` as each request arrives and the waiters a
+finished sync covers are answered (and the next flush started) at once.
 
 Errors. A failed flush is logged and every pending waiter gets the exception (``callback(error)``,
 ``wait_durable`` raises ``DurabilityError``). The committer then stays failed: after an fsync error the
@@ -39,7 +44,11 @@ class GroupCommitter:
         self._loop = loop
         self._waiters: list[tuple[int, int, DurableCallback]] = []  # heap of (seq, tiebreak, callback)
         self._tiebreak = itertools.count()
-        self._in_flight: asyncio.Future[int] | None = None
+        self._flushing_to: int | None = None  # the seq the running flush makes durable
+        self._start_scheduled = False
+        self._futures: set[asyncio.Future[int]] = set()
+        self._seal_scheduled = False
+        kv.enable_batching(self._batch_opened)
         self._failure: BaseException | None = None
         self.flushes = 0  # completed flushes (diagnostics, tests)
 
@@ -68,8 +77,17 @@ class GroupCommitter:
         if seq > self._kv.commit_seq:
             raise ValueError(f"seq {seq} is not committed yet (commit_seq={self._kv.commit_seq})")
         heapq.heappush(self._waiters, (seq, next(self._tiebreak), callback))
-        if self._in_flight is None:
-            self._start_flush()
+        self._schedule_flush()
+
+    def poll(self) -> None:
+        """Answer the waiters that a finished sync covers, and start the next flush, without waiting for the
+        flush's completion callback (cheap when there is nothing to do)."""
+        waiters = self._waiters
+        if not waiters or self._failure is not None:
+            return
+        durable = self._kv.durable_seq
+        if waiters[0][0] <= durable:
+            self._synced(durable)
 
     async def wait_durable(self, seq: int) -> None:
         """Return once ``seq`` is durable; raises ``DurabilityError`` if it cannot become durable."""
@@ -94,38 +112,76 @@ class GroupCommitter:
         Raises ``DurabilityError`` if that is impossible.
         """
         seq = self._kv.commit_seq
+        self._seal()
         await self.wait_durable(seq)
-        while self._in_flight is not None:
-            await asyncio.wait([self._in_flight])
+        while self._futures:
+            await asyncio.wait(list(self._futures))
 
     # ------------------------------------------------------------ internals
 
-    def _start_flush(self) -> None:
-        fut = self._loop.run_in_executor(None, self._kv.flush)
-        self._in_flight = fut
-        fut.add_done_callback(self._flush_done)
+    def _schedule_flush(self) -> None:
+        if self._flushing_to is None and not self._start_scheduled:
+            # Not at once: the requests the loop is still handling in this turn join the same flush.
+            self._start_scheduled = True
+            self._loop.call_soon(self._start_flush)
 
-    def _flush_done(self, fut: asyncio.Future[int]) -> None:
-        self._in_flight = None
+    def _batch_opened(self) -> None:
+        # The writes of this loop turn share one storage commit, written out once the turn is over.
+        if not self._seal_scheduled:
+            self._seal_scheduled = True
+            self._loop.call_soon(self._seal)
+
+    def _seal(self) -> bool:
+        self._seal_scheduled = False
+        try:
+            self._kv.seal()
+        except Exception as e:
+            self._fail(e)
+            return False
+        return True
+
+    def _start_flush(self) -> None:
+        self._start_scheduled = False
+        if self._flushing_to is not None or not self._waiters or self._failure is not None:
+            return
+        if not self._seal():
+            return
+        target = self._kv.commit_seq
+        self._flushing_to = target
+        fut = self._loop.run_in_executor(None, self._kv.flush)
+        self._futures.add(fut)
+        fut.add_done_callback(lambda done: self._flush_done(target, done))
+
+    def _flush_done(self, target: int, fut: asyncio.Future[int]) -> None:
+        self._futures.discard(fut)
         self.flushes += 1
         error = DurabilityError("flush was cancelled") if fut.cancelled() else fut.exception()
         if error is not None:
-            log.error(
-                "flush failed; failing %d waiter(s) and refusing later ones",
-                len(self._waiters),
-                exc_info=error,
-            )
-            self._failure = error
-            waiters, self._waiters = self._waiters, []
-            for _, _, callback in sorted(waiters):
-                _safe_call(callback, error)
+            self._fail(error)
             return
-        durable = max(fut.result(), self._kv.durable_seq)
+        if self._flushing_to == target:
+            self._flushing_to = None
+        self._synced(max(fut.result(), self._kv.durable_seq))
+
+    def _synced(self, durable: int) -> None:
+        """Everything up to ``durable`` is on disk: answer its waiters; more waiting starts the next flush."""
+        if self._flushing_to is not None and durable >= self._flushing_to:
+            self._flushing_to = None  # its sync is done; the thread is only returning
         waiters = self._waiters
         while waiters and waiters[0][0] <= durable:
             _safe_call(heapq.heappop(waiters)[2], None)
         if waiters:
-            self._start_flush()  # commits made while this flush ran: cover them now
+            self._schedule_flush()
+
+    def _fail(self, error: BaseException) -> None:
+        if self._failure is not None:
+            return
+        log.error("flush failed; failing %d waiter(s) and refusing later ones", len(self._waiters), exc_info=error)
+        self._failure = error
+        self._flushing_to = None
+        waiters, self._waiters = self._waiters, []
+        for _, _, callback in sorted(waiters):
+            _safe_call(callback, error)
 
     def _failure_for_late_waiter(self) -> BaseException:
         err = DurabilityError("storage is not durable since an earlier flush failed")

@@ -16,7 +16,7 @@ translated at the engine boundary and never leak.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import Protocol
 
@@ -81,8 +81,22 @@ class KV(Protocol):
         """Highest ``commit_seq`` known to be on disk (the memory engine: always ``commit_seq``)."""
         ...
 
+    def enable_batching(self, on_open: Callable[[], None]) -> None:
+        """From now on, write transactions on the calling thread are committed into one open batch, which
+        ``seal()`` writes out as a single storage commit; ``on_open()`` is called whenever a batch opens, and the
+        caller must then call ``seal()`` soon. Each write transaction stays atomic on its own (an exception
+        discards only its writes), and reads on that thread see every write in the batch. An engine without a
+        commit cost (memory) ignores this."""
+        ...
+
+    def seal(self) -> None:
+        """Commit the open batch, if any, so that the next ``flush()`` covers it. Raises ``DurabilityError`` if
+        that fails (the batch's writes are then lost)."""
+        ...
+
     def flush(self) -> int:
-        """BLOCKING: make every transaction committed so far durable; return the ``commit_seq`` covered.
+        """BLOCKING: make every transaction committed (and sealed) so far durable; return the ``commit_seq``
+        covered.
 
         Safe to call from a worker thread while the owner thread keeps committing.
         Raises ``DurabilityError`` if the sync fails.

@@ -9,6 +9,14 @@ so the owner thread keeps committing meanwhile (tests/unit/storage/test_kv_contr
 LMDB's own caveat applies: until ``flush`` returns, an OS crash may lose the recent commits, and on a
 filesystem that reorders writes it may lose more than those.
 
+Batches. Committing costs LMDB a write of every page the transaction changed (with its branch pages, the free
+list and the meta page: several syscalls for one small put). Once ``enable_batching`` is called, the owner
+thread's write transactions are LMDB child transactions of one open *batch* transaction: each commits into the
+batch (atomically; an exception discards only its own writes) and ``seal()`` commits the batch to the file
+once, sharing those page writes. The server seals at the end of each event-loop turn, before the flush that
+makes the turn's writes durable. Reads on the owner thread go through the open batch, so they see every
+committed write exactly as they would without batching.
+
 Long keys. LMDB keys are limited to ``env.max_key_size()`` (511 bytes in the bundled build) while
 DynamoDB keys reach 2048 + 1024 bytes before encoding. Longer keys are stored as a chain of groups,
 transparently and in order:
@@ -30,7 +38,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -92,12 +100,25 @@ class _LmdbReadTxn:
         return _scan_root(self._txn, self._lay, lo, hi)
 
 
+class _BatchReadTxn(_LmdbReadTxn):
+    """A read through the open batch: leaving it keeps the batch open."""
+
+    __slots__ = ()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        pass
+
+
 class _LmdbWriteTxn(_LmdbReadTxn):
-    __slots__ = ("_kv",)
+    __slots__ = ("_kv", "_batched")
 
     def __init__(self, kv: LmdbKV) -> None:
-        super().__init__(kv._begin_write(), kv._lay)
+        txn, batched = kv._begin_write()
+        super().__init__(txn, kv._lay)
         self._kv = kv
+        self._batched = batched
 
     def __enter__(self) -> _LmdbWriteTxn:
         return self
@@ -115,6 +136,8 @@ class _LmdbWriteTxn(_LmdbReadTxn):
         except lmdb.Error as e:
             raise StorageError(f"lmdb commit failed: {e}") from e
         kv._commit_seq += 1
+        if not self._batched:
+            kv._sealed_seq = kv._commit_seq
 
     def put(self, key: bytes, value: bytes) -> None:
         try:
@@ -156,12 +179,19 @@ class LmdbKV:
             raise StorageError(f"cannot open lmdb environment at {path}: {e}") from e
         self._lay = _Layout(main, long, max_key)
         self._commit_seq = 0
+        self._sealed_seq = 0  # the last commit_seq written to the file (not still in the open batch)
         self._durable_seq = 0
+        self._batch: _Txn | None = None
+        self._batch_thread: int | None = None
+        self._on_batch_open: Callable[[], None] | None = None
         self._durable_lock = threading.Lock()
         self._writer_open = False
         self._closed = False
 
     def read(self) -> _LmdbReadTxn:
+        batch = self._batch
+        if batch is not None and not self._writer_open and threading.get_ident() == self._batch_thread:
+            return _BatchReadTxn(batch, self._lay)
         try:
             return _LmdbReadTxn(self._env.begin(db=self._lay.main), self._lay)
         except lmdb.Error as e:
@@ -170,16 +200,39 @@ class LmdbKV:
     def write(self) -> _LmdbWriteTxn:
         return _LmdbWriteTxn(self)
 
-    def _begin_write(self) -> _Txn:
+    def _begin_write(self) -> tuple[_Txn, bool]:
+        """A new write transaction, and whether it is a child of the open batch."""
         if self._writer_open:
             # LMDB's writer lock is not reentrant: a second begin would deadlock this thread.
             raise StorageError("a write transaction is already open")
         try:
-            txn = self._env.begin(db=self._lay.main, write=True)
+            parent = None
+            on_open = self._on_batch_open
+            if on_open is not None and threading.get_ident() == self._batch_thread:
+                parent = self._batch
+                if parent is None:
+                    parent = self._batch = self._env.begin(db=self._lay.main, write=True)
+                    on_open()
+            txn = self._env.begin(db=self._lay.main, write=True, parent=parent)
         except lmdb.Error as e:
             raise StorageError(f"lmdb write transaction failed: {e}") from e
         self._writer_open = True
-        return txn
+        return txn, parent is not None
+
+    def enable_batching(self, on_open: Callable[[], None]) -> None:
+        self._on_batch_open = on_open
+        self._batch_thread = threading.get_ident()
+
+    def seal(self) -> None:
+        batch = self._batch
+        if batch is None:
+            return
+        self._batch = None
+        try:
+            batch.commit()
+        except lmdb.Error as e:
+            raise DurabilityError(f"lmdb commit of a batch failed: {e}") from e
+        self._sealed_seq = self._commit_seq
 
     @property
     def commit_seq(self) -> int:
@@ -190,9 +243,9 @@ class LmdbKV:
         return self._durable_seq
 
     def flush(self) -> int:
-        # Every commit counted in commit_seq has already written its pages (commit returns first), so one
-        # fdatasync issued after reading the counter covers all of them.
-        seq = self._commit_seq
+        # Every sealed commit has already written its pages (commit returns first), so one fdatasync issued
+        # after reading the counter covers all of them.
+        seq = self._sealed_seq
         try:
             self._env.sync(True)
         except lmdb.Error as e:
@@ -204,6 +257,7 @@ class LmdbKV:
 
     def close(self) -> None:
         if not self._closed:
+            self.seal()
             self._closed = True
             self._env.close()
 

@@ -15,7 +15,7 @@ Semantics versus lmdb:
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import cast
 
@@ -196,6 +196,12 @@ class MemoryKV:
     @property
     def durable_seq(self) -> int:
         return self._commit_seq
+
+    def enable_batching(self, on_open: Callable[[], None]) -> None:
+        pass  # a commit costs nothing here: every write transaction commits on its own
+
+    def seal(self) -> None:
+        pass
 
     def flush(self) -> int:
         return self._commit_seq

@@ -38,10 +38,14 @@ class FakeProtocol:
 class FakeCommitter:
     def __init__(self) -> None:
         self.durable_seq = 0
+        self.polls = 0
         self.waiting: list[tuple[int, Callable[[BaseException | None], None]]] = []
 
     def when_durable(self, seq: int, callback: Callable[[BaseException | None], None]) -> None:
         self.waiting.append((seq, callback))
+
+    def poll(self) -> None:
+        self.polls += 1
 
     def flush(self, seq: int) -> None:
         self.durable_seq = seq

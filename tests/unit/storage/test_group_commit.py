@@ -35,6 +35,12 @@ class FakeKV:
         self.commit_seq += 1
         return self.commit_seq
 
+    def enable_batching(self, on_open: Callable[[], None]) -> None:
+        pass
+
+    def seal(self) -> None:
+        pass
+
     def flush(self) -> int:
         seq = self.commit_seq
         with self._lock:
@@ -238,3 +244,61 @@ def test_many_requests_share_few_fsyncs_on_lmdb(tmp_path: Path) -> None:
         kv.close()
 
     run(body)
+
+
+def test_poll_answers_a_finished_sync_before_its_callback() -> None:
+    async def body() -> None:
+        fake = FakeKV()
+        gc = make(fake)
+        got: list[BaseException | None] = []
+        gc.when_durable(fake.commit(), got.append)
+        await until(lambda: fake.flush_calls == 1)
+        gc.poll()
+        assert got == []  # not synced yet
+        fake.durable_seq = 1  # the worker has synced but its completion has not reached the loop
+        gc.poll()
+        assert got == [None]
+        gc.when_durable(fake.commit(), got.append)
+        await until(lambda: fake.flush_calls == 2)  # the next flush did not wait for the first one's callback
+        fake.gate.release()
+        fake.gate.release()
+        await until(lambda: got == [None, None])
+
+    run(body)
+
+
+def test_a_loop_turns_writes_share_one_sealed_batch_and_flush(tmp_path: Path) -> None:
+    async def body() -> None:
+        kv = LmdbKV(tmp_path / "db", map_size=1 << 30)
+        gc = GroupCommitter(kv, asyncio.get_running_loop())
+        for i in range(10):  # one loop turn
+            with kv.write() as w:
+                w.put(b"k%d" % i, b"v")
+        assert kv.commit_seq == 10 and kv.durable_seq == 0
+        assert kv.flush() == 0  # nothing sealed yet: a flush now covers none of them
+        waits = [asyncio.ensure_future(gc.wait_durable(seq)) for seq in range(1, 11)]
+        await asyncio.gather(*waits)
+        assert kv.durable_seq == 10 and gc.flushes == 1
+        kv.close()
+
+    run(body)
+
+
+def test_a_failed_seal_fails_the_waiters(caplog: pytest.LogCaptureFixture) -> None:
+    async def body() -> None:
+        fake = FakeKV()
+
+        def seal() -> None:
+            raise DurabilityError("lmdb commit of a batch failed: MDB_MAP_FULL")
+
+        fake.seal = seal  # type: ignore[method-assign]
+        gc = make(fake)
+        got: list[BaseException | None] = []
+        gc.when_durable(fake.commit(), got.append)
+        await until(lambda: got != [])
+        assert isinstance(got[0], DurabilityError) and fake.flush_calls == 0
+        assert gc.failed is not None
+
+    with caplog.at_level(logging.ERROR, logger="dynastore.storage.group_commit"):
+        run(body)
+    assert "flush failed" in caplog.text

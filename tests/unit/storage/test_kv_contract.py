@@ -24,9 +24,19 @@ from dynastore.storage.memory_kv import MemoryKV
 SRC = str(Path(__file__).resolve().parents[3] / "src")
 
 
-@pytest.fixture(params=["memory", "lmdb"])
+def open_engine(engine: str, path: Path) -> KV:
+    """``lmdb-batched``: the server's way, every write a child of one open batch (never sealed until closed)."""
+    if engine == "memory":
+        return MemoryKV()
+    store = LmdbKV(path, map_size=1 << 30)
+    if engine == "lmdb-batched":
+        store.enable_batching(lambda: None)
+    return store
+
+
+@pytest.fixture(params=["memory", "lmdb", "lmdb-batched"])
 def kv(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KV]:
-    store: KV = MemoryKV() if request.param == "memory" else LmdbKV(tmp_path / "db", map_size=1 << 30)
+    store = open_engine(request.param, tmp_path / "db")
     yield store
     store.close()
 
@@ -185,6 +195,7 @@ def test_commit_seq_and_flush(kv: KV) -> None:
             w.put(b"k", b"%d" % i)
     assert kv.commit_seq == 3
     assert kv.durable_seq <= 3
+    kv.seal()
     assert kv.flush() == 3
     assert kv.durable_seq == 3
     with kv.read() as r:  # read txns do not count
@@ -206,6 +217,48 @@ def test_read_snapshot_isolation_lmdb(tmp_path: Path) -> None:
         assert list(it) == [(b"b", b"1")]
     with kv.read() as r:
         assert r.get(b"a") == b"2"
+    kv.close()
+
+
+def test_lmdb_batch_is_one_commit_seen_by_its_thread_only(tmp_path: Path) -> None:
+    kv = LmdbKV(tmp_path / "db", map_size=1 << 30)
+    opened: list[int] = []
+    kv.enable_batching(lambda: opened.append(kv.commit_seq))
+    for i in range(3):
+        with kv.write() as w:
+            w.put(b"k%d" % i, b"v")
+    with pytest.raises(KeyError), kv.write() as w:  # an aborted write discards only its own changes
+        w.put(b"k0", b"aborted")
+        w.put(b"gone", b"x")
+        raise KeyError
+    assert opened == [0] and kv.commit_seq == 3
+    with kv.read() as r:  # the owner thread reads through the batch
+        assert [k for k, _ in r.iter_range(b"", b"\xff")] == [b"k0", b"k1", b"k2"]
+        assert r.get(b"k0") == b"v"
+    seen_elsewhere: list[list[bytes]] = []
+
+    def other_thread() -> None:
+        with kv.read() as r:
+            seen_elsewhere.append([k for k, _ in r.iter_range(b"", b"\xff")])
+
+    worker = threading.Thread(target=other_thread)
+    worker.start()
+    worker.join()
+    assert seen_elsewhere == [[]]  # not written to the file yet
+    assert kv.flush() == 0 and kv.durable_seq == 0  # a flush covers only sealed writes
+    kv.seal()
+    worker = threading.Thread(target=other_thread)
+    worker.start()
+    worker.join()
+    assert seen_elsewhere[1] == [b"k0", b"k1", b"k2"]
+    assert kv.flush() == 3 and kv.durable_seq == 3
+    with kv.write() as w:  # the next write opens the next batch
+        w.put(b"k3", b"v")
+    assert opened == [0, 3]
+    kv.close()  # closing seals
+    kv = LmdbKV(tmp_path / "db", map_size=1 << 30)
+    with kv.read() as r:
+        assert r.get(b"k3") == b"v"
     kv.close()
 
 
@@ -293,9 +346,9 @@ _keys = st.builds(
 _ops = st.lists(st.tuples(st.sampled_from(["put", "delete", "abort"]), _keys, st.binary(max_size=4)), max_size=40)
 
 
-@pytest.mark.parametrize("engine", ["memory", "lmdb"])
+@pytest.mark.parametrize("engine", ["memory", "lmdb", "lmdb-batched"])
 def test_random_operations_match_a_dict(engine: str, tmp_path: Path) -> None:
-    kv: KV = MemoryKV() if engine == "memory" else LmdbKV(tmp_path / "db", map_size=1 << 30)
+    kv = open_engine(engine, tmp_path / "db")
 
     @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(_ops, st.lists(st.tuples(_keys, _keys), max_size=8))
