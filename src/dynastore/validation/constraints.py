@@ -199,15 +199,17 @@ def _key_test(keys: String) -> tuple[Callable[[str], bool], str]:
 def _children(shape: Shape) -> Checker | None:
     """Checker that descends into a container's members (None when nothing below can fail)."""
     if isinstance(shape, Struct):
-        subs = [(name, lower_first(name), checker(sub)) for name, sub in shape.members]
-        live = [(name, low, fn) for name, low, fn in subs if fn is not None]
+        subs = [(name, lower_first(name), checker(sub), sub.not_null) for name, sub in shape.members]
+        live = [(name, low, fn, not_null) for name, low, fn, not_null in subs if fn is not None]
         if not live:
             return None
 
         def check_struct(value: Any, path: str, errors: list[str]) -> None:
             prefix = path + "." if path else ""
-            for name, low, fn in live:
-                fn(value.get(name), prefix + low, errors)
+            for name, low, fn, not_null in live:
+                member = value.get(name)
+                if member is not None or not_null:  # an absent optional member has nothing to check
+                    fn(member, prefix + low, errors)
 
         return check_struct
     if isinstance(shape, List):
