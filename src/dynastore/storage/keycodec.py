@@ -221,9 +221,21 @@ def decode_value(type_name: str, data: bytes, offset: int) -> tuple[str, int]:
 # ---------------------------------------------------------------- layout
 
 
+# Partition hashes are remembered like number encodings: a request hashes its partition key more than once
+# (admission, the item key, a Query's start key) and workloads come back to the same keys. Cleared when full.
+_HASHES: dict[bytes, bytes] = {}
+_HASHES_MAX = 4096
+
+
 def partition_hash(encoded_hash_key: bytes) -> bytes:
     """4 well-spread bytes (BLAKE2b) of an encoded partition key: its place in the table's hash space."""
-    return _phash(encoded_hash_key, digest_size=4).digest()
+    digest = _HASHES.get(encoded_hash_key)
+    if digest is None:
+        digest = _phash(encoded_hash_key, digest_size=4).digest()
+        if len(_HASHES) >= _HASHES_MAX:
+            _HASHES.clear()
+        _HASHES[encoded_hash_key] = digest
+    return digest
 
 
 def table_prefix(table_id: int) -> bytes:
@@ -231,13 +243,13 @@ def table_prefix(table_id: int) -> bytes:
 
 
 def item_key(table_id: int, hash_enc: bytes, range_enc: bytes | None) -> bytes:
-    head = ITEM_TAG + table_id.to_bytes(4, "big") + _phash(hash_enc, digest_size=4).digest() + hash_enc
+    head = ITEM_TAG + table_id.to_bytes(4, "big") + partition_hash(hash_enc) + hash_enc
     return head + range_enc if range_enc else head
 
 
 def hash_key_prefix(table_id: int, hash_enc: bytes) -> bytes:
     """Prefix of every item with this partition key (a Query's range, in sort-key order)."""
-    return ITEM_TAG + table_id.to_bytes(4, "big") + _phash(hash_enc, digest_size=4).digest() + hash_enc
+    return ITEM_TAG + table_id.to_bytes(4, "big") + partition_hash(hash_enc) + hash_enc
 
 
 def index_prefix(index_id: int) -> bytes:
@@ -256,7 +268,7 @@ def index_key(
         (
             INDEX_TAG,
             index_id.to_bytes(4, "big"),
-            _phash(idx_hash_enc, digest_size=4).digest(),
+            partition_hash(idx_hash_enc),
             idx_hash_enc,
             idx_range_enc or b"",
             hash_enc,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 from decimal import Context, Decimal
 
 import pytest
@@ -226,6 +227,14 @@ def test_partition_hash_spreads() -> None:
     for h in hashes:
         buckets[h[0] >> 4] += 1
     assert min(buckets) > 150 and max(buckets) < 370
+
+
+def test_partition_hash_is_blake2b_whether_remembered_or_not() -> None:
+    keys = [kc.encode_value("S", "k%d" % i) for i in range(3 * kc._HASHES_MAX)]  # more than the memo holds
+    for _ in range(2):
+        for key in keys:
+            assert kc.partition_hash(key) == hashlib.blake2b(key, digest_size=4).digest()
+    assert len(kc._HASHES) <= kc._HASHES_MAX
 
 
 @settings(max_examples=200)
