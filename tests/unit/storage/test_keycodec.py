@@ -230,7 +230,7 @@ def test_partition_hash_spreads() -> None:
 
 
 def test_partition_hash_is_blake2b_whether_remembered_or_not() -> None:
-    keys = [kc.encode_value("S", "k%d" % i) for i in range(3 * kc._HASHES_MAX)]  # more than the memo holds
+    keys = [kc.encode_value("S", f"k{i}") for i in range(3 * kc._HASHES_MAX)]  # more than the memo holds
     for _ in range(2):
         for key in keys:
             assert kc.partition_hash(key) == hashlib.blake2b(key, digest_size=4).digest()
