@@ -21,6 +21,12 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=defaults.port, help="port to bind; 0 picks a free one and prints it")
     serve.add_argument("--data-dir", type=Path, default=defaults.data_dir, help="where data is kept")
     serve.add_argument("--in-memory", action="store_true", default=defaults.in_memory, help="keep nothing on disk")
+    serve.add_argument(
+        "--crash-safe",
+        action="store_true",
+        default=defaults.crash_safe,
+        help="sync each commit's pages before its meta page: an OS crash or power loss cannot corrupt the store",
+    )
     serve.add_argument("--region", default=defaults.region, help="region reported in ARNs and endpoints")
     serve.add_argument(
         "--create-table-delay",
@@ -64,6 +70,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             port=args.port,
             data_dir=args.data_dir,
             in_memory=args.in_memory,
+            crash_safe=args.crash_safe,
             region=args.region,
             create_table_delay=args.create_table_delay,
             update_table_delay=args.update_table_delay,

@@ -26,6 +26,9 @@ class Config:
     port: int = 8000
     data_dir: Path = Path("dynastore-data")
     in_memory: bool = False
+    # Commit every loop turn with LMDB's ordered sync (its data pages on disk before its meta page is written),
+    # so that an operating-system crash or power loss cannot leave the store corrupt; costs write throughput.
+    crash_safe: bool = False
     region: str = "us-east-1"
     account_id: str = "000000000000"
     # Simulated control-plane delays, in seconds: how long a table stays CREATING / UPDATING / DELETING.
@@ -63,6 +66,7 @@ class Config:
             port=int(env.get("DYNASTORE_PORT", base.port)),
             data_dir=Path(env.get("DYNASTORE_DATA_DIR", str(base.data_dir))),
             in_memory=env.get("DYNASTORE_IN_MEMORY", "").lower() in ("1", "true", "yes"),
+            crash_safe=env.get("DYNASTORE_CRASH_SAFE", "").lower() in ("1", "true", "yes"),
             region=env.get("DYNASTORE_REGION", base.region),
             account_id=env.get("DYNASTORE_ACCOUNT_ID", base.account_id),
             create_table_delay=float(env.get("DYNASTORE_CREATE_TABLE_DELAY", base.create_table_delay)),

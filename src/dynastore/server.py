@@ -30,7 +30,7 @@ def open_storage(config: Config) -> KV:
         return MemoryKV()
     from dynastore.storage.lmdb_kv import LmdbKV
 
-    return LmdbKV(config.data_dir)
+    return LmdbKV(config.data_dir, ordered_sync=config.crash_safe)
 
 
 class Server:

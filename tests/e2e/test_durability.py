@@ -6,12 +6,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.e2e.conftest import create_table, make_client
 from tests.e2e.server_process import ServerProcess
 
 
-def test_acknowledged_writes_survive_kill_9(tmp_path: Path) -> None:
-    server = ServerProcess(data_dir=tmp_path)
+@pytest.mark.parametrize("flags", [(), ("--crash-safe",)], ids=["default", "crash-safe"])
+def test_acknowledged_writes_survive_kill_9(tmp_path: Path, flags: tuple[str, ...]) -> None:
+    server = ServerProcess(*flags, data_dir=tmp_path)
     try:
         client = make_client(server.url)
         table = create_table(client, "S", "N")
@@ -36,7 +39,7 @@ def test_acknowledged_writes_survive_kill_9(tmp_path: Path) -> None:
     finally:
         server.kill()  # SIGKILL right after the last acknowledgement: no clean shutdown
 
-    restarted = ServerProcess(data_dir=tmp_path)
+    restarted = ServerProcess(*flags, data_dir=tmp_path)
     try:
         client = make_client(restarted.url)
         for worker, writes in acknowledged.items():

@@ -6,8 +6,11 @@ Durability model. The environment is opened with ``sync=False``: a commit writes
 durable against power loss; ``GroupCommitter`` runs it in a worker thread so one fsync covers many
 commits. py-lmdb releases the GIL during the sync, and LMDB's sync only flushes the file descriptor,
 so the owner thread keeps committing meanwhile (tests/unit/storage/test_kv_contract.py checks both).
-LMDB's own caveat applies: until ``flush`` returns, an OS crash may lose the recent commits, and on a
-filesystem that reorders writes it may lose more than those.
+LMDB's own caveat applies: until ``flush`` returns, an OS crash may lose the recent commits, and since the
+kernel writes pages back in any order, it may leave the newest meta page pointing at pages that never reached
+the disk (a corrupt store). ``ordered_sync=True`` (``dynastore serve --crash-safe``) closes that: every commit
+(a sealed batch) syncs its pages before LMDB writes its meta page (LMDB's ``MDB_NOMETASYNC`` mode), and the
+next ``flush`` makes that meta page durable; the commit's sync blocks the owner thread.
 
 Batches. Committing costs LMDB a write of every page the transaction changed (with its branch pages, the free
 list and the meta page: several syscalls for one small put). Once ``enable_batching`` is called, the owner
@@ -160,7 +163,14 @@ class _LmdbWriteTxn(_LmdbReadTxn):
 class LmdbKV:
     """``KV`` on one LMDB environment in directory ``path`` (created if missing)."""
 
-    def __init__(self, path: str | os.PathLike[str], *, map_size: int = DEFAULT_MAP_SIZE, max_readers: int = 1024):
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        map_size: int = DEFAULT_MAP_SIZE,
+        max_readers: int = 1024,
+        ordered_sync: bool = False,
+    ):
         try:
             self._env = lmdb.open(
                 os.fspath(path),
@@ -168,7 +178,8 @@ class LmdbKV:
                 max_dbs=2,
                 max_readers=max_readers,
                 max_spare_txns=16,
-                sync=False,
+                sync=ordered_sync,
+                metasync=False,
                 subdir=True,
                 lock=True,
             )
@@ -260,6 +271,11 @@ class LmdbKV:
             self.seal()
             self._closed = True
             self._env.close()
+
+    @property
+    def ordered_sync(self) -> bool:
+        """Whether commits sync their pages before their meta page (``--crash-safe``)."""
+        return bool(self._env.flags()["sync"])
 
     def file_size(self) -> int:
         """Bytes used by the data file (diagnostics)."""

@@ -25,16 +25,17 @@ SRC = str(Path(__file__).resolve().parents[3] / "src")
 
 
 def open_engine(engine: str, path: Path) -> KV:
-    """``lmdb-batched``: the server's way, every write a child of one open batch (never sealed until closed)."""
+    """``lmdb-batched``: the server's way, every write a child of one open batch (never sealed until closed);
+    ``lmdb-crash-safe``: the same with LMDB's ordered sync on every commit (``--crash-safe``)."""
     if engine == "memory":
         return MemoryKV()
-    store = LmdbKV(path, map_size=1 << 30)
-    if engine == "lmdb-batched":
+    store = LmdbKV(path, map_size=1 << 30, ordered_sync=engine == "lmdb-crash-safe")
+    if engine in ("lmdb-batched", "lmdb-crash-safe"):
         store.enable_batching(lambda: None)
     return store
 
 
-@pytest.fixture(params=["memory", "lmdb", "lmdb-batched"])
+@pytest.fixture(params=["memory", "lmdb", "lmdb-batched", "lmdb-crash-safe"])
 def kv(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KV]:
     store = open_engine(request.param, tmp_path / "db")
     yield store
