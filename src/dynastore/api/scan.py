@@ -26,10 +26,10 @@ from dynastore.engine.reads import (
     Page,
     PageRequest,
     TableFetch,
-    TableKeySpace,
     condition_paths,
     json_array,
     read_page,
+    table_space,
 )
 from dynastore.errors import ValidationException
 from dynastore.expressions import ExpressionContext, ResolvedCondition, ResolvedProjection, legacy
@@ -192,7 +192,7 @@ def key_space(table: TableDef, req: dict[str, Any]) -> KeySpace:
     only from the table and its LSIs)."""
     index_name = req.get("IndexName")
     if index_name is None:
-        return TableKeySpace(table)
+        return table_space(table)
     index = table.index(index_name)
     if index is None:
         raise ValidationException(messages.INDEX_NOT_IN_TABLE.format(index=index_name))

@@ -76,6 +76,7 @@ __all__ = [
     "json_array",
     "range_bounds",
     "read_page",
+    "table_space",
 ]
 
 Json = bytes | memoryview
@@ -117,25 +118,20 @@ class KeySpace(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class TableKeySpace:
-    """A table's items: ``I | table_id | phash | hash_enc | range_enc``."""
+    """A table's items: ``I | table_id | phash | hash_enc | range_enc``. Make it with ``table_space``, which
+    keeps one per table definition (the key attributes are read on every request)."""
 
     table: TableDef
+    key_schema: KeySchema = field(init=False)
+    hash_key: KeyAttr = field(init=False)
+    range_key: KeyAttr | None = field(init=False)
+    index: IndexDef | None = field(init=False, default=None)
 
-    @property
-    def hash_key(self) -> KeyAttr:
-        return self.table.key_schema.hash_key
-
-    @property
-    def range_key(self) -> KeyAttr | None:
-        return self.table.key_schema.range_key
-
-    @property
-    def key_schema(self) -> KeySchema:
-        return self.table.key_schema
-
-    @property
-    def index(self) -> IndexDef | None:
-        return None
+    def __post_init__(self) -> None:
+        schema = self.table.key_schema
+        object.__setattr__(self, "key_schema", schema)
+        object.__setattr__(self, "hash_key", schema.hash_key)
+        object.__setattr__(self, "range_key", schema.range_key)
 
     def partition_prefix(self, hash_values: tuple[AttributeValue, ...]) -> bytes:
         hash_key = self.hash_key
@@ -161,6 +157,21 @@ class TableKeySpace:
         if range_key is not None:
             key[range_key.name] = {range_key.type: decode_value(range_key.type, stored_key, offset)[0]}
         return key
+
+
+_TABLE_SPACES: dict[int, TableKeySpace] = {}
+_TABLE_SPACES_MAX = 1024
+
+
+def table_space(table: TableDef) -> TableKeySpace:
+    """The key space of ``table``, made once per table definition (a catalog change makes a new TableDef; the
+    cached space holds the old one, so its id is not reused while it is cached)."""
+    space = _TABLE_SPACES.get(id(table))
+    if space is None or space.table is not table:
+        if len(_TABLE_SPACES) >= _TABLE_SPACES_MAX:
+            _TABLE_SPACES.clear()
+        space = _TABLE_SPACES[id(table)] = TableKeySpace(table)
+    return space
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,20 +345,21 @@ def read_page(txn: ReadTxn, req: PageRequest) -> Page:
     count = scanned = total = 0
     last: bytes | None = None
     stopped = False
+    sized, append = sized_json, items.append  # the loop runs once per item read: no lookups in it
     for key, raw in txn.iter_range(req.lo, req.hi, reverse=req.reverse):
         scanned += 1
         last = key
-        size, view = sized_json(raw)
+        size, view = sized(raw)
         total += size
         if filt is None:
             if not count_only:
-                items.append(view if projection is None else orjson.dumps(project(orjson.loads(view), projection)))
+                append(view if projection is None else orjson.dumps(project(orjson.loads(view), projection)))
         else:
             item = orjson.loads(view)
             if evaluate(filt, item):
                 count += 1
                 if not count_only:
-                    items.append(view if projection is None else orjson.dumps(project(item, projection)))
+                    append(view if projection is None else orjson.dumps(project(item, projection)))
         if scanned == limit or total >= page_bytes:
             stopped = True
             break

@@ -387,6 +387,8 @@ def _scan_root(txn: _Txn, lay: _Layout, lo: bytes, hi: bytes) -> Iterator[tuple[
         cur = txn.cursor()
         if not (cur.set_range(lo if len(lo) <= cut else lo[:cut]) if lo else cur.first()):
             return
+        # Positioned at the first key >= lo unless lo was cut to a group head: only then can keys below lo follow.
+        floor = lo if len(lo) > cut else b""
         for key, value in cur.iternext():
             if key >= hi:
                 return
@@ -395,7 +397,7 @@ def _scan_root(txn: _Txn, lay: _Layout, lo: bytes, hi: bytes) -> Iterator[tuple[
                 bounds = _child_bounds(h, lo, hi)
                 if bounds is not None:
                     yield from _scan_group(txn, lay, value, h, bounds[0], bounds[1])
-            elif key >= lo:
+            elif key >= floor:
                 yield key, value
     except lmdb.Error as e:
         raise StorageError(f"lmdb scan failed: {e}") from e
