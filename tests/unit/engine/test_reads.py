@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -25,6 +26,7 @@ from dynastore.engine.reads import (
     condition_paths,
     range_bounds,
     read_page,
+    table_space,
 )
 from dynastore.expressions import ExpressionContext
 from dynastore.model.item_size import item_size
@@ -83,6 +85,20 @@ def _page(ctx: Context, table: TableDef, pk: str, **options: Any) -> Any:
     lo, hi = range_bounds(space.partition_prefix(({"S": pk},)), "N", options.pop("op", None), options.pop("values", ()))
     with ctx.kv.read() as txn:
         return read_page(txn, PageRequest(space, lo, hi, **options))
+
+
+def test_table_space_is_made_once_per_table_definition(loaded: tuple[Context, TableDef]) -> None:
+    _, table = loaded
+    space = table_space(table)
+    assert table_space(table) is space
+    assert (space.hash_key, space.range_key, space.key_schema) == (
+        table.key_schema.hash_key,
+        table.key_schema.range_key,
+        table.key_schema,
+    )
+    assert space.index is None
+    changed = dataclasses.replace(table, item_count=table.item_count + 1)  # what a catalog change makes
+    assert table_space(changed) is not space and table_space(changed).table is changed
 
 
 def _sks(page: Any) -> list[int]:
