@@ -17,8 +17,10 @@ list and the meta page: several syscalls for one small put). Once ``enable_batch
 thread's write transactions are LMDB child transactions of one open *batch* transaction: each commits into the
 batch (atomically; an exception discards only its own writes) and ``seal()`` commits the batch to the file
 once, sharing those page writes. The server seals at the end of each event-loop turn, before the flush that
-makes the turn's writes durable. Reads on the owner thread go through the open batch, so they see every
-committed write exactly as they would without batching.
+makes the turn's writes durable; a batch whose writes reach ``MAX_BATCH_BYTES`` is sealed at once. Reads on
+the owner thread go through the open batch, so they see every committed write exactly as they would without
+batching. If a seal fails, the batch's writes are lost and every later ``flush`` raises, so none of them is
+ever reported durable.
 
 Long keys. LMDB keys are limited to ``env.max_key_size()`` (511 bytes in the bundled build) while
 DynamoDB keys reach 2048 + 1024 bytes before encoding. Longer keys are stored as a chain of groups,
@@ -56,6 +58,10 @@ if TYPE_CHECKING:
 __all__ = ["LmdbKV"]
 
 DEFAULT_MAP_SIZE = 1 << 40  # 1 TiB of address space; the file grows only as pages are used
+# A batch is sealed early once its writes hold this many bytes: LMDB keeps a transaction's dirty pages in memory
+# and refuses one of more than 512 MB, and a loop turn may take many large requests (a BatchWriteItem carries
+# up to 16 MB).
+MAX_BATCH_BYTES = 16 << 20
 _ID_LEN = 8
 _COUNTER_KEY = bytes(_ID_LEN)
 
@@ -115,13 +121,14 @@ class _BatchReadTxn(_LmdbReadTxn):
 
 
 class _LmdbWriteTxn(_LmdbReadTxn):
-    __slots__ = ("_kv", "_batched")
+    __slots__ = ("_kv", "_batched", "_written")
 
     def __init__(self, kv: LmdbKV) -> None:
         txn, batched = kv._begin_write()
         super().__init__(txn, kv._lay)
         self._kv = kv
         self._batched = batched
+        self._written = 0
 
     def __enter__(self) -> _LmdbWriteTxn:
         return self
@@ -141,8 +148,13 @@ class _LmdbWriteTxn(_LmdbReadTxn):
         kv._commit_seq += 1
         if not self._batched:
             kv._sealed_seq = kv._commit_seq
+            return
+        kv._batch_bytes += self._written
+        if kv._batch_bytes >= MAX_BATCH_BYTES:
+            kv.seal()
 
     def put(self, key: bytes, value: bytes) -> None:
+        self._written += len(key) + len(value)
         try:
             if len(key) <= self._lay.root_max:
                 self._txn.put(key, value)
@@ -193,6 +205,8 @@ class LmdbKV:
         self._sealed_seq = 0  # the last commit_seq written to the file (not still in the open batch)
         self._durable_seq = 0
         self._batch: _Txn | None = None
+        self._batch_bytes = 0
+        self._seal_failure: DurabilityError | None = None  # a lost batch: no later flush may claim its writes
         self._batch_thread: int | None = None
         self._on_batch_open: Callable[[], None] | None = None
         self._durable_lock = threading.Lock()
@@ -239,10 +253,12 @@ class LmdbKV:
         if batch is None:
             return
         self._batch = None
+        self._batch_bytes = 0
         try:
             batch.commit()
         except lmdb.Error as e:
-            raise DurabilityError(f"lmdb commit of a batch failed: {e}") from e
+            self._seal_failure = DurabilityError(f"lmdb commit of a batch failed: {e}")
+            raise self._seal_failure from e
         self._sealed_seq = self._commit_seq
 
     @property
@@ -256,6 +272,8 @@ class LmdbKV:
     def flush(self) -> int:
         # Every sealed commit has already written its pages (commit returns first), so one fdatasync issued
         # after reading the counter covers all of them.
+        if self._seal_failure is not None:
+            raise self._seal_failure
         seq = self._sealed_seq
         try:
             self._env.sync(True)

@@ -263,6 +263,21 @@ def test_lmdb_batch_is_one_commit_seen_by_its_thread_only(tmp_path: Path) -> Non
     kv.close()
 
 
+def test_lmdb_batch_is_sealed_early_when_large(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dynastore.storage import lmdb_kv
+
+    monkeypatch.setattr(lmdb_kv, "MAX_BATCH_BYTES", 10_000)
+    kv = LmdbKV(tmp_path / "db", map_size=1 << 30)
+    opened: list[int] = []
+    kv.enable_batching(lambda: opened.append(kv.commit_seq))
+    for i in range(5):
+        with kv.write() as w:
+            w.put(b"k%d" % i, bytes(3_000))  # the fourth write passes 10,000 bytes
+    assert opened == [0, 4]  # the fifth write opened a new batch
+    assert kv.flush() == 4  # the first four were sealed without waiting for the owner
+    kv.close()
+
+
 def test_memory_iteration_survives_commits() -> None:
     kv = MemoryKV()
     fill(kv, {b"k%02d" % i: b"v" for i in range(50)})
