@@ -19,7 +19,7 @@ from typing import Any
 
 from dynastore import messages
 from dynastore.api.context import Context
-from dynastore.api.item_requests import index_write_units, item_collection_metrics
+from dynastore.api.item_requests import index_write_units, item_collection_metrics, settle_write
 from dynastore.engine import admission, transactions, writes
 from dynastore.engine.capacity import consumed_capacity, write_half_units
 from dynastore.engine.keys import check_table_key, storage_key
@@ -66,15 +66,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     admitted, tickets = _admit(ctx, planned)
     results = writes.execute_batch(ctx, [planned[index] for index in admitted]) if admitted else []
     for ticket, result in zip(tickets, results, strict=True):
-        admission.settle_write(
-            ctx,
-            ticket,
-            result.old_size,
-            result.new_size,
-            old_item=result.old,
-            new_item=result.new,
-            gsi_units=index_write_units(result)[1],
-        )
+        settle_write(ctx, ticket, result)
     unprocessed: dict[str, list[dict[str, Any]]] = {}
     for index in sorted(set(range(len(planned))) - set(admitted)):
         table_name, request = sources[index]

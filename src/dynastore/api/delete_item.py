@@ -10,7 +10,7 @@ from dynastore.api.item_requests import (
     add_write_capacity,
     conditional_check_failed,
     expression_context,
-    index_write_units,
+    settle_write,
     write_condition,
 )
 from dynastore.engine import admission, transactions, writes
@@ -43,15 +43,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     except writes.ConditionFailedError as e:
         admission.settle_failed_write(ctx, ticket, e.old)
         raise conditional_check_failed(req, e) from None
-    admission.settle_write(
-        ctx,
-        ticket,
-        result.old_size,
-        result.new_size,
-        old_item=result.old,
-        new_item=result.new,
-        gsi_units=index_write_units(result)[1],
-    )
+    settle_write(ctx, ticket, result)
 
     response: dict[str, Any] = {}
     if return_values == "ALL_OLD" and result.old is not None:

@@ -7,6 +7,8 @@ from typing import Any
 
 import orjson
 
+from dynastore.api.context import Context
+from dynastore.engine import admission
 from dynastore.engine.capacity import consumed_capacity, write_half_units
 from dynastore.engine.indexes import collection_metrics
 from dynastore.engine.writes import ConditionFailedError, WriteResult
@@ -62,6 +64,20 @@ def index_write_units(result: WriteResult, *, factor: int = 1) -> tuple[dict[str
         for index, half_units in result.index.units:
             (lsi if index.kind == "LSI" else gsi)[index.name] = half_units * factor
     return lsi, gsi
+
+
+def settle_write(ctx: Context, ticket: admission.Ticket, result: WriteResult) -> None:
+    """Charge a committed write what it really cost: max(old, new) on the table, and on each GSI the units
+    the write took there."""
+    admission.settle_write(
+        ctx,
+        ticket,
+        result.old_size,
+        result.new_size,
+        old_item=result.old,
+        new_item=result.new,
+        gsi_units=index_write_units(result)[1],
+    )
 
 
 def item_collection_metrics(written: Iterable[tuple[TableDef, WriteResult]]) -> dict[str, list[dict[str, Any]]]:

@@ -22,7 +22,7 @@ import orjson
 
 from dynastore import messages
 from dynastore.api.context import Context
-from dynastore.api.item_requests import index_write_units, item_collection_metrics
+from dynastore.api.item_requests import index_write_units, item_collection_metrics, settle_write
 from dynastore.engine import admission, transactions, writes
 from dynastore.engine.capacity import consumed_capacity, write_half_units
 from dynastore.engine.keys import check_table_key, storage_key
@@ -170,15 +170,7 @@ def _settle(
         if isinstance(action.plan, transactions.ConditionCheckPlan):  # nothing written, no index touched
             admission.settle_write(ctx, ticket, result.old_size, result.new_size)
         else:
-            admission.settle_write(
-                ctx,
-                ticket,
-                result.old_size,
-                result.new_size,
-                old_item=result.old,
-                new_item=result.new,
-                gsi_units=index_write_units(result)[1],
-            )
+            settle_write(ctx, ticket, result)
 
 
 def _refund(ctx: Context, tickets: list[admission.Ticket]) -> None:
