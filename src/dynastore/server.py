@@ -69,6 +69,7 @@ class Server:
             propagation.cancel()
             listener.close()
             await committer.drain()
+            committer.close()
             self.close()
 
     async def _maintain(self) -> None:

@@ -14,14 +14,16 @@ _LISTENING = re.compile(r"listening on http://([\d.]+):(\d+)")
 
 
 class ServerProcess:
-    def __init__(self, *args: str, data_dir: Path | None = None) -> None:
+    def __init__(self, *args: str, data_dir: Path | None = None, own_group: bool = False) -> None:
         command = [sys.executable, "-m", "dynastore", "serve", "--port", "0"]
         command += ["--data-dir", str(data_dir)] if data_dir is not None else ["--in-memory"]
         command += list(args)
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         # The server's log goes to a file: a pipe nobody reads would fill up and block it.
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process, closed in _close
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.log, text=True, env=env)
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=self.log, text=True, env=env, start_new_session=own_group
+        )
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
         match = _LISTENING.search(line)
@@ -36,6 +38,15 @@ class ServerProcess:
         code = self.process.wait(timeout=30)
         self._close()
         return code
+
+    def children(self) -> list[int]:
+        """The server's child processes (the sync helper)."""
+        pid = self.process.pid
+        found: list[int] = []
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                found += [int(p) for p in f.read().split()]
+        return found
 
     def kill(self) -> None:
         self.process.kill()

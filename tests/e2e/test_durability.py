@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -36,8 +39,11 @@ def test_acknowledged_writes_survive_kill_9(tmp_path: Path, flags: tuple[str, ..
 
         with ThreadPoolExecutor(8) as pool:
             acknowledged = dict(enumerate(pool.map(write, range(8))))
+        helpers = server.children()
     finally:
         server.kill()  # SIGKILL right after the last acknowledgement: no clean shutdown
+    assert len(helpers) == 1  # the write-ahead log's sync helper
+    assert all(exited(pid) for pid in helpers)  # it does not outlive the server
 
     restarted = ServerProcess(*flags, data_dir=tmp_path)
     try:
@@ -67,5 +73,36 @@ def test_clean_shutdown_on_sigterm_keeps_data(tmp_path: Path) -> None:
         client = make_client(restarted.url)
         assert client.get_item(TableName=table, Key={"pk": {"S": "a"}})["Item"] == {"pk": {"S": "a"}}
         assert client.describe_table(TableName=table)["Table"]["TableStatus"] == "ACTIVE"
+    finally:
+        restarted.stop()
+
+
+def exited(pid: int) -> bool:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_ctrl_c_to_the_process_group_shuts_down_cleanly(tmp_path: Path) -> None:
+    server = ServerProcess(data_dir=tmp_path, own_group=True)
+    client = make_client(server.url)
+    table = create_table(client, "S")
+    for i in range(20):
+        client.put_item(TableName=table, Item={"pk": {"S": str(i)}})
+    (helper,) = server.children()
+    os.killpg(server.process.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the helper gets it too
+    assert server.process.wait(timeout=30) == 0, server.log_text()
+    server.stop()
+    assert exited(helper)
+    assert os.listdir(tmp_path / "wal") == []  # a clean shutdown leaves no log to replay
+    restarted = ServerProcess(data_dir=tmp_path)
+    try:
+        client = make_client(restarted.url)
+        assert client.scan(TableName=table)["Count"] == 20
     finally:
         restarted.stop()

@@ -1,15 +1,17 @@
 """Group commit: many committed transactions, one fsync, answered on the event-loop thread.
 
 The server commits a write transaction (``kv.commit_seq`` becomes ``seq``) and then asks
-``when_durable(seq, callback)`` or ``await wait_durable(seq)`` before answering the client. A flush
-(``kv.flush()``, in the loop's default executor) starts once the loop has handled everything that was ready,
-so the requests that arrived together share it; while one runs, new waiters queue for the next, which starts
-as soon as the running one has synced. So a request waits for about one or two fsyncs, and throughput does not
-depend on how many requests share each fsync.
+``when_durable(seq, callback)`` or ``await wait_durable(seq)`` before answering the client. A flush starts once
+the loop has handled everything that was ready (it seals the turn's writes first), so the requests that arrived
+together share it; while one runs, new waiters queue for the next, which starts as soon as the running one has
+synced. So a request waits for about one or two fsyncs, and throughput does not depend on how many requests
+share each fsync.
 
-``poll()`` lets a busy server answer early: the flush's own completion reaches the loop only after the loop has
-handled everything that is ready, so the HTTP layer calls ``poll()`` as each request arrives and the waiters a
-finished sync covers are answered (and the next flush started) at once.
+How a flush runs: an engine that offers ``kv.background_sync()`` (LMDB: a helper process syncs its log) is asked
+to begin one, and the loop watches its descriptor for the end; otherwise ``kv.flush()`` runs in the loop's
+default executor. For the latter, ``poll()`` lets a busy server answer early: a thread's completion reaches the
+loop only after the loop has handled everything that is ready, so the HTTP layer calls ``poll()`` as each
+request arrives and the waiters a finished sync covers are answered (and the next flush started) at once.
 
 Errors. A failed flush is logged and every pending waiter gets the exception (``callback(error)``,
 ``wait_durable`` raises ``DurabilityError``). The committer then stays failed: after an fsync error the
@@ -26,7 +28,7 @@ import itertools
 import logging
 from collections.abc import Callable
 
-from dynastore.storage.kv import KV, DurabilityError
+from dynastore.storage.kv import KV, BackgroundSync, DurabilityError
 
 __all__ = ["DurableCallback", "GroupCommitter"]
 
@@ -51,6 +53,9 @@ class GroupCommitter:
         kv.enable_batching(self._batch_opened)
         self._failure: BaseException | None = None
         self.flushes = 0  # completed flushes (diagnostics, tests)
+        self._background: BackgroundSync | None = kv.background_sync()
+        if self._background is not None:
+            loop.add_reader(self._background.fileno(), self._background_done)
 
     @property
     def durable_seq(self) -> int:
@@ -78,6 +83,12 @@ class GroupCommitter:
             raise ValueError(f"seq {seq} is not committed yet (commit_seq={self._kv.commit_seq})")
         heapq.heappush(self._waiters, (seq, next(self._tiebreak), callback))
         self._schedule_flush()
+
+    def close(self) -> None:
+        """Stop watching the engine's background flushes (after ``drain``)."""
+        if self._background is not None:
+            self._loop.remove_reader(self._background.fileno())
+            self._background = None
 
     def poll(self) -> None:
         """Answer the waiters that a finished sync covers, and start the next flush, without waiting for the
@@ -146,6 +157,12 @@ class GroupCommitter:
             return
         if not self._seal():
             return
+        if self._background is not None:
+            try:
+                self._flushing_to = self._background.begin()
+            except Exception as e:
+                self._fail(e)
+            return
         target = self._kv.commit_seq
         self._flushing_to = target
         fut = self._loop.run_in_executor(None, self._kv.flush)
@@ -162,6 +179,22 @@ class GroupCommitter:
         if self._flushing_to == target:
             self._flushing_to = None
         self._synced(max(fut.result(), self._kv.durable_seq))
+
+    def _background_done(self) -> None:
+        """The engine's flush process answered (or its socket broke)."""
+        if self._background is None:
+            return
+        try:
+            durable = self._background.finish()
+        except Exception as e:
+            self.close()
+            self._fail(e)
+            return
+        if durable is None:
+            return
+        self.flushes += 1
+        self._flushing_to = None
+        self._synced(durable)
 
     def _synced(self, durable: int) -> None:
         """Everything up to ``durable`` is on disk: answer its waiters; more waiting starts the next flush."""

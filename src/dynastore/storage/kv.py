@@ -22,6 +22,7 @@ from typing import Protocol
 
 __all__ = [
     "KV",
+    "BackgroundSync",
     "DurabilityError",
     "ReadTxn",
     "StorageCorruptionError",
@@ -62,6 +63,25 @@ class WriteTxn(ReadTxn, Protocol):
         ...
 
 
+class BackgroundSync(Protocol):
+    """Flushes run by another process: ``begin()`` starts one without blocking, and once ``fileno()`` is
+    readable, ``finish()`` reports it. At most one runs at a time. Owner thread only."""
+
+    def fileno(self) -> int:
+        """A descriptor that becomes readable when the running flush is done."""
+        ...
+
+    def begin(self) -> int:
+        """Start making every sealed commit durable; return the ``commit_seq`` it covers. Raises
+        ``DurabilityError``."""
+        ...
+
+    def finish(self) -> int | None:
+        """The ``commit_seq`` now durable once the running flush is done (``durable_seq`` has reached it), None
+        while it runs. Raises ``DurabilityError`` if it failed."""
+        ...
+
+
 class KV(Protocol):
     def read(self) -> AbstractContextManager[ReadTxn]:
         """A read transaction (a consistent snapshot on lmdb; see memory_kv for the in-memory caveat)."""
@@ -92,6 +112,11 @@ class KV(Protocol):
     def seal(self) -> None:
         """Commit the open batch, if any, so that the next ``flush()`` covers it. Raises ``DurabilityError`` if
         that fails (the batch's writes are then lost)."""
+        ...
+
+    def background_sync(self) -> BackgroundSync | None:
+        """A way to flush without a thread (the engine starts what it needs), or None: then run ``flush()`` in a
+        worker thread. Ask once; the engine closes it."""
         ...
 
     def flush(self) -> int:

@@ -1,25 +1,29 @@
-"""LMDB engine: one environment, durable through group commit.
+"""LMDB engine: one environment, made durable by a write-ahead log (storage/wal.py).
 
-Durability model. The environment is opened with ``sync=False``: a commit writes its pages to the file
-(the OS page cache) but does not fsync, so commits are cheap and survive a crash of this process
-(kill -9). ``flush()`` calls ``env.sync(True)`` (fdatasync), which makes every commit made before it
-durable against power loss; ``GroupCommitter`` runs it in a worker thread so one fsync covers many
-commits. py-lmdb releases the GIL during the sync, and LMDB's sync only flushes the file descriptor,
-so the owner thread keeps committing meanwhile (tests/unit/storage/test_kv_contract.py checks both).
-LMDB's own caveat applies: until ``flush`` returns, an OS crash may lose the recent commits, and since the
-kernel writes pages back in any order, it may leave the newest meta page pointing at pages that never reached
-the disk (a corrupt store). ``ordered_sync=True`` (``dynastore serve --crash-safe``) closes that: every commit
-(a sealed batch) syncs its pages before LMDB writes its meta page (LMDB's ``MDB_NOMETASYNC`` mode), and the
-next ``flush`` makes that meta page durable; the commit's sync blocks the owner thread.
+Durability model. Every committed write transaction also records its puts and deletes (whole keys and values)
+for the log. ``seal()`` appends the records of the writes committed since the last seal to the log as one
+record (a ``write``, no sync); ``flush()`` (or ``background_sync()``, the same done by a helper process) then
+fdatasyncs the log, which makes every sealed write durable. LMDB's own file is written without syncs (the
+environment is opened with ``sync=False``): a *checkpoint* syncs it in a background thread once a log segment
+is full, after which the segments it covers are deleted; opening the store replays whatever log is left (a
+crash), and a clean ``close()`` syncs the file and deletes the log. Everything written survives a crash of this
+process (kill -9): the log's and the file's pages are in the OS page cache.
+
+LMDB's caveat for an OS crash or power loss: the kernel writes the file's pages back in any order, so without
+syncs it may leave LMDB's newest meta page pointing at pages that never reached the disk (a corrupt store,
+which the log cannot repair). ``ordered_sync=True`` (``dynastore serve --crash-safe``) closes that: each LMDB
+commit syncs the log and then its own pages before writing its meta page (LMDB's ``MDB_NOMETASYNC`` mode), so
+the file on disk is always a consistent state that the log's records continue. That sync blocks the owner
+thread, once per batch (below), not per write.
 
 Batches. Committing costs LMDB a write of every page the transaction changed (with its branch pages, the free
 list and the meta page: several syscalls for one small put). Once ``enable_batching`` is called, the owner
 thread's write transactions are LMDB child transactions of one open *batch* transaction: each commits into the
-batch (atomically; an exception discards only its own writes) and ``seal()`` commits the batch to the file
-once, sharing those page writes. The server seals at the end of each event-loop turn, before the flush that
-makes the turn's writes durable; a batch whose writes reach ``MAX_BATCH_BYTES`` is sealed at once. Reads on
-the owner thread go through the open batch, so they see every committed write exactly as they would without
-batching. If a seal fails, the batch's writes are lost and every later ``flush`` raises, so none of them is
+batch (atomically; an exception discards only its own writes). The batch outlives seals (the log makes its
+writes durable): it is committed to the file once it holds ``MAX_BATCH_BYTES`` or is ``BATCH_INTERVAL`` old,
+at a checkpoint and at close, so that the pages many writes share are written once. Reads on the owner thread
+go through the open batch, so they see every committed write exactly as they would without batching (another
+thread sees only what reached the file). If a seal fails, every later ``flush`` raises, so no write it held is
 ever reported durable.
 
 Long keys. LMDB keys are limited to ``env.max_key_size()`` (511 bytes in the bundled build) while
@@ -41,15 +45,19 @@ No lmdb type or ``Any`` is visible outside this module; lmdb errors become ``Sto
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 import lmdb
 
+from dynastore.storage import wal
 from dynastore.storage.kv import DurabilityError, StorageError
+from dynastore.storage.syncer import SyncProcess
 
 if TYPE_CHECKING:
     _Txn = lmdb.Transaction[bytes]
@@ -57,13 +65,18 @@ if TYPE_CHECKING:
 
 __all__ = ["LmdbKV"]
 
+log = logging.getLogger(__name__)
+
 DEFAULT_MAP_SIZE = 1 << 40  # 1 TiB of address space; the file grows only as pages are used
 # A batch is sealed early once its writes hold this many bytes: LMDB keeps a transaction's dirty pages in memory
 # and refuses one of more than 512 MB, and a loop turn may take many large requests (a BatchWriteItem carries
 # up to 16 MB).
 MAX_BATCH_BYTES = 16 << 20
+# With the write-ahead log, a batch stays open across seals until it holds MAX_BATCH_BYTES or is this old (s).
+BATCH_INTERVAL = 1.0
 _ID_LEN = 8
 _COUNTER_KEY = bytes(_ID_LEN)
+REPLAY_TXN_OPS = 10_000  # operations per storage transaction while replaying the write-ahead log
 
 
 class _Layout:
@@ -121,7 +134,7 @@ class _BatchReadTxn(_LmdbReadTxn):
 
 
 class _LmdbWriteTxn(_LmdbReadTxn):
-    __slots__ = ("_kv", "_batched", "_written")
+    __slots__ = ("_kv", "_batched", "_written", "_log")
 
     def __init__(self, kv: LmdbKV) -> None:
         txn, batched = kv._begin_write()
@@ -129,6 +142,7 @@ class _LmdbWriteTxn(_LmdbReadTxn):
         self._kv = kv
         self._batched = batched
         self._written = 0
+        self._log: list[bytes] | None = [] if kv._wal is not None else None  # this transaction's log payload
 
     def __enter__(self) -> _LmdbWriteTxn:
         return self
@@ -147,14 +161,24 @@ class _LmdbWriteTxn(_LmdbReadTxn):
             raise StorageError(f"lmdb commit failed: {e}") from e
         kv._commit_seq += 1
         if not self._batched:
+            if self._log:
+                kv._log_commit(self._log)
             kv._sealed_seq = kv._commit_seq
             return
+        if self._log:
+            kv._batch_log += self._log
         kv._batch_bytes += self._written
+        if not kv._unsealed:
+            kv._unsealed = True
+            assert kv._on_batch_open is not None
+            kv._on_batch_open()
         if kv._batch_bytes >= MAX_BATCH_BYTES:
             kv.seal()
 
     def put(self, key: bytes, value: bytes) -> None:
         self._written += len(key) + len(value)
+        if self._log is not None:
+            self._log += (wal.encode_put(key, value), key, value)
         try:
             if len(key) <= self._lay.root_max:
                 self._txn.put(key, value)
@@ -164,6 +188,8 @@ class _LmdbWriteTxn(_LmdbReadTxn):
             raise StorageError(f"lmdb put failed: {e}") from e
 
     def delete(self, key: bytes) -> bool:
+        if self._log is not None:
+            self._log += (wal.encode_delete(key), key)
         try:
             if len(key) <= self._lay.root_max:
                 return self._txn.delete(key)
@@ -201,17 +227,49 @@ class LmdbKV:
         except lmdb.Error as e:
             raise StorageError(f"cannot open lmdb environment at {path}: {e}") from e
         self._lay = _Layout(main, long, max_key)
+        self._wal: wal.WriteAheadLog | None = None  # None only while the constructor replays the log
+        self._ordered_sync = ordered_sync
+        self._writer_open = False
+        self._batch_log: list[bytes] = []  # the log payload of the open batch's committed writes
+        self._checkpoint: threading.Thread | None = None  # running, or finished but its segments not yet dropped
+        self._checkpointed: list[int] | None = None  # set by the checkpoint thread: segments now safe to drop
+        self._log_sync: _LogSync | None = None
         self._commit_seq = 0
         self._sealed_seq = 0  # the last commit_seq written to the file (not still in the open batch)
         self._durable_seq = 0
         self._batch: _Txn | None = None
         self._batch_bytes = 0
+        self._batch_started = 0.0  # time.monotonic() when the open batch began
+        self._unsealed = False  # the batch holds writes committed since the last seal
         self._seal_failure: DurabilityError | None = None  # a lost batch: no later flush may claim its writes
         self._batch_thread: int | None = None
         self._on_batch_open: Callable[[], None] | None = None
         self._durable_lock = threading.Lock()
-        self._writer_open = False
         self._closed = False
+        wal_dir = os.path.join(os.fspath(path), "wal")
+        numbers = wal.segment_numbers(wal_dir)
+        if numbers:
+            self._replay(wal_dir, numbers)
+        try:
+            self._wal = wal.WriteAheadLog(wal_dir, numbers[-1] + 1 if numbers else 1)
+        except OSError as e:
+            raise StorageError(f"cannot open the write-ahead log in {wal_dir}: {e}") from e
+
+    def _replay(self, directory: str, numbers: list[int]) -> None:
+        """Apply the write-ahead log left by a run that did not close cleanly, make the store durable, and delete
+        the log."""
+        try:
+            records = wal.recorded_operations(directory, numbers)
+            done = False
+            while not done:
+                with self.write() as txn:
+                    done = _apply_records(txn, records, REPLAY_TXN_OPS)
+            self._env.sync(True)
+            wal.remove_segments(directory, numbers)
+        except (OSError, lmdb.Error) as e:
+            raise StorageError(f"cannot replay the write-ahead log in {directory}: {e}") from e
+        self._commit_seq = self._sealed_seq = 0
+        log.info("replayed %d write-ahead log segment(s)", len(numbers))
 
     def read(self) -> _LmdbReadTxn:
         batch = self._batch
@@ -232,12 +290,11 @@ class LmdbKV:
             raise StorageError("a write transaction is already open")
         try:
             parent = None
-            on_open = self._on_batch_open
-            if on_open is not None and threading.get_ident() == self._batch_thread:
+            if self._on_batch_open is not None and threading.get_ident() == self._batch_thread:
                 parent = self._batch
                 if parent is None:
                     parent = self._batch = self._env.begin(db=self._lay.main, write=True)
-                    on_open()
+                    self._batch_started = time.monotonic()
             txn = self._env.begin(db=self._lay.main, write=True, parent=parent)
         except lmdb.Error as e:
             raise StorageError(f"lmdb write transaction failed: {e}") from e
@@ -249,17 +306,84 @@ class LmdbKV:
         self._batch_thread = threading.get_ident()
 
     def seal(self) -> None:
+        if not self._unsealed:
+            return
+        self._unsealed = False
+        # The log makes the writes durable; the batch stays open (the next writes share its page writes) until it
+        # is large or old, or a checkpoint needs it in the file.
+        if self._batch_log:
+            pieces, self._batch_log = self._batch_log, []
+            self._log_commit(pieces)
+        if self._batch_bytes >= MAX_BATCH_BYTES or time.monotonic() - self._batch_started >= BATCH_INTERVAL:
+            self._commit_batch()
+        self._sealed_seq = self._commit_seq
+
+    def _commit_batch(self) -> None:
         batch = self._batch
         if batch is None:
             return
         self._batch = None
         self._batch_bytes = 0
         try:
+            if self._ordered_sync:
+                # A commit synced to the file must not hold a write whose record could still be lost: a crash
+                # would then leave the store ahead of its log, and the replay would undo part of that write.
+                self._wal_or_fail().sync()
             batch.commit()
+        except DurabilityError as e:
+            batch.abort()
+            self._seal_failure = e
+            raise
         except lmdb.Error as e:
             self._seal_failure = DurabilityError(f"lmdb commit of a batch failed: {e}")
             raise self._seal_failure from e
-        self._sealed_seq = self._commit_seq
+
+    def _log_commit(self, pieces: list[bytes]) -> None:
+        """Append a commit's operations to the write-ahead log; retire a full segment. If that fails, no later
+        flush may claim the commit durable, so every later flush fails."""
+        assert self._wal is not None
+        try:
+            self._wal.append(pieces)
+            if self._checkpointed is not None:
+                self._finish_checkpoint()
+            if self._wal.full and self._checkpoint is None:
+                self._commit_batch()  # every record of a retired segment must be in the store's file
+                self._start_checkpoint(self._wal.rotate())
+        except DurabilityError as e:
+            self._seal_failure = e
+            raise
+
+    def _start_checkpoint(self, retired: list[int]) -> None:
+        """Sync the store in the background; the retired segments, whose records it then holds, are dropped by
+        the owner thread afterwards."""
+        thread = threading.Thread(target=self._run_checkpoint, args=(retired,), name="lmdb-checkpoint", daemon=True)
+        self._checkpoint = thread
+        thread.start()
+
+    def _run_checkpoint(self, retired: list[int]) -> None:
+        try:
+            # Every record in a retired segment was committed to the store before the segment was retired.
+            self._env.sync(True)
+        except lmdb.Error:
+            # The segments stay: the log still holds their records durably; the next checkpoint retries.
+            log.exception("checkpoint failed; the write-ahead log keeps its segments")
+            retired = []
+        self._checkpointed = retired
+
+    def _finish_checkpoint(self) -> None:
+        assert self._wal is not None and self._checkpoint is not None
+        retired, self._checkpointed = self._checkpointed or [], None
+        self._checkpoint.join()
+        self._checkpoint = None
+        try:
+            self._wal.drop(retired)
+        except OSError as e:
+            raise DurabilityError(f"write-ahead log segments cannot be removed: {e}") from e
+
+    def background_sync(self) -> _LogSync:
+        if self._log_sync is None:
+            self._log_sync = _LogSync(self)
+        return self._log_sync
 
     @property
     def commit_seq(self) -> int:
@@ -275,20 +399,38 @@ class LmdbKV:
         if self._seal_failure is not None:
             raise self._seal_failure
         seq = self._sealed_seq
-        try:
-            self._env.sync(True)
-        except lmdb.Error as e:
-            raise DurabilityError(f"lmdb sync failed: {e}") from e
-        with self._durable_lock:
-            if seq > self._durable_seq:
-                self._durable_seq = seq
+        self._wal_or_fail().sync()
+        self._mark_durable(seq)
         return seq
 
     def close(self) -> None:
-        if not self._closed:
-            self.seal()
-            self._closed = True
-            self._env.close()
+        if self._closed:
+            return
+        self.seal()
+        self._commit_batch()
+        self._closed = True
+        checkpoint = self._checkpoint
+        if checkpoint is not None:
+            checkpoint.join()
+        if self._log_sync is not None:
+            self._log_sync.close()
+        # The store itself becomes durable, so the log is not needed: the next start replays nothing.
+        try:
+            self._env.sync(True)
+            self._wal_or_fail().close()
+        except (OSError, lmdb.Error) as e:
+            raise DurabilityError(f"closing the write-ahead log failed: {e}") from e
+        self._env.close()
+
+    def _wal_or_fail(self) -> wal.WriteAheadLog:
+        if self._wal is None:  # only while the constructor replays the log
+            raise StorageError("the write-ahead log is not open")
+        return self._wal
+
+    def _mark_durable(self, seq: int) -> None:
+        with self._durable_lock:
+            if seq > self._durable_seq:
+                self._durable_seq = seq
 
     @property
     def ordered_sync(self) -> bool:
@@ -298,6 +440,64 @@ class LmdbKV:
     def file_size(self) -> int:
         """Bytes used by the data file (diagnostics)."""
         return os.path.getsize(os.path.join(self._env.path(), "data.mdb"))
+
+
+class _LogSync:
+    """``BackgroundSync`` for the write-ahead log: a helper process syncs the log's files."""
+
+    def __init__(self, kv: LmdbKV) -> None:
+        self._kv = kv
+        self._proc = SyncProcess()
+        self._known: set[int] = set()  # file numbers the helper holds
+        self._target = 0
+
+    def fileno(self) -> int:
+        return self._proc.fileno()
+
+    def begin(self) -> int:
+        kv = self._kv
+        log_ = kv._wal
+        assert log_ is not None
+        if kv._seal_failure is not None:
+            raise kv._seal_failure
+        seq = kv._sealed_seq
+        files = log_.take_dirty()
+        known = self._known
+        for number, fd in files:
+            if number not in known:
+                self._proc.add_file(number, fd)
+                known.add(number)
+        gone = known.difference(log_.numbers(), (wal.DIRECTORY,))
+        for number in gone:
+            self._proc.drop_file(number)
+        known -= gone
+        self._proc.request([number for number, _ in files])
+        self._target = seq
+        return seq
+
+    def finish(self) -> int | None:
+        if not self._proc.answer():
+            return None
+        self._kv._mark_durable(self._target)
+        return self._target
+
+    def close(self) -> None:
+        self._proc.close()
+
+
+def _apply_records(txn: _LmdbWriteTxn, records: Iterator[list[wal.Operation]], max_ops: int) -> bool:
+    """Apply records until at least ``max_ops`` operations are done; True once ``records`` is exhausted."""
+    applied = 0
+    for ops in records:
+        for key, value in ops:
+            if value is None:
+                txn.delete(key)
+            else:
+                txn.put(key, value)
+        applied += len(ops)
+        if applied >= max_ops:
+            return False
+    return True
 
 
 # ---------------------------------------------------------------- long keys

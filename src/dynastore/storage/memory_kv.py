@@ -203,6 +203,9 @@ class MemoryKV:
     def seal(self) -> None:
         pass
 
+    def background_sync(self) -> None:
+        return None
+
     def flush(self) -> int:
         return self._commit_seq
 

@@ -41,6 +41,9 @@ class FakeKV:
     def seal(self) -> None:
         pass
 
+    def background_sync(self) -> None:
+        return None
+
     def flush(self) -> int:
         seq = self.commit_seq
         with self._lock:

@@ -26,7 +26,7 @@ SRC = str(Path(__file__).resolve().parents[3] / "src")
 
 def open_engine(engine: str, path: Path) -> KV:
     """``lmdb-batched``: the server's way, every write a child of one open batch (never sealed until closed);
-    ``lmdb-crash-safe``: the same with LMDB's ordered sync on every commit (``--crash-safe``)."""
+    ``lmdb-crash-safe``: the same with LMDB's ordered sync (``--crash-safe``)."""
     if engine == "memory":
         return MemoryKV()
     store = LmdbKV(path, map_size=1 << 30, ordered_sync=engine == "lmdb-crash-safe")
@@ -221,7 +221,7 @@ def test_read_snapshot_isolation_lmdb(tmp_path: Path) -> None:
     kv.close()
 
 
-def test_lmdb_batch_is_one_commit_seen_by_its_thread_only(tmp_path: Path) -> None:
+def test_lmdb_batch_keeps_each_write_atomic_and_seen_by_its_thread(tmp_path: Path) -> None:
     kv = LmdbKV(tmp_path / "db", map_size=1 << 30)
     opened: list[int] = []
     kv.enable_batching(lambda: opened.append(kv.commit_seq))
@@ -232,34 +232,43 @@ def test_lmdb_batch_is_one_commit_seen_by_its_thread_only(tmp_path: Path) -> Non
         w.put(b"k0", b"aborted")
         w.put(b"gone", b"x")
         raise KeyError
-    assert opened == [0] and kv.commit_seq == 3
+    assert opened == [1] and kv.commit_seq == 3  # called once, by the first write to commit
     with kv.read() as r:  # the owner thread reads through the batch
         assert [k for k, _ in r.iter_range(b"", b"\xff")] == [b"k0", b"k1", b"k2"]
         assert r.get(b"k0") == b"v"
-    seen_elsewhere: list[list[bytes]] = []
-
-    def other_thread() -> None:
-        with kv.read() as r:
-            seen_elsewhere.append([k for k, _ in r.iter_range(b"", b"\xff")])
-
-    worker = threading.Thread(target=other_thread)
-    worker.start()
-    worker.join()
-    assert seen_elsewhere == [[]]  # not written to the file yet
     assert kv.flush() == 0 and kv.durable_seq == 0  # a flush covers only sealed writes
     kv.seal()
-    worker = threading.Thread(target=other_thread)
-    worker.start()
-    worker.join()
-    assert seen_elsewhere[1] == [b"k0", b"k1", b"k2"]
     assert kv.flush() == 3 and kv.durable_seq == 3
-    with kv.write() as w:  # the next write opens the next batch
+    with kv.write() as w:  # the next write asks for the next seal
         w.put(b"k3", b"v")
-    assert opened == [0, 3]
-    kv.close()  # closing seals
+    assert opened == [1, 4]
+    kv.close()  # closing seals and commits the batch
     kv = LmdbKV(tmp_path / "db", map_size=1 << 30)
     with kv.read() as r:
-        assert r.get(b"k3") == b"v"
+        assert [k for k, _ in r.iter_range(b"", b"\xff")] == [b"k0", b"k1", b"k2", b"k3"]
+    kv.close()
+
+
+def test_lmdb_logged_batch_outlives_seals_until_old(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dynastore.storage import lmdb_kv
+
+    kv = LmdbKV(tmp_path / "db", map_size=1 << 30)  # with the write-ahead log
+    opened: list[int] = []
+    kv.enable_batching(lambda: opened.append(kv.commit_seq))
+    for i in range(3):
+        with kv.write() as w:
+            w.put(b"k%d" % i, b"v")
+        kv.seal()  # each seal logs the write; the batch stays open
+    assert opened == [1, 2, 3]
+    assert kv.flush() == 3 and kv.durable_seq == 3  # durable through the log alone
+    assert keys_seen_by_another_thread(kv) == []  # the batch is not in the file yet
+    monkeypatch.setattr(lmdb_kv, "BATCH_INTERVAL", 0.0)
+    kv.seal()  # nothing new to seal: the batch waits for the next write
+    assert keys_seen_by_another_thread(kv) == []
+    with kv.write() as w:
+        w.put(b"k3", b"v")
+    kv.seal()  # an old batch is committed to the file
+    assert keys_seen_by_another_thread(kv) == [b"k0", b"k1", b"k2", b"k3"]
     kv.close()
 
 
@@ -273,9 +282,23 @@ def test_lmdb_batch_is_sealed_early_when_large(tmp_path: Path, monkeypatch: pyte
     for i in range(5):
         with kv.write() as w:
             w.put(b"k%d" % i, bytes(3_000))  # the fourth write passes 10,000 bytes
-    assert opened == [0, 4]  # the fifth write opened a new batch
+    assert opened == [1, 5]  # the fifth write started a new batch
     assert kv.flush() == 4  # the first four were sealed without waiting for the owner
+    assert keys_seen_by_another_thread(kv) == [b"k0", b"k1", b"k2", b"k3"]  # and written to the file
     kv.close()
+
+
+def keys_seen_by_another_thread(kv: KV) -> list[bytes]:
+    seen: list[bytes] = []
+
+    def read() -> None:
+        with kv.read() as r:
+            seen.extend(k for k, _ in r.iter_range(b"", b"\xff"))
+
+    worker = threading.Thread(target=read)
+    worker.start()
+    worker.join()
+    return seen
 
 
 def test_memory_iteration_survives_commits() -> None:

@@ -1,0 +1,247 @@
+"""The write-ahead log that makes LMDB commits durable without writing back their B-tree pages at each sync.
+
+Why. Syncing LMDB itself writes back every 4 KB page a commit changed: a put with a random key dirties a leaf,
+its branch pages and the free list, so a group commit of a few hundred puts writes megabytes at scattered
+offsets. The log holds only what changed (each key and value once, a few hundred bytes a put), appended to one
+file: a group commit's sync writes that, and LMDB's pages reach the disk later, at a checkpoint, in one pass
+that shares every page the puts since the last checkpoint touched.
+
+Records. Each sealed storage commit appends one record: ``<payload length:u32><crc32(payload):u32><payload>``,
+the payload a run of operations (``0x01 klen:u32 vlen:u32 key value`` puts, ``0x02 klen:u32 key`` deletes)
+in the order they were made. Operations carry whole keys and values, so replaying a record is idempotent, and
+replaying every record from any point at or before the store's own state, in order, ends in the state after the
+last record: recovery never needs to know exactly where the store's last checkpoint was.
+
+Segments. The log is a run of files ``<number>.wal`` in one directory, numbered upwards. When the newest one
+passes ``CHECKPOINT_BYTES`` a new one is opened and the older ones are *retired*: once the store has synced
+(everything they hold is then in its own file), they are deleted. A crash can leave retired segments behind;
+they are replayed first, which is harmless (see above).
+
+Threads. Everything runs on the store's owner thread except ``sync``, which may run in a worker thread. A record
+is covered by a ``sync`` (or a ``take_dirty`` whose files are then synced) that starts after its ``append``
+returned.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import threading
+import zlib
+from collections.abc import Iterator
+
+from dynastore.storage.kv import DurabilityError
+
+__all__ = [
+    "CHECKPOINT_BYTES",
+    "DIRECTORY",
+    "Operation",
+    "WriteAheadLog",
+    "encode_delete",
+    "encode_put",
+    "recorded_operations",
+    "remove_segments",
+    "segment_numbers",
+]
+
+CHECKPOINT_BYTES = 64 << 20  # a segment this large is retired and the store checkpointed
+DIRECTORY = -1  # the number ``take_dirty`` gives the log's directory
+SUFFIX = ".wal"
+
+_HEADER = struct.Struct("<II")  # payload length, crc32 of the payload
+_PUT = struct.Struct("<BII")  # 0x01, key length, value length
+_DELETE = struct.Struct("<BI")  # 0x02, key length
+_PUT_TAG = 1
+_DELETE_TAG = 2
+
+Operation = tuple[bytes, bytes | None]
+"""A replayed operation: (key, value) for a put, (key, None) for a delete."""
+
+
+def encode_put(key: bytes, value: bytes) -> bytes:
+    """The header of a put operation; the key and the value follow it in the payload."""
+    return _PUT.pack(_PUT_TAG, len(key), len(value))
+
+
+def encode_delete(key: bytes) -> bytes:
+    """The header of a delete operation; the key follows it in the payload."""
+    return _DELETE.pack(_DELETE_TAG, len(key))
+
+
+def segment_numbers(directory: str) -> list[int]:
+    """The numbers of the segments in ``directory``, oldest first (none if it does not exist)."""
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    return sorted(int(n[: -len(SUFFIX)]) for n in names if n.endswith(SUFFIX) and n[: -len(SUFFIX)].isdigit())
+
+
+def segment_path(directory: str, number: int) -> str:
+    return os.path.join(directory, f"{number:016d}{SUFFIX}")
+
+
+def recorded_operations(directory: str, numbers: list[int]) -> Iterator[list[Operation]]:
+    """The records of the given segments, oldest first, each as its operations. Stops at the first record that
+    is torn or fails its checksum: that is a write that never finished, so neither it nor anything after it was
+    ever acknowledged."""
+    for number in numbers:
+        with open(segment_path(directory, number), "rb") as f:
+            data = f.read()
+        view = memoryview(data)
+        pos, end = 0, len(data)
+        while pos < end:
+            if pos + _HEADER.size > end:
+                return
+            length, crc = _HEADER.unpack_from(view, pos)
+            start = pos + _HEADER.size
+            if length == 0 or start + length > end or zlib.crc32(view[start : start + length]) != crc:
+                return
+            yield _operations(view[start : start + length])
+            pos = start + length
+
+
+def _operations(payload: memoryview) -> list[Operation]:
+    ops: list[Operation] = []
+    pos, end = 0, len(payload)
+    while pos < end:
+        tag = payload[pos]
+        if tag == _PUT_TAG:
+            _, klen, vlen = _PUT.unpack_from(payload, pos)
+            pos += _PUT.size
+            key = bytes(payload[pos : pos + klen])
+            pos += klen
+            ops.append((key, bytes(payload[pos : pos + vlen])))
+            pos += vlen
+        elif tag == _DELETE_TAG:
+            _, klen = _DELETE.unpack_from(payload, pos)
+            pos += _DELETE.size
+            ops.append((bytes(payload[pos : pos + klen]), None))
+            pos += klen
+        else:
+            # The checksum matched, so this is not a torn write but a record of a format this build cannot read.
+            raise DurabilityError(f"write-ahead log record has an unknown operation tag {tag}")
+    return ops
+
+
+def remove_segments(directory: str, numbers: list[int]) -> None:
+    """Delete segments whose records the store holds durably (after a replay), and make that durable."""
+    for number in numbers:
+        os.unlink(segment_path(directory, number))
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class _Segment:
+    __slots__ = ("number", "path", "fd", "size", "dirty")
+
+    def __init__(self, directory: str, number: int) -> None:
+        self.number = number
+        self.path = segment_path(directory, number)
+        self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+        self.size = 0
+        self.dirty = False  # written since the last sync began
+
+
+class WriteAheadLog:
+    """The open log of one store, appending to a new segment numbered ``first_number``."""
+
+    def __init__(self, directory: str, first_number: int) -> None:
+        os.makedirs(directory, exist_ok=True)
+        self.directory = directory
+        self.dir_fd = os.open(directory, os.O_RDONLY)
+        self._segments = [_Segment(directory, first_number)]
+        self._dir_dirty = True  # a new segment's name must be durable before its records are called durable
+        self._sync_lock = threading.Lock()  # sync (a worker thread) and drop never use the same descriptor at once
+
+    @property
+    def full(self) -> bool:
+        """Whether the newest segment is due to be retired."""
+        return self._segments[-1].size >= CHECKPOINT_BYTES
+
+    def append(self, pieces: list[bytes]) -> None:
+        """Append one record whose payload is ``pieces`` joined. Raises ``DurabilityError``."""
+        payload = b"".join(pieces)
+        header = _HEADER.pack(len(payload), zlib.crc32(payload))
+        seg = self._segments[-1]
+        try:
+            _write_all(seg.fd, header, payload)
+        except OSError as e:
+            raise DurabilityError(f"write-ahead log append failed: {e}") from e
+        seg.size += len(header) + len(payload)
+        seg.dirty = True
+
+    def rotate(self) -> list[int]:
+        """Open a new segment for later appends; return the numbers of every older one (to be dropped once the
+        store has synced). Raises ``DurabilityError``."""
+        try:
+            seg = _Segment(self.directory, self._segments[-1].number + 1)
+        except OSError as e:
+            raise DurabilityError(f"write-ahead log segment cannot be created: {e}") from e
+        self._dir_dirty = True
+        self._segments = [*self._segments, seg]  # a new list: sync() may be iterating the old one
+        return [s.number for s in self._segments[:-1]]
+
+    def take_dirty(self) -> list[tuple[int, int]]:
+        """The files to sync so that every record appended so far is durable, as (number, descriptor) pairs, the
+        directory (number ``DIRECTORY``, to be fsynced) first and then segments (fdatasync is enough), in order;
+        they count as clean from now on."""
+        out: list[tuple[int, int]] = []
+        if self._dir_dirty:
+            self._dir_dirty = False
+            out.append((DIRECTORY, self.dir_fd))
+        for seg in self._segments:
+            if seg.dirty:
+                seg.dirty = False
+                out.append((seg.number, seg.fd))
+        return out
+
+    def numbers(self) -> list[int]:
+        """The numbers of the open segments, oldest first."""
+        return [s.number for s in self._segments]
+
+    def sync(self) -> None:
+        """BLOCKING: make every record appended before this call durable, in this thread. Raises
+        ``DurabilityError``."""
+        with self._sync_lock:
+            try:
+                for number, fd in self.take_dirty():
+                    if number == DIRECTORY:
+                        os.fsync(fd)
+                    else:
+                        os.fdatasync(fd)
+            except OSError as e:
+                raise DurabilityError(f"write-ahead log sync failed: {e}") from e
+
+    def drop(self, numbers: list[int]) -> None:
+        """Delete retired segments whose records the store itself now holds durably. Owner thread."""
+        with self._sync_lock:
+            segments = self._segments
+            gone = [s for s in segments[:-1] if s.number in numbers]
+            self._segments = [s for s in segments if s not in gone]
+            for seg in gone:
+                os.close(seg.fd)
+                os.unlink(seg.path)
+
+    def close(self) -> None:
+        """Close every segment, deleting them: the caller has synced the store, which now holds every record."""
+        with self._sync_lock:
+            for seg in self._segments:
+                os.close(seg.fd)
+                os.unlink(seg.path)
+            self._segments = []
+            os.fsync(self.dir_fd)
+            os.close(self.dir_fd)
+
+
+def _write_all(fd: int, header: bytes, payload: bytes) -> None:
+    written = os.writev(fd, [header, payload])
+    total = len(header) + len(payload)
+    if written < total:  # a short write (a signal, a full disk): finish it or fail
+        rest = (header + payload)[written:]
+        while rest:
+            n = os.write(fd, rest)
+            rest = rest[n:]

@@ -1,0 +1,265 @@
+"""The write-ahead log: records, replay after a crash, checkpoints, and the sync helper process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from dynastore.storage import lmdb_kv, wal
+from dynastore.storage.kv import BackgroundSync, DurabilityError
+from dynastore.storage.lmdb_kv import LmdbKV
+from dynastore.storage.syncer import SyncProcess
+
+SRC = str(Path(__file__).resolve().parents[3] / "src")
+
+
+def write_segment(directory: Path, number: int, records: list[list[wal.Operation]]) -> None:
+    log = wal.WriteAheadLog(str(directory), number)
+    for ops in records:
+        pieces: list[bytes] = []
+        for key, value in ops:
+            pieces += [wal.encode_delete(key), key] if value is None else [wal.encode_put(key, value), key, value]
+        log.append(pieces)
+    log.sync()  # and leave the segment in place, as a crash would
+
+
+def test_records_round_trip_in_order(tmp_path: Path) -> None:
+    records: list[list[wal.Operation]] = [
+        [(b"a", b"1"), (b"b", b"")],
+        [(b"a", None)],
+        [(b"k" * 3000, bytes(range(256)) * 10)],
+    ]
+    write_segment(tmp_path, 7, records[:2])
+    write_segment(tmp_path, 8, records[2:])
+    assert wal.segment_numbers(str(tmp_path)) == [7, 8]
+    assert list(wal.recorded_operations(str(tmp_path), [7, 8])) == records
+
+
+def test_replay_stops_at_a_torn_record(tmp_path: Path) -> None:
+    write_segment(tmp_path, 1, [[(b"a", b"1")], [(b"b", b"2")]])
+    path = wal.segment_path(str(tmp_path), 1)
+    whole = Path(path).read_bytes()
+    Path(path).write_bytes(whole[:-1])  # the second record lost its last byte
+    write_segment(tmp_path, 2, [[(b"c", b"3")]])  # written later, so never acknowledged either
+    assert list(wal.recorded_operations(str(tmp_path), [1, 2])) == [[(b"a", b"1")]]
+    corrupt = bytearray(whole)
+    corrupt[-1] ^= 0xFF  # a checksum mismatch ends the replay the same way
+    Path(path).write_bytes(bytes(corrupt))
+    assert list(wal.recorded_operations(str(tmp_path), [1, 2])) == [[(b"a", b"1")]]
+
+
+def test_a_record_of_an_unknown_kind_is_an_error_not_a_torn_write(tmp_path: Path) -> None:
+    log = wal.WriteAheadLog(str(tmp_path), 1)
+    log.append([b"\x09junk"])
+    with pytest.raises(DurabilityError, match="unknown operation tag 9"):
+        list(wal.recorded_operations(str(tmp_path), [1]))
+
+
+def test_opening_a_store_replays_its_log_and_removes_it(tmp_path: Path) -> None:
+    db = tmp_path / "db"
+    kv = LmdbKV(db, map_size=1 << 30)
+    with kv.write() as w:
+        w.put(b"a", b"in the file")
+        w.put(b"b", b"in the file")
+    kv.close()
+    # A log older than the file's state is replayed too: the end state is the log's last word on each key.
+    write_segment(db / "wal", 5, [[(b"a", b"old")], [(b"a", b"new"), (b"b", None), (b"L" * 700, b"long")]])
+    kv = LmdbKV(db, map_size=1 << 30)
+    with kv.read() as r:
+        assert r.get(b"a") == b"new"
+        assert r.get(b"b") is None
+        assert r.get(b"L" * 700) == b"long"
+    assert kv.commit_seq == 0
+    assert wal.segment_numbers(str(db / "wal")) == [6]  # the replayed one is gone; the new one follows it
+    kv.close()
+    assert wal.segment_numbers(str(db / "wal")) == []  # a clean close leaves nothing to replay
+
+
+_WRITER = textwrap.dedent(
+    """
+    import os, sys
+    sys.path.insert(0, {src!r})
+    from dynastore.storage.lmdb_kv import LmdbKV
+    kv = LmdbKV({path!r}, map_size=1 << 30)
+    kv.enable_batching(lambda: None)  # the server's way: the batch is never committed to the file below
+    for i in range(300):
+        with kv.write() as w:
+            w.put(b"k%04d" % i, b"v%d" % i)
+            w.put(b"L" * 600 + b"%04d" % i, b"long%d" % i)
+            if i % 3 == 0:
+                w.delete(b"k%04d" % (i // 2))
+        kv.seal()
+    sync = kv.background_sync()
+    seq = sync.begin()
+    while sync.finish() is None:
+        pass
+    print("ok", seq, kv.durable_seq, flush=True)
+    while True:
+        with kv.write() as w:  # keep committing (never made durable) until killed
+            w.put(b"z", os.urandom(8))
+        kv.seal()
+    """
+)
+
+
+def test_kill_9_loses_nothing_the_log_made_durable(tmp_path: Path) -> None:
+    path = str(tmp_path / "db")
+    with subprocess.Popen(
+        [sys.executable, "-c", _WRITER.format(src=SRC, path=path)], stdout=subprocess.PIPE, text=True
+    ) as proc:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().split() == ["ok", "300", "300"]
+        time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    expected: dict[bytes, bytes | None] = {}
+    for i in range(300):
+        expected[b"k%04d" % i] = b"v%d" % i
+        expected[b"L" * 600 + b"%04d" % i] = b"long%d" % i
+        if i % 3 == 0:
+            expected[b"k%04d" % (i // 2)] = None
+    kv = LmdbKV(path, map_size=1 << 30)
+    with kv.read() as r:
+        assert {k: r.get(k) for k in expected} == expected
+    kv.close()
+
+
+def test_a_full_segment_is_retired_and_dropped_after_a_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(wal, "CHECKPOINT_BYTES", 4096)
+    db = tmp_path / "db"
+    kv = LmdbKV(db, map_size=1 << 30)
+    kv.enable_batching(lambda: None)
+    for i in range(20):
+        with kv.write() as w:
+            w.put(b"k%02d" % i, bytes(1000))
+        kv.seal()
+        checkpoint = kv._checkpoint
+        if checkpoint is not None:
+            checkpoint.join()  # let each checkpoint finish before the next write, so that every one is dropped
+    assert kv.flush() == 20
+    numbers = wal.segment_numbers(str(db / "wal"))
+    assert len(numbers) <= 2 and numbers[-1] >= 5  # about 4 records a segment; the old ones are gone
+    kv.close()
+    kv = LmdbKV(db, map_size=1 << 30)
+    with kv.read() as r:
+        assert [k for k, _ in r.iter_range(b"k", b"l")] == [b"k%02d" % i for i in range(20)]
+    kv.close()
+
+
+def test_crash_safe_commits_sync_the_log_before_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kv = LmdbKV(tmp_path / "db", map_size=1 << 30, ordered_sync=True)
+    assert kv.ordered_sync
+    kv.enable_batching(lambda: None)
+    synced: list[int] = []
+    log = kv._wal
+    assert log is not None
+    real_sync = log.sync
+    monkeypatch.setattr(log, "sync", lambda: (synced.append(kv.commit_seq), real_sync())[1])
+    with kv.write() as w:
+        w.put(b"a", b"1")
+    kv.seal()  # logged; the batch stays open
+    assert synced == []
+    monkeypatch.setattr(lmdb_kv, "BATCH_INTERVAL", 0.0)
+    with kv.write() as w:
+        w.put(b"b", b"2")
+    kv.seal()  # the batch is due: its records are synced before LMDB writes it
+    assert synced == [2]
+    assert log.take_dirty() == []
+    kv.close()
+
+
+def test_background_sync_makes_sealed_writes_durable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lmdb_kv, "BATCH_INTERVAL", 3600.0)
+    kv = LmdbKV(tmp_path / "db", map_size=1 << 30)
+    kv.enable_batching(lambda: None)
+    sync = kv.background_sync()
+    assert sync is not None and kv.background_sync() is sync
+    with kv.write() as w:
+        w.put(b"a", b"1")
+    kv.seal()
+    with kv.write() as w:
+        w.put(b"b", b"2")  # not sealed: not covered
+    assert sync.begin() == 1
+    assert wait_for(sync) == 1 and kv.durable_seq == 1
+    kv.seal()
+    assert sync.begin() == 2 and wait_for(sync) == 2
+    kv.close()
+
+
+def wait_for(sync: BackgroundSync) -> int:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        done = sync.finish()
+        if done is not None:
+            return done
+        time.sleep(0.001)
+    raise AssertionError("the sync helper did not answer")
+
+
+def test_sync_helper_syncs_skips_forgotten_files_and_reports_failures(tmp_path: Path) -> None:
+    proc = SyncProcess()
+    try:
+        fd = os.open(tmp_path / "f", os.O_WRONLY | os.O_CREAT)
+        os.write(fd, b"data")
+        proc.add_file(1, fd)
+        os.close(fd)  # the helper keeps its own duplicate
+        proc.request([1, 2])  # 2 was never given (or already forgotten): skipped
+        assert answered(proc)
+        proc.drop_file(1)
+        read_end, write_end = os.pipe()
+        proc.add_file(3, read_end)  # fdatasync on a pipe fails
+        os.close(read_end)
+        os.close(write_end)
+        proc.request([3])
+        with pytest.raises(DurabilityError, match="sync failed"):
+            answered(proc)
+        with pytest.raises(DurabilityError, match="already requested"):
+            proc.request([1])
+            proc.request([1])
+    finally:
+        proc.close()
+    assert proc._proc.returncode == 0  # it exited on its own when its socket closed
+
+
+def answered(proc: SyncProcess) -> bool:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if proc.answer():
+            return True
+        time.sleep(0.001)
+    return False
+
+
+def test_a_dead_sync_helper_is_a_durability_error() -> None:
+    proc = SyncProcess()
+    proc._proc.kill()
+    proc._proc.wait()
+    with pytest.raises(DurabilityError):
+        proc.request([1])
+        answered(proc)
+    proc.close()
+
+
+def test_sync_helper_outlives_stop_signals_sent_to_the_group(tmp_path: Path) -> None:
+    proc = SyncProcess()
+    try:
+        fd = os.open(tmp_path / "f", os.O_WRONLY | os.O_CREAT)
+        proc.add_file(1, fd)
+        proc.request([1])
+        assert answered(proc)  # running its loop, so its signal handling is in place
+        os.kill(proc._proc.pid, signal.SIGINT)
+        os.kill(proc._proc.pid, signal.SIGTERM)
+        proc.request([1])
+        assert answered(proc)
+        os.close(fd)
+    finally:
+        proc.close()
