@@ -15,7 +15,7 @@ from dynastore.protocol import dispatch, extensions, http_server
 from dynastore.protocol.protocol import Protocol
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.group_commit import GroupCommitter
-from dynastore.storage.kv import KV
+from dynastore.storage.kv import KV, StorageError
 
 log = logging.getLogger("dynastore")
 
@@ -127,4 +127,9 @@ class Server:
 
 def serve(config: Config) -> None:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
-    Server(config).run()
+    try:
+        server = Server(config)
+    except StorageError as e:
+        log.error("cannot open the store: %s", e)
+        raise SystemExit(1) from None
+    server.run()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -106,3 +108,24 @@ def test_ctrl_c_to_the_process_group_shuts_down_cleanly(tmp_path: Path) -> None:
         assert client.scan(TableName=table)["Count"] == 20
     finally:
         restarted.stop()
+
+
+def test_a_second_server_on_the_same_data_directory_is_refused(tmp_path: Path) -> None:
+    server = ServerProcess(data_dir=tmp_path)
+    try:
+        client = make_client(server.url)
+        table = create_table(client, "S")
+        client.put_item(TableName=table, Item={"pk": {"S": "a"}})
+        second = subprocess.run(
+            [sys.executable, "-m", "dynastore", "serve", "--port", "0", "--data-dir", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert second.returncode == 1
+        assert f"the data directory {tmp_path} is in use by another dynastore process" in second.stderr
+        assert "Traceback" not in second.stderr
+        client.put_item(TableName=table, Item={"pk": {"S": "b"}})  # the first one is undisturbed
+        assert client.scan(TableName=table)["Count"] == 2
+    finally:
+        server.stop()

@@ -45,6 +45,7 @@ No lmdb type or ``Any`` is visible outside this module; lmdb errors become ``Sto
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import threading
@@ -74,6 +75,7 @@ DEFAULT_MAP_SIZE = 1 << 40  # 1 TiB of address space; the file grows only as pag
 MAX_BATCH_BYTES = 16 << 20
 # With the write-ahead log, a batch stays open across seals until it holds MAX_BATCH_BYTES or is this old (s).
 BATCH_INTERVAL = 1.0
+LOCK_FILE = "dynastore.lock"
 _ID_LEN = 8
 _COUNTER_KEY = bytes(_ID_LEN)
 REPLAY_TXN_OPS = 10_000  # operations per storage transaction while replaying the write-ahead log
@@ -246,6 +248,7 @@ class LmdbKV:
         self._on_batch_open: Callable[[], None] | None = None
         self._durable_lock = threading.Lock()
         self._closed = False
+        self._lock_fd = _lock_directory(os.fspath(path))
         wal_dir = os.path.join(os.fspath(path), "wal")
         numbers = wal.segment_numbers(wal_dir)
         if numbers:
@@ -421,6 +424,7 @@ class LmdbKV:
         except (OSError, lmdb.Error) as e:
             raise DurabilityError(f"closing the write-ahead log failed: {e}") from e
         self._env.close()
+        os.close(self._lock_fd)
 
     def _wal_or_fail(self) -> wal.WriteAheadLog:
         if self._wal is None:  # only while the constructor replays the log
@@ -483,6 +487,21 @@ class _LogSync:
 
     def close(self) -> None:
         self._proc.close()
+
+
+def _lock_directory(path: str) -> int:
+    """Hold the store's directory for this process: a second server on it would replay and delete the log the
+    first one is writing. The lock goes with the process, also after kill -9."""
+    try:
+        fd = os.open(os.path.join(path, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise StorageError(f"cannot open the lock file in {path}: {e}") from e
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise StorageError(f"the data directory {path} is in use by another dynastore process") from None
+    return fd
 
 
 def _apply_records(txn: _LmdbWriteTxn, records: Iterator[list[wal.Operation]], max_ops: int) -> bool:

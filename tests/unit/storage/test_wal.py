@@ -163,7 +163,12 @@ def test_crash_safe_commits_sync_the_log_before_the_file(tmp_path: Path, monkeyp
     log = kv._wal
     assert log is not None
     real_sync = log.sync
-    monkeypatch.setattr(log, "sync", lambda: (synced.append(kv.commit_seq), real_sync())[1])
+
+    def recording_sync() -> None:
+        synced.append(kv.commit_seq)
+        real_sync()
+
+    monkeypatch.setattr(log, "sync", recording_sync)
     with kv.write() as w:
         w.put(b"a", b"1")
     kv.seal()  # logged; the batch stays open
