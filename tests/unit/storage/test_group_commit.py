@@ -305,3 +305,30 @@ def test_a_failed_seal_fails_the_waiters(caplog: pytest.LogCaptureFixture) -> No
     with caplog.at_level(logging.ERROR, logger="dynastore.storage.group_commit"):
         run(body)
     assert "flush failed" in caplog.text
+
+
+def test_lmdb_flushes_run_in_the_sync_helper_and_end_when_it_dies(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def body() -> None:
+        kv = LmdbKV(tmp_path / "db", map_size=1 << 30)
+        loop = asyncio.get_running_loop()
+        gc = GroupCommitter(kv, loop)
+        with kv.write() as w:
+            w.put(b"a", b"1")
+        await gc.wait_durable(kv.commit_seq)
+        assert gc.flushes == 1 and threading.active_count() == 1  # no worker thread was started
+        helper = kv.background_sync()._proc._proc
+        helper.kill()
+        helper.wait()
+        with kv.write() as w:
+            w.put(b"b", b"2")
+        with pytest.raises(DurabilityError):
+            await gc.wait_durable(kv.commit_seq)
+        assert gc.failed is not None
+        gc.close()
+        kv.close()
+
+    with caplog.at_level(logging.ERROR, logger="dynastore.storage.group_commit"):
+        run(body)
+    assert "flush failed" in caplog.text
