@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import select
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -332,3 +333,28 @@ def test_lmdb_flushes_run_in_the_sync_helper_and_end_when_it_dies(
     with caplog.at_level(logging.ERROR, logger="dynastore.storage.group_commit"):
         run(body)
     assert "flush failed" in caplog.text
+
+
+def test_poll_answers_a_finished_background_sync_before_the_loop_sees_it(tmp_path: Path) -> None:
+    async def body() -> None:
+        kv = LmdbKV(tmp_path / "db", map_size=1 << 30)
+        gc = GroupCommitter(kv, asyncio.get_running_loop())
+        with kv.write() as w:
+            w.put(b"a", b"1")
+        got: list[BaseException | None] = []
+        gc.when_durable(1, got.append)
+        await until(lambda: gc.flushes == 0 and kv.background_sync()._proc._pending)  # the sync was requested
+        ready, _, _ = select.select([kv.background_sync().fileno()], [], [], 10)  # the helper has answered
+        assert ready and got == []
+        with kv.write() as w:
+            w.put(b"b", b"2")
+        gc.when_durable(2, got.append)
+        gc.poll()  # as a request arrives, before the loop runs the socket's callback
+        assert got == [None] and gc.flushes == 1
+        await asyncio.sleep(0)
+        assert kv.background_sync()._proc._pending  # the next sync starts when this loop turn ends
+        await until(lambda: got == [None, None])
+        gc.close()
+        kv.close()
+
+    run(body)
