@@ -237,13 +237,13 @@ class LmdbKV:
         self._checkpointed: list[int] | None = None  # set by the checkpoint thread: segments now safe to drop
         self._log_sync: _LogSync | None = None
         self._commit_seq = 0
-        self._sealed_seq = 0  # the last commit_seq written to the file (not still in the open batch)
+        self._sealed_seq = 0  # the last commit_seq whose record is in the log (a flush may claim it)
         self._durable_seq = 0
         self._batch: _Txn | None = None
         self._batch_bytes = 0
         self._batch_started = 0.0  # time.monotonic() when the open batch began
         self._unsealed = False  # the batch holds writes committed since the last seal
-        self._seal_failure: DurabilityError | None = None  # a lost batch: no later flush may claim its writes
+        self._seal_failure: DurabilityError | None = None  # writes that cannot be made durable: no flush may succeed
         self._batch_thread: int | None = None
         self._on_batch_open: Callable[[], None] | None = None
         self._durable_lock = threading.Lock()
