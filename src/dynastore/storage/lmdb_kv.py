@@ -383,7 +383,9 @@ class LmdbKV:
         except OSError as e:
             raise DurabilityError(f"write-ahead log segments cannot be removed: {e}") from e
 
-    def background_sync(self) -> _LogSync:
+    def background_sync(self) -> _LogSync | None:
+        if not SyncProcess.supported():
+            return None  # flushes run in a worker thread instead
         if self._log_sync is None:
             self._log_sync = _LogSync(self)
         return self._log_sync

@@ -73,6 +73,11 @@ while True:
 class SyncProcess:
     """The helper process and the server's end of its socket."""
 
+    @staticmethod
+    def supported() -> bool:
+        """Linux only (SEQPACKET sockets, fdatasync); elsewhere the server syncs from a worker thread."""
+        return sys.platform == "linux"
+
     def __init__(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:

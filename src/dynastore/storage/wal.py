@@ -24,6 +24,7 @@ returned.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import struct
 import threading
@@ -42,6 +43,7 @@ __all__ = [
     "recorded_operations",
     "remove_segments",
     "segment_numbers",
+    "sync_data",
 ]
 
 CHECKPOINT_BYTES = 64 << 20  # a segment this large is retired and the store checkpointed
@@ -212,7 +214,7 @@ class WriteAheadLog:
                     if number == DIRECTORY:
                         os.fsync(fd)
                     else:
-                        os.fdatasync(fd)
+                        sync_data(fd)
             except OSError as e:
                 raise DurabilityError(f"write-ahead log sync failed: {e}") from e
 
@@ -235,6 +237,18 @@ class WriteAheadLog:
             self._segments = []
             os.fsync(self.dir_fd)
             os.close(self.dir_fd)
+
+
+def sync_data(fd: int) -> None:
+    """Make a file's written data durable: fdatasync, or on macOS F_FULLFSYNC (its fsync leaves the data in the
+    drive's cache), or fsync where neither exists."""
+    full_sync = getattr(fcntl, "F_FULLFSYNC", None)
+    if full_sync is not None:
+        fcntl.fcntl(fd, full_sync)
+    elif hasattr(os, "fdatasync"):
+        os.fdatasync(fd)
+    else:
+        os.fsync(fd)
 
 
 def _write_all(fd: int, header: bytes, payload: bytes) -> None:

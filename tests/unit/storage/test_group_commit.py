@@ -17,6 +17,7 @@ from dynastore.storage.group_commit import GroupCommitter
 from dynastore.storage.kv import KV, DurabilityError
 from dynastore.storage.lmdb_kv import LmdbKV
 from dynastore.storage.memory_kv import MemoryKV
+from dynastore.storage.syncer import SyncProcess
 
 
 class FakeKV:
@@ -319,7 +320,7 @@ def test_lmdb_flushes_run_in_the_sync_helper_and_end_when_it_dies(
             w.put(b"a", b"1")
         await gc.wait_durable(kv.commit_seq)
         assert gc.flushes == 1 and threading.active_count() == 1  # no worker thread was started
-        helper = kv.background_sync()._proc._proc
+        helper = helper_of(kv)._proc
         helper.kill()
         helper.wait()
         with kv.write() as w:
@@ -343,8 +344,8 @@ def test_poll_answers_a_finished_background_sync_before_the_loop_sees_it(tmp_pat
             w.put(b"a", b"1")
         got: list[BaseException | None] = []
         gc.when_durable(1, got.append)
-        await until(lambda: gc.flushes == 0 and kv.background_sync()._proc._pending)  # the sync was requested
-        ready, _, _ = select.select([kv.background_sync().fileno()], [], [], 10)  # the helper has answered
+        await until(lambda: gc.flushes == 0 and helper_of(kv)._pending)  # the sync was requested
+        ready, _, _ = select.select([helper_of(kv).fileno()], [], [], 10)  # the helper has answered
         assert ready and got == []
         with kv.write() as w:
             w.put(b"b", b"2")
@@ -352,8 +353,34 @@ def test_poll_answers_a_finished_background_sync_before_the_loop_sees_it(tmp_pat
         gc.poll()  # as a request arrives, before the loop runs the socket's callback
         assert got == [None] and gc.flushes == 1
         await asyncio.sleep(0)
-        assert kv.background_sync()._proc._pending  # the next sync starts when this loop turn ends
+        assert helper_of(kv)._pending  # the next sync starts when this loop turn ends
         await until(lambda: got == [None, None])
+        gc.close()
+        kv.close()
+
+    run(body)
+
+
+def helper_of(kv: LmdbKV) -> SyncProcess:
+    sync = kv.background_sync()
+    assert sync is not None
+    return sync._proc
+
+
+def test_without_the_sync_helper_lmdb_flushes_in_a_worker_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(SyncProcess, "supported", staticmethod(lambda: False))  # as on a platform other than Linux
+
+    async def body() -> None:
+        kv = LmdbKV(tmp_path / "db", map_size=1 << 30)
+        assert kv.background_sync() is None
+        gc = GroupCommitter(kv, asyncio.get_running_loop())
+        with kv.write() as w:
+            w.put(b"a", b"1")
+        await gc.wait_durable(kv.commit_seq)
+        assert kv.durable_seq == 1 and gc.flushes == 1
+        await gc.drain()
         gc.close()
         kv.close()
 
