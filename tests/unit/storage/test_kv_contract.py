@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import os
 import random
-import signal
-import subprocess
-import sys
 import textwrap
 import threading
 import time
@@ -20,8 +17,7 @@ from hypothesis import strategies as st
 from dynastore.storage.kv import KV, StorageError
 from dynastore.storage.lmdb_kv import LmdbKV
 from dynastore.storage.memory_kv import MemoryKV
-
-SRC = str(Path(__file__).resolve().parents[3] / "src")
+from tests.unit.storage.killed_writer import SRC, first_line_then_kill_9
 
 
 def open_engine(engine: str, path: Path) -> KV:
@@ -506,15 +502,7 @@ _WRITER = textwrap.dedent(
 
 def test_lmdb_kill_9_after_flush_loses_nothing(tmp_path: Path) -> None:
     path = str(tmp_path / "db")
-    with subprocess.Popen(
-        [sys.executable, "-c", _WRITER.format(src=SRC, path=path)], stdout=subprocess.PIPE, text=True
-    ) as proc:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ok"
-        time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    assert proc.returncode == -signal.SIGKILL
+    assert first_line_then_kill_9(_WRITER.format(src=SRC, path=path)) == "ok"
     kv = LmdbKV(path, map_size=1 << 30)
     with kv.read() as r:
         for i in range(500):

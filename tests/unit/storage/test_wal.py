@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -16,8 +14,7 @@ from dynastore.storage import lmdb_kv, wal
 from dynastore.storage.kv import BackgroundSync, DurabilityError
 from dynastore.storage.lmdb_kv import LmdbKV
 from dynastore.storage.syncer import SyncProcess
-
-SRC = str(Path(__file__).resolve().parents[3] / "src")
+from tests.unit.storage.killed_writer import SRC, first_line_then_kill_9
 
 
 def write_segment(directory: Path, number: int, records: list[list[wal.Operation]]) -> None:
@@ -113,14 +110,8 @@ _WRITER = textwrap.dedent(
 
 def test_kill_9_loses_nothing_the_log_made_durable_across_checkpoints(tmp_path: Path) -> None:
     path = str(tmp_path / "db")
-    with subprocess.Popen(
-        [sys.executable, "-c", _WRITER.format(src=SRC, path=path)], stdout=subprocess.PIPE, text=True
-    ) as proc:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().split() == ["ok", "300", "300", "True"]  # old segments were dropped
-        time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+    line = first_line_then_kill_9(_WRITER.format(src=SRC, path=path))
+    assert line.split() == ["ok", "300", "300", "True"]  # all durable; old segments were dropped
     expected: dict[bytes, bytes | None] = {}
     for i in range(300):
         expected[b"k%04d" % i] = b"v%d" % i
