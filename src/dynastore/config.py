@@ -26,8 +26,8 @@ class Config:
     port: int = 8000
     data_dir: Path = Path("dynastore-data")
     in_memory: bool = False
-    # Commit every loop turn with LMDB's ordered sync (its data pages on disk before its meta page is written),
-    # so that an operating-system crash or power loss cannot leave the store corrupt; costs write throughput.
+    # Each batch commit (about once a second) syncs the write-ahead log and then LMDB's pages before its meta page,
+    # so that an operating-system crash or power loss cannot leave the store corrupt; the loop waits for that sync.
     crash_safe: bool = False
     region: str = "us-east-1"
     account_id: str = "000000000000"
