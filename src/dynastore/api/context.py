@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from dynastore.config import Config
 from dynastore.storage.catalog import Catalog
@@ -15,6 +16,7 @@ class Context:
     config: Config
     kv: KV
     catalog: Catalog
+    states: dict[Any, Any] = field(default_factory=dict)  # what engine modules keep per server (api/per_server.py)
 
     @property
     def clock(self) -> Clock:

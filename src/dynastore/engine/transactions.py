@@ -19,7 +19,6 @@ The model (docs/transactions.md has the long form):
 from __future__ import annotations
 
 import itertools
-import weakref
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ import orjson
 
 from dynastore import messages
 from dynastore.api.context import Context
+from dynastore.api.per_server import PerServer
 from dynastore.engine import writes
 from dynastore.engine.capacity import read_half_units
 from dynastore.engine.keys import check_table_key, storage_key
@@ -43,7 +43,7 @@ from dynastore.errors import (
     TransactionInProgressException,
     ValidationException,
 )
-from dynastore.expressions import evaluate
+from dynastore.expressions.evaluate import evaluate
 from dynastore.limits import CLIENT_TOKEN_TTL_SECONDS, TOKEN_SWEEP_PER_WRITE
 from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
@@ -134,16 +134,11 @@ class TransactionLocks:
                     del owner[key]
 
 
-_LOCKS: weakref.WeakKeyDictionary[KV, TransactionLocks] = weakref.WeakKeyDictionary()
+def _new_locks(ctx: Context) -> TransactionLocks:
+    return TransactionLocks(ctx.kv, ctx.clock, ctx.config.transaction_lock_hold)
 
 
-def transaction_locks(ctx: Context) -> TransactionLocks:
-    """The lock registry of the server owning ``ctx.kv`` (one per storage engine)."""
-    locks = _LOCKS.get(ctx.kv)
-    if locks is None:
-        locks = TransactionLocks(ctx.kv, ctx.clock, ctx.config.transaction_lock_hold)
-        _LOCKS[ctx.kv] = locks
-    return locks
+transaction_locks = PerServer(_new_locks)  # transaction_locks(ctx): the lock registry of ctx's server
 
 
 def check_item_write(ctx: Context, table: TableDef, key_source: Item) -> None:
@@ -288,12 +283,12 @@ def execute_write(
                 if action.return_old_on_failure and e.old is not None:
                     reason["Item"] = e.old
                 reasons.append(reason)
-            except ValidationException as e:  # found only while applying (e.g. the updated item is too large)
+            except ValidationException as invalid:  # found only while applying (e.g. the updated item is too large)
                 failed = True
-                reasons.append({"Code": "ValidationError", "Message": e.message})
-            except ItemCollectionSizeLimitExceededException as e:  # a table with LSIs: the collection is full
+                reasons.append({"Code": "ValidationError", "Message": invalid.message})
+            except ItemCollectionSizeLimitExceededException as full:  # a table with LSIs: the collection is full
                 failed = True
-                reasons.append({"Code": "ItemCollectionSizeLimitExceeded", "Message": e.message})
+                reasons.append({"Code": "ItemCollectionSizeLimitExceeded", "Message": full.message})
         if failed:
             raise _canceled(reasons)  # leaving the block by an exception aborts every write
         keys = [action.key for action in actions]

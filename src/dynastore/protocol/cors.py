@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 _EXPOSED = "x-amzn-RequestId,x-amzn-ErrorType,x-amz-crc32,Date"
 _ALLOWED_METHODS = "GET,POST,PUT,DELETE,OPTIONS"
 _DEFAULT_ALLOWED_HEADERS = (
@@ -13,7 +11,7 @@ _DEFAULT_ALLOWED_HEADERS = (
 _PREFLIGHT_MAX_AGE = "172800"
 
 
-def preflight_headers(headers: Mapping[str, str]) -> list[tuple[str, str]]:
+def preflight_headers(headers: dict[str, str]) -> list[tuple[str, str]]:
     requested = headers.get("access-control-request-headers") or _DEFAULT_ALLOWED_HEADERS
     return [
         ("Access-Control-Allow-Origin", headers.get("origin", "*")),

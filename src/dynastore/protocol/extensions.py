@@ -54,8 +54,8 @@ def handle(ctx: Context, method: str, target: str, body: bytes) -> RawResponse:
         payload = _route(ctx, method, parts, query, body)
     except _Refused as e:
         return RawResponse(e.status, orjson.dumps({"error": e.text}), _JSON)
-    except DynamoError as e:
-        return RawResponse(404, orjson.dumps({"error": e.message or type(e).__name__}), _JSON)
+    except DynamoError as error:
+        return RawResponse(404, orjson.dumps({"error": error.message or type(error).__name__}), _JSON)
     return RawResponse(200, orjson.dumps(payload), _JSON)
 
 

@@ -10,16 +10,16 @@ import asyncio
 import logging
 import time
 from collections import deque
+from collections.abc import Callable
 from email.utils import formatdate
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import httptools
 import orjson
 
 from dynastore.errors import InternalServerError
 from dynastore.limits import MAX_REQUEST_BYTES
-from dynastore.protocol.protocol import Protocol, RawResponse
-from dynastore.storage.group_commit import GroupCommitter
+from dynastore.protocol.protocol import RawResponse
 
 log = logging.getLogger("dynastore")
 
@@ -74,6 +74,23 @@ def encode_response(response: RawResponse, keep_alive: bool) -> bytes:
     return b"".join(head)
 
 
+class RequestHandler(Protocol):
+    """What a connection hands each request to (protocol.Protocol)."""
+
+    def handle(self, method: str, headers: dict[str, str], body: bytes, path: str = "/") -> RawResponse: ...
+
+
+class Durability(Protocol):
+    """What a connection asks whether a write is durable yet (group_commit.GroupCommitter)."""
+
+    @property
+    def durable_seq(self) -> int: ...
+
+    def poll(self) -> None: ...
+
+    def when_durable(self, seq: int, callback: Callable[[BaseException | None], None]) -> None: ...
+
+
 class _Slot:
     """One response's place in a connection's outgoing order."""
 
@@ -85,7 +102,7 @@ class _Slot:
 
 
 class HttpConnection(asyncio.Protocol):
-    def __init__(self, protocol: Protocol, committer: GroupCommitter) -> None:
+    def __init__(self, protocol: RequestHandler, committer: Durability) -> None:
         self._protocol = protocol
         self._committer = committer
         self._parser = httptools.HttpRequestParser(self)
@@ -151,15 +168,19 @@ class HttpConnection(asyncio.Protocol):
         data = encode_response(response, keep_alive)
         seq = response.commit_seq
         if seq and seq > self._committer.durable_seq:
-            slot = _Slot(None, not keep_alive)
-            self._outgoing.append(slot)
-            self._committer.when_durable(seq, lambda error: self._durable(slot, data, error))
+            self._hold(seq, data, not keep_alive)
         elif self._outgoing:
             self._outgoing.append(_Slot(data, not keep_alive))
         else:
             self._send(data, not keep_alive)
 
     # --- output ----------------------------------------------------------------------------------------
+    def _hold(self, seq: int, data: bytes, close: bool) -> None:
+        """Keep a write's response (and whatever follows it) until the write is durable."""
+        slot = _Slot(None, close)
+        self._outgoing.append(slot)
+        self._committer.when_durable(seq, lambda error: self._durable(slot, data, error))
+
     def _durable(self, slot: _Slot, data: bytes, error: BaseException | None) -> None:
         if error is not None:
             log.error("write could not be made durable: %s", error)
@@ -190,7 +211,7 @@ def _unavailable() -> bytes:
     return encode_response(RawResponse(500, body), keep_alive=False)
 
 
-async def start(protocol: Protocol, committer: GroupCommitter, host: str, port: int, **kwargs: Any) -> asyncio.Server:
+async def start(protocol: RequestHandler, committer: Durability, host: str, port: int, **kwargs: Any) -> asyncio.Server:
     loop = asyncio.get_running_loop()
     return await loop.create_server(
         lambda: HttpConnection(protocol, committer), host, port, reuse_address=True, backlog=1024, **kwargs

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import count
 from typing import Any
@@ -36,7 +36,7 @@ _UNKNOWN_OPERATION_XML = b"<UnknownOperationException/>\n"
 # Bodies smaller than this go out uncompressed even when the client accepts gzip: compression would not pay.
 GZIP_MIN_BYTES = 1024
 
-Headers = Mapping[str, str]  # lower-case names
+Headers = dict[str, str]  # lower-case names (a dict: compiled code reads it directly)
 EXTENSION_PREFIX = "/dynastore/"
 
 
@@ -82,7 +82,7 @@ class Protocol:
 
     def __init__(
         self,
-        operations: Mapping[str, Operation],
+        operations: dict[str, Operation],
         *,
         region: str,
         commit_seq: Callable[[], int],

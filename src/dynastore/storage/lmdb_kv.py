@@ -255,8 +255,8 @@ class LmdbKV:
             self._replay(wal_dir, numbers)
         try:
             self._wal = wal.WriteAheadLog(wal_dir, numbers[-1] + 1 if numbers else 1)
-        except OSError as e:
-            raise StorageError(f"cannot open the write-ahead log in {wal_dir}: {e}") from e
+        except OSError as os_error:
+            raise StorageError(f"cannot open the write-ahead log in {wal_dir}: {os_error}") from os_error
 
     def _replay(self, directory: str, numbers: list[int]) -> None:
         """Apply the write-ahead log left by a run that did not close cleanly, make the store durable, and delete
@@ -337,9 +337,9 @@ class LmdbKV:
             batch.abort()
             self._seal_failure = e
             raise
-        except lmdb.Error as e:
-            self._seal_failure = DurabilityError(f"lmdb commit of a batch failed: {e}")
-            raise self._seal_failure from e
+        except lmdb.Error as lmdb_error:
+            self._seal_failure = DurabilityError(f"lmdb commit of a batch failed: {lmdb_error}")
+            raise self._seal_failure from lmdb_error
 
     def _log_commit(self, pieces: list[bytes]) -> None:
         """Append a commit's operations to the write-ahead log; retire a full segment. If that fails, no later

@@ -228,7 +228,7 @@ def _children(shape: Shape) -> Checker | None:
             return None
 
         def check_map(value: Any, path: str, errors: list[str]) -> None:
-            for key in reversed(list(value)):
+            for key in list(value)[::-1]:
                 map_member(value[key], f"{path}.{key}.member", errors)
 
         return check_map

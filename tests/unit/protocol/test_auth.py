@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dynastore.errors import IncompleteSignatureException, MissingAuthenticationTokenException
 from dynastore.protocol import auth
@@ -56,3 +58,28 @@ def test_empty_parameter_values_are_still_reported() -> None:
     with pytest.raises(IncompleteSignatureException) as info:
         auth.check({"authorization": value, "x-amz-date": "20260101T000000Z"})
     assert info.value.message == "Authorization header requires 'Credential' parameter. Authorization=" + value
+
+
+def test_the_sdk_form_skips_the_parsing() -> None:
+    assert auth._well_formed(GOOD)
+    assert not auth._well_formed(GOOD.replace(", ", ","))  # still accepted, by the full parse
+    assert not auth._well_formed("AWS4-HMAC-SHA256 Extra Credential=a, SignedHeaders=h, Signature=s")
+
+
+_PIECE = st.text(alphabet="aA4-/ ,=", max_size=6)
+_SEPARATOR = st.sampled_from([", ", ",", " , ", ",  "])
+
+
+@given(_PIECE, _PIECE, _PIECE, _PIECE, _SEPARATOR, _SEPARATOR)
+def test_what_skips_the_parsing_would_pass_it(
+    scheme: str, credential: str, signed: str, signature: str, first: str, second: str
+) -> None:
+    """The shortcut accepts only headers that the full parse accepts too."""
+    value = f"AWS4-{scheme} Credential={credential}{first}SignedHeaders={signed}{second}Signature={signature}"
+    if auth._well_formed(value):
+        assert credential and signed and signature
+        assert auth._auth_params(value) == {
+            "Credential": credential,
+            "SignedHeaders": signed,
+            "Signature": signature,
+        }

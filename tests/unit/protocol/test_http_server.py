@@ -29,7 +29,7 @@ class FakeTransport:
 class FakeProtocol:
     """Operations named Write<N> report commit N; everything else reports none."""
 
-    def handle(self, method: str, headers: dict[str, str], body: bytes) -> RawResponse:
+    def handle(self, method: str, headers: dict[str, str], body: bytes, path: str = "/") -> RawResponse:
         target = headers["x-amz-target"].split(".")[1]
         seq = int(target[5:]) if target.startswith("Write") else 0
         return RawResponse(200, target.encode(), commit_seq=seq)
@@ -57,7 +57,7 @@ class FakeCommitter:
 
 def connect() -> tuple[HttpConnection, FakeTransport, FakeCommitter]:
     committer = FakeCommitter()
-    connection = HttpConnection(FakeProtocol(), committer)  # type: ignore[arg-type]
+    connection = HttpConnection(FakeProtocol(), committer)
     transport = FakeTransport()
     connection.connection_made(transport)  # type: ignore[arg-type]
     return connection, transport, committer
