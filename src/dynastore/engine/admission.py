@@ -407,20 +407,35 @@ def _as_if_tag(td: TableDef) -> int | None:
 # ---------------------------------------------------------------------------------------------- admission
 
 
-@dataclass(slots=True)
 class Ticket:
-    """What an admitted request took, so its cost can be settled (or refunded) afterwards."""
+    """What an admitted request took, so its cost can be settled (or refunded) afterwards. (A plain class: one is
+    made per request, and a compiled build makes a dataclass through its interpreted __init__.)"""
 
-    state: TableState
-    resource: Resource
-    lane: Lane
-    index: int  # the partition's position in the resource's map
-    half_units: int
-    key: bytes
-    write: bool
-    transactional: bool = False
-    took: int = throttle.OK  # what the admission took from ``lane`` (for a refund)
-    extra: list[tuple[Resource, Lane, int, int]] = field(default_factory=list)  # GSI lanes taken, and how
+    __slots__ = ("state", "resource", "lane", "index", "half_units", "key", "write", "transactional", "took", "extra")
+
+    def __init__(
+        self,
+        state: TableState,
+        resource: Resource,
+        lane: Lane,
+        index: int,
+        half_units: int,
+        key: bytes,
+        write: bool,
+        *,
+        transactional: bool = False,
+        took: int = throttle.OK,
+    ) -> None:
+        self.state = state
+        self.resource = resource
+        self.lane = lane
+        self.index = index  # the partition's position in the resource's map
+        self.half_units = half_units
+        self.key = key
+        self.write = write
+        self.transactional = transactional
+        self.took = took  # what the admission took from ``lane`` (for a refund)
+        self.extra: list[tuple[Resource, Lane, int, int]] = []  # GSI lanes taken, and how
 
 
 def admit_read(ctx: Context, table: TableDef, key: bytes, half_units: int, *, index: str | None = None) -> Ticket:

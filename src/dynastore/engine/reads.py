@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Final, Protocol
 
 import orjson
 
@@ -311,28 +311,55 @@ class TableFetch:
     consistent: bool
 
 
-@dataclass(frozen=True, slots=True)
+# PageRequest and Page are plain classes rather than dataclasses: each Query and Scan makes one of each, and a
+# compiled build makes a dataclass through its interpreted __init__ (docs/design.md "Compiled modules").
 class PageRequest:
-    space: KeySpace
-    lo: bytes
-    hi: bytes
-    reverse: bool = False
-    limit: int | None = None
-    filter: ResolvedCondition | None = None
-    projection: ResolvedProjection | None = None
-    count_only: bool = False
-    page_bytes: int = MAX_PAGE_BYTES
-    fetch: TableFetch | None = None
+    __slots__ = ("space", "lo", "hi", "reverse", "limit", "filter", "projection", "count_only", "page_bytes", "fetch")
+
+    def __init__(
+        self,
+        space: KeySpace,
+        lo: bytes,
+        hi: bytes,
+        *,
+        reverse: bool = False,
+        limit: int | None = None,
+        filter: ResolvedCondition | None = None,
+        projection: ResolvedProjection | None = None,
+        count_only: bool = False,
+        page_bytes: int = MAX_PAGE_BYTES,
+        fetch: TableFetch | None = None,
+    ) -> None:
+        self.space: Final = space
+        self.lo: Final = lo
+        self.hi: Final = hi
+        self.reverse: Final = reverse
+        self.limit: Final = limit
+        self.filter: Final = filter
+        self.projection: Final = projection
+        self.count_only: Final = count_only
+        self.page_bytes: Final = page_bytes
+        self.fetch: Final = fetch
 
 
-@dataclass(slots=True)
 class Page:
-    items: list[Json]  # the JSON of each returned item, ready to splice into a response
-    count: int
-    scanned_count: int
-    last_key: Item | None
-    read_bytes: int  # the sum of the sizes of the items (or index entries) read (capacity)
-    fetch_half_units: int = 0  # table fetches of an LSI read
+    __slots__ = ("items", "count", "scanned_count", "last_key", "read_bytes", "fetch_half_units")
+
+    def __init__(
+        self,
+        items: list[Json],
+        count: int,
+        scanned_count: int,
+        last_key: Item | None,
+        read_bytes: int,
+        fetch_half_units: int = 0,
+    ) -> None:
+        self.items = items  # the JSON of each returned item, ready to splice into a response
+        self.count = count
+        self.scanned_count = scanned_count
+        self.last_key = last_key
+        self.read_bytes = read_bytes  # the sum of the sizes of the items (or index entries) read (capacity)
+        self.fetch_half_units = fetch_half_units  # table fetches of an LSI read
 
 
 def read_page(txn: ReadTxn, req: PageRequest) -> Page:

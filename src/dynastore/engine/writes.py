@@ -10,7 +10,6 @@ and the item collection's size (engine/indexes.py); a table without indexes pays
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Final
 
 from dynastore import messages
@@ -34,21 +33,27 @@ class ConditionFailedError(Exception):
         self.old = old
 
 
-@dataclass(frozen=True, slots=True)
+# The plans and results below are plain classes rather than dataclasses: every single-item write makes a few,
+# and a compiled build makes a dataclass through its interpreted __init__ (docs/design.md "Compiled modules").
 class Applied:
-    new: Item | None
-    updated_paths: Any = None
+    __slots__ = ("new", "updated_paths")
+
+    def __init__(self, new: Item | None, updated_paths: Any = None) -> None:
+        self.new: Final = new
+        self.updated_paths: Final = updated_paths
 
 
 CONDITION_FAILED: Final = Applied(None)
 
 
-@dataclass(frozen=True, slots=True)
 class PutPlan:
-    item: Item
-    condition: Any = None
-    size: int | None = None  # the item's size when the caller has already computed it
-    return_old: bool = False
+    __slots__ = ("item", "condition", "size", "return_old")
+
+    def __init__(self, item: Item, condition: Any = None, size: int | None = None, return_old: bool = False) -> None:
+        self.item: Final = item
+        self.condition: Final = condition
+        self.size: Final = size  # the item's size when the caller has already computed it
+        self.return_old: Final = return_old
 
     @property
     def needs_old(self) -> bool:
@@ -60,10 +65,12 @@ class PutPlan:
         return Applied(self.item)
 
 
-@dataclass(frozen=True, slots=True)
 class DeletePlan:
-    condition: Any = None
-    return_old: bool = False
+    __slots__ = ("condition", "return_old")
+
+    def __init__(self, condition: Any = None, return_old: bool = False) -> None:
+        self.condition: Final = condition
+        self.return_old: Final = return_old
 
     @property
     def needs_old(self) -> bool:
@@ -75,12 +82,14 @@ class DeletePlan:
         return Applied(None)
 
 
-@dataclass(frozen=True, slots=True)
 class UpdatePlan:
-    key: Item
-    update: Any = None
-    condition: Any = None
+    __slots__ = ("key", "update", "condition")
     needs_old = True
+
+    def __init__(self, key: Item, update: Any = None, condition: Any = None) -> None:
+        self.key: Final = key
+        self.update: Final = update
+        self.condition: Final = condition
 
     def apply(self, old: Item | None) -> Applied:
         if self.condition is not None and not evaluate(self.condition, old):
@@ -95,15 +104,26 @@ class UpdatePlan:
 Plan = PutPlan | DeletePlan | UpdatePlan
 
 
-@dataclass(frozen=True, slots=True)
 class WriteResult:
-    existed: bool
-    old: Item | None  # decoded only when the plan needs it (conditions, updates, returned values)
-    new: Item | None
-    old_size: int
-    new_size: int
-    updated_paths: Any = None
-    index: indexes.IndexEffects | None = None  # tables with indexes: units, LSI statistics, item collection
+    __slots__ = ("existed", "old", "new", "old_size", "new_size", "updated_paths", "index")
+
+    def __init__(
+        self,
+        existed: bool,
+        old: Item | None,
+        new: Item | None,
+        old_size: int,
+        new_size: int,
+        updated_paths: Any = None,
+        index: indexes.IndexEffects | None = None,
+    ) -> None:
+        self.existed: Final = existed
+        self.old: Final = old  # decoded only when the plan needs it (conditions, updates, returned values)
+        self.new: Final = new
+        self.old_size: Final = old_size
+        self.new_size: Final = new_size
+        self.updated_paths: Final = updated_paths
+        self.index: Final = index  # tables with indexes: units, LSI statistics, item collection
 
 
 def execute(ctx: Context, table: TableDef, key: bytes, plan: Plan) -> WriteResult:

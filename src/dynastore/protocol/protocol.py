@@ -10,7 +10,6 @@ import logging
 import os
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from itertools import count
 from typing import Any
 
@@ -40,14 +39,25 @@ Headers = dict[str, str]  # lower-case names (a dict: compiled code reads it dir
 EXTENSION_PREFIX = "/dynastore/"
 
 
-@dataclass(slots=True)
 class RawResponse:
-    status: int
-    body: bytes
-    content_type: str = JSON_10
-    headers: list[tuple[str, str]] = field(default_factory=list)
-    # The storage commit this response reports on; the server sends it only once that commit is durable.
-    commit_seq: int = 0
+    # A plain class rather than a dataclass: one is made per request, and a compiled build makes a dataclass
+    # through its interpreted __init__ (docs/design.md "Compiled modules").
+    __slots__ = ("status", "body", "content_type", "headers", "commit_seq")
+
+    def __init__(
+        self,
+        status: int,
+        body: bytes,
+        content_type: str = JSON_10,
+        headers: list[tuple[str, str]] | None = None,
+        commit_seq: int = 0,
+    ) -> None:
+        self.status = status
+        self.body = body
+        self.content_type = content_type
+        self.headers: list[tuple[str, str]] = [] if headers is None else headers
+        # The storage commit this response reports on; the server sends it only once that commit is durable.
+        self.commit_seq = commit_seq
 
 
 class Operation:
