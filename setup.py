@@ -15,10 +15,10 @@ from setuptools import setup
 
 SOURCE = Path("src")
 
-# Left as Python: the package markers (the top package answers attribute look-ups lazily, which a compiled
-# module cannot), start-up code that runs once, and modules whose classes tests replace parts of (compiled
-# classes are closed).
+# Left as Python: the top package (it answers attribute look-ups lazily, which a compiled module cannot),
+# start-up code that runs once, and modules whose classes tests replace parts of (compiled classes are closed).
 INTERPRETED = {
+    "dynastore/__init__.py",
     "dynastore/__main__.py",
     "dynastore/cli.py",
     "dynastore/partitions_cli.py",
@@ -35,7 +35,7 @@ def _compiled_modules() -> list[str]:
     modules = []
     for path in sorted(SOURCE.rglob("*.py")):
         relative = path.relative_to(SOURCE).as_posix()
-        if path.name != "__init__.py" and relative not in INTERPRETED:
+        if relative not in INTERPRETED:
             modules.append(str(path))
     return modules
 
