@@ -1,8 +1,9 @@
 """Build: a wheel compiles dynastore's modules to C extensions with mypyc (the code is mypy --strict typed).
 
-Compiled, a request costs 10-30% less CPU (docs/performance.md). Editable installs stay pure Python so that an
-edit takes effect without a rebuild, and DYNASTORE_PURE_PYTHON=1 skips compiling anywhere (a machine without a
-C compiler). Either way the package behaves the same: the tests run against both.
+Compiled, the server spends about a tenth less CPU per request (docs/performance.md). Editable installs stay
+pure Python so that an edit takes effect without a rebuild, and DYNASTORE_PURE_PYTHON=1 skips compiling anywhere
+(a machine without a C compiler). Either way the package behaves the same: CI runs the tests against the
+compiled wheel, a developer's editable checkout against the interpreted code.
 """
 
 from __future__ import annotations
