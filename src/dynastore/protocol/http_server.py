@@ -176,7 +176,8 @@ class HttpConnection(asyncio.Protocol):
 
     # --- output ----------------------------------------------------------------------------------------
     def _hold(self, seq: int, data: bytes, close: bool) -> None:
-        """Keep a write's response (and whatever follows it) until the write is durable."""
+        """Keep a write's response (and whatever follows it) until the write is durable. (A method of its own: a
+        compiled on_message_complete would otherwise build this lambda's environment for reads too.)"""
         slot = _Slot(None, close)
         self._outgoing.append(slot)
         self._committer.when_durable(seq, lambda error: self._durable(slot, data, error))
