@@ -109,17 +109,19 @@ class TestFunctionality:
             ddb.delete_table(TableName=name)
 
 
+@pytest.fixture(scope="module")
+def manual_clock_server() -> Iterator[tuple[Any, str]]:
+    """A server whose clock moves only when a test says so (one for the module: starting one costs a second)."""
+    process = ServerProcess("--manual-clock")
+    try:
+        yield make_client(process.url), process.url
+    finally:
+        process.stop()
+
+
 class TestExpiry:
     """Expired items are deleted in the background (within a maintenance pass), their index entries with them;
     items without a Number TTL, or with one more than five years old, stay."""
-
-    @pytest.fixture(scope="class")
-    def server(self) -> Iterator[tuple[Any, str]]:
-        process = ServerProcess("--manual-clock")
-        try:
-            yield make_client(process.url), process.url
-        finally:
-            process.stop()
 
     @staticmethod
     def clock(url: str, body: dict[str, Any] | None = None) -> float:
@@ -142,8 +144,8 @@ class TestExpiry:
             time.sleep(0.05)
         return found
 
-    def test_expired_items_go_and_the_rest_stay(self, server: tuple[Any, str]) -> None:
-        ddb, url = server
+    def test_expired_items_go_and_the_rest_stay(self, manual_clock_server: tuple[Any, str]) -> None:
+        ddb, url = manual_clock_server
         name = unique_name()
         ddb.create_table(
             TableName=name,
@@ -181,8 +183,8 @@ class TestExpiry:
         assert self.settled(ddb, name, stay - {"later"}, "by_g") == stay - {"later"}
         assert ddb.describe_table(TableName=name)["Table"]["ItemCount"] == 3
 
-    def test_a_disabled_ttl_deletes_nothing(self, server: tuple[Any, str]) -> None:
-        ddb, url = server
+    def test_a_disabled_ttl_deletes_nothing(self, manual_clock_server: tuple[Any, str]) -> None:
+        ddb, url = manual_clock_server
         disabled, witness = create_table(ddb), create_table(ddb)
         update(ddb, disabled, True, "exp")
         update(ddb, disabled, False, "exp")
