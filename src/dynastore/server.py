@@ -9,6 +9,7 @@ import signal
 import sys
 
 from dynastore.api.context import Context
+from dynastore.build_kind import PURE_PYTHON_NOTICE, is_compiled
 from dynastore.config import Config
 from dynastore.engine import indexes, ttl
 from dynastore.protocol import dispatch, extensions, http_server
@@ -58,6 +59,8 @@ class Server:
         # With --port 0 the operating system chose the port; DescribeEndpoints must report the real one.
         self.context.config = dataclasses.replace(self.config, port=port)
         print(f"dynastore listening on http://{host}:{port}", flush=True)
+        if not is_compiled():
+            print(PURE_PYTHON_NOTICE, file=sys.stderr, flush=True)
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self._stopping.set)
         maintenance = loop.create_task(self._maintain())
