@@ -130,7 +130,7 @@ class _FallbackBuildExt(build_ext):
         except (CCompilerError, CompileError, LinkError, OSError) as error:
             for extension in self.extensions:
                 Path(self.get_ext_fullpath(extension.name)).unlink(missing_ok=True)
-            _say_pure(f"the C build failed ({str(error).strip().splitlines()[-1] if str(error).strip() else error!r})")
+            _say_pure(f"the C build failed ({type(error).__name__}: {error})")
 
 
 def _extensions() -> list[object]:
