@@ -190,7 +190,8 @@ class HttpConnection(asyncio.Protocol):
             else:
                 self._parser.feed_data(data)
         except httptools.HttpParserError:
-            self._refuse(_BAD_REQUEST)
+            if not self._refused:  # a callback that refused the request has answered it already
+                self._refuse(_BAD_REQUEST)
         except httptools.HttpParserUpgrade:
             self._refuse(_BAD_REQUEST)
 
@@ -259,7 +260,7 @@ class HttpConnection(asyncio.Protocol):
             raise httptools.HttpParserError("headers too large")
         declared = self._headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self._limits.max_body_bytes:
-            self._refuse(_TOO_LARGE)
+            self._refuse_too_large()
             raise httptools.HttpParserError("request too large")
         self.deadline = time.monotonic() + self._limits.body_timeout
         if self._headers.get("expect", "").lower() == "100-continue" and self._transport is not None:
@@ -268,7 +269,7 @@ class HttpConnection(asyncio.Protocol):
     def on_body(self, body: bytes) -> None:
         size = len(body)
         if self._body_size + size > self._limits.max_body_bytes:
-            self._refuse(_TOO_LARGE)
+            self._refuse_too_large()
             raise httptools.HttpParserError("request too large")
         if not self._registry.reserve(size):
             self._refuse(_busy())
@@ -372,7 +373,27 @@ class HttpConnection(asyncio.Protocol):
 
     def _refuse(self, data: bytes) -> None:
         self._refused = True
+        self._drop_body()
         self._send(data, True)
+
+    def _refuse_too_large(self) -> None:
+        """413, then read and drop the rest of what the client sends until it stops or the body deadline passes:
+        closing at once would reset the connection under a client still sending, and it would never see the 413."""
+        transport = self._transport
+        if transport is None or not transport.can_write_eof():
+            self._refuse(_TOO_LARGE)
+            return
+        self._refused = True
+        self._drop_body()
+        self._receiving = False
+        transport.write(_TOO_LARGE)
+        transport.write_eof()
+        self.deadline = time.monotonic() + self._limits.body_timeout
+
+    def _drop_body(self) -> None:
+        self._registry.buffered -= self._body_size
+        self._body_size = 0
+        self._body = []
 
     def _refuse_head(self, message: str) -> None:
         self._refuse(_error(ValidationException(message)))

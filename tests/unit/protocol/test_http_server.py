@@ -23,11 +23,18 @@ class FakeTransport:
         self.written.append(data)
 
         self.aborted = False
+        self.eof = False
         self.reading = True
         self.high = 0
 
     def close(self) -> None:
         self.closed = True
+
+    def can_write_eof(self) -> bool:
+        return True
+
+    def write_eof(self) -> None:
+        self.eof = True
 
     def abort(self) -> None:
         self.aborted = self.closed = True
