@@ -139,6 +139,7 @@ class HttpConnection(asyncio.Protocol):
         self._in_head = True  # between requests or inside one's head
         self._receiving = False  # a request has begun and not ended
         self._refused = False
+        self._released = False  # has left the registry
         self._write_paused = False
         self._reading_paused = False
         self._outgoing: deque[_Slot] = deque()
@@ -156,11 +157,15 @@ class HttpConnection(asyncio.Protocol):
         self._settle()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        # Nothing a closed connection held stays: its buffers go now, not when the collector finds the
-        # connection-parser cycle.
-        held = self._body_size + sum(len(p.body) for p in self._pending)
-        self._registry.forget(self, held)
         self._transport = None
+        self._release()
+
+    def _release(self) -> None:
+        """Leave the registry (once) and drop every buffer now, not when the collector finds the connection-parser
+        cycle: nothing a closed connection held stays."""
+        if not self._released:
+            self._released = True
+            self._registry.forget(self, self._body_size + sum(len(p.body) for p in self._pending))
         self._body_size = 0
         self._body = []
         self._headers = {}
@@ -168,6 +173,7 @@ class HttpConnection(asyncio.Protocol):
         self._pending.clear()
         self._outgoing.clear()
         self.deadline = NO_DEADLINE
+        self.idle_since = NO_DEADLINE
 
     def pause_writing(self) -> None:
         """The client is not reading: stop reading its requests until it takes what it was sent."""
@@ -226,10 +232,11 @@ class HttpConnection(asyncio.Protocol):
         self._transport = None
         if self._write_paused:
             transport.abort()  # its client reads nothing: a graceful close would wait for it forever
-            return
-        if self._receiving:
-            transport.write(_TIMED_OUT)
-        transport.close()
+        else:
+            if self._receiving:
+                transport.write(_TIMED_OUT)
+            transport.close()
+        self._release()  # its place is free at once, for the connection it may have been closed to make room for
 
     # --- httptools callbacks ---------------------------------------------------------------------------
     def on_message_begin(self) -> None:

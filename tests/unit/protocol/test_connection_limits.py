@@ -115,7 +115,7 @@ def test_deadlines_idle_header_and_body() -> None:
     assert not idle_transport.closed
     limits.expire_due(idle.deadline)
     assert idle_transport.closed and idle_transport.written == []  # an idle connection just ends
-    assert len(limits.open) == 3  # until the transports report them lost
+    assert len(limits.open) == 0  # their places are free at once
 
 
 def test_a_connection_with_a_response_held_for_durability_has_no_deadline() -> None:
@@ -133,6 +133,7 @@ def test_the_cap_closes_the_longest_idle_connection_or_refuses_with_503() -> Non
     busy.data_received(b"POST / HTTP/1.1\r\nX-Slow: ")
     newer, newer_transport = open_connection(limits)
     assert older_transport.closed and not busy_transport.closed and not newer_transport.closed
+    assert limits.open == {busy, newer}
     older.connection_lost(None)
     newer.data_received(b"POST / HTTP/1.1\r\nX-Slow: ")
     _, refused = open_connection(limits)
