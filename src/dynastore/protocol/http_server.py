@@ -146,6 +146,7 @@ class HttpConnection(asyncio.Protocol):
         self._pending: deque[_Pending] = deque()
         self.deadline = NO_DEADLINE  # when the registry's sweep closes this connection
         self.idle_since = NO_DEADLINE  # when the connection last became idle (NO_DEADLINE: busy)
+        self._now = 0.0  # time.monotonic() when the packet being read arrived
 
     # --- asyncio.Protocol ------------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -189,6 +190,7 @@ class HttpConnection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._refused:
             return
+        self._now = time.monotonic()  # one clock read per packet serves every deadline its requests set
         self._committer.poll()  # a busy loop answers finished writes before taking on new ones
         try:
             if self._in_head:
@@ -246,7 +248,7 @@ class HttpConnection(asyncio.Protocol):
         self._url_size = 0
         self._head_size = 0
         self._receiving = True
-        self.deadline = time.monotonic() + self._limits.header_timeout
+        self.deadline = self._now + self._limits.header_timeout
         self.idle_since = NO_DEADLINE
 
     def on_url(self, url: bytes) -> None:
@@ -269,7 +271,7 @@ class HttpConnection(asyncio.Protocol):
         if declared is not None and declared.isdigit() and int(declared) > self._limits.max_body_bytes:
             self._refuse_too_large()
             raise httptools.HttpParserError("request too large")
-        self.deadline = time.monotonic() + self._limits.body_timeout
+        self.deadline = self._now + self._limits.body_timeout
         if self._headers.get("expect", "").lower() == "100-continue" and self._transport is not None:
             self._transport.write(_CONTINUE)
 
@@ -302,11 +304,12 @@ class HttpConnection(asyncio.Protocol):
             return
         self._registry.buffered -= held
         self._serve(method, url, self._headers, body, keep_alive)
-        self._settle()
+        self._settle(self._now)
 
     # --- serving -----------------------------------------------------------------------------------------
     def _serve(self, method: str, url: bytes, headers: dict[str, str], body: bytes, keep_alive: bool) -> None:
-        response = self._protocol.handle(method, headers, body, url.decode("latin-1"))
+        path = "/" if url == b"/" else url.decode("latin-1")
+        response = self._protocol.handle(method, headers, body, path)
         data = encode_response(response, keep_alive)
         seq = response.commit_seq
         if seq and seq > self._committer.durable_seq:
@@ -334,7 +337,7 @@ class HttpConnection(asyncio.Protocol):
             self._reading_paused = True
             self._transport.pause_reading()
 
-    def _settle(self) -> None:
+    def _settle(self, now: float = 0.0) -> None:
         """After a request or a response: an idle connection's deadline starts; a busy one has none of its own."""
         if self._write_paused or self._receiving:
             return
@@ -342,7 +345,8 @@ class HttpConnection(asyncio.Protocol):
             self.deadline = NO_DEADLINE
             self.idle_since = NO_DEADLINE
         else:
-            now = time.monotonic()
+            if now == 0.0:
+                now = time.monotonic()
             self.deadline = now + self._limits.idle_timeout
             self.idle_since = now
 
