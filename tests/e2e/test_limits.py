@@ -22,7 +22,7 @@ LIST_TABLES = (
     b"Authorization: AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/dynamodb/aws4_request, "
     b"SignedHeaders=host, Signature=abc\r\nContent-Length: 2\r\n\r\n{}"
 )
-TIMED_OUT = b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+TIMED_OUT = b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nx-amz-crc32: 0\r\nConnection: close\r\n\r\n"
 
 
 def connect(server: ServerProcess) -> socket.socket:
@@ -146,7 +146,9 @@ def test_a_declared_body_over_16_mb_gets_its_413_while_still_sending(default: Se
     sock.shutdown(socket.SHUT_WR)
     data = read_until_closed(sock)
     assert data == (
-        b"HTTP/1.1 413 Request Entity Too Large\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n"
+        b"HTTP/1.1 413 Request Entity Too Large\r\nTransfer-Encoding: chunked\r\nx-amz-crc32: 0\r\n"
+        b"Connection: close\r\n\r\n"
+        b"0\r\n\r\n"
     )
 
 

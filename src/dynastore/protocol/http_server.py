@@ -36,11 +36,14 @@ _REASONS = {
     503: b"Service Unavailable",
 }
 _TOO_LARGE = (
-    b"HTTP/1.1 413 Request Entity Too Large\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n"
+    b"HTTP/1.1 413 Request Entity Too Large\r\nTransfer-Encoding: chunked\r\nx-amz-crc32: 0\r\n"
+    b"Connection: close\r\n\r\n"
+    b"0\r\n\r\n"
 )
-_BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+# The answers written without Protocol.handle; their bodies are empty, so their x-amz-crc32 is 0.
+_BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nx-amz-crc32: 0\r\nConnection: close\r\n\r\n"
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
-_TIMED_OUT = b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+_TIMED_OUT = b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nx-amz-crc32: 0\r\nConnection: close\r\n\r\n"
 
 
 class _DateHeader:

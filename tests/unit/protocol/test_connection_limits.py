@@ -109,7 +109,9 @@ def test_deadlines_idle_header_and_body() -> None:
     now = min(c.deadline for c in (idle, slow_head, slow_body))
     limits.expire_due(now + 0.5)  # past the header deadline only
     assert (head_transport.closed, body_transport.closed, idle_transport.closed) == (True, False, False)
-    assert head_transport.written == [b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"]
+    assert head_transport.written == [
+        b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nx-amz-crc32: 0\r\nConnection: close\r\n\r\n"
+    ]
     limits.expire_due(slow_body.deadline)
     assert body_transport.closed and body_transport.written[0].startswith(b"HTTP/1.1 408 ")
     assert not idle_transport.closed
