@@ -10,6 +10,7 @@ import json
 import socket
 import zlib
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -236,3 +237,24 @@ def _table_with_a_large_item(server: ServerProcess) -> str:
     table = create_table(client)
     client.put_item(TableName=table, Item={"pk": {"S": "big"}, "v": {"S": "x" * 100_000}})
     return table
+
+
+def test_a_connection_flood_leaves_storage_its_descriptors(tmp_path: Path) -> None:
+    """With a descriptor limit of 200, 400 idle connections: the cap (200 less 64 kept for storage) closes the
+    longest idle ones to make room, and writes keep succeeding across a rotation of the write-ahead log."""
+    server = ServerProcess("--capacity", "report", data_dir=tmp_path, nofile=200)
+    flood: list[socket.socket] = []
+    try:
+        client = make_client(server.url)
+        table = create_table(client)
+        flood = [connect(server) for _ in range(400)]
+        assert serves(server)
+        value = "v" * 390_000
+        for i in range(180):  # 70 MB: past the 64 MB at which the log opens a new segment
+            client.put_item(TableName=table, Item={"pk": {"S": f"k{i}"}, "v": {"S": value}})
+        assert client.get_item(TableName=table, Key={"pk": {"S": "k179"}})["Item"]["v"]["S"] == value
+        assert "Too many open files" not in server.log_text()
+    finally:
+        for sock in flood:
+            sock.close()
+        server.stop()
