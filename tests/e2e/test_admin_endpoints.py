@@ -120,6 +120,10 @@ def test_tag_and_untag_answer_an_empty_body(manual: ServerProcess) -> None:
         assert response_headers["content-length"] == "0"
         assert response_headers["x-amz-crc32"] == "0"
     assert client.list_tags_of_resource(ResourceArn=arn)["Tags"] == []
+    through_boto3 = client.tag_resource(ResourceArn=arn, Tags=[{"Key": "b", "Value": "3"}])["ResponseMetadata"]
+    assert through_boto3["HTTPHeaders"]["content-length"] == "0"
+    through_boto3 = client.untag_resource(ResourceArn=arn, TagKeys=["b"])["ResponseMetadata"]
+    assert through_boto3["HTTPHeaders"]["content-length"] == "0"
 
 
 def test_the_store_is_readable_by_the_servers_user_only(tmp_path: Path) -> None:
