@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from dynastore.config import Config
+from dynastore.config import NETWORK_LIMITS, Config
 from dynastore.util.clock import ManualClock
 
 
@@ -54,6 +54,7 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
     )
     _add_capacity_flags(serve, defaults)
     _add_index_flags(serve, defaults)
+    _add_network_flags(serve, defaults)
     _add_partitions_command(commands)
     return parser
 
@@ -77,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             delete_table_delay=args.delete_table_delay,
             transaction_lock_hold=args.transaction_lock_hold,
         )
-        serve(_with_indexes(_with_capacity(config, args), args))
+        serve(_with_network(_with_indexes(_with_capacity(config, args), args), args))
     elif args.command == "partitions":
         from dynastore.partitions_cli import run
 
@@ -176,6 +177,31 @@ def _with_indexes(config: Config, args: argparse.Namespace) -> Config:
         gsi_backfill_interval=args.gsi_backfill_interval,
         gsi_backfill_chunk=args.gsi_backfill_chunk,
     )
+
+
+# ---- connection limits (docs/design.md "Limits and abuse") -----------------------------------------------------
+_NETWORK_HELP = {
+    "max_header_bytes": "bytes of request line and headers a request may have (400 past it)",
+    "max_url_bytes": "bytes of URL a request may have (400 past it)",
+    "idle_timeout": "seconds an idle connection (or one whose client reads nothing) stays open",
+    "header_timeout": "seconds from a request's first byte to the end of its headers (408 past it)",
+    "body_timeout": "seconds from the end of a request's headers to the end of its body (408 past it)",
+    "max_connections": "open connections at most (also kept below the descriptor limit)",
+    "reserved_descriptors": "descriptors kept for storage out of the descriptor limit",
+    "max_buffered_request_bytes": "request bytes all connections together may hold (503 past it)",
+    "write_buffer_bytes": "unsent output past which a connection's further requests wait",
+}
+
+
+def _add_network_flags(serve: argparse.ArgumentParser, defaults: Config) -> None:
+    for name, kind in NETWORK_LIMITS.items():
+        default = getattr(defaults, name)
+        flag = "--" + name.replace("_", "-")
+        serve.add_argument(flag, type=kind, default=default, help=f"{_NETWORK_HELP[name]} (default {default:g})")
+
+
+def _with_network(config: Config, args: argparse.Namespace) -> Config:
+    return dataclasses.replace(config, **{name: getattr(args, name) for name in NETWORK_LIMITS})
 
 
 def _add_partitions_command(commands: Any) -> None:

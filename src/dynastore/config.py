@@ -11,11 +11,20 @@ from typing import Any
 
 from dynastore.limits import (
     ADAPTIVE_CAPACITY_DELAY,
+    BODY_TIMEOUT_SECONDS,
     GSI_BACKFILL_ITEMS_PER_TXN,
+    HEADER_TIMEOUT_SECONDS,
+    IDLE_TIMEOUT_SECONDS,
     ITEM_COLLECTION_MAX_BYTES,
+    MAX_BUFFERED_REQUEST_BYTES,
+    MAX_CONNECTIONS,
+    MAX_HEADER_BYTES,
+    MAX_URL_BYTES,
     PARTITION_MAX_BYTES,
     PARTITION_MAX_RCU,
     PARTITION_MAX_WCU,
+    RESERVED_DESCRIPTORS,
+    WRITE_BUFFER_BYTES,
 )
 from dynastore.util.clock import Clock, ManualClock, SystemClock
 
@@ -54,6 +63,16 @@ class Config:
     gsi_propagation_delay: float = 0.0
     gsi_backfill_interval: float = 0.0
     gsi_backfill_chunk: int = GSI_BACKFILL_ITEMS_PER_TXN
+    # Connection limits (docs/design.md "Limits and abuse"): what one client can make the server hold, and for how long.
+    max_header_bytes: int = MAX_HEADER_BYTES
+    max_url_bytes: int = MAX_URL_BYTES
+    idle_timeout: float = IDLE_TIMEOUT_SECONDS
+    header_timeout: float = HEADER_TIMEOUT_SECONDS
+    body_timeout: float = BODY_TIMEOUT_SECONDS
+    max_connections: int = MAX_CONNECTIONS
+    reserved_descriptors: int = RESERVED_DESCRIPTORS
+    max_buffered_request_bytes: int = MAX_BUFFERED_REQUEST_BYTES
+    write_buffer_bytes: int = WRITE_BUFFER_BYTES
     clock: Clock = field(default_factory=SystemClock, compare=False)
 
     @classmethod
@@ -75,7 +94,28 @@ class Config:
             transaction_lock_hold=float(env.get("DYNASTORE_TRANSACTION_LOCK_HOLD", base.transaction_lock_hold)),
             **_capacity_from_env(env, base),
             **_indexes_from_env(env, base),
+            **_network_from_env(env, base),
         )
+
+
+# The connection limits, each from DYNASTORE_<NAME> (its field name in upper case).
+NETWORK_LIMITS: dict[str, type] = {
+    "max_header_bytes": int,
+    "max_url_bytes": int,
+    "idle_timeout": float,
+    "header_timeout": float,
+    "body_timeout": float,
+    "max_connections": int,
+    "reserved_descriptors": int,
+    "max_buffered_request_bytes": int,
+    "write_buffer_bytes": int,
+}
+
+
+def _network_from_env(env: Mapping[str, str], base: Config) -> dict[str, Any]:
+    return {
+        name: kind(env.get(f"DYNASTORE_{name.upper()}", getattr(base, name))) for name, kind in NETWORK_LIMITS.items()
+    }
 
 
 def _indexes_from_env(env: Mapping[str, str], base: Config) -> dict[str, Any]:

@@ -123,6 +123,12 @@ class RequestEntityTooLargeException(DynamoError):
     status = 413
 
 
+class ServiceUnavailableException(DynamoError):
+    """The server is at a limit of its own (connections, buffered requests); clients retry a 503."""
+
+    status = 503
+
+
 class ResourceNotFoundException(DynamoError):
     default_message = "Requested resource not found"
 

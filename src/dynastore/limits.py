@@ -64,3 +64,20 @@ CONTRIBUTOR_TOP = 10  # keys reported per rule by default
 ITEM_COLLECTION_MAX_BYTES = 10 * 1024 * 1024 * 1024  # one partition key's items plus LSI entries (tables with LSIs)
 GSI_BACKLOG_RECORDS_PER_TXN = 512  # backlog records applied per storage transaction by the propagator
 GSI_BACKFILL_ITEMS_PER_TXN = 256  # table items copied into a new GSI per storage transaction
+
+# Connections (protocol/connections.py; docs/design.md "Limits and abuse"). DynamoDB refuses over 16 KB of headers;
+# the rest bound what one client can make the server hold, sized so a 2-core, 1 GB machine stays up under abuse.
+MAX_HEADER_BYTES = 16 * 1024  # request line and headers together
+MAX_URL_BYTES = 8 * 1024
+IDLE_TIMEOUT_SECONDS = 60.0  # a connection with no request under way (or output the client does not read)
+HEADER_TIMEOUT_SECONDS = 10.0  # from a request's first byte to the end of its headers
+BODY_TIMEOUT_SECONDS = 60.0  # from the end of the headers to the end of the body
+MAX_CONNECTIONS = 4096  # and never more than the descriptor limit less RESERVED_DESCRIPTORS
+RESERVED_DESCRIPTORS = 64  # kept for storage: log segments, LMDB's files, the lock file, the sync helper
+MAX_BUFFERED_REQUEST_BYTES = 256 * 1024 * 1024  # request bodies held by all connections together
+WRITE_BUFFER_BYTES = 1024 * 1024  # unsent output past which a connection's requests wait (backpressure)
+MAX_HELD_RESPONSES = 128  # responses of one connection waiting for durability before its reading pauses
+# A what-if partition count (POST /dynastore/partitions): each simulated partition holds its own buckets and
+# counters, about 3.4 KB built in about 15 microseconds, so 10,000 is about 34 MB and 0.15 s of the event loop
+# (a table that large sustains 10 million write units a second); a million took 3.4 GB and 15 s.
+MAX_AS_IF_PARTITIONS = 10_000

@@ -16,6 +16,10 @@ NUMBER_PRECISION = "Attempting to store more than 38 significant digits in a Num
 AUTH_MISSING_TOKEN = "Request is missing Authentication Token"
 AUTH_REQUIRES_PARAM = "Authorization header requires '{param}' parameter. "
 AUTH_REQUIRES_DATE = "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header. "
+# Connection limits (protocol/http_server.py; docs/design.md "Limits and abuse").
+HEADERS_TOO_LARGE = "The request line and headers exceed {limit} bytes"
+URL_TOO_LONG = "The request URL exceeds {limit} bytes"
+SERVER_BUSY = "The server holds as many requests or connections as it can; retry the request"
 
 # --- shared request semantics ----------------------------------------------------------------------------------
 MIXED_EXPRESSION_PARAMS = (

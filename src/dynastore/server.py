@@ -13,6 +13,7 @@ from dynastore.build_kind import PURE_PYTHON_NOTICE, is_compiled
 from dynastore.config import Config
 from dynastore.engine import indexes, ttl
 from dynastore.protocol import dispatch, extensions, http_server
+from dynastore.protocol.connections import ConnectionLimits, Registry
 from dynastore.protocol.protocol import Protocol
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.group_commit import GroupCommitter
@@ -32,6 +33,20 @@ def open_storage(config: Config) -> KV:
     from dynastore.storage.lmdb_kv import LmdbKV
 
     return LmdbKV(config.data_dir, ordered_sync=config.crash_safe)
+
+
+def connection_limits(config: Config) -> ConnectionLimits:
+    return ConnectionLimits(
+        max_header_bytes=config.max_header_bytes,
+        max_url_bytes=config.max_url_bytes,
+        idle_timeout=config.idle_timeout,
+        header_timeout=config.header_timeout,
+        body_timeout=config.body_timeout,
+        max_connections=config.max_connections,
+        reserved_descriptors=config.reserved_descriptors,
+        max_buffered_request_bytes=config.max_buffered_request_bytes,
+        write_buffer_bytes=config.write_buffer_bytes,
+    )
 
 
 class Server:
@@ -54,7 +69,8 @@ class Server:
         loop = asyncio.get_running_loop()
         self._stopping = asyncio.Event()
         committer = GroupCommitter(self.kv, loop)
-        listener = await http_server.start(self.protocol, committer, self.config.host, self.config.port)
+        registry = Registry(connection_limits(self.config))
+        listener = await http_server.start(self.protocol, committer, self.config.host, self.config.port, registry)
         host, port = listener.sockets[0].getsockname()[:2]
         # With --port 0 the operating system chose the port; DescribeEndpoints must report the real one.
         self.context.config = dataclasses.replace(self.config, port=port)
@@ -71,6 +87,7 @@ class Server:
             maintenance.cancel()
             propagation.cancel()
             listener.close()
+            registry.stop()
             await committer.drain()
             committer.close()
             self.close()

@@ -12,6 +12,9 @@ from botocore.config import Config as BotoConfig
 
 from tests.e2e.server_process import ServerProcess
 
+# What a request to dynastore's own endpoints (/dynastore/...) carries: a POST changes state only with it.
+ADMIN = {"Content-Type": "application/json"}
+
 BOTO_CONFIG = BotoConfig(parameter_validation=False, retries={"max_attempts": 0}, connect_timeout=10, read_timeout=60)
 
 

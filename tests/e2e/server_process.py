@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -14,7 +15,9 @@ _LISTENING = re.compile(r"listening on http://([\d.]+):(\d+)")
 
 
 class ServerProcess:
-    def __init__(self, *args: str, data_dir: Path | None = None, own_group: bool = False) -> None:
+    def __init__(
+        self, *args: str, data_dir: Path | None = None, own_group: bool = False, nofile: int | None = None
+    ) -> None:
         command = [sys.executable, "-m", "dynastore", "serve", "--port", "0"]
         command += ["--data-dir", str(data_dir)] if data_dir is not None else ["--in-memory"]
         command += list(args)
@@ -22,7 +25,13 @@ class ServerProcess:
         # The server's log goes to a file: a pipe nobody reads would fill up and block it.
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process, closed in _close
         self.process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=self.log, text=True, env=env, start_new_session=own_group
+            command,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+            env=env,
+            start_new_session=own_group,
+            preexec_fn=None if nofile is None else lambda: _limit_descriptors(nofile),
         )
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
@@ -61,3 +70,8 @@ class ServerProcess:
         if self.process.stdout is not None:
             self.process.stdout.close()
         self.log.close()
+
+
+def _limit_descriptors(count: int) -> None:
+    """In the child before it runs the server: soft and hard descriptor limit ``count``."""
+    resource.setrlimit(resource.RLIMIT_NOFILE, (count, count))

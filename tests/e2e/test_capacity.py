@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import make_client
+from tests.e2e.conftest import ADMIN, make_client
 from tests.e2e.server_process import ServerProcess
 
 PTEE_TABLE = (
@@ -40,7 +40,9 @@ class Server:
 
     def ext(self, path: str, body: dict[str, Any] | None = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.url + path, data=data, method="GET" if body is None else "POST")
+        request = urllib.request.Request(
+            self.url + path, data=data, method="GET" if body is None else "POST", headers=ADMIN
+        )
         with urllib.request.urlopen(request, timeout=30) as response:
             return json.loads(response.read())
 
@@ -382,7 +384,9 @@ def test_extension_errors(endpoint: str, request: pytest.FixtureRequest) -> None
         pytest.skip("dynastore's own endpoints")
 
     def status(path: str, body: bytes | None = None) -> tuple[int, Any]:
-        request = urllib.request.Request(endpoint + path, data=body, method="GET" if body is None else "POST")
+        request = urllib.request.Request(
+            endpoint + path, data=body, method="GET" if body is None else "POST", headers=ADMIN
+        )
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
                 return response.status, json.loads(response.read())

@@ -23,11 +23,11 @@ class Raw:
         self.host, self.port = parsed.hostname or "127.0.0.1", parsed.port or 80
 
     def request(
-        self, method: str = "POST", body: bytes = b"", headers: dict[str, str] | None = None
+        self, method: str = "POST", body: bytes = b"", headers: dict[str, str] | None = None, path: str = "/"
     ) -> tuple[int, dict[str, str], bytes]:
         conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
         try:
-            conn.request(method, "/", body=body, headers=headers or {})
+            conn.request(method, path, body=body, headers=headers or {})
             response = conn.getresponse()
             return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
         finally:
@@ -51,10 +51,35 @@ def raw(endpoint: str) -> Raw:
     return Raw(endpoint)
 
 
-def test_get_is_a_health_check(raw: Raw) -> None:
-    status, _, body = raw.request("GET")
+def test_get_is_a_health_check_naming_the_host_used(raw: Raw) -> None:
+    status, headers, body = raw.request("GET")
     assert status == 200
-    assert body == b"healthy: dynamodb.us-east-1.amazonaws.com "
+    assert body == f"healthy: {raw.host}:{raw.port} ".encode()
+    assert int(headers["x-amz-crc32"]) == zlib.crc32(body)
+    status, _, body = raw.request("GET", headers={"Host": "dynamodb.eu-west-1.amazonaws.com"})
+    assert (status, body) == (200, b"healthy: dynamodb.eu-west-1.amazonaws.com ")
+
+
+@pytest.mark.parametrize(("method", "path"), [("GET", "/health"), ("GET", "/index.htm"), ("POST", "/abc")])
+def test_other_paths_are_unknown_operations(raw: Raw, method: str, path: str) -> None:
+    headers = {
+        "Content-Type": "application/x-amz-json-1.0",
+        "X-Amz-Target": "DynamoDB_20120810.ListTables",
+        "X-Amz-Date": "20260101T000000Z",
+        "Authorization": AUTH,
+    }
+    status, response_headers, body = raw.request(method, b"{}" if method == "POST" else b"", headers, path)
+    assert (status, body) == (404, b"<UnknownOperationException/>\n")
+    assert int(response_headers["x-amz-crc32"]) == zlib.crc32(body)
+
+
+def test_errors_are_json_1_0_even_for_a_json_1_1_request(raw: Raw) -> None:
+    status, headers, body = raw.call(
+        "DescribeTable", {"TableName": "no_such_table"}, **{"Content-Type": "application/x-amz-json-1.1"}
+    )
+    assert status == 400
+    assert headers["content-type"] == "application/x-amz-json-1.0"
+    assert body["__type"] == "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException"
 
 
 def test_responses_carry_request_id_and_crc32(raw: Raw) -> None:
@@ -131,7 +156,8 @@ def test_deflate_request_body(raw: Raw) -> None:
     assert "TableNames" in body
 
 
-def test_gzip_response_when_accepted(raw: Raw, ddb: Any, table_s: str) -> None:
+@pytest.mark.parametrize("coding", ["gzip", "deflate"])
+def test_compressed_response_when_accepted(raw: Raw, ddb: Any, table_s: str, coding: str) -> None:
     ddb.put_item(TableName=table_s, Item={"pk": {"S": "big"}, "v": {"S": "x" * 5000}})
     conn = http.client.HTTPConnection(raw.host, raw.port, timeout=30)
     conn.request(
@@ -143,19 +169,42 @@ def test_gzip_response_when_accepted(raw: Raw, ddb: Any, table_s: str) -> None:
             "X-Amz-Target": "DynamoDB_20120810.GetItem",
             "X-Amz-Date": "20260101T000000Z",
             "Authorization": AUTH,
-            "Accept-Encoding": "gzip",
+            "Accept-Encoding": f"br, {coding}",
         },
     )
     response = conn.getresponse()
     data = response.read()
     conn.close()
-    assert response.getheader("Content-Encoding") == "gzip"
+    assert response.getheader("Content-Encoding") == coding
     assert int(response.getheader("x-amz-crc32") or 0) == zlib.crc32(data)
-    assert json.loads(gzip.decompress(data))["Item"]["v"] == {"S": "x" * 5000}
+    plain = gzip.decompress(data) if coding == "gzip" else zlib.decompress(data)
+    assert json.loads(plain)["Item"]["v"] == {"S": "x" * 5000}
+
+
+def test_a_gzip_body_that_does_not_decompress_is_a_500_and_writes_nothing(raw: Raw, ddb: Any, table_s: str) -> None:
+    item = {"TableName": table_s, "Item": {"pk": {"S": "never"}}}
+    for body in (json.dumps(item).encode(), gzip.compress(json.dumps(item).encode())[:-1], b""):
+        status, headers, answer = raw.call("PutItem", body, **{"Content-Encoding": "gzip"})
+        assert status == 500
+        assert headers["content-type"] == "application/x-amz-json-1.0"
+        assert answer == {
+            "__type": "com.amazonaws.dynamodb.v20120810#InternalServerError",
+            "message": "Internal server error",
+        }
+    assert "Item" not in ddb.get_item(TableName=table_s, Key={"pk": {"S": "never"}}, ConsistentRead=True)
+
+
+def test_concatenated_gzip_members_are_one_request(raw: Raw, ddb: Any, table_s: str) -> None:
+    body = json.dumps({"TableName": table_s, "Item": {"pk": {"S": "two-members"}}}).encode()
+    status, _, _ = raw.call(
+        "PutItem", gzip.compress(body[:10]) + gzip.compress(body[10:]), **{"Content-Encoding": "gzip"}
+    )
+    assert status == 200
+    assert ddb.get_item(TableName=table_s, Key={"pk": {"S": "two-members"}})["Item"] == {"pk": {"S": "two-members"}}
 
 
 def test_cors_preflight(raw: Raw) -> None:
-    status, headers, _ = raw.request(
+    status, headers, body = raw.request(
         "OPTIONS",
         headers={
             "Origin": "http://localhost:8001",
@@ -163,15 +212,19 @@ def test_cors_preflight(raw: Raw) -> None:
             "Access-Control-Request-Headers": "content-type,x-amz-target",
         },
     )
-    assert status == 200
-    assert headers["access-control-allow-origin"] == "http://localhost:8001"
+    assert (status, body) == (200, b"")
+    assert headers["access-control-allow-origin"] == "*"
     assert headers["access-control-allow-headers"] == "content-type,x-amz-target"
-    assert "POST" in headers["access-control-allow-methods"]
+    assert headers["access-control-allow-methods"] == "POST"
+    assert headers["access-control-max-age"] == "172800"
 
 
-def test_cors_headers_on_responses(raw: Raw) -> None:
+def test_cors_headers_only_with_an_origin(raw: Raw) -> None:
     _, headers, _ = raw.call("ListTables", {}, Origin="http://localhost:8001")
-    assert headers["access-control-allow-origin"] == "http://localhost:8001"
+    assert headers["access-control-allow-origin"] == "*"
+    assert headers["access-control-expose-headers"] == "x-amzn-RequestId,x-amzn-ErrorType,x-amz-crc32,Date"
+    _, headers, _ = raw.call("ListTables", {})
+    assert not [name for name in headers if name.startswith("access-control")]
 
 
 def test_request_over_16_mb_is_refused_and_server_keeps_serving(raw: Raw) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import error_of, make_client, unique_name
+from tests.e2e.conftest import ADMIN, error_of, make_client, unique_name
 from tests.e2e.server_process import ServerProcess
 
 INVALID = "One or more parameter values were invalid: "
@@ -267,7 +267,7 @@ class Server:
 
     def advance(self, seconds: float) -> None:
         data = json.dumps({"advance": seconds}).encode()
-        request = urllib.request.Request(self.url + "/dynastore/clock", data=data, method="POST")
+        request = urllib.request.Request(self.url + "/dynastore/clock", data=data, method="POST", headers=ADMIN)
         with urllib.request.urlopen(request, timeout=30) as response:
             response.read()
 

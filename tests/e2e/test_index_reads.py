@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import error_of, make_client, unique_name
+from tests.e2e.conftest import ADMIN, error_of, make_client, unique_name
 from tests.e2e.server_process import ServerProcess
 
 
@@ -375,7 +375,9 @@ class Server:
 
     def ext(self, path: str, body: dict[str, Any] | None = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.url + path, data=data, method="GET" if body is None else "POST")
+        request = urllib.request.Request(
+            self.url + path, data=data, method="GET" if body is None else "POST", headers=ADMIN
+        )
         with urllib.request.urlopen(request, timeout=30) as response:
             return json.loads(response.read())
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import create_table, error_of, make_client, unique_name
+from tests.e2e.conftest import ADMIN, create_table, error_of, make_client, unique_name
 from tests.e2e.server_process import ServerProcess
 
 
@@ -126,7 +126,8 @@ class TestExpiry:
     @staticmethod
     def clock(url: str, body: dict[str, Any] | None = None) -> float:
         data = None if body is None else json.dumps(body).encode()
-        with urllib.request.urlopen(urllib.request.Request(f"{url}/dynastore/clock", data=data)) as response:
+        request = urllib.request.Request(f"{url}/dynastore/clock", data=data, headers=ADMIN)
+        with urllib.request.urlopen(request) as response:
             now: float = json.loads(response.read())["now"]
             return now
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from dynastore.cli import _parser
+from dynastore.cli import _parser, _with_network
 from dynastore.config import Config
-from dynastore.server import open_storage
+from dynastore.server import connection_limits, open_storage
 from dynastore.storage.lmdb_kv import LmdbKV
 
 
@@ -27,3 +27,15 @@ def test_crash_safe_storage_syncs_each_commit_in_order(tmp_path: Path) -> None:
             assert kv.ordered_sync is crash_safe
         finally:
             kv.close()
+
+
+def test_connection_limits_from_environment_and_flags() -> None:
+    defaults = Config()
+    assert (defaults.max_header_bytes, defaults.idle_timeout, defaults.max_connections) == (16384, 60.0, 4096)
+    env = Config.from_env({"DYNASTORE_IDLE_TIMEOUT": "2.5", "DYNASTORE_MAX_CONNECTIONS": "10"})
+    assert (env.idle_timeout, env.max_connections) == (2.5, 10)
+    args = _parser(env).parse_args(["serve", "--max-connections", "20", "--write-buffer-bytes", "4096"])
+    config = _with_network(env, args)
+    assert (config.idle_timeout, config.max_connections, config.write_buffer_bytes) == (2.5, 20, 4096)
+    limits = connection_limits(config)
+    assert (limits.idle_timeout, limits.max_connections, limits.write_buffer_bytes) == (2.5, 20, 4096)

@@ -84,17 +84,21 @@ def _table(ctx: Context, name: str, arn: str, is_stream: bool) -> TableDef:
     return td
 
 
-def handle_tag_resource(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
+# DynamoDB answers TagResource and UntagResource with an empty body (not "{}"): they have no output members.
+EMPTY_RESPONSE = b""
+
+
+def handle_tag_resource(req: dict[str, Any], ctx: Context) -> bytes:
     arn, name, is_stream = _resolve(req, ctx)
     new_tags: list[dict[str, Any]] = req.get("Tags") or []
     parse_tags(new_tags, (), require=True)
     td = _table(ctx, name, arn, is_stream)
     merged = parse_tags(new_tags, td.tags, require=True)
     ctx.catalog.update(name, lambda cur: replace(cur, tags=merged))
-    return {}
+    return EMPTY_RESPONSE
 
 
-def handle_untag_resource(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
+def handle_untag_resource(req: dict[str, Any], ctx: Context) -> bytes:
     arn, name, is_stream = _resolve(req, ctx)
     keys: list[Any] = req.get("TagKeys") or []
     if not keys:
@@ -109,7 +113,7 @@ def handle_untag_resource(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     remaining = tuple((k, v) for k, v in td.tags if k not in removed)
     if remaining != td.tags:
         ctx.catalog.update(name, lambda cur: replace(cur, tags=remaining))
-    return {}
+    return EMPTY_RESPONSE
 
 
 def handle_list_tags_of_resource(req: dict[str, Any], ctx: Context) -> dict[str, Any]:

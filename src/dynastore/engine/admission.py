@@ -400,7 +400,7 @@ def _as_if_tag(td: TableDef) -> int | None:
                 count = int(value)
             except ValueError:
                 return None
-            return count if 0 < count <= 1_000_000 else None
+            return count if 0 < count <= limits.MAX_AS_IF_PARTITIONS else None  # a larger count is ignored
     return None
 
 

@@ -8,7 +8,12 @@
 * ``GET  /dynastore/clock`` and, with ``--manual-clock``, ``POST /dynastore/clock`` ``{"advance": seconds}`` or
   ``{"set": epoch_seconds}``: the server's time, for tests that must not sleep.
 
-Errors are ``{"error": text}`` with 400 (bad request) or 404 (unknown path, table or index).
+Errors are ``{"error": text}`` with 400 (bad request), 404 (unknown path, table or index), 405 (a method other than
+GET and POST) or 415 (a POST without ``Content-Type: application/json``).
+
+A POST changes state, so it must carry ``Content-Type: application/json``: a browser sends that content type
+cross-site only after a CORS preflight, and these endpoints answer no CORS headers, so a page on another site can
+neither change the server's state nor read what these endpoints show.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from dynastore.engine import indexes
 from dynastore.engine.admission import capacity_of
 from dynastore.engine.capacity_view import contributors_view, partitions_view
 from dynastore.errors import DynamoError
+from dynastore.limits import MAX_AS_IF_PARTITIONS
 from dynastore.protocol.protocol import RawResponse
 from dynastore.util.clock import ManualClock
 
@@ -39,24 +45,32 @@ class _Refused(Exception):
         self.text = text
 
 
-def bind(ctx: Context) -> Callable[[str, str, bytes], RawResponse]:
-    def run(method: str, path: str, body: bytes) -> RawResponse:
-        return handle(ctx, method, path, body)
+def bind(ctx: Context) -> Callable[[str, dict[str, str], str, bytes], RawResponse]:
+    def run(method: str, headers: dict[str, str], path: str, body: bytes) -> RawResponse:
+        return handle(ctx, method, headers, path, body)
 
     return run
 
 
-def handle(ctx: Context, method: str, target: str, body: bytes) -> RawResponse:
+def handle(ctx: Context, method: str, headers: dict[str, str], target: str, body: bytes) -> RawResponse:
+    if method not in ("GET", "POST"):
+        return _refusal(405, f"{method} is not supported here")
+    if method == "POST" and headers.get("content-type", "").split(";", 1)[0].strip().lower() != _JSON:
+        return _refusal(415, "a POST to a dynastore endpoint must have Content-Type: application/json")
     url = urlsplit(target)
     parts = [unquote(p) for p in url.path.split("/")[2:] if p]
     query = {k: v[-1] for k, v in parse_qs(url.query).items()}
     try:
         payload = _route(ctx, method, parts, query, body)
     except _Refused as e:
-        return RawResponse(e.status, orjson.dumps({"error": e.text}), _JSON)
+        return _refusal(e.status, e.text)
     except DynamoError as error:
         return RawResponse(404, orjson.dumps({"error": error.message or type(error).__name__}), _JSON)
     return RawResponse(200, orjson.dumps(payload), _JSON)
+
+
+def _refusal(status: int, text: str) -> RawResponse:
+    return RawResponse(status, orjson.dumps({"error": text}), _JSON)
 
 
 def _route(ctx: Context, method: str, parts: list[str], query: dict[str, str], body: bytes) -> Any:
@@ -90,8 +104,11 @@ def _change_partitions(ctx: Context, st: Any, request: dict[str, Any]) -> None:
     cap = capacity_of(ctx)
     if "as_if" in request:
         count = request["as_if"]
-        if count is not None and (not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= 1_000_000):
-            raise _Refused(400, "as_if must be a whole number of partitions from 0 (stop) to 1000000, or null")
+        bad = not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= MAX_AS_IF_PARTITIONS
+        if count is not None and bad:
+            raise _Refused(
+                400, f"as_if must be a whole number of partitions from 0 (stop) to {MAX_AS_IF_PARTITIONS}, or null"
+            )
         cap.set_as_if(st, count)
     if request.get("rebuild"):
         cap.rebuild(st)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import zlib
 from collections import deque
 from collections.abc import Callable
 from email.utils import formatdate
@@ -17,8 +18,10 @@ from typing import Any, Protocol, cast
 import httptools
 import orjson
 
-from dynastore.errors import InternalServerError
-from dynastore.limits import MAX_REQUEST_BYTES
+from dynastore import messages
+from dynastore.errors import DynamoError, InternalServerError, ServiceUnavailableException, ValidationException
+from dynastore.limits import MAX_HELD_RESPONSES
+from dynastore.protocol.connections import NO_DEADLINE, ConnectionLimits, Registry
 from dynastore.protocol.protocol import RawResponse
 
 log = logging.getLogger("dynastore")
@@ -27,15 +30,20 @@ _REASONS = {
     200: b"OK",
     400: b"Bad Request",
     404: b"Not Found",
+    408: b"Request Timeout",
     413: b"Request Entity Too Large",
     500: b"Internal Server Error",
     503: b"Service Unavailable",
 }
 _TOO_LARGE = (
-    b"HTTP/1.1 413 Request Entity Too Large\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n"
+    b"HTTP/1.1 413 Request Entity Too Large\r\nTransfer-Encoding: chunked\r\nx-amz-crc32: 0\r\n"
+    b"Connection: close\r\n\r\n"
+    b"0\r\n\r\n"
 )
-_BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+# The answers written without Protocol.handle; their bodies are empty, so their x-amz-crc32 is 0.
+_BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nx-amz-crc32: 0\r\nConnection: close\r\n\r\n"
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+_TIMED_OUT = b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nx-amz-crc32: 0\r\nConnection: close\r\n\r\n"
 
 
 class _DateHeader:
@@ -101,70 +109,210 @@ class _Slot:
         self.close = close
 
 
+class _Pending:
+    """A request read but not served yet: its connection's client is not reading what it was sent."""
+
+    __slots__ = ("method", "url", "headers", "body", "keep_alive")
+
+    def __init__(self, method: str, url: bytes, headers: dict[str, str], body: bytes, keep_alive: bool) -> None:
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.keep_alive = keep_alive
+
+
 class HttpConnection(asyncio.Protocol):
-    def __init__(self, protocol: RequestHandler, committer: Durability) -> None:
+    """One client connection, held to its registry's limits (protocol/connections.py)."""
+
+    def __init__(self, protocol: RequestHandler, committer: Durability, registry: Registry | None = None) -> None:
         self._protocol = protocol
         self._committer = committer
+        self._registry = registry if registry is not None else Registry(ConnectionLimits(), descriptors=1 << 20)
+        self._limits = self._registry.limits
         self._parser = httptools.HttpRequestParser(self)
         self._transport: asyncio.Transport | None = None
         self._headers: dict[str, str] = {}
         self._body: list[bytes] = []
-        self._body_size = 0
+        self._body_size = 0  # bytes of the body being read, counted in the registry's budget
         self._url: list[bytes] = []
+        self._url_size = 0
+        self._head_size = 0  # request line and headers as the parser reported them
+        self._head_fed = 0  # bytes fed to the parser since the last request ended (bounds a head still growing)
+        self._in_head = True  # between requests or inside one's head
+        self._receiving = False  # a request has begun and not ended
         self._refused = False
+        self._released = False  # has left the registry
+        self._write_paused = False
+        self._reading_paused = False
         self._outgoing: deque[_Slot] = deque()
+        self._pending: deque[_Pending] = deque()
+        self.deadline = NO_DEADLINE  # when the registry's sweep closes this connection
+        self.idle_since = NO_DEADLINE  # when the connection last became idle (NO_DEADLINE: busy)
+        self._now = 0.0  # time.monotonic() when the packet being read arrived
 
     # --- asyncio.Protocol ------------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.Transport, transport)  # uvloop's transports are not asyncio subclasses
+        self._transport.set_write_buffer_limits(high=self._limits.write_buffer_bytes)
+        if not self._registry.admit(self):
+            self._refuse(_busy())
+            return
+        self._settle()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._transport = None
+        self._release()
+
+    def _release(self) -> None:
+        """Leave the registry (once) and drop every buffer now, not when the collector finds the connection-parser
+        cycle: nothing a closed connection held stays."""
+        if not self._released:
+            self._released = True
+            self._registry.forget(self, self._body_size + sum(len(p.body) for p in self._pending))
+        self._body_size = 0
+        self._body = []
+        self._headers = {}
+        self._url = []
+        self._pending.clear()
+        self._outgoing.clear()
+        self.deadline = NO_DEADLINE
+        self.idle_since = NO_DEADLINE
+
+    def pause_writing(self) -> None:
+        """The client is not reading: stop reading its requests until it takes what it was sent."""
+        self._write_paused = True
+        self._pause_reading()
+        self.deadline = time.monotonic() + self._limits.idle_timeout
+        self.idle_since = NO_DEADLINE
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        self._drain_pending()
 
     def data_received(self, data: bytes) -> None:
         if self._refused:
             return
+        self._now = time.monotonic()  # one clock read per packet serves every deadline its requests set
         self._committer.poll()  # a busy loop answers finished writes before taking on new ones
         try:
-            self._parser.feed_data(data)
+            if self._in_head:
+                self._feed_head(data)
+            else:
+                self._parser.feed_data(data)
         except httptools.HttpParserError:
-            self._refuse(_BAD_REQUEST)
+            if not self._refused:  # a callback that refused the request has answered it already
+                self._refuse(_BAD_REQUEST)
         except httptools.HttpParserUpgrade:
             self._refuse(_BAD_REQUEST)
+
+    def _feed_head(self, data: bytes) -> None:
+        """Feed a head at most up to the header limit: the parser concatenates a growing header on every packet,
+        so an unbounded one would cost quadratic time before any callback could count it."""
+        size = len(data)
+        pos = 0
+        while pos < size:
+            if not self._in_head:
+                self._parser.feed_data(data[pos:])
+                return
+            room = self._limits.max_header_bytes - self._head_fed
+            if room <= 0:
+                self._refuse_head(messages.HEADERS_TOO_LARGE.format(limit=self._limits.max_header_bytes))
+                return
+            end = min(size, pos + room)
+            self._head_fed += end - pos
+            self._parser.feed_data(data if pos == 0 and end == size else data[pos:end])
+            if self._refused:
+                return
+            pos = end
+
+    # --- what the registry asks ------------------------------------------------------------------------
+    def expire(self) -> None:
+        """Past a deadline (or evicted to make room): a request under way gets 408, an idle connection just ends."""
+        transport = self._transport
+        if transport is None:
+            return
+        self.deadline = NO_DEADLINE
+        self._refused = True
+        self._transport = None
+        if self._write_paused:
+            transport.abort()  # its client reads nothing: a graceful close would wait for it forever
+        else:
+            if self._receiving:
+                transport.write(_TIMED_OUT)
+            transport.close()
+        self._release()  # its place is free at once, for the connection it may have been closed to make room for
 
     # --- httptools callbacks ---------------------------------------------------------------------------
     def on_message_begin(self) -> None:
         self._headers = {}
         self._body = []
-        self._body_size = 0
         self._url = []
+        self._url_size = 0
+        self._head_size = 0
+        self._receiving = True
+        self.deadline = self._now + self._limits.header_timeout
+        self.idle_since = NO_DEADLINE
 
     def on_url(self, url: bytes) -> None:
         self._url.append(url)
+        self._url_size += len(url)
+        if self._url_size > self._limits.max_url_bytes:
+            self._refuse_head(messages.URL_TOO_LONG.format(limit=self._limits.max_url_bytes))
+            raise httptools.HttpParserError("URL too long")
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        self._head_size += len(name) + len(value) + 4
         self._headers[name.decode("latin-1").lower()] = value.decode("latin-1")
 
     def on_headers_complete(self) -> None:
+        self._in_head = False
+        if self._head_size + self._url_size > self._limits.max_header_bytes:
+            self._refuse_head(messages.HEADERS_TOO_LARGE.format(limit=self._limits.max_header_bytes))
+            raise httptools.HttpParserError("headers too large")
+        declared = self._headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self._limits.max_body_bytes:
+            self._refuse_too_large()
+            raise httptools.HttpParserError("request too large")
+        self.deadline = self._now + self._limits.body_timeout
         if self._headers.get("expect", "").lower() == "100-continue" and self._transport is not None:
             self._transport.write(_CONTINUE)
 
     def on_body(self, body: bytes) -> None:
-        self._body_size += len(body)
-        if self._body_size > MAX_REQUEST_BYTES:
-            self._refuse(_TOO_LARGE)
+        size = len(body)
+        if self._body_size + size > self._limits.max_body_bytes:
+            self._refuse_too_large()
             raise httptools.HttpParserError("request too large")
+        if not self._registry.reserve(size):
+            self._refuse(_busy())
+            raise httptools.HttpParserError("request budget spent")
+        self._body_size += size
         self._body.append(body)
 
     def on_message_complete(self) -> None:
         body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
+        self._body = []
         method = self._parser.get_method().decode("ascii", "replace")
         keep_alive = self._parser.should_keep_alive()
         url = self._url[0] if len(self._url) == 1 else b"".join(self._url)
-        if url.startswith(b"/dynastore/"):  # dynastore's own endpoints (protocol/extensions.py)
-            response = self._protocol.handle(method, self._headers, body, url.decode("latin-1"))
-        else:
-            response = self._protocol.handle(method, self._headers, body)
+        self._in_head = True
+        self._head_fed = 0
+        self._receiving = False
+        held = self._body_size
+        self._body_size = 0
+        if self._write_paused or self._pending or len(self._outgoing) >= MAX_HELD_RESPONSES:
+            self._registry.buffered -= held - len(body)  # the queued body stays counted
+            self._pending.append(_Pending(method, url, self._headers, body, keep_alive))
+            self._pause_reading()
+            return
+        self._registry.buffered -= held
+        self._serve(method, url, self._headers, body, keep_alive)
+        self._settle(self._now)
+
+    # --- serving -----------------------------------------------------------------------------------------
+    def _serve(self, method: str, url: bytes, headers: dict[str, str], body: bytes, keep_alive: bool) -> None:
+        path = "/" if url == b"/" else url.decode("latin-1")
+        response = self._protocol.handle(method, headers, body, path)
         data = encode_response(response, keep_alive)
         seq = response.commit_seq
         if seq and seq > self._committer.durable_seq:
@@ -173,6 +321,37 @@ class HttpConnection(asyncio.Protocol):
             self._outgoing.append(_Slot(data, not keep_alive))
         else:
             self._send(data, not keep_alive)
+
+    def _drain_pending(self) -> None:
+        """Serve the requests that waited, as long as the client keeps reading; then read again."""
+        while self._pending and not self._write_paused and len(self._outgoing) < MAX_HELD_RESPONSES:
+            if self._transport is None:
+                return
+            request = self._pending.popleft()
+            self._registry.buffered -= len(request.body)
+            self._serve(request.method, request.url, request.headers, request.body, request.keep_alive)
+        if not self._pending and not self._write_paused and self._reading_paused and self._transport is not None:
+            self._reading_paused = False
+            self._transport.resume_reading()
+        self._settle()
+
+    def _pause_reading(self) -> None:
+        if not self._reading_paused and self._transport is not None:
+            self._reading_paused = True
+            self._transport.pause_reading()
+
+    def _settle(self, now: float = 0.0) -> None:
+        """After a request or a response: an idle connection's deadline starts; a busy one has none of its own."""
+        if self._write_paused or self._receiving:
+            return
+        if self._outgoing or self._pending:
+            self.deadline = NO_DEADLINE
+            self.idle_since = NO_DEADLINE
+        else:
+            if now == 0.0:
+                now = time.monotonic()
+            self.deadline = now + self._limits.idle_timeout
+            self.idle_since = now
 
     # --- output ----------------------------------------------------------------------------------------
     def _hold(self, seq: int, data: bytes, close: bool) -> None:
@@ -192,6 +371,10 @@ class HttpConnection(asyncio.Protocol):
             ready = self._outgoing.popleft()
             assert ready.data is not None
             self._send(ready.data, ready.close)
+        if self._pending:
+            self._drain_pending()
+        else:
+            self._settle()
 
     def _send(self, data: bytes, close: bool) -> None:
         transport = self._transport
@@ -204,16 +387,51 @@ class HttpConnection(asyncio.Protocol):
 
     def _refuse(self, data: bytes) -> None:
         self._refused = True
+        self._drop_body()
         self._send(data, True)
+
+    def _refuse_too_large(self) -> None:
+        """413, then read and drop the rest of what the client sends until it stops or the body deadline passes:
+        closing at once would reset the connection under a client still sending, and it would never see the 413."""
+        transport = self._transport
+        if transport is None or not transport.can_write_eof():
+            self._refuse(_TOO_LARGE)
+            return
+        self._refused = True
+        self._drop_body()
+        self._receiving = False
+        transport.write(_TOO_LARGE)
+        transport.write_eof()
+        self.deadline = time.monotonic() + self._limits.body_timeout
+
+    def _drop_body(self) -> None:
+        self._registry.buffered -= self._body_size
+        self._body_size = 0
+        self._body = []
+
+    def _refuse_head(self, message: str) -> None:
+        self._refuse(_error(ValidationException(message)))
+
+
+def _error(error: DynamoError) -> bytes:
+    body = orjson.dumps(error.to_body())
+    response = RawResponse(error.status, body, headers=[("x-amz-crc32", str(zlib.crc32(body)))])
+    return encode_response(response, keep_alive=False)
+
+
+def _busy() -> bytes:
+    return _error(ServiceUnavailableException(messages.SERVER_BUSY))
 
 
 def _unavailable() -> bytes:
-    body = orjson.dumps(InternalServerError().to_body())
-    return encode_response(RawResponse(500, body), keep_alive=False)
+    return _error(InternalServerError())
 
 
-async def start(protocol: RequestHandler, committer: Durability, host: str, port: int, **kwargs: Any) -> asyncio.Server:
+async def start(
+    protocol: RequestHandler, committer: Durability, host: str, port: int, registry: Registry, **kwargs: Any
+) -> asyncio.Server:
     loop = asyncio.get_running_loop()
+    registry.start()
     return await loop.create_server(
-        lambda: HttpConnection(protocol, committer), host, port, reuse_address=True, backlog=1024, **kwargs
+        lambda: HttpConnection(protocol, committer, registry), host, port, reuse_address=True, backlog=1024, **kwargs
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import zlib
 from collections.abc import Callable
 from itertools import count
@@ -18,12 +19,10 @@ import orjson
 from dynastore.errors import (
     DynamoError,
     InternalServerError,
-    RequestEntityTooLargeException,
     SerializationException,
     UnknownOperationException,
 )
-from dynastore.limits import MAX_REQUEST_BYTES
-from dynastore.protocol import auth, cors
+from dynastore.protocol import auth, cors, encoding
 
 log = logging.getLogger("dynastore")
 
@@ -32,8 +31,7 @@ JSON_11 = "application/x-amz-json-1.1"
 _ACCEPTED_CONTENT_TYPES = frozenset({JSON_10, JSON_11, "application/json"})
 _TARGET_PREFIXES = ("DynamoDB_20120810.", "DynamoDB_20111205.")
 _UNKNOWN_OPERATION_XML = b"<UnknownOperationException/>\n"
-# Bodies smaller than this go out uncompressed even when the client accepts gzip: compression would not pay.
-GZIP_MIN_BYTES = 1024
+_HOST = re.compile(r"[A-Za-z0-9.\-\[\]:]+")  # what the health check repeats of a Host header
 
 Headers = dict[str, str]  # lower-case names (a dict: compiled code reads it directly)
 EXTENSION_PREFIX = "/dynastore/"
@@ -70,8 +68,8 @@ class Operation:
         self.run = run
 
 
-# An extension endpoint: (method, path with query string, body) -> response.
-Extension = Callable[[str, str, bytes], RawResponse]
+# An extension endpoint: (method, headers, path with query string, body) -> response.
+Extension = Callable[[str, Headers, str, bytes], RawResponse]
 
 
 class _RequestIds:
@@ -106,45 +104,56 @@ class Protocol:
 
     def handle(self, method: str, headers: Headers, body: bytes, path: str = "/") -> RawResponse:
         request_id = self._ids.next()
-        if self._extension is not None and path.startswith(EXTENSION_PREFIX):
-            response = self._extend(method, path, body)
+        if path != "/" and self._extension is not None and path.startswith(EXTENSION_PREFIX):
+            response = self._extend(method, headers, path, body)  # never CORS headers: see protocol/cors.py
         else:
-            response = self._dispatch(method, headers, body)
+            response = self._dispatch(method, headers, body, path)
+            if "origin" in headers and method != "OPTIONS":
+                response.headers.extend(cors.response_headers())
         response.headers.append(("x-amzn-RequestId", request_id))
-        origin = headers.get("origin")
-        if origin is not None and method != "OPTIONS":
-            response.headers.extend(cors.response_headers(origin))
-        return response
-
-    def _dispatch(self, method: str, headers: Headers, body: bytes) -> RawResponse:
-        if method == "OPTIONS":
-            return RawResponse(200, b"", "text/plain", cors.preflight_headers(headers))
-        if method == "GET" and not body:
-            return RawResponse(200, self._health, "text/plain")
-        content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        if method != "POST" or (body and content_type not in _ACCEPTED_CONTENT_TYPES):
-            return RawResponse(404, _UNKNOWN_OPERATION_XML, "text/plain")
-        reply_type = content_type if content_type in _ACCEPTED_CONTENT_TYPES else JSON_10
-        try:
-            response = self._call(headers, body)
-        except DynamoError as e:
-            response = _error_response(e)
-        except Exception:
-            log.exception("unexpected error serving a request")
-            response = _error_response(InternalServerError())
-        response.content_type = reply_type
-        if response.body and len(response.body) >= GZIP_MIN_BYTES and _accepts_gzip(headers):
-            response.body = _gzip(response.body)
-            response.headers.append(("Content-Encoding", "gzip"))
         response.headers.append(("x-amz-crc32", str(zlib.crc32(response.body))))
         return response
 
-    def _extend(self, method: str, path: str, body: bytes) -> RawResponse:
+    def _dispatch(self, method: str, headers: Headers, body: bytes, path: str) -> RawResponse:
+        if path != "/" and path.split("?", 1)[0] != "/":
+            return RawResponse(404, _UNKNOWN_OPERATION_XML, "text/plain")
+        if method == "OPTIONS" and "origin" in headers:
+            return RawResponse(200, b"", "text/plain", cors.preflight_headers(headers))
+        if method == "GET" and not body:
+            return RawResponse(200, self._health_text(headers), "text/plain")
+        content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if method != "POST" or (body and content_type not in _ACCEPTED_CONTENT_TYPES):
+            return RawResponse(404, _UNKNOWN_OPERATION_XML, "text/plain")
+        try:
+            response = self._call(headers, body)
+            if content_type in _ACCEPTED_CONTENT_TYPES:
+                response.content_type = content_type  # a success answers in the request's JSON type
+        except DynamoError as e:
+            response = _error_response(e)  # errors are always application/x-amz-json-1.0
+        except Exception:
+            log.exception("unexpected error serving a request")
+            response = _error_response(InternalServerError())
+        if len(response.body) >= encoding.COMPRESSION_MIN_BYTES:
+            accepted = headers.get("accept-encoding")
+            coding = encoding.response_coding(accepted) if accepted else None
+            if coding is not None:
+                response.body = encoding.compress(coding, response.body)
+                response.headers.append(("Content-Encoding", coding))
+        return response
+
+    def _health_text(self, headers: Headers) -> bytes:
+        """DynamoDB names the host the client asked for (its Host header)."""
+        host = headers.get("host", "")
+        if not host or len(host) > 255 or not _HOST.fullmatch(host):
+            return self._health
+        return f"healthy: {host} ".encode()
+
+    def _extend(self, method: str, headers: Headers, path: str, body: bytes) -> RawResponse:
         """dynastore's own endpoints (``/dynastore/...``, see protocol/extensions.py); never DynamoDB's."""
         assert self._extension is not None
         seq_before = self._commit_seq()
         try:
-            response = self._extension(method, path, body)
+            response = self._extension(method, headers, path, body)
         except Exception:
             log.exception("unexpected error serving an extension request")
             response = RawResponse(500, b'{"error":"internal error"}', "application/json")
@@ -154,8 +163,10 @@ class Protocol:
 
     def _call(self, headers: Headers, body: bytes) -> RawResponse:
         data: Any = None
+        coding = headers.get("content-encoding")
+        if coding:
+            body = encoding.decompress(coding, body)  # an empty body is no gzip either: 500, as on DynamoDB
         if body:
-            body = _decompress(headers.get("content-encoding"), body)
             try:
                 data = orjson.loads(body)
             except orjson.JSONDecodeError:
@@ -182,35 +193,3 @@ class Protocol:
 
 def _error_response(error: DynamoError) -> RawResponse:
     return RawResponse(error.status, orjson.dumps(error.to_body()))
-
-
-def _accepts_gzip(headers: Headers) -> bool:
-    return "gzip" in headers.get("accept-encoding", "")
-
-
-def _gzip(body: bytes) -> bytes:
-    compressor = zlib.compressobj(6, zlib.DEFLATED, 31)
-    return compressor.compress(body) + compressor.flush()
-
-
-def _decompress(encoding: str | None, body: bytes) -> bytes:
-    """Undo a Content-Encoding of gzip or deflate; the result is held to the same 16 MB request limit."""
-    if not encoding or encoding == "identity":
-        return body
-    wbits = {"gzip": 31, "x-gzip": 31, "deflate": 15}.get(encoding.strip().lower())
-    if wbits is None:
-        raise SerializationException()
-    try:
-        decompressor = zlib.decompressobj(wbits)
-        out = decompressor.decompress(body, MAX_REQUEST_BYTES + 1)
-    except zlib.error:
-        if wbits == 15:  # some clients send raw deflate without the zlib header
-            try:
-                out = zlib.decompressobj(-15).decompress(body, MAX_REQUEST_BYTES + 1)
-            except zlib.error:
-                raise SerializationException() from None
-        else:
-            raise SerializationException() from None
-    if len(out) > MAX_REQUEST_BYTES:
-        raise RequestEntityTooLargeException()
-    return out

@@ -76,6 +76,7 @@ MAX_BATCH_BYTES = 16 << 20
 # With the write-ahead log, a batch stays open across seals until it holds MAX_BATCH_BYTES or is this old (s).
 BATCH_INTERVAL = 1.0
 LOCK_FILE = "dynastore.lock"
+DIRECTORY_MODE = 0o700  # what the store creates is readable by the server's user only
 _ID_LEN = 8
 _COUNTER_KEY = bytes(_ID_LEN)
 REPLAY_TXN_OPS = 10_000  # operations per storage transaction while replaying the write-ahead log
@@ -222,6 +223,7 @@ class LmdbKV:
                 metasync=False,
                 subdir=True,
                 lock=True,
+                mode=DIRECTORY_MODE,  # a new data directory 0700, its data and lock files 0600: the server's user only
             )
             main = self._env.open_db(b"main")
             long = self._env.open_db(b"long")
@@ -495,7 +497,7 @@ def _lock_directory(path: str) -> int:
     """Hold the store's directory for this process: a second server on it would replay and delete the log the
     first one is writing. The lock goes with the process, also after kill -9."""
     try:
-        fd = os.open(os.path.join(path, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(os.path.join(path, LOCK_FILE), os.O_RDWR | os.O_CREAT, wal.FILE_MODE)
     except OSError as e:
         raise StorageError(f"cannot open the lock file in {path}: {e}") from e
     try:

@@ -49,6 +49,8 @@ __all__ = [
 CHECKPOINT_BYTES = 64 << 20  # a segment this large is retired and the store checkpointed
 DIRECTORY = -1  # the number ``take_dirty`` gives the log's directory
 SUFFIX = ".wal"
+FILE_MODE = 0o600  # log segments and the lock file: readable by the server's user only
+DIRECTORY_MODE = 0o700
 
 _HEADER = struct.Struct("<II")  # payload length, crc32 of the payload
 _PUT = struct.Struct("<BII")  # 0x01, key length, value length
@@ -143,7 +145,7 @@ class _Segment:
     def __init__(self, directory: str, number: int) -> None:
         self.number = number
         self.path = segment_path(directory, number)
-        self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+        self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, FILE_MODE)
         self.size = 0
         self.dirty = False  # written since the last sync began
 
@@ -152,7 +154,7 @@ class WriteAheadLog:
     """The open log of one store, appending to a new segment numbered ``first_number``."""
 
     def __init__(self, directory: str, first_number: int) -> None:
-        os.makedirs(directory, exist_ok=True)
+        os.makedirs(directory, mode=DIRECTORY_MODE, exist_ok=True)
         self.directory = directory
         self.dir_fd = os.open(directory, os.O_RDONLY)
         self._segments = [_Segment(directory, first_number)]

@@ -22,8 +22,31 @@ class FakeTransport:
     def write(self, data: bytes) -> None:
         self.written.append(data)
 
+        self.aborted = False
+        self.eof = False
+        self.reading = True
+        self.high = 0
+
     def close(self) -> None:
         self.closed = True
+
+    def can_write_eof(self) -> bool:
+        return True
+
+    def write_eof(self) -> None:
+        self.eof = True
+
+    def abort(self) -> None:
+        self.aborted = self.closed = True
+
+    def set_write_buffer_limits(self, high: int) -> None:
+        self.high = high
+
+    def pause_reading(self) -> None:
+        self.reading = False
+
+    def resume_reading(self) -> None:
+        self.reading = True
 
 
 class FakeProtocol:

@@ -130,9 +130,34 @@ def test_gzip_and_deflate_bodies(protocol: Protocol, recorder: Recorder) -> None
     assert recorder.calls == [{"g": 1}, {"d": 1}]
 
 
-def test_bad_gzip_is_serialization_exception(protocol: Protocol) -> None:
-    response = call(protocol, "Echo", b"not gzip", **{"content-encoding": "gzip"})
-    assert orjson.loads(response.body) == {"__type": "com.amazon.coral.service#SerializationException"}
+INTERNAL_ERROR = {"__type": "com.amazonaws.dynamodb.v20120810#InternalServerError", "message": "Internal server error"}
+
+
+@pytest.mark.parametrize(
+    ("coding", "body"),
+    [
+        ("gzip", b"not gzip"),
+        ("gzip", gzip.compress(b'{"g": 1}')[:-1]),  # cut short
+        ("gzip", b""),
+        ("deflate", b"not deflate"),
+        ("garbage", b"{}"),
+    ],
+)
+def test_a_body_that_does_not_decompress_is_a_500_as_on_dynamodb(
+    protocol: Protocol, recorder: Recorder, coding: str, body: bytes
+) -> None:
+    response = call(protocol, "Echo", body, **{"content-encoding": coding})
+    assert (response.status, orjson.loads(response.body)) == (500, INTERNAL_ERROR)
+    assert response.content_type == "application/x-amz-json-1.0"
+    assert recorder.calls == []
+
+
+def test_concatenated_gzip_members_are_one_body_and_trailing_junk_is_ignored(
+    protocol: Protocol, recorder: Recorder
+) -> None:
+    call(protocol, "Echo", gzip.compress(b'{"a"') + gzip.compress(b": 1}"), **{"content-encoding": "gzip"})
+    call(protocol, "Echo", gzip.compress(b'{"b": 2}') + b"junk", **{"content-encoding": "gzip"})
+    assert recorder.calls == [{"a": 1}, {"b": 2}]
 
 
 def test_gzip_bomb_over_16_mb_is_refused(protocol: Protocol) -> None:
@@ -141,10 +166,62 @@ def test_gzip_bomb_over_16_mb_is_refused(protocol: Protocol) -> None:
     assert response.status == 413
 
 
-def test_large_responses_are_gzipped_when_accepted(protocol: Protocol) -> None:
-    body = orjson.dumps({"x": "y" * 4000})
+def test_responses_of_4096_bytes_or_more_are_compressed_when_accepted(protocol: Protocol) -> None:
+    value = "y" * (4096 - len('{"Echo":{"x":""}}'))
+    body = orjson.dumps({"x": value})
     response = call(protocol, "Echo", body, **{"accept-encoding": "gzip, deflate"})
     assert ("Content-Encoding", "gzip") in response.headers
-    assert orjson.loads(gzip.decompress(response.body)) == {"Echo": {"x": "y" * 4000}}
-    small = call(protocol, "Echo", b"{}", **{"accept-encoding": "gzip"})
-    assert ("Content-Encoding", "gzip") not in small.headers
+    assert orjson.loads(gzip.decompress(response.body)) == {"Echo": {"x": value}}
+    assert ("x-amz-crc32", str(zlib.crc32(response.body))) in response.headers  # of the bytes sent
+    deflated = call(protocol, "Echo", body, **{"accept-encoding": "deflate"})
+    assert ("Content-Encoding", "deflate") in deflated.headers
+    assert orjson.loads(zlib.decompress(deflated.body)) == {"Echo": {"x": value}}
+    smaller = call(protocol, "Echo", orjson.dumps({"x": value[1:]}), **{"accept-encoding": "gzip"})
+    assert not [name for name, _ in smaller.headers if name == "Content-Encoding"]
+    assert len(smaller.body) == 4095
+
+
+def test_errors_are_json_1_0_whatever_the_request_type(protocol: Protocol) -> None:
+    response = call(protocol, "Fail", b"{}", **{"content-type": "application/x-amz-json-1.1"})
+    assert (response.status, response.content_type) == (400, "application/x-amz-json-1.0")
+    success = call(protocol, "Echo", b"{}", **{"content-type": "application/x-amz-json-1.1"})
+    assert (success.status, success.content_type) == (200, "application/x-amz-json-1.1")
+
+
+def test_health_names_the_host_the_client_used(protocol: Protocol) -> None:
+    response = protocol.handle("GET", {"host": "localhost:8000"}, b"")
+    assert (response.status, response.body) == (200, b"healthy: localhost:8000 ")
+    odd = protocol.handle("GET", {"host": "<script>"}, b"")
+    assert odd.body == b"healthy: dynamodb.eu-west-1.amazonaws.com "
+
+
+@pytest.mark.parametrize(("method", "path"), [("GET", "/health"), ("POST", "/abc"), ("PUT", "/"), ("DELETE", "/x")])
+def test_other_paths_and_methods_are_unknown_operations(protocol: Protocol, method: str, path: str) -> None:
+    headers = {"content-type": "application/x-amz-json-1.0", "x-amz-target": "DynamoDB_20120810.Echo", **AUTH}
+    response = protocol.handle(method, headers, b"{}", path)
+    assert (response.status, response.body) == (404, b"<UnknownOperationException/>\n")
+    assert ("x-amz-crc32", str(zlib.crc32(response.body))) in response.headers
+
+
+def test_cors_only_with_an_origin_and_never_reflecting_it(protocol: Protocol) -> None:
+    plain = call(protocol, "Echo")
+    assert not [name for name, _ in plain.headers if name.startswith("Access-Control")]
+    browser = call(protocol, "Echo", origin="https://evil.example")
+    assert ("Access-Control-Allow-Origin", "*") in browser.headers
+    preflight = protocol.handle(
+        "OPTIONS",
+        {
+            "origin": "https://evil.example",
+            "access-control-request-method": "POST",
+            "access-control-request-headers": "content-type,x-amz-target",
+        },
+        b"",
+    )
+    assert preflight.status == 200
+    assert [h for h in preflight.headers if h[0].startswith("Access-Control")] == [
+        ("Access-Control-Allow-Origin", "*"),
+        ("Access-Control-Allow-Headers", "content-type,x-amz-target"),
+        ("Access-Control-Allow-Methods", "POST"),
+        ("Access-Control-Max-Age", "172800"),
+    ]
+    assert protocol.handle("OPTIONS", {}, b"").status == 404

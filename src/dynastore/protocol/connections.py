@@ -1,0 +1,157 @@
+"""What bounds every client: the limits a connection is held to, and the registry of open connections.
+
+The registry counts connections against a cap below the descriptor limit (descriptors are kept back for storage:
+log segments, LMDB's files, the lock file, the sync helper), shares one budget of request bytes buffered by all
+connections, and closes connections past their deadline. Deadlines are checked by one periodic sweep rather than
+a timer per request: a request only stores a number (docs/design.md "Limits and abuse").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import resource
+import time
+from typing import Protocol
+
+from dynastore.limits import (
+    BODY_TIMEOUT_SECONDS,
+    HEADER_TIMEOUT_SECONDS,
+    IDLE_TIMEOUT_SECONDS,
+    MAX_BUFFERED_REQUEST_BYTES,
+    MAX_CONNECTIONS,
+    MAX_HEADER_BYTES,
+    MAX_REQUEST_BYTES,
+    MAX_URL_BYTES,
+    RESERVED_DESCRIPTORS,
+    WRITE_BUFFER_BYTES,
+)
+
+NO_DEADLINE = math.inf
+
+
+class ConnectionLimits:
+    """The limits of one server's connections (Config's values; the defaults are limits.py's)."""
+
+    __slots__ = (
+        "max_header_bytes",
+        "max_url_bytes",
+        "max_body_bytes",
+        "idle_timeout",
+        "header_timeout",
+        "body_timeout",
+        "max_connections",
+        "reserved_descriptors",
+        "max_buffered_request_bytes",
+        "write_buffer_bytes",
+    )
+
+    def __init__(
+        self,
+        *,
+        max_header_bytes: int = MAX_HEADER_BYTES,
+        max_url_bytes: int = MAX_URL_BYTES,
+        max_body_bytes: int = MAX_REQUEST_BYTES,
+        idle_timeout: float = IDLE_TIMEOUT_SECONDS,
+        header_timeout: float = HEADER_TIMEOUT_SECONDS,
+        body_timeout: float = BODY_TIMEOUT_SECONDS,
+        max_connections: int = MAX_CONNECTIONS,
+        reserved_descriptors: int = RESERVED_DESCRIPTORS,
+        max_buffered_request_bytes: int = MAX_BUFFERED_REQUEST_BYTES,
+        write_buffer_bytes: int = WRITE_BUFFER_BYTES,
+    ) -> None:
+        self.max_header_bytes = max_header_bytes
+        self.max_url_bytes = max_url_bytes
+        self.max_body_bytes = max_body_bytes
+        self.idle_timeout = idle_timeout
+        self.header_timeout = header_timeout
+        self.body_timeout = body_timeout
+        self.max_connections = max_connections
+        self.reserved_descriptors = reserved_descriptors
+        self.max_buffered_request_bytes = max_buffered_request_bytes
+        self.write_buffer_bytes = write_buffer_bytes
+
+    def sweep_interval(self) -> float:
+        """How often deadlines are checked: a quarter of the shortest timeout, at most a second."""
+        shortest = min(self.idle_timeout, self.header_timeout, self.body_timeout)
+        return max(0.005, min(1.0, shortest / 4))
+
+
+class Tracked(Protocol):
+    """What the registry needs of a connection (http_server.HttpConnection)."""
+
+    @property
+    def deadline(self) -> float: ...
+
+    @property
+    def idle_since(self) -> float: ...
+
+    def expire(self) -> None: ...
+
+
+def descriptor_limit() -> int:
+    """Raise the soft limit on open descriptors to the hard one (as far as 1,048,576) and return it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = hard if hard != resource.RLIM_INFINITY else 1 << 20
+    wanted = min(wanted, 1 << 20)
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    if soft < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+            soft = wanted
+        except (ValueError, OSError):
+            pass
+    return soft
+
+
+class Registry:
+    """The open connections of one listener, the request-byte budget they share, and the deadline sweep."""
+
+    def __init__(self, limits: ConnectionLimits, descriptors: int | None = None) -> None:
+        self.limits = limits
+        available = (descriptor_limit() if descriptors is None else descriptors) - limits.reserved_descriptors
+        self.cap = max(1, min(limits.max_connections, available))
+        self.open: set[Tracked] = set()
+        self.buffered = 0  # request bytes held by all connections
+        self._sweeper: asyncio.Task[None] | None = None
+
+    def admit(self, connection: Tracked) -> bool:
+        """Take a new connection if there is room, making room by closing the longest-idle one; False: refuse."""
+        if len(self.open) >= self.cap:
+            idle = [c for c in self.open if c.idle_since < NO_DEADLINE]
+            if not idle:
+                return False
+            min(idle, key=lambda c: c.idle_since).expire()
+        self.open.add(connection)
+        return True
+
+    def forget(self, connection: Tracked, held: int) -> None:
+        self.open.discard(connection)
+        self.buffered -= held
+
+    def reserve(self, size: int) -> bool:
+        """Count ``size`` more buffered request bytes; False (nothing counted) when the budget is spent."""
+        if self.buffered + size > self.limits.max_buffered_request_bytes:
+            return False
+        self.buffered += size
+        return True
+
+    def start(self) -> None:
+        self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
+
+    def stop(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
+
+    async def _sweep(self) -> None:
+        interval = self.limits.sweep_interval()
+        while True:
+            await asyncio.sleep(interval)
+            self.expire_due(time.monotonic())
+
+    def expire_due(self, now: float) -> None:
+        due = [c for c in self.open if c.deadline <= now]
+        for connection in due:
+            connection.expire()
