@@ -152,7 +152,8 @@ def _add_index_flags(serve: argparse.ArgumentParser, defaults: Config) -> None:
         "--gsi-propagation-delay",
         type=float,
         default=defaults.gsi_propagation_delay,
-        help="test aid: seconds a GSI update waits in its durable backlog before it is applied (default 0)",
+        help="test aid: seconds a GSI update waits in its durable backlog before it is applied; GSI reads then "
+        "see the lag instead of applying pending updates first (default 0)",
     )
     serve.add_argument(
         "--gsi-backfill-interval",
