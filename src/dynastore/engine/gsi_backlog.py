@@ -96,7 +96,8 @@ class Backlog:
         self._kv = kv
         self._clock = clock
         self._delay = delay
-        self.last_added, self._next_seq = _newest(kv)
+        self._next_seq: int | None = None  # found from the write's own transaction (it sees an open batch)
+        self.last_added = _newest(kv)  # records an earlier run left behind count as pending for reads
         self.applied_through = -1  # seq of the newest record applied (or skipped) by this process
         self._enqueued: deque[tuple[int, float]] = deque()  # (seq, perf_counter) of records written here
         self._lags: deque[float] = deque(maxlen=_LAG_SAMPLES)
@@ -115,6 +116,10 @@ class Backlog:
 
     def _take_seq(self, txn: WriteTxn) -> int:
         seq = self._next_seq
+        if seq is None:
+            prefix = keycodec.backlog_prefix()
+            last = next(iter(txn.iter_range(prefix, keycodec.prefix_end(prefix), reverse=True)), None)
+            seq = 0 if last is None else int.from_bytes(last[0][1:9], "big") + 1
         self._next_seq = seq + 1
         self.last_added = seq
         return seq
@@ -181,15 +186,12 @@ class Backlog:
         self._lags.clear()
 
 
-def _newest(kv: KV) -> tuple[int, int]:
-    """(seq of the newest record in the backlog or -1, the seq the next record takes)."""
+def _newest(kv: KV) -> int:
+    """The seq of the newest record in the backlog, or -1."""
     prefix = keycodec.backlog_prefix()
     with kv.read() as txn:
         last = next(iter(txn.iter_range(prefix, keycodec.prefix_end(prefix), reverse=True)), None)
-    if last is None:
-        return -1, 0
-    seq = int.from_bytes(last[0][1:9], "big")
-    return seq, seq + 1
+    return -1 if last is None else int.from_bytes(last[0][1:9], "big")
 
 
 def _apply_change(txn: WriteTxn, key: bytes, value: bytes | None, stats: list[int]) -> None:
