@@ -8,6 +8,9 @@ unless a test says so, so "at once" is exact: nothing refills between the reques
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -138,3 +141,17 @@ def test_a_restarted_server_gives_every_partition_its_burst_credit_again(tmp_pat
         assert put_codes(ddb, name, [{"pk": {"S": "k"}}] * 302).count("ok") == 301
     finally:
         process.stop()
+
+
+def test_spend_burst_through_the_cli(server: Server) -> None:
+    name = provisioned(server.ddb, 2, 3)
+    before = server.partitions(name)["partitions"][0]["burst"]
+    assert before == {"read": 600, "write": 900}  # a new partition: 300 seconds of its share
+    out = subprocess.run(
+        [sys.executable, "-m", "dynastore", "partitions", name, "--endpoint", server.url, "--spend-burst", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert json.loads(out)["partitions"][0]["burst"] == {"read": 0, "write": 0}
+    assert put_codes(server.ddb, name, [{"pk": {"S": "k"}}] * 4).count("ok") == 3  # one second of 3 WCU
