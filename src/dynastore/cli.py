@@ -153,7 +153,8 @@ def _add_index_flags(serve: argparse.ArgumentParser, defaults: Config) -> None:
         "--gsi-propagation-delay",
         type=float,
         default=defaults.gsi_propagation_delay,
-        help="test aid: seconds a GSI update waits in its durable backlog before it is applied (default 0)",
+        help="test aid: seconds a GSI update waits in its durable backlog before it is applied; GSI reads then "
+        "see the lag instead of applying pending updates first (default 0)",
     )
     serve.add_argument(
         "--gsi-backfill-interval",
@@ -212,5 +213,8 @@ def _add_partitions_command(commands: Any) -> None:
     cmd.add_argument("--endpoint", default="http://127.0.0.1:8000", help="the server (default http://127.0.0.1:8000)")
     cmd.add_argument("--as-if", type=int, default=None, help="behave as if the table held N partitions (0: stop)")
     cmd.add_argument("--rebuild", action="store_true", help="re-partition from throughput and size (as a restore)")
+    cmd.add_argument(
+        "--spend-burst", action="store_true", help="spend every partition's burst credit (as after a busy spell)"
+    )
     cmd.add_argument("--contributors", action="store_true", help="also show Contributor Insights' top keys")
     cmd.add_argument("--json", action="store_true", help="print the raw JSON")

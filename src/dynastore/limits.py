@@ -63,6 +63,7 @@ CONTRIBUTOR_TOP = 10  # keys reported per rule by default
 # Secondary indexes (engine/indexes.py, engine/gsi_backlog.py; see docs/indexes.md).
 ITEM_COLLECTION_MAX_BYTES = 10 * 1024 * 1024 * 1024  # one partition key's items plus LSI entries (tables with LSIs)
 GSI_BACKLOG_RECORDS_PER_TXN = 512  # backlog records applied per storage transaction by the propagator
+GSI_READ_CATCH_UP_RECORDS = 8192  # at most this many pending backlog records applied by a GSI read before it reads
 GSI_BACKFILL_ITEMS_PER_TXN = 256  # table items copied into a new GSI per storage transaction
 
 # Connections (protocol/connections.py; docs/design.md "Limits and abuse"). DynamoDB refuses over 16 KB of headers;

@@ -30,6 +30,8 @@ def run(args: argparse.Namespace) -> int:
             change["as_if"] = args.as_if
         if args.rebuild:
             change["rebuild"] = True
+        if args.spend_burst:
+            change["spend_burst"] = True
         view = _call(url, change) if change else _call(url)
         contributors = None
         if args.contributors:

@@ -49,6 +49,11 @@ class Server:
     def partitions(self, table: str) -> Any:
         return self.ext(f"/dynastore/partitions/{table}")
 
+    def spend_burst(self, table: str) -> None:
+        """Drop the burst credit of every partition of ``table`` (a new partition starts with 300 seconds of it),
+        so a test sees the share bucket's rate from its first request."""
+        self.ext(f"/dynastore/partitions/{table}", {"spend_burst": True})
+
     def advance(self, seconds: float) -> None:
         self.ext("/dynastore/clock", {"advance": seconds})
 
@@ -203,6 +208,7 @@ class TestHotKeys:
     def test_reads_have_their_own_budget_and_eventual_reads_cost_half(self, small: Server) -> None:
         name = small.table(4, 60)  # 4 partitions of 1 RCU
         small.puts(name, ["r"])
+        small.spend_burst(name)
         codes = []
         for _ in range(3):
             try:
@@ -216,8 +222,8 @@ class TestHotKeys:
 class TestBurstAndAdaptive:
     def test_burst_lets_a_short_spike_through_and_not_a_sustained_one(self, small: Server) -> None:
         name = small.table(1, 10)  # one partition: 10 WCU share, 20 WCU maximum
-        small.partitions(name)  # token buckets start with the first look or request (docs/capacity.md)
-        small.advance(10)  # ten idle seconds: 100 units of burst credit
+        small.spend_burst(name)  # a new partition starts with 300 seconds of credit: spend it...
+        small.advance(10)  # ...then ten idle seconds: 100 units of burst credit
         per_second = []
         for _ in range(20):
             small.advance(1)
@@ -230,6 +236,7 @@ class TestBurstAndAdaptive:
         name = small.table(1, 30)  # two partitions of 15 WCU (maximum 20)
         view = small.partitions(name)
         assert shares(view) == [(0.5, 15.0), (0.5, 15.0)]
+        small.spend_burst(name)
         served = []
         for _ in range(10):
             served.append(small.puts(name, ["hot"] * 20).count("ok"))
@@ -262,6 +269,7 @@ def test_gsi_without_write_capacity_throttles_table_writes(seeds: Server) -> Non
         ],
     )
     seeds.advance(1)
+    seeds.spend_burst(name)  # the index's burst credit would take 600 writes before the first refusal
     codes = []
     for i in range(3):
         try:
@@ -294,6 +302,7 @@ def test_as_if_n_partitions_shows_the_throttling_of_full_size(seeds: Server) -> 
     assert seeds.puts(name, ["hot"] * 30) == ["ok"] * 30
     view = seeds.ext(f"/dynastore/partitions/{name}", {"as_if": 40})  # ...but 40 at scale: 10 WCU each
     assert view["partition_count"] == 40 and view["as_if"] == 40
+    seeds.spend_burst(name)  # the 40 start with their burst credit: what is left is the sustained rate
     assert seeds.puts(name, ["hot"] * 12).count("ok") == 10
 
 

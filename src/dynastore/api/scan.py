@@ -17,7 +17,7 @@ import orjson
 from dynastore import messages
 from dynastore.api.context import Context
 from dynastore.api.item_requests import expression_context
-from dynastore.engine import admission
+from dynastore.engine import admission, indexes
 from dynastore.engine.capacity import consumed_capacity, read_half_units
 from dynastore.engine.keys import check_table_key
 from dynastore.engine.reads import (
@@ -287,6 +287,8 @@ def read_page_admitted(
     index = space.index
     gsi = index.name if index is not None and index.kind == "GSI" else None
     ticket = admission.admit_read(ctx, table, start, read_half_units(0, consistent=consistent), index=gsi)
+    if gsi is not None:
+        indexes.catch_up(ctx)  # the writes acknowledged before this read reach the GSI first (docs/indexes.md)
     with ctx.kv.read() as txn:
         page = read_page(txn, page_request)
     admission.settle_read(ctx, ticket, read_half_units(page.read_bytes, consistent=consistent) + page.fetch_half_units)

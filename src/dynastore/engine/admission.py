@@ -304,6 +304,14 @@ class Capacity:
         self._apply_as_if(st, self.ctx.clock.now())
         self.persist(st)
 
+    def spend_burst(self, st: TableState) -> None:
+        """Every partition of the table and its GSIs as after a busy spell: one second of its share left and no
+        burst credit (a new partition starts with all of it). A test aid for throttling on a fresh table."""
+        now = self.ctx.clock.now()
+        for res in st.resources():
+            for lane in (*res.reads, *res.writes):
+                lane.spend_burst(now)
+
     def rebuild(self, st: TableState) -> None:
         """Re-partition the table as DynamoDB would on restoring it: from its throughput and its size now."""
         now = self.ctx.clock.now()

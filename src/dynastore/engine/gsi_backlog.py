@@ -15,6 +15,11 @@ the catalog purges that index's key range, and nothing may write there again.
 
 Lag (commit of the write to commit of its index changes) is measured in memory with ``time.perf_counter``
 for records enqueued by this process; ``lag_summary`` gives percentiles.
+
+Watermarks: ``last_added`` is the sequence number of the newest record (written by this process, or left by an
+earlier one), ``applied_through`` that of the newest record applied. A GSI read compares the two (one integer
+comparison) and, when records are pending, applies the backlog up to the ``last_added`` it saw before reading
+(``engine/indexes.catch_up``), so it sees every write acknowledged before it arrived.
 """
 
 from __future__ import annotations
@@ -91,7 +96,9 @@ class Backlog:
         self._kv = kv
         self._clock = clock
         self._delay = delay
-        self._next_seq: int | None = None
+        self._next_seq: int | None = None  # found from the write's own transaction (it sees an open batch)
+        self.last_added = _newest(kv)  # records an earlier run left behind count as pending for reads
+        self.applied_through = -1  # seq of the newest record applied (or skipped) by this process
         self._enqueued: deque[tuple[int, float]] = deque()  # (seq, perf_counter) of records written here
         self._lags: deque[float] = deque(maxlen=_LAG_SAMPLES)
         self.applied = 0  # records applied since start (diagnostics)
@@ -114,7 +121,13 @@ class Backlog:
             last = next(iter(txn.iter_range(prefix, keycodec.prefix_end(prefix), reverse=True)), None)
             seq = 0 if last is None else int.from_bytes(last[0][1:9], "big") + 1
         self._next_seq = seq + 1
+        self.last_added = seq
         return seq
+
+    @property
+    def simulates_lag(self) -> bool:
+        """``--gsi-propagation-delay``: records wait that long, and reads do not catch up with them."""
+        return self._delay > 0
 
     # ---- applying -------------------------------------------------------------------------------------------
     def apply(self, targets: Mapping[int, IndexTarget], record_stats: StatsSink, max_records: int) -> bool:
@@ -141,6 +154,7 @@ class Backlog:
                 txn.delete(key)
                 done_seq = int.from_bytes(key[1:9], "big")
         if done_seq >= 0:
+            self.applied_through = done_seq
             self._account(done_seq)
         for target, (items, size) in stats.items():
             record_stats(target.table_name, target.index_id, items, size)
@@ -170,6 +184,14 @@ class Backlog:
 
     def reset_lag(self) -> None:
         self._lags.clear()
+
+
+def _newest(kv: KV) -> int:
+    """The seq of the newest record in the backlog, or -1."""
+    prefix = keycodec.backlog_prefix()
+    with kv.read() as txn:
+        last = next(iter(txn.iter_range(prefix, keycodec.prefix_end(prefix), reverse=True)), None)
+    return -1 if last is None else int.from_bytes(last[0][1:9], "big")
 
 
 def _apply_change(txn: WriteTxn, key: bytes, value: bytes | None, stats: list[int]) -> None:

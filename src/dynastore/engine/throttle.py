@@ -7,9 +7,14 @@ One *lane* is one direction (reads or writes) of one partition:
 
 * ``share``: refills at the partition's provisioned share and holds up to ``1 + BURST_SECONDS`` seconds of
   it, so unused capacity of the last 300 seconds is kept for bursts (DynamoDB's burst capacity). A new
-  lane starts with one second of capacity and no burst credit.
+  lane (a new table or index, a split, a restart) starts full: one second of capacity and 300 seconds of
+  burst credit, so a fresh 5-WCU table absorbs a quick sequence of about 1,500 write units, as DynamoDB's
+  fresh tables do; a sustained overload still throttles once the credit is spent.
 * ``ceiling``: the partition maximum (3000 RCU / 1000 WCU per second); burst and adaptive capacity never
-  take a partition past it.
+  take a partition past it. A request starts while the partition is under its maximum (the ceiling holds a
+  positive balance) and takes all its units, possibly leaving a debt paid back at the maximum rate: the
+  rate never passes the maximum over time, and a few large items landing on one partition in the same
+  instant are not refused halfway through their second.
 
 One *table bucket* per direction holds one second of the table's (or index's) total throughput. Every
 admitted request drains it; a partition whose own share is spent may *borrow* from it once adaptive
@@ -75,6 +80,10 @@ class Bucket:
         need = units if units < self.rate else self.rate
         return self.tokens >= need and self.tokens > 0
 
+    def under_maximum(self) -> bool:
+        """Whether a request may start against a ceiling: the partition has not reached its maximum."""
+        return self.tokens > 0
+
     def set_rate(self, rate: float, cap: float, now: float) -> None:
         self.refill(now)
         self.rate = rate
@@ -116,7 +125,7 @@ class Lane:
 
     def __init__(self, share_rate: float, ceiling_rate: float, now: float, *, burst: bool) -> None:
         cap = share_rate * (1 + BURST_SECONDS) if burst else share_rate
-        self.share = Bucket(share_rate, cap, now)
+        self.share = Bucket(share_rate, cap, now, tokens=cap)  # starts full: see the module docstring
         self.ceiling = Bucket(ceiling_rate, ceiling_rate, now)
         self.throttled_since: float | None = None
         self.last_pressure = 0.0
@@ -129,21 +138,29 @@ class Lane:
         extra = self.share.tokens - self.share.rate
         return extra if extra > 0 else 0.0
 
+    def spend_burst(self, now: float) -> None:
+        """Drop the burst credit: keep at most one second of the share."""
+        share = self.share
+        share.refill(now)
+        if share.tokens > share.rate:
+            share.tokens = share.rate
+
     def resize(self, share_rate: float, ceiling_rate: float, now: float, *, burst: bool) -> None:
         self.share.set_rate(share_rate, share_rate * (1 + BURST_SECONDS) if burst else share_rate, now)
         self.ceiling.set_rate(ceiling_rate, ceiling_rate, now)
 
     def split(self, now: float) -> Lane:
-        """Halve this lane (share, burst credit and tokens) and return the other half, for a partition split."""
+        """Halve this lane's share and return the other half, for a partition split. Both children are new
+        partitions: each starts full (one second of its half share and its burst credit), its own maximum."""
         share = self.share
         share.refill(now)
         burst = share.cap > share.rate
         share.rate /= 2
         share.cap /= 2
-        share.tokens /= 2
-        child = Lane(share.rate, self.ceiling.rate, now, burst=burst)
-        child.share.tokens = share.tokens
-        return child
+        share.tokens = share.cap
+        self.ceiling.refill(now)
+        self.ceiling.tokens = self.ceiling.cap
+        return Lane(share.rate, self.ceiling.rate, now, burst=burst)
 
 
 def decide(lane: Lane, table: TableBucket, units: float, now: float, adaptive_delay: float, provisioned: bool) -> int:
@@ -155,7 +172,7 @@ def decide(lane: Lane, table: TableBucket, units: float, now: float, adaptive_de
     ceiling = lane.ceiling
     ceiling.refill(now)
     table.refill(now)
-    if not ceiling.has(units):
+    if not ceiling.under_maximum():
         return _refuse(lane, now, KEY_RANGE)
     took = OK
     if provisioned:

@@ -1,7 +1,8 @@
 """dynastore's own HTTP endpoints under ``/dynastore/`` (JSON in, JSON out; no DynamoDB protocol, no auth).
 
 * ``GET  /dynastore/partitions/<table>``: every partition of the table and its GSIs (capacity_view.py).
-* ``POST /dynastore/partitions/<table>`` ``{"as_if": N}`` (0 or null: stop) and/or ``{"rebuild": true}``.
+* ``POST /dynastore/partitions/<table>`` ``{"as_if": N}`` (0 or null: stop) and/or ``{"rebuild": true}`` and/or
+  ``{"spend_burst": true}`` (every partition of the table and its GSIs loses its burst credit).
 * ``GET  /dynastore/contributors/<table>?index=&window=&top=``: Contributor Insights' top keys.
 * ``GET  /dynastore/indexes``: the GSI propagation lag (percentiles in milliseconds of the last records applied)
   and the backlog; ``POST`` ``{"reset": true}`` forgets the lag samples (to measure one load phase).
@@ -112,6 +113,8 @@ def _change_partitions(ctx: Context, st: Any, request: dict[str, Any]) -> None:
         cap.set_as_if(st, count)
     if request.get("rebuild"):
         cap.rebuild(st)
+    if request.get("spend_burst"):
+        cap.spend_burst(st)
 
 
 def _clock(ctx: Context, method: str, body: bytes) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Admission in the batch and transaction handlers: what is refused, what is given back, what is settled.
 
 Handlers run through ``dispatch.bind`` on an in-memory store with a ManualClock that never moves, so bucket
-contents are exact: a fresh partition holds one second of its share.
+contents are exact: every table here has its burst credit spent as it is created (a new partition starts with
+300 seconds of it), so each partition holds one second of its share.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def make_ctx(**config: Any) -> tuple[Context, Ops]:
     return ctx, dispatch.bind(ctx)
 
 
-def create(ops: Ops, name: str, read: int | None = None, write: int | None = None) -> None:
+def create(ctx: Context, ops: Ops, name: str, read: int | None = None, write: int | None = None) -> None:
+    """Create a table and spend its burst credit."""
     billing: dict[str, Any] = {"BillingMode": "PAY_PER_REQUEST"}
     if read is not None and write is not None:
         billing = {"ProvisionedThroughput": {"ReadCapacityUnits": read, "WriteCapacityUnits": write}}
@@ -54,6 +56,8 @@ def create(ops: Ops, name: str, read: int | None = None, write: int | None = Non
             **billing,
         }
     )
+    cap = admission.capacity_of(ctx)
+    cap.spend_burst(cap.find(name))
 
 
 def key(sk: int) -> dict[str, Any]:
@@ -73,7 +77,7 @@ def lane(ctx: Context, name: str, *, write: bool) -> Any:
 def table() -> Iterator[tuple[Context, Ops]]:
     """A provisioned table of one partition: 2 RCU, 20 WCU."""
     ctx, ops = make_ctx()
-    create(ops, "tbl", 2, 20)
+    create(ctx, ops, "tbl", 2, 20)
     yield ctx, ops
 
 
@@ -136,7 +140,7 @@ class _CountingTxn:
 
 def test_batch_get_looks_each_item_up_once_and_gives_back_keys_past_the_response_limit() -> None:
     ctx, ops = make_ctx()
-    create(ops, "big", 3, 20)  # one partition of 3 RCU
+    create(ctx, ops, "big", 3, 20)  # one partition of 3 RCU
     ops["BatchWriteItem"].run({"RequestItems": {"big": [put(sk, size=5000) for sk in range(3)]}})
     table = ctx.catalog.get("big")
     requests = [reads.GetRequest(table, tuple(storage_key(table, key(sk)) for sk in range(3)))]
@@ -156,7 +160,7 @@ def test_batch_get_looks_each_item_up_once_and_gives_back_keys_past_the_response
 
 def test_transact_write_cancels_at_the_refused_position_and_refunds_the_others(table: tuple[Context, Ops]) -> None:
     ctx, ops = table
-    create(ops, "other", 2, 20)
+    create(ctx, ops, "other", 2, 20)
     ops["BatchWriteItem"].run({"RequestItems": {"tbl": [put(sk) for sk in range(19)]}})  # one unit left
     items = [
         {"Put": {"TableName": "other", "Item": key(0)}},
@@ -204,7 +208,7 @@ def test_transact_get_cancels_and_refunds(table: tuple[Context, Ops]) -> None:
 
 def test_report_mode_refuses_nothing() -> None:
     ctx, ops = make_ctx(capacity="report")
-    create(ops, "rep", 2, 20)
+    create(ctx, ops, "rep", 2, 20)
     response = ops["BatchWriteItem"].run({"RequestItems": {"rep": [put(sk, size=1500) for sk in range(20)]}})
     assert response["UnprocessedItems"] == {}
     gets = [{"Get": {"TableName": "rep", "Key": key(sk)}} for sk in range(5)]
@@ -217,7 +221,7 @@ def test_report_mode_refuses_nothing() -> None:
 
 def test_attempt_returns_the_error_admit_would_raise() -> None:
     ctx, ops = make_ctx()
-    create(ops, "odt")  # on demand: partitions of at most 20 WCU here
+    create(ctx, ops, "odt")  # on demand: partitions of at most 20 WCU here
     table = ctx.catalog.get("odt")
     item_key = storage_key(table, key(0))
     first = admission.attempt_write(ctx, table, item_key, 40, transactional=True)

@@ -25,18 +25,44 @@ def served(lane: Lane, table: TableBucket, now: float, count: int, units: float 
     return sum(throttle.decide(lane, table, units, now, delay, True) in throttle.ADMITTED for _ in range(count))
 
 
+def spent(share: float, ceiling: float, *, burst: bool = True) -> Lane:
+    """A lane whose burst credit is spent: one second of its share left (the state after a long busy spell)."""
+    lane = Lane(share, ceiling, T0, burst=burst)
+    lane.share.tokens = share
+    return lane
+
+
 # ---------------------------------------------------------------- buckets
 
 
+def test_a_new_lane_starts_with_its_full_burst_credit() -> None:
+    lane, table = Lane(10, 100_000, T0, burst=True), TableBucket(10, T0)
+    assert lane.burst_balance() == 3000
+    assert served(lane, table, T0, 4000) == 3010  # one second and 300 seconds of credit, at once
+    assert served(lane, table, T0 + 1, 20) == 10  # then the share, second by second
+    no_burst = Lane(10, 1000, T0, burst=False)  # on-demand lanes: no share of their own to save up
+    assert no_burst.burst_balance() == 0
+
+
+def test_split_children_start_full() -> None:
+    lane, table = Lane(10, 100_000, T0, burst=True), TableBucket(10, T0)
+    served(lane, table, T0, 3010)
+    assert lane.burst_balance() == 0
+    child = lane.split(T0)
+    assert (lane.share.rate, child.share.rate) == (5, 5)
+    assert (lane.burst_balance(), child.burst_balance()) == (1500, 1500)
+    assert lane.ceiling.tokens == child.ceiling.tokens == 100_000
+
+
 def test_share_serves_its_rate_each_second() -> None:
-    lane, table = Lane(10, 1000, T0, burst=True), TableBucket(100, T0)
+    lane, table = spent(10, 1000), TableBucket(100, T0)
     assert served(lane, table, T0, 15) == 10
     assert served(lane, table, T0 + 1, 15) == 10
     assert lane.throttled == 10
 
 
 def test_burst_lets_a_short_spike_through_but_not_a_sustained_one() -> None:
-    lane, table = Lane(10, 1000, T0, burst=True), TableBucket(1000, T0)
+    lane, table = spent(10, 1000), TableBucket(1000, T0)
     now = T0 + 60  # a minute idle: 600 units of burst credit
     assert lane.burst_balance() == 0
     lane.share.refill(now)
@@ -63,8 +89,22 @@ def test_burst_never_passes_the_partition_maximum() -> None:
     assert served(lane, table, T0 + 301, 200) == 50
 
 
+def test_a_request_starts_while_the_partition_is_under_its_maximum() -> None:
+    # Three 390-unit writes on a 1,000-unit partition: the third starts (the partition is under its maximum)
+    # and leaves a debt; the next waits until the debt is paid back at the maximum rate.
+    lane, table = Lane(1000, 1000, T0, burst=True), TableBucket(4000, T0)
+    assert served(lane, table, T0, 3, units=390) == 3
+    assert lane.ceiling.tokens == 1000 - 3 * 390
+    assert served(lane, table, T0 + 0.1, 1) == 0
+    assert served(lane, table, T0 + 0.2, 1) == 1
+    # Over a longer spell the maximum still holds: ten seconds of 390-unit writes, 100 a second, are served
+    # the second the partition held when they began and ten seconds of its rate, plus at most one debt.
+    got = sum(served(lane, table, T0 + 1 + t / 100, 1, units=390) for t in range(1000))
+    assert 11_000 - 390 <= got * 390 <= 11_000 + 390
+
+
 def test_adaptive_capacity_lifts_a_hot_partition_after_the_delay() -> None:
-    hot, cold, table = Lane(15, 20, T0, burst=True), Lane(15, 20, T0, burst=True), TableBucket(30, T0)
+    hot, cold, table = spent(15, 20), spent(15, 20), TableBucket(30, T0)
     delay = 5.0
     got = [served(hot, table, T0 + s, 20, delay=delay) for s in range(5)]
     assert got == [15] * 5  # share-bound while adaptive capacity waits
@@ -76,7 +116,7 @@ def test_adaptive_capacity_lifts_a_hot_partition_after_the_delay() -> None:
 
 
 def test_refund_gives_back_to_where_the_capacity_came_from() -> None:
-    hot, table = Lane(15, 20, T0, burst=False), TableBucket(30, T0)
+    hot, table = spent(15, 20, burst=False), TableBucket(30, T0)
     for s in range(6):
         served(hot, table, T0 + s, 20, delay=5.0)
     now = T0 + 6
@@ -93,7 +133,7 @@ def test_refund_gives_back_to_where_the_capacity_came_from() -> None:
 
 
 def test_adaptive_capacity_only_borrows_what_the_table_leaves_unused() -> None:
-    hot, cold, table = Lane(15, 30, T0, burst=True), Lane(15, 30, T0, burst=True), TableBucket(30, T0)
+    hot, cold, table = spent(15, 30), spent(15, 30), TableBucket(30, T0)
     for s in range(6):
         served(hot, table, T0 + s, 30, delay=5.0)
     now = T0 + 6
@@ -102,7 +142,7 @@ def test_adaptive_capacity_only_borrows_what_the_table_leaves_unused() -> None:
 
 
 def test_a_large_item_on_a_small_table_is_served_then_paid_back() -> None:
-    lane, table = Lane(1, 1000, T0, burst=True), TableBucket(1, T0)
+    lane, table = spent(1, 1000), TableBucket(1, T0)
     assert throttle.decide(lane, table, 5, T0, 300, True) == throttle.OK
     assert lane.share.tokens == -4
     assert throttle.decide(lane, table, 1, T0 + 4, 300, True) != throttle.OK
@@ -110,10 +150,10 @@ def test_a_large_item_on_a_small_table_is_served_then_paid_back() -> None:
 
 
 def test_reasons() -> None:
-    lane, table = Lane(10, 1000, T0, burst=True), TableBucket(10, T0)
+    lane, table = spent(10, 1000), TableBucket(10, T0)
     served(lane, table, T0, 10)
     assert throttle.decide(lane, table, 1, T0, 300, True) == throttle.PROVISIONED  # table total spent too
-    lane2, table2 = Lane(10, 1000, T0, burst=True), TableBucket(100, T0)
+    lane2, table2 = spent(10, 1000), TableBucket(100, T0)
     served(lane2, table2, T0, 10)
     assert throttle.decide(lane2, table2, 1, T0, 300, True) == throttle.KEY_RANGE  # one hot partition
 
@@ -156,14 +196,16 @@ def outcomes(fn: Any, count: int) -> list[str]:
     return out
 
 
-def test_put_and_get_are_admitted_per_partition() -> None:
+def test_a_fresh_table_serves_its_burst_at_once_then_its_rate() -> None:
     ctx, ops, clock = make_ctx()
     create(ops, "small", 2, 3)
-    put = outcomes(lambda: call(ops, "PutItem", TableName="small", Item={"pk": {"S": "a"}}), 5)
-    assert put == ["ok"] * 3 + ["ProvisionedThroughputExceededException"] * 2
-    get = outcomes(lambda: call(ops, "GetItem", TableName="small", Key={"pk": {"S": "a"}}), 5)
-    assert get == ["ok"] * 4 + ["ProvisionedThroughputExceededException"]  # eventually consistent: half a unit
-    clock.advance(1)
+    # A new partition starts with 300 seconds of burst credit on top of its second: 3 x 301 writes at once.
+    put = outcomes(lambda: call(ops, "PutItem", TableName="small", Item={"pk": {"S": "a"}}), 905)
+    assert put == ["ok"] * 903 + ["ProvisionedThroughputExceededException"] * 2
+    # Eventually consistent reads cost half a unit: 2 x 301 units are 1,204 reads.
+    get = outcomes(lambda: call(ops, "GetItem", TableName="small", Key={"pk": {"S": "a"}}), 1205)
+    assert get == ["ok"] * 1204 + ["ProvisionedThroughputExceededException"]
+    clock.advance(1)  # the credit is spent: one second brings the share, 2 strongly consistent reads
     assert outcomes(
         lambda: call(ops, "GetItem", TableName="small", Key={"pk": {"S": "a"}}, ConsistentRead=True), 3
     ) == [
@@ -173,10 +215,36 @@ def test_put_and_get_are_admitted_per_partition() -> None:
     ]
 
 
+def test_a_fresh_small_table_takes_a_large_item_parallel_puts_a_batch_and_a_transaction() -> None:
+    ctx, ops, _ = make_ctx()
+    create(ops, "fresh", 5, 5)
+    call(ops, "PutItem", TableName="fresh", Item={"pk": {"S": "big"}, "v": {"S": "x" * 350_000}})  # 342 units
+    for i in range(20):
+        call(ops, "PutItem", TableName="fresh", Item={"pk": {"S": f"p{i}"}})
+    batch = [{"PutRequest": {"Item": {"pk": {"S": f"b{i}"}}}} for i in range(25)]
+    assert call(ops, "BatchWriteItem", RequestItems={"fresh": batch})["UnprocessedItems"] == {}
+    actions = [{"Put": {"TableName": "fresh", "Item": {"pk": {"S": f"t{i}"}}}} for i in range(25)]
+    call(ops, "TransactWriteItems", TransactItems=actions)
+    lane = admission.capacity_of(ctx).find("fresh").base.writes[0]
+    assert lane.consumed == 342 + 20 + 25 + 50
+    assert lane.throttled == 0
+
+
+def test_a_sustained_overload_throttles_once_the_burst_is_spent() -> None:
+    ctx, ops, clock = make_ctx()
+    create(ops, "hot1", 1, 1)
+    put = outcomes(lambda: call(ops, "PutItem", TableName="hot1", Item={"pk": {"S": "k"}}), 600)
+    assert put.count("ok") == 301 and put[:301] == ["ok"] * 301
+    clock.advance(10)
+    put = outcomes(lambda: call(ops, "PutItem", TableName="hot1", Item={"pk": {"S": "k"}}), 100)
+    assert put.count("ok") == 10  # the share: one unit a second
+
+
 def test_the_error_names_the_reason_and_the_resource() -> None:
     ctx, ops, _ = make_ctx()
     create(ops, "why", 1, 1)
-    call(ops, "PutItem", TableName="why", Item={"pk": {"S": "a"}})
+    for _ in range(301):  # the burst credit of a new partition
+        call(ops, "PutItem", TableName="why", Item={"pk": {"S": "a"}})
     with pytest.raises(ProvisionedThroughputExceededException) as e:
         call(ops, "PutItem", TableName="why", Item={"pk": {"S": "a"}})
     assert e.value.to_body() == {
@@ -269,7 +337,7 @@ def test_on_demand_peak_doubles_what_it_may_take() -> None:
 def test_report_mode_counts_but_never_throttles() -> None:
     ctx, ops, _ = make_ctx(capacity="report")
     create(ops, "report", 1, 1)
-    assert outcomes(lambda: call(ops, "PutItem", TableName="report", Item={"pk": {"S": "a"}}), 5) == ["ok"] * 5
+    assert outcomes(lambda: call(ops, "PutItem", TableName="report", Item={"pk": {"S": "a"}}), 305) == ["ok"] * 305
     assert admission.capacity_of(ctx).find("report").base.writes[0].throttled == 4
 
 
@@ -299,15 +367,15 @@ def test_gsi_short_of_write_capacity_throttles_the_table_write() -> None:
         call(ops, "PutItem", TableName="weather", Item={"station": {"S": f"s{i}"}, "intrusion": {"S": "False"}})
 
     results = []
-    for i in range(4):
+    for i in range(604):
         try:
             put(i)
             results.append("ok")
         except ProvisionedThroughputExceededException as e:
             results.append(e.message or "")
             body = e.to_body()
-    assert results[:2] == ["ok", "ok"]
-    assert results[2] == (
+    assert results[:602] == ["ok"] * 602  # the index's 2 WCU and its burst credit
+    assert results[602] == (
         "The level of configured provisioned throughput for one or more global secondary indexes of the table was "
         "exceeded. Consider increasing your provisioning level for the under-provisioned global secondary indexes "
         "with the UpdateTable API."
@@ -316,7 +384,7 @@ def test_gsi_short_of_write_capacity_throttles_the_table_write() -> None:
     assert body["ThrottlingReasons"][0]["resource"].endswith(":table/weather/index/by-intrusion")
     st = admission.capacity_of(ctx).find("weather")
     assert len(st.base.pmap) == 12
-    assert sum(lane.consumed for lane in st.base.writes) == 2  # the refused writes took nothing from the table
+    assert sum(lane.consumed for lane in st.base.writes) == 602  # the refused writes took nothing from the table
 
 
 def test_parallel_scan_segments_start_in_different_partitions() -> None:
@@ -335,7 +403,8 @@ def test_try_admit_returns_none_instead_of_raising() -> None:
     create(ops, "batch", 1, 1)
     st = admission.capacity_of(ctx).find("batch")
     key = keycodec.item_key(st.td.table_id, keycodec.encode_string("a"), None)
-    assert admission.try_admit_write(ctx, st.td, key, 2) is not None
+    for _ in range(301):
+        assert admission.try_admit_write(ctx, st.td, key, 2) is not None
     assert admission.try_admit_write(ctx, st.td, key, 2) is None
 
 
