@@ -16,6 +16,9 @@ NUMBER_PRECISION = "Attempting to store more than 38 significant digits in a Num
 AUTH_MISSING_TOKEN = "Request is missing Authentication Token"
 AUTH_REQUIRES_PARAM = "Authorization header requires '{param}' parameter. "
 AUTH_REQUIRES_DATE = "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header. "
+# dynastore's own: DynamoDB answers an unknown target with no message; a DynamoDB operation dynastore does not serve
+# yet is named, so that a client's error says which call to avoid (docs/operations.md).
+OPERATION_NOT_SERVED = "{operation} is a DynamoDB operation that dynastore does not serve yet (see docs/operations.md)"
 
 # --- shared request semantics ----------------------------------------------------------------------------------
 MIXED_EXPRESSION_PARAMS = (

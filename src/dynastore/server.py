@@ -46,6 +46,7 @@ class Server:
             region=config.region,
             commit_seq=lambda: self.kv.commit_seq,
             extension=extensions.bind(self.context),
+            not_served=dispatch.not_served(),
         )
         self._stopping: asyncio.Event | None = None
 

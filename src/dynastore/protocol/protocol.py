@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from dynastore import messages
 from dynastore.errors import (
     DynamoError,
     InternalServerError,
@@ -97,8 +98,10 @@ class Protocol:
         region: str,
         commit_seq: Callable[[], int],
         extension: Extension | None = None,
+        not_served: frozenset[str] = frozenset(),
     ) -> None:
         self._operations = operations
+        self._not_served = not_served  # DynamoDB operations refused with a message naming them
         self._extension = extension
         self._health = f"healthy: dynamodb.{region}.amazonaws.com ".encode()
         self._commit_seq = commit_seq
@@ -173,9 +176,12 @@ class Protocol:
     def _operation(self, target: str) -> Operation:
         for prefix in _TARGET_PREFIXES:
             if target.startswith(prefix):
-                operation = self._operations.get(target[len(prefix) :])
+                name = target[len(prefix) :]
+                operation = self._operations.get(name)
                 if operation is not None:
                     return operation
+                if name in self._not_served:
+                    raise UnknownOperationException(messages.OPERATION_NOT_SERVED.format(operation=name))
                 break
         raise UnknownOperationException()
 
