@@ -9,15 +9,39 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from dynastore import __version__
 from dynastore.config import Config
 from dynastore.util.clock import ManualClock
 
 
+class _ServeHelp(argparse.HelpFormatter):
+    """Each option's help ends with its default (what this run would use: the DYNASTORE_* environment variables
+    included) and the environment variable that sets it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if not action.option_strings or action.default is argparse.SUPPRESS:
+            return text
+        env = "DYNASTORE_" + action.dest.upper()
+        if isinstance(action, argparse._StoreTrueAction):
+            return f"{text} (default: {'on' if action.default else 'off'}; {env}=1)"
+        default = action.default
+        shown = f"{default:g}" if isinstance(default, float) else str(default)
+        return f"{text} (default: {shown.replace('%', '%%')}; {env})"
+
+
 def _parser(defaults: Config) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dynastore", description="A DynamoDB-compatible database server.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="run the server (flags override DYNASTORE_* environment variables)")
-    serve.add_argument("--host", default=defaults.host, help=f"address to bind (default {defaults.host})")
+    serve = commands.add_parser(
+        "serve",
+        help="run the server (flags override DYNASTORE_* environment variables)",
+        description="Run the server. Every option can also come from its DYNASTORE_* environment variable; "
+        "a flag given on the command line wins.",
+        formatter_class=_ServeHelp,
+    )
+    serve.add_argument("--host", default=defaults.host, help="address to bind")
     serve.add_argument("--port", type=int, default=defaults.port, help="port to bind; 0 picks a free one and prints it")
     serve.add_argument("--data-dir", type=Path, default=defaults.data_dir, help="where data is kept")
     serve.add_argument("--in-memory", action="store_true", default=defaults.in_memory, help="keep nothing on disk")
@@ -50,7 +74,7 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
         "--transaction-lock-hold",
         type=float,
         default=defaults.transaction_lock_hold,
-        help="test aid: seconds a transaction's items stay locked after its commit (default 0; inf: forever)",
+        help="test aid: seconds a transaction's items stay locked after its commit (inf: forever)",
     )
     _add_capacity_flags(serve, defaults)
     _add_index_flags(serve, defaults)
@@ -90,7 +114,7 @@ def _add_capacity_flags(serve: argparse.ArgumentParser, defaults: Config) -> Non
         "--capacity",
         choices=("enforce", "report"),
         default=defaults.capacity,
-        help="enforce: throttle as DynamoDB does (default); report: compute and show everything, throttle nothing",
+        help="enforce: throttle as DynamoDB does; report: compute and show everything, throttle nothing",
     )
     serve.add_argument(
         "--partition-size-limit",
@@ -114,7 +138,7 @@ def _add_capacity_flags(serve: argparse.ArgumentParser, defaults: Config) -> Non
         "--adaptive-delay",
         type=float,
         default=defaults.adaptive_delay,
-        help="seconds a partition throttles before adaptive capacity lifts it (default 300)",
+        help="seconds a partition throttles before adaptive capacity lifts it",
     )
     serve.add_argument(
         "--manual-clock",
@@ -152,13 +176,13 @@ def _add_index_flags(serve: argparse.ArgumentParser, defaults: Config) -> None:
         "--gsi-propagation-delay",
         type=float,
         default=defaults.gsi_propagation_delay,
-        help="test aid: seconds a GSI update waits in its durable backlog before it is applied (default 0)",
+        help="test aid: seconds a GSI update waits in its durable backlog before it is applied",
     )
     serve.add_argument(
         "--gsi-backfill-interval",
         type=float,
         default=defaults.gsi_backfill_interval,
-        help="test aid: seconds between two backfill chunks of a new GSI (default 0)",
+        help="test aid: seconds between two backfill chunks of a new GSI",
     )
     serve.add_argument(
         "--gsi-backfill-chunk",

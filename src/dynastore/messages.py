@@ -494,3 +494,8 @@ ITEM_COLLECTION_TOO_LARGE = "Item collection size limit exceeded."
 CAPACITY_OVER_TABLE_QUOTA = (
     "Subscriber limit exceeded: {member} of {value} is more than the per-table maximum of {quota} (DescribeLimits)"
 )
+
+# --- command line (stderr, one line, after "dynastore: error: ") ------------------------------------------------
+CLI_CANNOT_LISTEN = "cannot listen on {host}:{port}: {reason}"
+CLI_CANNOT_CREATE_DATA_DIR = "cannot create the data directory {path}: {reason}"
+CLI_CANNOT_OPEN_STORE = "cannot open the store: {reason}"
