@@ -78,7 +78,7 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
     )
     _add_capacity_flags(serve, defaults)
     _add_index_flags(serve, defaults)
-    _add_partitions_command(commands)
+    _add_partitions_command(commands, defaults)
     return parser
 
 
@@ -202,12 +202,20 @@ def _with_indexes(config: Config, args: argparse.Namespace) -> Config:
     )
 
 
-def _add_partitions_command(commands: Any) -> None:
+def _add_partitions_command(commands: Any, defaults: Config) -> None:
+    from dynastore.partitions_cli import default_endpoint
+
     cmd = commands.add_parser(
         "partitions", help="show the partitions of a table and its indexes on a running server (dynastore extension)"
     )
     cmd.add_argument("table", help="table name")
-    cmd.add_argument("--endpoint", default="http://127.0.0.1:8000", help="the server (default http://127.0.0.1:8000)")
+    endpoint = default_endpoint(defaults.host, defaults.port)
+    cmd.add_argument(
+        "--endpoint",
+        default=endpoint,
+        help=f"the server, as URL or host:port (default: {endpoint}, where `dynastore serve` listens with the same "
+        "DYNASTORE_HOST and DYNASTORE_PORT)",
+    )
     cmd.add_argument("--as-if", type=int, default=None, help="behave as if the table held N partitions (0: stop)")
     cmd.add_argument("--rebuild", action="store_true", help="re-partition from throughput and size (as a restore)")
     cmd.add_argument("--contributors", action="store_true", help="also show Contributor Insights' top keys")

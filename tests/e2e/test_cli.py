@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import dynastore
+from tests.e2e.conftest import create_table, make_client
 from tests.e2e.server_process import ServerProcess
 
 
@@ -144,3 +145,68 @@ def test_a_data_directory_in_use_is_one_line(tmp_path: Path) -> None:
         assert sorted(p.name for p in data.iterdir()) == before
     finally:
         assert first.stop() == 0
+
+
+# ---------------------------------------------------------------- dynastore partitions
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ServerProcess]:
+    process = ServerProcess()
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+@pytest.fixture(scope="module")
+def table(server: ServerProcess) -> str:
+    return create_table(make_client(server.url))
+
+
+def test_partitions_finds_the_server_as_serve_was_configured(server: ServerProcess, table: str) -> None:
+    # DYNASTORE_HOST=0.0.0.0 makes serve listen everywhere; the client then asks the loopback address.
+    env = {"DYNASTORE_HOST": "0.0.0.0", "DYNASTORE_PORT": str(server.port)}
+    result = run("partitions", table, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"table {table} (PAY_PER_REQUEST, capacity enforce): 0 items, 0 bytes\n")
+
+
+def test_partitions_takes_host_and_port_without_a_scheme(server: ServerProcess, table: str) -> None:
+    result = run("partitions", table, "--endpoint", f"{server.host}:{server.port}")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"table {table} ")
+
+
+def test_partitions_explains_its_columns(server: ServerProcess, table: str) -> None:
+    result = run("partitions", table, "--endpoint", server.url)
+    lines = result.stdout.splitlines()
+    header = next(line for line in lines if line.lstrip().startswith("# hash range"))
+    columns = re.split(r"\s{2,}|(?<=#) ", header.strip())
+    legend = result.stdout.split("\ncolumns (", 1)[1]
+    labels = [re.split(r"\s{2,}", line.strip())[0] for line in legend.splitlines()[1:]]
+    explained = {name for label in labels for name in label.split(", ")}
+    assert set(columns) <= explained, set(columns) - explained
+    assert "adaptive" in explained
+
+
+def test_partitions_of_an_unknown_table_is_one_line(server: ServerProcess) -> None:
+    result = run("partitions", "no_such_table", "--endpoint", server.url)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr == (
+        "dynastore partitions: error: Requested resource not found: Table: no_such_table not found\n"
+    )
+
+
+def test_partitions_without_a_server_is_one_line() -> None:
+    # A socket that listens but never answers would hang; a port with nothing bound refuses at once.
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        free = sock.getsockname()[1]
+    result = run("partitions", "t_table", "--endpoint", f"127.0.0.1:{free}")
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"dynastore partitions: error: cannot reach http://127.0.0.1:{free}: [Errno 111] Connection refused: "
+        "is `dynastore serve` running there?\n"
+    )
