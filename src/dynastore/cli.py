@@ -78,14 +78,26 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
     )
     _add_capacity_flags(serve, defaults)
     _add_index_flags(serve, defaults)
+    serve.add_argument(
+        "--log-requests",
+        action="store_true",
+        default=defaults.log_requests,
+        help="write one line per request to stderr: time, request id, operation, table, status, error, latency, "
+        "consumed capacity",
+    )
+    serve.add_argument(
+        "--log-format", choices=("text", "json"), default=defaults.log_format, help="the request log's lines"
+    )
     _add_partitions_command(commands, defaults)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     defaults = Config.from_env()
-    args = _parser(defaults).parse_args(argv)
+    parser = _parser(defaults)
+    args = parser.parse_args(argv)
     if args.command == "serve":
+        _check_choices(parser, args)
         from dynastore.server import serve
 
         config = dataclasses.replace(
@@ -100,12 +112,24 @@ def main(argv: Sequence[str] | None = None) -> None:
             update_table_delay=args.update_table_delay,
             delete_table_delay=args.delete_table_delay,
             transaction_lock_hold=args.transaction_lock_hold,
+            log_requests=args.log_requests,
+            log_format=args.log_format,
         )
         serve(_with_indexes(_with_capacity(config, args), args))
     elif args.command == "partitions":
         from dynastore.partitions_cli import run
 
         raise SystemExit(run(args))
+
+
+def _check_choices(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """argparse checks the choices of a flag given, not of a default: one from the environment is checked here."""
+    serve = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["serve"]
+    for action in serve._actions:
+        value = getattr(args, action.dest, None)
+        if action.choices is not None and value not in action.choices:
+            env = "DYNASTORE_" + action.dest.upper()
+            serve.error(f"{env}: invalid choice: {value!r} (choose from {', '.join(map(str, action.choices))})")
 
 
 # ---- capacity model (docs/capacity.md) ------------------------------------------------------------------------

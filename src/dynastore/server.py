@@ -14,8 +14,10 @@ from dynastore import messages
 from dynastore.api.context import Context
 from dynastore.config import Config
 from dynastore.engine import indexes, ttl
+from dynastore.engine.admission import capacity_of
 from dynastore.protocol import dispatch, extensions, http_server
 from dynastore.protocol.protocol import Protocol
+from dynastore.protocol.request_log import LoggedProtocol, RequestLog
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.group_commit import GroupCommitter
 from dynastore.storage.kv import KV, StorageError
@@ -44,14 +46,34 @@ class Server:
         self.kv = open_storage(config)
         self.catalog = Catalog.load(self.kv, config)
         self.context = Context(config, self.kv, self.catalog)
-        self.protocol = Protocol(
-            dispatch.bind(self.context),
-            region=config.region,
-            commit_seq=lambda: self.kv.commit_seq,
-            extension=extensions.bind(self.context),
-            not_served=dispatch.not_served(),
-        )
+        self.protocol = self._protocol()
         self._stopping: asyncio.Event | None = None
+
+    def _protocol(self) -> Protocol:
+        operations = dispatch.bind(self.context)
+        extension = extensions.bind(self.context)
+        kv = self.kv
+
+        def commit_seq() -> int:
+            return kv.commit_seq
+
+        if not self.config.log_requests:
+            return Protocol(
+                operations,
+                region=self.config.region,
+                commit_seq=commit_seq,
+                extension=extension,
+                not_served=dispatch.not_served(),
+            )
+        return LoggedProtocol(
+            operations,
+            region=self.config.region,
+            commit_seq=commit_seq,
+            extension=extension,
+            not_served=dispatch.not_served(),
+            request_log=RequestLog(self.config.log_format),
+            meters=capacity_of(self.context).meters,
+        )
 
     async def serve(self, sockets: list[socket.socket] | None = None) -> None:
         """Serve until stopped, on ``sockets`` (from http_server.listen) or on the configured host and port."""
@@ -60,6 +82,8 @@ class Server:
         if sockets is None:
             sockets = http_server.listen(self.config.host, self.config.port)
         committer = GroupCommitter(self.kv, loop)
+        if isinstance(self.protocol, LoggedProtocol):
+            self.protocol.durability = committer
         listeners = await http_server.start(self.protocol, committer, sockets)
         host, port = sockets[0].getsockname()[:2]
         # With --port 0 the operating system chose the port; DescribeEndpoints must report the real one.

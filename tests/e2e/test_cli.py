@@ -84,6 +84,8 @@ def test_serve_help_shows_every_default_and_its_environment_variable() -> None:
         "--gsi-propagation-delay": "0",
         "--gsi-backfill-interval": "0",
         "--gsi-backfill-chunk": "256",
+        "--log-requests": "off",
+        "--log-format": "text",
     }
     assert set(options) == {"-h", *expected}
     for flag, default in expected.items():

@@ -32,7 +32,7 @@ JSON_10 = "application/x-amz-json-1.0"
 JSON_11 = "application/x-amz-json-1.1"
 _ACCEPTED_CONTENT_TYPES = frozenset({JSON_10, JSON_11, "application/json"})
 _TARGET_PREFIXES = ("DynamoDB_20120810.", "DynamoDB_20111205.")
-_UNKNOWN_OPERATION_XML = b"<UnknownOperationException/>\n"
+UNKNOWN_OPERATION_XML = b"<UnknownOperationException/>\n"
 # Bodies smaller than this go out uncompressed even when the client accepts gzip: compression would not pay.
 GZIP_MIN_BYTES = 1024
 
@@ -126,21 +126,25 @@ class Protocol:
             return RawResponse(200, self._health, "text/plain")
         content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if method != "POST" or (body and content_type not in _ACCEPTED_CONTENT_TYPES):
-            return RawResponse(404, _UNKNOWN_OPERATION_XML, "text/plain")
+            return RawResponse(404, UNKNOWN_OPERATION_XML, "text/plain")
         reply_type = content_type if content_type in _ACCEPTED_CONTENT_TYPES else JSON_10
         try:
             response = self._call(headers, body)
         except DynamoError as e:
-            response = _error_response(e)
+            response = self._error(e)
         except Exception:
             log.exception("unexpected error serving a request")
-            response = _error_response(InternalServerError())
+            response = self._error(InternalServerError())
         response.content_type = reply_type
         if response.body and len(response.body) >= GZIP_MIN_BYTES and _accepts_gzip(headers):
             response.body = _gzip(response.body)
             response.headers.append(("Content-Encoding", "gzip"))
         response.headers.append(("x-amz-crc32", str(zlib.crc32(response.body))))
         return response
+
+    def _error(self, error: DynamoError) -> RawResponse:
+        """The response to a request refused with ``error`` (a method: the request log records the error's type)."""
+        return _error_response(error)
 
     def _extend(self, method: str, path: str, body: bytes) -> RawResponse:
         """dynastore's own endpoints (``/dynastore/...``, see protocol/extensions.py); never DynamoDB's."""
