@@ -55,7 +55,7 @@ def test_text_line() -> None:
         b"time=2023-11-14T22:13:20.042Z request_id=ID1 operation=PutItem table=t status=200 error=- "
         b"latency_ms=1.234 rcu=0 wcu=1\n",
         b'time=2023-11-14T22:13:21.500Z request_id=ID2 operation="GET /dynastore/x" table=- status=404 '
-        b'error="Bad \\"name\\"" latency_ms=500 rcu=0.5 wcu=0\n',
+        b'error="Bad \\"name\\"" latency_ms=500.0 rcu=0.5 wcu=0\n',
     ]
 
 
