@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -93,7 +94,11 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    defaults = Config.from_env()
+    try:
+        defaults = Config.from_env()
+    except ValueError as e:  # a DYNASTORE_* number that is none: one line, as every start failure
+        print(f"dynastore: error: a DYNASTORE_* environment variable holds a wrong value: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
     parser = _parser(defaults)
     args = parser.parse_args(argv)
     if args.command == "serve":

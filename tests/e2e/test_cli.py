@@ -212,3 +212,22 @@ def test_partitions_without_a_server_is_one_line() -> None:
         f"dynastore partitions: error: cannot reach http://127.0.0.1:{free}: [Errno 111] Connection refused: "
         "is `dynastore serve` running there?\n"
     )
+
+
+def test_a_wrong_number_in_the_environment_is_one_line(tmp_path: Path) -> None:
+    result = run("serve", env={"DYNASTORE_PORT": "eighty"}, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr == (
+        "dynastore: error: a DYNASTORE_* environment variable holds a wrong value: "
+        "invalid literal for int() with base 10: 'eighty'\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_wrong_choice_in_the_environment_is_refused(tmp_path: Path) -> None:
+    result = run("serve", env={"DYNASTORE_LOG_FORMAT": "xml"}, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.endswith(
+        "dynastore serve: error: DYNASTORE_LOG_FORMAT: invalid choice: 'xml' (choose from text, json)\n"
+    )
+    assert list(tmp_path.iterdir()) == []

@@ -199,7 +199,7 @@ class LoggedProtocol(Protocol):
         table = tables_of(self._request)
         self._request = None
 
-        def write(failure: BaseException | None = None) -> None:
+        def write(failure: BaseException | None) -> None:
             status, error_type = (500, "InternalServerError") if failure is not None else (response.status, error)
             latency = time.perf_counter() - started
             self._request_log.line(arrived, request_id, operation, table, status, error_type, latency, units)
@@ -209,5 +209,5 @@ class LoggedProtocol(Protocol):
         if durability is not None and seq and seq > durability.durable_seq:
             durability.when_durable(seq, write)  # registered before the connection's own wait: logged first
         else:
-            write()
+            write(None)
         return response
