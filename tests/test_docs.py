@@ -105,3 +105,8 @@ def test_dynamodb_operation_names_are_the_models() -> None:
 
 def test_not_yet_operations_are_refused_by_name(statuses: dict[str, str]) -> None:
     assert {op for op, status in statuses.items() if status == "not yet"} <= not_served()
+
+
+def test_not_served_is_a_frozenset() -> None:
+    # Protocol declares a frozenset, and compiled code checks declared types at run time.
+    assert type(not_served()) is frozenset

@@ -86,7 +86,7 @@ DYNAMODB_OPERATIONS = frozenset(
 
 def not_served() -> frozenset[str]:
     """DynamoDB's operations that dynastore does not serve (yet)."""
-    return DYNAMODB_OPERATIONS - OPERATIONS.keys()
+    return DYNAMODB_OPERATIONS.difference(OPERATIONS)  # a frozenset (minus dict keys would give a set)
 
 
 def bind(ctx: Context) -> dict[str, Operation]:

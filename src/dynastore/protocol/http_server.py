@@ -251,9 +251,11 @@ async def start(
 ) -> list[asyncio.Server]:
     """Serve on sockets made by ``listen``."""
     loop = asyncio.get_running_loop()
-    return [
-        await loop.create_server(
-            lambda: HttpConnection(protocol, committer), sock=sock, backlog=LISTEN_BACKLOG, **kwargs
+    servers = []
+    for sock in sockets:  # a loop, not a comprehension: mypyc cannot compile an await inside one
+        servers.append(
+            await loop.create_server(
+                lambda: HttpConnection(protocol, committer), sock=sock, backlog=LISTEN_BACKLOG, **kwargs
+            )
         )
-        for sock in sockets
-    ]
+    return servers

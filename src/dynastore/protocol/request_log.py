@@ -183,8 +183,6 @@ class LoggedProtocol(Protocol):
         arrived, started = time.time(), time.perf_counter()
         read_meter, write_meter = self._meters
         reads, writes = read_meter.units, write_meter.units
-        self._request = None
-        self._error_type = None
         response = super().handle(method, headers, body, path)
         units = (read_meter.units - reads, write_meter.units - writes)
         target = headers.get("x-amz-target")
@@ -192,12 +190,14 @@ class LoggedProtocol(Protocol):
             operation = target.rpartition(".")[2]
         else:
             operation = f"{method} {path}"
-        error = self._error_type
+        # Kept by _keeping and _error during super().handle, read and cleared here. (Not cleared before the call:
+        # the type checker would take the attribute to be None after it, and compiled code checks that at run time.)
+        error, request = self._error_type, self._request
+        self._error_type = self._request = None
         if error is None and response.status == 404 and response.body == UNKNOWN_OPERATION_XML:
             error = "UnknownOperationException"
         request_id = next((value for name, value in reversed(response.headers) if name == _REQUEST_ID), "")
-        table = tables_of(self._request)
-        self._request = None
+        table = tables_of(request)
 
         def write(failure: BaseException | None) -> None:
             status, error_type = (500, "InternalServerError") if failure is not None else (response.status, error)
