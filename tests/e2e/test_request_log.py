@@ -200,3 +200,24 @@ def test_off_by_default() -> None:
     finally:
         server.stop()
     assert "request_id" not in log and "ListTables" not in log
+
+
+def test_a_throttled_request_consumed_nothing() -> None:
+    server = ServerProcess("--log-requests", "--manual-clock")  # time stands still: no refill between requests
+    try:
+        ddb = make_client(server.url)
+        name = unique_name()
+        ddb.create_table(
+            TableName=name,
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1},
+        )
+        ddb.put_item(TableName=name, Item={"pk": {"S": "a"}})  # the one unit of the first second
+        code, _ = error_of(lambda: ddb.put_item(TableName=name, Item={"pk": {"S": "b"}}))
+        assert code == "ProvisionedThroughputExceededException"
+        lines = request_lines(server, parse_text)
+    finally:
+        server.stop()
+    puts = [(x["status"], x["error"], x["wcu"]) for x in lines if x["operation"] == "PutItem"]
+    assert puts == [(200, None, 1.0), (400, "ProvisionedThroughputExceededException", 0.0)]

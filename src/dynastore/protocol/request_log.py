@@ -4,7 +4,8 @@ Fields, in order: ``time`` (UTC, when the request arrived), ``request_id`` (its 
 ``operation`` (the X-Amz-Target's operation; ``METHOD /path`` for other requests), ``table`` (the table or tables
 the request names, comma-separated), ``status`` (HTTP), ``error`` (the error's type), ``latency_ms`` (from arrival
 until the answer may leave: for a write, once it is durable) and ``rcu`` / ``wcu`` (the read and write capacity
-units it consumed, table and indexes together; throttled requests consume none).
+units it consumed, table and indexes together: a throttled request consumes none, and with ``--capacity report``
+one that would have been throttled counts what it was served).
 
 Nothing here runs unless the log is on: the server then builds a ``LoggedProtocol`` instead of a ``Protocol``.
 Every piece of a line is had without parsing anything again: the operation is in a header, the table names in
