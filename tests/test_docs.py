@@ -10,7 +10,7 @@ from typing import Any
 import botocore.loaders
 import pytest
 
-from dynastore.protocol.dispatch import OPERATIONS
+from dynastore.protocol.dispatch import DYNAMODB_OPERATIONS, OPERATIONS, not_served
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "operations.md"
 STATUSES = {"supported", "partial", "in progress", "not yet"}
@@ -96,3 +96,17 @@ def test_served_operation_lists_every_parameter(text: str, statuses: dict[str, s
     for member in members:
         assert member in documented, f"{operation}.{member} is missing from its parameter table"
         assert documented[member] in STATUSES, f"{operation}.{member} has no valid status"
+
+
+def test_dynamodb_operation_names_are_the_models() -> None:
+    """The list the server names unserved operations from (UnknownOperationException's message) is complete."""
+    assert sorted(DYNAMODB_OPERATIONS) == MODEL_OPERATIONS
+
+
+def test_not_yet_operations_are_refused_by_name(statuses: dict[str, str]) -> None:
+    assert {op for op, status in statuses.items() if status == "not yet"} <= not_served()
+
+
+def test_not_served_is_a_frozenset() -> None:
+    # Protocol declares a frozenset, and compiled code checks declared types at run time.
+    assert type(not_served()) is frozenset

@@ -4,20 +4,45 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from dynastore import __version__
 from dynastore.config import NETWORK_LIMITS, Config
 from dynastore.util.clock import ManualClock
 
 
+class _ServeHelp(argparse.HelpFormatter):
+    """Each option's help ends with its default (what this run would use: the DYNASTORE_* environment variables
+    included) and the environment variable that sets it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if not action.option_strings or action.default is argparse.SUPPRESS:
+            return text
+        env = "DYNASTORE_" + action.dest.upper()
+        if isinstance(action, argparse._StoreTrueAction):
+            return f"{text} (default: {'on' if action.default else 'off'}; {env}=1)"
+        default = action.default
+        shown = f"{default:g}" if isinstance(default, float) else str(default)
+        return f"{text} (default: {shown.replace('%', '%%')}; {env})"
+
+
 def _parser(defaults: Config) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dynastore", description="A DynamoDB-compatible database server.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="run the server (flags override DYNASTORE_* environment variables)")
-    serve.add_argument("--host", default=defaults.host, help=f"address to bind (default {defaults.host})")
+    serve = commands.add_parser(
+        "serve",
+        help="run the server (flags override DYNASTORE_* environment variables)",
+        description="Run the server. Every option can also come from its DYNASTORE_* environment variable; "
+        "a flag given on the command line wins.",
+        formatter_class=_ServeHelp,
+    )
+    serve.add_argument("--host", default=defaults.host, help="address to bind")
     serve.add_argument("--port", type=int, default=defaults.port, help="port to bind; 0 picks a free one and prints it")
     serve.add_argument("--data-dir", type=Path, default=defaults.data_dir, help="where data is kept")
     serve.add_argument("--in-memory", action="store_true", default=defaults.in_memory, help="keep nothing on disk")
@@ -50,19 +75,35 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
         "--transaction-lock-hold",
         type=float,
         default=defaults.transaction_lock_hold,
-        help="test aid: seconds a transaction's items stay locked after its commit (default 0; inf: forever)",
+        help="test aid: seconds a transaction's items stay locked after its commit (inf: forever)",
     )
     _add_capacity_flags(serve, defaults)
     _add_index_flags(serve, defaults)
     _add_network_flags(serve, defaults)
-    _add_partitions_command(commands)
+    serve.add_argument(
+        "--log-requests",
+        action="store_true",
+        default=defaults.log_requests,
+        help="write one line per request to stderr: time, request id, operation, table, status, error, latency, "
+        "consumed capacity",
+    )
+    serve.add_argument(
+        "--log-format", choices=("text", "json"), default=defaults.log_format, help="the request log's lines"
+    )
+    _add_partitions_command(commands, defaults)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    defaults = Config.from_env()
-    args = _parser(defaults).parse_args(argv)
+    try:
+        defaults = Config.from_env()
+    except ValueError as e:  # a DYNASTORE_* number that is none: one line, as every start failure
+        print(f"dynastore: error: a DYNASTORE_* environment variable holds a wrong value: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    parser = _parser(defaults)
+    args = parser.parse_args(argv)
     if args.command == "serve":
+        _check_choices(parser, args)
         from dynastore.server import serve
 
         config = dataclasses.replace(
@@ -77,6 +118,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             update_table_delay=args.update_table_delay,
             delete_table_delay=args.delete_table_delay,
             transaction_lock_hold=args.transaction_lock_hold,
+            log_requests=args.log_requests,
+            log_format=args.log_format,
         )
         serve(_with_network(_with_indexes(_with_capacity(config, args), args), args))
     elif args.command == "partitions":
@@ -85,13 +128,23 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(run(args))
 
 
+def _check_choices(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """argparse checks the choices of a flag given, not of a default: one from the environment is checked here."""
+    serve = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["serve"]
+    for action in serve._actions:
+        value = getattr(args, action.dest, None)
+        if action.choices is not None and value not in action.choices:
+            env = "DYNASTORE_" + action.dest.upper()
+            serve.error(f"{env}: invalid choice: {value!r} (choose from {', '.join(map(str, action.choices))})")
+
+
 # ---- capacity model (docs/capacity.md) ------------------------------------------------------------------------
 def _add_capacity_flags(serve: argparse.ArgumentParser, defaults: Config) -> None:
     serve.add_argument(
         "--capacity",
         choices=("enforce", "report"),
         default=defaults.capacity,
-        help="enforce: throttle as DynamoDB does (default); report: compute and show everything, throttle nothing",
+        help="enforce: throttle as DynamoDB does; report: compute and show everything, throttle nothing",
     )
     serve.add_argument(
         "--partition-size-limit",
@@ -115,7 +168,7 @@ def _add_capacity_flags(serve: argparse.ArgumentParser, defaults: Config) -> Non
         "--adaptive-delay",
         type=float,
         default=defaults.adaptive_delay,
-        help="seconds a partition throttles before adaptive capacity lifts it (default 300)",
+        help="seconds a partition throttles before adaptive capacity lifts it",
     )
     serve.add_argument(
         "--manual-clock",
@@ -160,7 +213,7 @@ def _add_index_flags(serve: argparse.ArgumentParser, defaults: Config) -> None:
         "--gsi-backfill-interval",
         type=float,
         default=defaults.gsi_backfill_interval,
-        help="test aid: seconds between two backfill chunks of a new GSI (default 0)",
+        help="test aid: seconds between two backfill chunks of a new GSI",
     )
     serve.add_argument(
         "--gsi-backfill-chunk",
@@ -205,12 +258,20 @@ def _with_network(config: Config, args: argparse.Namespace) -> Config:
     return dataclasses.replace(config, **{name: getattr(args, name) for name in NETWORK_LIMITS})
 
 
-def _add_partitions_command(commands: Any) -> None:
+def _add_partitions_command(commands: Any, defaults: Config) -> None:
+    from dynastore.partitions_cli import default_endpoint
+
     cmd = commands.add_parser(
         "partitions", help="show the partitions of a table and its indexes on a running server (dynastore extension)"
     )
     cmd.add_argument("table", help="table name")
-    cmd.add_argument("--endpoint", default="http://127.0.0.1:8000", help="the server (default http://127.0.0.1:8000)")
+    endpoint = default_endpoint(defaults.host, defaults.port)
+    cmd.add_argument(
+        "--endpoint",
+        default=endpoint,
+        help=f"the server, as URL or host:port (default: {endpoint}, where `dynastore serve` listens with the same "
+        "DYNASTORE_HOST and DYNASTORE_PORT)",
+    )
     cmd.add_argument("--as-if", type=int, default=None, help="behave as if the table held N partitions (0: stop)")
     cmd.add_argument("--rebuild", action="store_true", help="re-partition from throughput and size (as a restore)")
     cmd.add_argument(

@@ -73,6 +73,9 @@ class Config:
     reserved_descriptors: int = RESERVED_DESCRIPTORS
     max_buffered_request_bytes: int = MAX_BUFFERED_REQUEST_BYTES
     write_buffer_bytes: int = WRITE_BUFFER_BYTES
+    # The request log (protocol/request_log.py): one line per request on stderr, as "text" or "json".
+    log_requests: bool = False
+    log_format: str = "text"
     clock: Clock = field(default_factory=SystemClock, compare=False)
 
     @classmethod
@@ -92,6 +95,8 @@ class Config:
             update_table_delay=float(env.get("DYNASTORE_UPDATE_TABLE_DELAY", base.update_table_delay)),
             delete_table_delay=float(env.get("DYNASTORE_DELETE_TABLE_DELAY", base.delete_table_delay)),
             transaction_lock_hold=float(env.get("DYNASTORE_TRANSACTION_LOCK_HOLD", base.transaction_lock_hold)),
+            log_requests=env.get("DYNASTORE_LOG_REQUESTS", "").lower() in ("1", "true", "yes"),
+            log_format=env.get("DYNASTORE_LOG_FORMAT", base.log_format),
             **_capacity_from_env(env, base),
             **_indexes_from_env(env, base),
             **_network_from_env(env, base),

@@ -20,6 +20,9 @@ AUTH_REQUIRES_DATE = "Authorization header requires existence of either a 'X-Amz
 HEADERS_TOO_LARGE = "The request line and headers exceed {limit} bytes"
 URL_TOO_LONG = "The request URL exceeds {limit} bytes"
 SERVER_BUSY = "The server holds as many requests or connections as it can; retry the request"
+# dynastore's own: DynamoDB answers an unknown target with no message; a DynamoDB operation dynastore does not serve
+# yet is named, so that a client's error says which call to avoid (docs/operations.md).
+OPERATION_NOT_SERVED = "{operation} is a DynamoDB operation that dynastore does not serve yet (see docs/operations.md)"
 
 # --- shared request semantics ----------------------------------------------------------------------------------
 MIXED_EXPRESSION_PARAMS = (
@@ -495,3 +498,8 @@ ITEM_COLLECTION_TOO_LARGE = "Item collection size limit exceeded."
 CAPACITY_OVER_TABLE_QUOTA = (
     "Subscriber limit exceeded: {member} of {value} is more than the per-table maximum of {quota} (DescribeLimits)"
 )
+
+# --- command line (stderr, one line, after "dynastore: error: ") ------------------------------------------------
+CLI_CANNOT_LISTEN = "cannot listen on {host}:{port}: {reason}"
+CLI_CANNOT_CREATE_DATA_DIR = "cannot create the data directory {path}: {reason}"
+CLI_CANNOT_OPEN_STORE = "cannot open the store: {reason}"

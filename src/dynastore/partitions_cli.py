@@ -10,7 +10,7 @@ import urllib.request
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["format_partitions", "run"]
+__all__ = ["LEGEND", "default_endpoint", "endpoint_url", "format_partitions", "run"]
 
 
 def _call(url: str, body: dict[str, Any] | None = None) -> Any:
@@ -21,8 +21,38 @@ def _call(url: str, body: dict[str, Any] | None = None) -> Any:
         return json.loads(response.read())
 
 
+LEGEND = """\
+columns (one row per partition of the table, then of each global secondary index):
+  #                 the partition's number
+  hash range        the part of the 32-bit key-hash space it holds (hex, both ends included)
+  items, bytes      the items stored in it and their size
+  RCU, WCU          its share of the read / write units a second (on-demand: the partition maximum)
+  used R, used W    capacity units it has consumed since the server started
+  burst R, burst W  burst credit: capacity left unused in the last 300 seconds, beyond one second of its share
+  thr R, thr W      requests it throttled since the server started (--capacity report: would have throttled)
+  adaptive          shown when adaptive capacity lets it borrow the table's unused throughput"""
+
+
+def endpoint_url(endpoint: str) -> str:
+    """The server's base URL: ``host:port`` needs no scheme (http is assumed)."""
+    endpoint = endpoint.strip().rstrip("/")
+    return endpoint if "://" in endpoint else f"http://{endpoint}"
+
+
+def default_endpoint(host: str, port: int) -> str:
+    """Where ``dynastore serve`` listens when given the same host and port (DYNASTORE_HOST / DYNASTORE_PORT): an
+    address that means every interface is reached on the loopback one."""
+    if host in ("", "0.0.0.0"):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
+
+
 def run(args: argparse.Namespace) -> int:
-    base = args.endpoint.rstrip("/")
+    base = endpoint_url(args.endpoint)
     url = f"{base}/dynastore/partitions/{quote(args.table, safe='')}"
     try:
         change: dict[str, Any] = {}
@@ -37,18 +67,35 @@ def run(args: argparse.Namespace) -> int:
         if args.contributors:
             contributors = _call(f"{base}/dynastore/contributors/{quote(args.table, safe='')}")
     except urllib.error.HTTPError as e:
-        print(f"dynastore partitions: {e.code} {e.read().decode(errors='replace')}", file=sys.stderr)
-        return 1
-    except OSError as e:
-        print(f"dynastore partitions: cannot reach {base}: {e}", file=sys.stderr)
-        return 1
+        return _fail(_refusal(e))
+    except urllib.error.URLError as e:
+        return _fail(f"cannot reach {base}: {e.reason}: is `dynastore serve` running there?")
+    except (OSError, ValueError) as e:
+        return _fail(f"cannot reach {base}: {e}")
     if args.json:
         print(json.dumps({"partitions": view, "contributors": contributors} if contributors else view, indent=2))
     else:
         print(format_partitions(view))
         if contributors is not None:
             print(_format_contributors(contributors))
+        print()
+        print(LEGEND)
     return 0
+
+
+def _fail(text: str) -> int:
+    print(f"dynastore partitions: error: {text}", file=sys.stderr)
+    return 1
+
+
+def _refusal(error: urllib.error.HTTPError) -> str:
+    """The server's ``{"error": text}`` (extensions.py), or the HTTP status when the answer is something else."""
+    body = error.read()
+    try:
+        text = json.loads(body)["error"]
+    except (ValueError, KeyError, TypeError):
+        return f"HTTP {error.code} {body.decode(errors='replace')[:200]!r}"
+    return str(text)
 
 
 def _n(value: float) -> str:

@@ -6,15 +6,20 @@ import asyncio
 import dataclasses
 import logging
 import signal
+import socket
 import sys
+from typing import NoReturn
 
+from dynastore import messages
 from dynastore.api.context import Context
 from dynastore.build_kind import PURE_PYTHON_NOTICE, is_compiled
 from dynastore.config import Config
 from dynastore.engine import indexes, ttl
+from dynastore.engine.admission import capacity_of
 from dynastore.protocol import dispatch, extensions, http_server
 from dynastore.protocol.connections import ConnectionLimits, Registry
 from dynastore.protocol.protocol import Protocol
+from dynastore.protocol.request_log import LoggedProtocol, RequestLog
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.group_commit import GroupCommitter
 from dynastore.storage.kv import KV, StorageError
@@ -57,21 +62,47 @@ class Server:
         self.kv = open_storage(config)
         self.catalog = Catalog.load(self.kv, config)
         self.context = Context(config, self.kv, self.catalog)
-        self.protocol = Protocol(
-            dispatch.bind(self.context),
-            region=config.region,
-            commit_seq=lambda: self.kv.commit_seq,
-            extension=extensions.bind(self.context),
-        )
+        self.protocol = self._protocol()
         self._stopping: asyncio.Event | None = None
 
-    async def serve(self) -> None:
+    def _protocol(self) -> Protocol:
+        operations = dispatch.bind(self.context)
+        extension = extensions.bind(self.context)
+        kv = self.kv
+
+        def commit_seq() -> int:
+            return kv.commit_seq
+
+        if not self.config.log_requests:
+            return Protocol(
+                operations,
+                region=self.config.region,
+                commit_seq=commit_seq,
+                extension=extension,
+                not_served=dispatch.not_served(),
+            )
+        return LoggedProtocol(
+            operations,
+            region=self.config.region,
+            commit_seq=commit_seq,
+            extension=extension,
+            not_served=dispatch.not_served(),
+            request_log=RequestLog(self.config.log_format),
+            meters=capacity_of(self.context).meters,
+        )
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        """Serve until stopped, on ``sockets`` (from http_server.listen) or on the configured host and port."""
         loop = asyncio.get_running_loop()
         self._stopping = asyncio.Event()
+        if sockets is None:
+            sockets = http_server.listen(self.config.host, self.config.port)
         committer = GroupCommitter(self.kv, loop)
         registry = Registry(connection_limits(self.config))
-        listener = await http_server.start(self.protocol, committer, self.config.host, self.config.port, registry)
-        host, port = listener.sockets[0].getsockname()[:2]
+        if isinstance(self.protocol, LoggedProtocol):
+            self.protocol.durability = committer
+        listeners = await http_server.start(self.protocol, committer, sockets, registry)
+        host, port = sockets[0].getsockname()[:2]
         # With --port 0 the operating system chose the port; DescribeEndpoints must report the real one.
         self.context.config = dataclasses.replace(self.config, port=port)
         print(f"dynastore listening on http://{host}:{port}", flush=True)
@@ -86,7 +117,8 @@ class Server:
         finally:
             maintenance.cancel()
             propagation.cancel()
-            listener.close()
+            for listener in listeners:
+                listener.close()
             registry.stop()
             await committer.drain()
             committer.close()
@@ -136,20 +168,50 @@ class Server:
         self.kv.flush()
         self.kv.close()
 
-    def run(self) -> None:
+    def run(self, sockets: list[socket.socket] | None = None) -> None:
         try:
             import uvloop
         except ImportError:  # pragma: no cover - uvloop is a dependency everywhere but Windows
-            asyncio.run(self.serve())
+            asyncio.run(self.serve(sockets))
         else:
-            uvloop.run(self.serve())
+            uvloop.run(self.serve(sockets))
 
 
 def serve(config: Config) -> None:
+    """Start a server from the command line. The port is bound before the store is opened, so that a start that
+    fails leaves nothing behind (no data directory, lock file or log); a failure is one line on stderr."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
     try:
-        server = Server(config)
+        sockets = http_server.listen(config.host, config.port)
+    except OSError as e:
+        _fail(messages.CLI_CANNOT_LISTEN.format(host=config.host, port=config.port, reason=_reason(e)))
+    try:
+        server = _open(config)
+    except BaseException:
+        for sock in sockets:
+            sock.close()
+        raise
+    server.run(sockets)
+
+
+def _open(config: Config) -> Server:
+    if not config.in_memory:
+        try:
+            config.data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            _fail(messages.CLI_CANNOT_CREATE_DATA_DIR.format(path=config.data_dir, reason=_reason(e)))
+    try:
+        return Server(config)
     except StorageError as e:
-        log.error("cannot open the store: %s", e)
-        raise SystemExit(1) from None
-    server.run()
+        _fail(messages.CLI_CANNOT_OPEN_STORE.format(reason=e))
+    except OSError as e:
+        _fail(messages.CLI_CANNOT_OPEN_STORE.format(reason=f"{config.data_dir}: {_reason(e)}"))
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or str(error)
+
+
+def _fail(text: str) -> NoReturn:
+    print(f"dynastore: error: {text}", file=sys.stderr, flush=True)
+    raise SystemExit(1)

@@ -11,6 +11,8 @@ from urllib.parse import urlparse
 
 import pytest
 
+from tests.e2e.conftest import error_of
+
 AUTH = (
     "AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/dynamodb/aws4_request, "
     "SignedHeaders=host;x-amz-date;x-amz-target, Signature=abc"
@@ -115,6 +117,20 @@ def test_unknown_target(raw: Raw) -> None:
     status, _, body = raw.call("NoSuchOperation", {})
     assert status == 400
     assert body == {"__type": "com.amazon.coral.service#UnknownOperationException"}
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "operation"),
+    [
+        ("execute_statement", {"Statement": "SELECT * FROM t"}, "ExecuteStatement"),
+        ("create_backup", {"TableName": "t", "BackupName": "b"}, "CreateBackup"),
+        ("search_vectors", {"TableName": "t"}, "SearchVectors"),
+    ],
+)
+def test_operation_not_served_yet_is_named(ddb: Any, method: str, params: dict[str, Any], operation: str) -> None:
+    code, message = error_of(lambda: getattr(ddb, method)(**params))
+    assert code == "UnknownOperationException"
+    assert message == f"{operation} is a DynamoDB operation that dynastore does not serve yet (see docs/operations.md)"
 
 
 def test_missing_authorization(raw: Raw) -> None:

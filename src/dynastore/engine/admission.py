@@ -49,7 +49,7 @@ from dynastore.engine.partitions import (
     measure,
     split_point,
 )
-from dynastore.engine.throttle import Lane, TableBucket
+from dynastore.engine.throttle import Lane, Meter, TableBucket
 from dynastore.errors import (
     DynamoError,
     LimitExceededException,
@@ -99,7 +99,9 @@ _REASONS = {
 class Resource:
     """The table itself or one of its GSIs: partition map, lanes, totals, insights."""
 
-    def __init__(self, index: IndexDef | None, arn: str, prefix: bytes, table: TableDef) -> None:
+    def __init__(
+        self, index: IndexDef | None, arn: str, prefix: bytes, table: TableDef, meters: tuple[Meter, Meter]
+    ) -> None:
         self.index_name = None if index is None else index.name
         key_schema = table.key_schema if index is None else index.key_schema
         self.hash_attr: KeyAttr = key_schema.hash_key
@@ -118,8 +120,8 @@ class Resource:
         self.on_demand_max: tuple[int | None, int | None] = (None, None)
         self.reads: list[Lane] = []
         self.writes: list[Lane] = []
-        self.read_total = TableBucket(0.0, 0.0)
-        self.write_total = TableBucket(0.0, 0.0)
+        self.read_total = TableBucket(0.0, 0.0, meter=meters[0])
+        self.write_total = TableBucket(0.0, 0.0, meter=meters[1])
         self.insights: ContributorCounters | None = None
         self.insights_status: tuple[str, str, float] | None = None  # (status, mode, last update)
         self.unsplittable: set[int] = set()
@@ -161,6 +163,8 @@ class Capacity:
         self.limits = PartitionLimits(config.partition_size_limit, config.partition_max_rcu, config.partition_max_wcu)
         self.adaptive_delay = config.adaptive_delay
         self.tables: dict[int, TableState] = {}
+        # What every request consumed, reads and writes, across tables (see throttle.Meter).
+        self.meters = (Meter(), Meter())
 
     # ---- lookup -------------------------------------------------------------------------------------------
     def state(self, table: TableDef) -> TableState:
@@ -177,7 +181,7 @@ class Capacity:
         now = self.ctx.clock.now()
         arn = td.arn(self.ctx.config.region, self.ctx.config.account_id)
         if st is None:
-            st = TableState(td, Resource(None, arn, keycodec.table_prefix(td.table_id), td))
+            st = TableState(td, Resource(None, arn, keycodec.table_prefix(td.table_id), td, self.meters))
             self.tables[td.table_id] = st
             if not self._load(st, td):
                 self._fresh(st, st.base, td, None)
@@ -189,7 +193,7 @@ class Capacity:
             changed = True
         for name, idx in live.items():
             if name not in st.gsis:
-                res = Resource(idx, f"{arn}/index/{name}", keycodec.index_prefix(idx.index_id), td)
+                res = Resource(idx, f"{arn}/index/{name}", keycodec.index_prefix(idx.index_id), td, self.meters)
                 st.gsis[name] = res
                 self._fresh(st, res, td, idx)
                 changed = True
@@ -337,7 +341,7 @@ class Capacity:
             idx = td.index(name) if name else None
             if idx is None or idx.kind != "GSI":
                 continue
-            res = Resource(idx, f"{st.base.arn}/index/{name}", keycodec.index_prefix(idx.index_id), td)
+            res = Resource(idx, f"{st.base.arn}/index/{name}", keycodec.index_prefix(idx.index_id), td, self.meters)
             res.load_record(idx_rec)
             st.gsis[name] = res
         for name, (status, mode, at) in rec.get("insights", {}).items():
@@ -546,6 +550,7 @@ def _take(
     if insights is not None:
         _count(res, insights, now, key, 0.0, True)
     if not cap.enforce:
+        total.meter.units += units  # metered as consumed all the same: the request is served
         return throttle.NOT_TAKEN  # report mode: counted as throttled, served without taking capacity
     return _error(res, reason, write)
 

@@ -41,6 +41,7 @@ __all__ = [
     "PROVISIONED",
     "Bucket",
     "Lane",
+    "Meter",
     "TableBucket",
     "decide",
 ]
@@ -92,17 +93,28 @@ class Bucket:
             self.tokens = cap
 
 
+class Meter:
+    """The units every table and index of a server took in one direction since it started. The request log
+    (protocol/request_log.py) reads it before and after a request: the difference is what the request consumed."""
+
+    __slots__ = ("units",)
+
+    def __init__(self) -> None:
+        self.units = 0.0
+
+
 class TableBucket(Bucket):
     """The table-level (or index-level) bucket of one direction, and what the table has consumed."""
 
-    __slots__ = ("binding", "window_start", "window_used", "peak")
+    __slots__ = ("binding", "window_start", "window_used", "peak", "meter")
 
-    def __init__(self, rate: float, now: float, binding: int = PROVISIONED) -> None:
+    def __init__(self, rate: float, now: float, binding: int = PROVISIONED, meter: Meter | None = None) -> None:
         super().__init__(rate, rate, now)
         self.binding = binding  # the reason reported when this bucket is what refuses a request
         self.window_start = now
         self.window_used = 0.0
         self.peak = 0.0  # the highest consumption seen in a one-second window
+        self.meter = Meter() if meter is None else meter  # shared by the server's buckets of one direction
 
     def account(self, units: float, now: float) -> bool:
         """Record consumption; True when a one-second window closed (the caller may revisit the peak)."""
@@ -115,6 +127,7 @@ class TableBucket(Bucket):
             closed = True
         self.window_used += units
         self.tokens -= units
+        self.meter.units += units
         return closed
 
 
@@ -211,6 +224,7 @@ def refund(lane: Lane, table: TableBucket, units: float, took: int) -> None:
     """Give back what an admitted request took (``took``: what ``decide`` answered) when the operation as a
     whole was refused."""
     if took == NOT_TAKEN:
+        table.meter.units -= units
         return
     if took == BORROWED:
         lane.borrowed -= units
@@ -220,6 +234,7 @@ def refund(lane: Lane, table: TableBucket, units: float, took: int) -> None:
     lane.consumed -= units
     table.tokens += units
     table.window_used -= units
+    table.meter.units -= units
 
 
 def _lifted(lane: Lane, now: float, adaptive_delay: float) -> bool:

@@ -63,6 +63,32 @@ OPERATIONS: dict[str, tuple[Any, Handler]] = {
 }
 
 
+# Every operation of DynamoDB's API (service model 2012-08-10; tests/test_docs.py keeps it equal to botocore's).
+# Those not in OPERATIONS answer UnknownOperationException with a message naming them (messages.OPERATION_NOT_SERVED).
+DYNAMODB_OPERATIONS = frozenset(
+    {
+        "BatchExecuteStatement", "BatchGetItem", "BatchWriteItem", "CancelBulkOperation", "CreateBackup",
+        "CreateGlobalTable", "CreateTable", "DeleteBackup", "DeleteItem", "DeleteResourcePolicy", "DeleteTable",
+        "DescribeBackup", "DescribeBulkOperation", "DescribeContinuousBackups", "DescribeContributorInsights",
+        "DescribeEndpoints", "DescribeExport", "DescribeGlobalTable", "DescribeGlobalTableSettings", "DescribeImport",
+        "DescribeKinesisStreamingDestination", "DescribeLimits", "DescribeTable", "DescribeTableReplicaAutoScaling",
+        "DescribeTimeToLive", "DisableKinesisStreamingDestination", "EnableKinesisStreamingDestination",
+        "ExecuteStatement", "ExecuteTransaction", "ExportTableToPointInTime", "GetItem", "GetResourcePolicy",
+        "ImportTable", "ListBackups", "ListBulkOperations", "ListContributorInsights", "ListExports",
+        "ListGlobalTables", "ListImports", "ListTables", "ListTagsOfResource", "PutItem", "PutResourcePolicy", "Query",
+        "RestoreTableFromBackup", "RestoreTableToPointInTime", "Scan", "SearchVectors", "StartBulkPutItems",
+        "TagResource", "TransactGetItems", "TransactWriteItems", "UntagResource", "UpdateContinuousBackups",
+        "UpdateContributorInsights", "UpdateGlobalTable", "UpdateGlobalTableSettings", "UpdateItem",
+        "UpdateKinesisStreamingDestination", "UpdateTable", "UpdateTableReplicaAutoScaling", "UpdateTimeToLive",
+    }
+)  # fmt: skip
+
+
+def not_served() -> frozenset[str]:
+    """DynamoDB's operations that dynastore does not serve (yet)."""
+    return DYNAMODB_OPERATIONS.difference(OPERATIONS)  # a frozenset (minus dict keys would give a set)
+
+
 def bind(ctx: Context) -> dict[str, Operation]:
     """The operations bound to one server's services, ready for the protocol layer."""
     return {name: Operation(name, _runner(shape, handler, ctx)) for name, (shape, handler) in OPERATIONS.items()}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import time
 import zlib
 from collections import deque
@@ -427,11 +428,50 @@ def _unavailable() -> bytes:
     return _error(InternalServerError())
 
 
+LISTEN_BACKLOG = 1024
+
+
+def listen(host: str, port: int) -> list[socket.socket]:
+    """Bound, listening sockets for every address ``host`` resolves to (as asyncio's create_server would bind), made
+    before the server opens its store, so that a port in use fails the start before anything is created. With
+    port 0 the first address picks a free port and the others take the same one. Raises OSError."""
+    sockets: list[socket.socket] = []
+    try:
+        seen = set()
+        for family, kind, proto, _, address in socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        ):
+            if (family, address) in seen:
+                continue
+            seen.add((family, address))
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            if port == 0 and len(sockets) > 1:
+                address = (address[0], sockets[0].getsockname()[1], *address[2:])
+            sock.bind(address)
+            sock.listen(LISTEN_BACKLOG)
+            sock.setblocking(False)
+    except OSError:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
+
+
 async def start(
-    protocol: RequestHandler, committer: Durability, host: str, port: int, registry: Registry, **kwargs: Any
-) -> asyncio.Server:
+    protocol: RequestHandler, committer: Durability, sockets: list[socket.socket], registry: Registry, **kwargs: Any
+) -> list[asyncio.Server]:
+    """Serve on sockets made by ``listen``, each connection bounded by ``registry``'s limits."""
     loop = asyncio.get_running_loop()
     registry.start()
-    return await loop.create_server(
-        lambda: HttpConnection(protocol, committer, registry), host, port, reuse_address=True, backlog=1024, **kwargs
-    )
+    servers = []
+    for sock in sockets:  # a loop, not a comprehension: mypyc cannot compile an await inside one
+        servers.append(
+            await loop.create_server(
+                lambda: HttpConnection(protocol, committer, registry), sock=sock, backlog=LISTEN_BACKLOG, **kwargs
+            )
+        )
+    return servers

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from dynastore import messages
 from dynastore.errors import (
     DynamoError,
     InternalServerError,
@@ -30,7 +31,7 @@ JSON_10 = "application/x-amz-json-1.0"
 JSON_11 = "application/x-amz-json-1.1"
 _ACCEPTED_CONTENT_TYPES = frozenset({JSON_10, JSON_11, "application/json"})
 _TARGET_PREFIXES = ("DynamoDB_20120810.", "DynamoDB_20111205.")
-_UNKNOWN_OPERATION_XML = b"<UnknownOperationException/>\n"
+UNKNOWN_OPERATION_XML = b"<UnknownOperationException/>\n"
 _HOST = re.compile(r"[A-Za-z0-9.\-\[\]:]+")  # what the health check repeats of a Host header
 
 Headers = dict[str, str]  # lower-case names (a dict: compiled code reads it directly)
@@ -95,8 +96,10 @@ class Protocol:
         region: str,
         commit_seq: Callable[[], int],
         extension: Extension | None = None,
+        not_served: frozenset[str] = frozenset(),
     ) -> None:
         self._operations = operations
+        self._not_served = not_served  # DynamoDB operations refused with a message naming them
         self._extension = extension
         self._health = f"healthy: dynamodb.{region}.amazonaws.com ".encode()
         self._commit_seq = commit_seq
@@ -116,23 +119,23 @@ class Protocol:
 
     def _dispatch(self, method: str, headers: Headers, body: bytes, path: str) -> RawResponse:
         if path != "/" and path.split("?", 1)[0] != "/":
-            return RawResponse(404, _UNKNOWN_OPERATION_XML, "text/plain")
+            return RawResponse(404, UNKNOWN_OPERATION_XML, "text/plain")
         if method == "OPTIONS" and "origin" in headers:
             return RawResponse(200, b"", "text/plain", cors.preflight_headers(headers))
         if method == "GET" and not body:
             return RawResponse(200, self._health_text(headers), "text/plain")
         content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if method != "POST" or (body and content_type not in _ACCEPTED_CONTENT_TYPES):
-            return RawResponse(404, _UNKNOWN_OPERATION_XML, "text/plain")
+            return RawResponse(404, UNKNOWN_OPERATION_XML, "text/plain")
         try:
             response = self._call(headers, body)
             if content_type in _ACCEPTED_CONTENT_TYPES:
                 response.content_type = content_type  # a success answers in the request's JSON type
         except DynamoError as e:
-            response = _error_response(e)  # errors are always application/x-amz-json-1.0
+            response = self._error(e)  # errors are always application/x-amz-json-1.0
         except Exception:
             log.exception("unexpected error serving a request")
-            response = _error_response(InternalServerError())
+            response = self._error(InternalServerError())
         if len(response.body) >= encoding.COMPRESSION_MIN_BYTES:
             accepted = headers.get("accept-encoding")
             coding = encoding.response_coding(accepted) if accepted else None
@@ -140,6 +143,10 @@ class Protocol:
                 response.body = encoding.compress(coding, response.body)
                 response.headers.append(("Content-Encoding", coding))
         return response
+
+    def _error(self, error: DynamoError) -> RawResponse:
+        """The response to a request refused with ``error`` (a method: the request log records the error's type)."""
+        return _error_response(error)
 
     def _health_text(self, headers: Headers) -> bytes:
         """DynamoDB names the host the client asked for (its Host header)."""
@@ -184,9 +191,12 @@ class Protocol:
     def _operation(self, target: str) -> Operation:
         for prefix in _TARGET_PREFIXES:
             if target.startswith(prefix):
-                operation = self._operations.get(target[len(prefix) :])
+                name = target[len(prefix) :]
+                operation = self._operations.get(name)
                 if operation is not None:
                     return operation
+                if name in self._not_served:
+                    raise UnknownOperationException(messages.OPERATION_NOT_SERVED.format(operation=name))
                 break
         raise UnknownOperationException()
 

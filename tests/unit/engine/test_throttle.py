@@ -449,3 +449,17 @@ def test_decrease_limit_through_update_table() -> None:
     call(
         ops, "UpdateTable", TableName="dec", ProvisionedThroughput={"ReadCapacityUnits": 100, "WriteCapacityUnits": 100}
     )
+
+
+def test_the_meter_counts_what_is_taken_charged_and_given_back() -> None:
+    meter = throttle.Meter()
+    lane, table = Lane(10, 1000, T0, burst=True), TableBucket(100, T0, meter=meter)
+    other = TableBucket(100, T0, meter=meter)  # a second table of the same server shares the meter
+    assert throttle.decide(lane, table, 3.0, T0, 300.0, True) == throttle.OK
+    throttle.charge(lane, other, 1.5, T0)
+    assert meter.units == 4.5
+    assert served(lane, table, T0, 20) == 5  # what the share still holds; the refused take nothing
+    assert meter.units == 9.5
+    throttle.refund(lane, table, 3.0, throttle.OK)
+    throttle.refund(lane, table, 1.0, throttle.NOT_TAKEN)  # report mode metered it at admission
+    assert meter.units == 5.5

@@ -93,6 +93,28 @@ def test_target_is_checked_before_auth(protocol: Protocol) -> None:
     assert orjson.loads(response.body) == {"__type": "com.amazon.coral.service#UnknownOperationException"}
 
 
+def test_a_dynamodb_operation_not_served_is_named(recorder: Recorder) -> None:
+    protocol = Protocol(
+        {"Echo": Operation("Echo", recorder.echo)},
+        region="eu-west-1",
+        commit_seq=lambda: recorder.seq,
+        not_served=frozenset({"ExecuteStatement"}),
+    )
+    response = protocol.handle(
+        "POST",
+        {"content-type": "application/x-amz-json-1.0", "x-amz-target": "DynamoDB_20120810.ExecuteStatement"},
+        b"{}",
+    )
+    assert response.status == 400
+    assert orjson.loads(response.body) == {
+        "__type": "com.amazon.coral.service#UnknownOperationException",
+        "message": "ExecuteStatement is a DynamoDB operation that dynastore does not serve yet "
+        "(see docs/operations.md)",
+    }
+    other = call(protocol, "NoSuchThing")
+    assert orjson.loads(other.body) == {"__type": "com.amazon.coral.service#UnknownOperationException"}
+
+
 def test_empty_body_is_serialization_exception_after_auth(protocol: Protocol, recorder: Recorder) -> None:
     response = call(protocol, "Echo", b"")
     assert orjson.loads(response.body) == {"__type": "com.amazon.coral.service#SerializationException"}

@@ -1,0 +1,223 @@
+"""--log-requests on a real server: one line per request on stderr, every field checked, as text and as JSON."""
+
+from __future__ import annotations
+
+import calendar
+import json
+import re
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import create_table, error_of, make_client, unique_name
+from tests.e2e.server_process import ServerProcess
+
+_PAIR = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
+_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+FIELDS = ["time", "request_id", "operation", "table", "status", "error", "latency_ms", "rcu", "wcu"]
+
+
+def parse_text(line: str) -> dict[str, Any]:
+    """A text line as the JSON form would have it ('-' is None, numbers are numbers)."""
+    pairs = _PAIR.findall(line)
+    assert " ".join(f"{k}={v}" for k, v in pairs) == line, line
+    out: dict[str, Any] = {}
+    for key, raw in pairs:
+        value: Any = json.loads(raw) if raw.startswith('"') else raw
+        if value == "-":
+            value = None
+        elif key == "status":
+            value = int(value)
+        elif key in ("latency_ms", "rcu", "wcu"):
+            value = float(value)
+        out[key] = value
+    return out
+
+
+def request_lines(server: ServerProcess, parse: Callable[[str], dict[str, Any]]) -> list[dict[str, Any]]:
+    text = server.log_text()
+    marker = "{" if parse is json.loads else "time="
+    return [parse(line) for line in text.splitlines() if line.startswith(marker)]
+
+
+@pytest.fixture(scope="module")
+def text_server() -> Iterator[ServerProcess]:
+    server = ServerProcess("--log-requests")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def json_server() -> Iterator[ServerProcess]:
+    with pytest.MonkeyPatch.context() as patch:  # from the environment, as DYNASTORE_* variables
+        patch.setenv("DYNASTORE_LOG_REQUESTS", "1")
+        patch.setenv("DYNASTORE_LOG_FORMAT", "json")
+        server = ServerProcess()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _exercise(server: ServerProcess) -> list[dict[str, Any]]:
+    """Requests of every kind, each with what its log line must say (time bounds and request id included)."""
+    ddb = make_client(server.url)
+    expected: list[dict[str, Any]] = []
+
+    def call(operation: str, table: str | None, run: Callable[[], Any], **fields: Any) -> None:
+        before = time.time()
+        response = run()
+        after = time.time()
+        expected.append(
+            {
+                "operation": operation,
+                "table": table,
+                "request_id": response["ResponseMetadata"]["RequestId"],
+                "before": before,
+                "after": after,
+                **fields,
+            }
+        )
+
+    name = create_table(ddb)
+    other = create_table(ddb)
+    ok = {"status": 200, "error": None}
+    call("PutItem", name, lambda: ddb.put_item(TableName=name, Item={"pk": {"S": "a"}}), rcu=0, wcu=1, **ok)
+    call(
+        "GetItem",
+        name,
+        lambda: ddb.get_item(TableName=name, Key={"pk": {"S": "a"}}, ConsistentRead=True),
+        rcu=1,
+        wcu=0,
+        **ok,
+    )
+    call("GetItem", name, lambda: ddb.get_item(TableName=name, Key={"pk": {"S": "a"}}), rcu=0.5, wcu=0, **ok)
+    big = "x" * 3000  # 3 write units
+    call(
+        "TransactWriteItems",
+        f"{name},{other}",
+        lambda: ddb.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": name, "Item": {"pk": {"S": "b"}, "v": {"S": big}}}},
+                {"Put": {"TableName": other, "Item": {"pk": {"S": "c"}}}},
+            ]
+        ),
+        rcu=0,
+        wcu=8,  # transactional writes cost double: 2 x (3 + 1)
+        **ok,
+    )
+    missing = unique_name()
+    before = time.time()
+    code, _ = error_of(lambda: ddb.get_item(TableName=missing, Key={"pk": {"S": "a"}}))
+    assert code == "ResourceNotFoundException"
+    expected.append(
+        {
+            "operation": "GetItem",
+            "table": missing,
+            "status": 400,
+            "error": "ResourceNotFoundException",
+            "rcu": 0,
+            "wcu": 0,
+            "before": before,
+            "after": time.time(),
+        }
+    )
+    before = time.time()
+    code, _ = error_of(lambda: ddb.execute_statement(Statement="SELECT * FROM t"))
+    assert code == "UnknownOperationException"
+    expected.append(
+        {
+            "operation": "ExecuteStatement",
+            "table": None,
+            "status": 400,
+            "error": "UnknownOperationException",
+            "rcu": 0,
+            "wcu": 0,
+            "before": before,
+            "after": time.time(),
+        }
+    )
+    return expected
+
+
+def _check(lines: list[dict[str, Any]], expected: list[dict[str, Any]]) -> None:
+    assert lines, "no request lines on stderr"
+    for line in lines:
+        assert list(line) == FIELDS
+        assert _TIME.fullmatch(line["time"]), line
+        assert re.fullmatch(r"[0-9A-F]{52}", line["request_id"]), line
+        assert line["latency_ms"] > 0
+    tail = lines[-len(expected) :]
+    for line, want in zip(tail, expected, strict=True):
+        assert line["operation"] == want["operation"]
+        assert line["table"] == want["table"]
+        assert line["status"] == want["status"]
+        assert line["error"] == want["error"]
+        assert (line["rcu"], line["wcu"]) == (want["rcu"], want["wcu"]), line
+        if "request_id" in want:
+            assert line["request_id"] == want["request_id"]
+        arrived: float = calendar.timegm(time.strptime(line["time"][:19], "%Y-%m-%dT%H:%M:%S"))
+        arrived += int(line["time"][20:23]) / 1000
+        assert int(want["before"] * 1000) / 1000 <= arrived <= want["after"], (line, want)
+    ids = [line["request_id"] for line in lines]
+    assert len(set(ids)) == len(ids)
+
+
+def test_text_lines(text_server: ServerProcess) -> None:
+    expected = _exercise(text_server)
+    lines = request_lines(text_server, parse_text)
+    _check(lines, expected)
+    # The table-creation calls before them: CreateTable, then DescribeTable (the waiter), for each table.
+    operations = [line["operation"] for line in lines[: -len(expected)]]
+    assert operations[0] == "CreateTable" and "DescribeTable" in operations
+
+
+def test_json_lines(json_server: ServerProcess) -> None:
+    expected = _exercise(json_server)
+    _check(request_lines(json_server, json.loads), expected)
+
+
+def test_requests_that_are_not_dynamodb_calls(text_server: ServerProcess) -> None:
+    import urllib.request
+
+    with urllib.request.urlopen(text_server.url + "/", timeout=30) as answer:
+        assert answer.status == 200
+    line = request_lines(text_server, parse_text)[-1]
+    assert (line["operation"], line["table"], line["status"], line["error"]) == ("GET /", None, 200, None)
+
+
+def test_off_by_default() -> None:
+    server = ServerProcess()
+    try:
+        ddb = make_client(server.url)
+        ddb.list_tables()
+        create_table(ddb)
+        log = server.log_text()
+    finally:
+        server.stop()
+    assert "request_id" not in log and "ListTables" not in log
+
+
+def test_a_throttled_request_consumed_nothing() -> None:
+    server = ServerProcess("--log-requests", "--manual-clock")  # time stands still: no refill between requests
+    try:
+        ddb = make_client(server.url)
+        name = unique_name()
+        ddb.create_table(
+            TableName=name,
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1},
+        )
+        ddb.put_item(TableName=name, Item={"pk": {"S": "a"}})  # the one unit of the first second
+        code, _ = error_of(lambda: ddb.put_item(TableName=name, Item={"pk": {"S": "b"}}))
+        assert code == "ProvisionedThroughputExceededException"
+        lines = request_lines(server, parse_text)
+    finally:
+        server.stop()
+    puts = [(x["status"], x["error"], x["wcu"]) for x in lines if x["operation"] == "PutItem"]
+    assert puts == [(200, None, 1.0), (400, "ProvisionedThroughputExceededException", 0.0)]

@@ -1,0 +1,112 @@
+"""protocol/request_log.py without a server: table names from requests, the line formats, the logged protocol."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from dynastore.engine.throttle import Meter
+from dynastore.errors import ConditionalCheckFailedException
+from dynastore.protocol.protocol import Operation
+from dynastore.protocol.request_log import LoggedProtocol, RequestLog, tables_of
+
+AUTH = {
+    "authorization": "AWS4-HMAC-SHA256 Credential=a/b/c/d/e, SignedHeaders=host, Signature=s",
+    "x-amz-date": "20260101T000000Z",
+    "content-type": "application/x-amz-json-1.0",
+}
+
+
+@pytest.mark.parametrize(
+    ("request_body", "tables"),
+    [
+        ({"TableName": "t1", "Key": {}}, "t1"),
+        ({"RequestItems": {"a": {}, "b": {}}}, "a,b"),
+        (
+            {
+                "TransactItems": [
+                    {"Put": {"TableName": "a"}},
+                    {"Update": {"TableName": "b"}},
+                    {"Get": {"TableName": "a"}},
+                ]
+            },
+            "a,b",
+        ),
+        ({"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/t9"}, "t9"),
+        ({"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/t9/index/i"}, "t9"),
+        ({"Limit": 3}, None),
+        ({"TransactItems": ["junk", {"Put": 3}], "RequestItems": []}, None),
+        ([1, 2], None),
+        (None, None),
+    ],
+)
+def test_tables_of(request_body: Any, tables: str | None) -> None:
+    assert tables_of(request_body) == tables
+
+
+def test_text_line() -> None:
+    out: list[bytes] = []
+    log = RequestLog("text", out.append)
+    log.line(1_700_000_000.0425, "ID1", "PutItem", "t", 200, None, 0.0012345, (0.0, 1.0))
+    log.line(1_700_000_001.5, "ID2", "GET /dynastore/x", None, 404, 'Bad "name"', 0.5, (0.5, 0.0))
+    assert out == [
+        b"time=2023-11-14T22:13:20.042Z request_id=ID1 operation=PutItem table=t status=200 error=- "
+        b"latency_ms=1.234 rcu=0 wcu=1\n",
+        b'time=2023-11-14T22:13:21.500Z request_id=ID2 operation="GET /dynastore/x" table=- status=404 '
+        b'error="Bad \\"name\\"" latency_ms=500.0 rcu=0.5 wcu=0\n',
+    ]
+
+
+def test_json_line() -> None:
+    out: list[bytes] = []
+    RequestLog("json", out.append).line(1_700_000_000.0, "ID", "GetItem", None, 400, "X", 0.001, (0.5, 0.0))
+    assert orjson.loads(out[0]) == {
+        "time": "2023-11-14T22:13:20.000Z",
+        "request_id": "ID",
+        "operation": "GetItem",
+        "table": None,
+        "status": 400,
+        "error": "X",
+        "latency_ms": 1.0,
+        "rcu": 0.5,
+        "wcu": 0.0,
+    }
+    assert out[0].endswith(b"\n") and out[0].count(b"\n") == 1
+
+
+def test_unknown_format_is_refused() -> None:
+    with pytest.raises(ValueError):
+        RequestLog("xml")
+
+
+def test_logged_protocol_reports_what_the_operation_consumed_and_its_error() -> None:
+    out: list[bytes] = []
+    reads, writes = Meter(), Meter()
+
+    def put(request: Any) -> Any:
+        writes.units += 2.0
+        return {}
+
+    def fail(request: Any) -> Any:
+        reads.units += 0.5
+        raise ConditionalCheckFailedException()
+
+    protocol = LoggedProtocol(
+        {"PutItem": Operation("PutItem", put), "GetItem": Operation("GetItem", fail)},
+        region="us-east-1",
+        commit_seq=lambda: 0,
+        request_log=RequestLog("json", out.append),
+        meters=(reads, writes),
+    )
+    first = protocol.handle("POST", {**AUTH, "x-amz-target": "DynamoDB_20120810.PutItem"}, b'{"TableName":"t"}')
+    protocol.handle("POST", {**AUTH, "x-amz-target": "DynamoDB_20120810.GetItem"}, b'{"TableName":"u"}')
+    protocol.handle("POST", {"content-type": "text/plain"}, b"{}")
+    lines = [orjson.loads(line) for line in out]
+    assert [(x["operation"], x["table"], x["status"], x["error"], x["rcu"], x["wcu"]) for x in lines] == [
+        ("PutItem", "t", 200, None, 0.0, 2.0),
+        ("GetItem", "u", 400, "ConditionalCheckFailedException", 0.5, 0.0),
+        ("POST /", None, 404, "UnknownOperationException", 0.0, 0.0),
+    ]
+    assert lines[0]["request_id"] == dict(first.headers)["x-amzn-RequestId"]
