@@ -59,6 +59,9 @@ def test_without_a_c_compiler_the_install_is_pure_python_and_says_so(tmp_path: P
     assert (site / "dynastore" / "model" / "values.py").is_file()
     assert not list((site / "dynastore").rglob("*.so"))
 
+    version = subprocess.run([str(venv / "bin" / "dynastore"), "--version"], env=env, capture_output=True, text=True)
+    assert version.stdout == f"dynastore {dynastore.__version__} (pure Python)\n"
+
     server = subprocess.Popen(
         [str(venv / "bin" / "dynastore"), "serve", "--port", "0", "--in-memory"],
         env=env,

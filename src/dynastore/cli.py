@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from dynastore import __version__
+from dynastore.build_kind import build_kind
 from dynastore.config import NETWORK_LIMITS, Config
 from dynastore.util.clock import ManualClock
 
@@ -33,7 +34,7 @@ class _ServeHelp(argparse.HelpFormatter):
 
 def _parser(defaults: Config) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dynastore", description="A DynamoDB-compatible database server.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__} ({build_kind()})")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser(
         "serve",
@@ -251,7 +252,7 @@ def _add_network_flags(serve: argparse.ArgumentParser, defaults: Config) -> None
     for name, kind in NETWORK_LIMITS.items():
         default = getattr(defaults, name)
         flag = "--" + name.replace("_", "-")
-        serve.add_argument(flag, type=kind, default=default, help=f"{_NETWORK_HELP[name]} (default {default:g})")
+        serve.add_argument(flag, type=kind, default=default, help=_NETWORK_HELP[name])
 
 
 def _with_network(config: Config, args: argparse.Namespace) -> Config:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import dynastore
+from dynastore.build_kind import build_kind
 from tests.e2e.conftest import create_table, make_client
 from tests.e2e.server_process import ServerProcess
 
@@ -38,7 +39,7 @@ def taken_port() -> Iterator[int]:
 def test_version_is_the_package_version() -> None:
     result = run("--version")
     assert result.returncode == 0
-    assert result.stdout == f"dynastore {dynastore.__version__}\n"
+    assert result.stdout == f"dynastore {dynastore.__version__} ({build_kind()})\n"  # compiled or pure Python
     assert dynastore.__version__ == importlib.metadata.version("dynastore")
 
 
@@ -86,6 +87,15 @@ def test_serve_help_shows_every_default_and_its_environment_variable() -> None:
         "--gsi-backfill-chunk": "256",
         "--log-requests": "off",
         "--log-format": "text",
+        "--max-header-bytes": "16384",
+        "--max-url-bytes": "8192",
+        "--idle-timeout": "60",
+        "--header-timeout": "10",
+        "--body-timeout": "60",
+        "--max-connections": "4096",
+        "--reserved-descriptors": "64",
+        "--max-buffered-request-bytes": str(256 * 1024**2),
+        "--write-buffer-bytes": str(1024**2),
     }
     assert set(options) == {"-h", *expected}
     for flag, default in expected.items():

@@ -6,12 +6,13 @@ import calendar
 import json
 import re
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import create_table, error_of, make_client, unique_name
+from tests.e2e.conftest import ADMIN, create_table, error_of, make_client, unique_name
 from tests.e2e.server_process import ServerProcess
 
 _PAIR = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
@@ -213,6 +214,10 @@ def test_a_throttled_request_consumed_nothing() -> None:
             AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
             ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1},
         )
+        spend = urllib.request.Request(
+            f"{server.url}/dynastore/partitions/{name}", data=json.dumps({"spend_burst": True}).encode(), headers=ADMIN
+        )
+        urllib.request.urlopen(spend).close()  # a new partition's burst credit would take 300 puts first
         ddb.put_item(TableName=name, Item={"pk": {"S": "a"}})  # the one unit of the first second
         code, _ = error_of(lambda: ddb.put_item(TableName=name, Item={"pk": {"S": "b"}}))
         assert code == "ProvisionedThroughputExceededException"

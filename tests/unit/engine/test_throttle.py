@@ -453,7 +453,7 @@ def test_decrease_limit_through_update_table() -> None:
 
 def test_the_meter_counts_what_is_taken_charged_and_given_back() -> None:
     meter = throttle.Meter()
-    lane, table = Lane(10, 1000, T0, burst=True), TableBucket(100, T0, meter=meter)
+    lane, table = spent(10, 1000), TableBucket(100, T0, meter=meter)
     other = TableBucket(100, T0, meter=meter)  # a second table of the same server shares the meter
     assert throttle.decide(lane, table, 3.0, T0, 300.0, True) == throttle.OK
     throttle.charge(lane, other, 1.5, T0)
