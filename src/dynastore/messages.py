@@ -133,6 +133,10 @@ LEGACY_LIST_TYPES = (
 LEGACY_BETWEEN_ORDER = (
     "The BETWEEN condition was provided a range where the lower bound is greater than the upper bound"
 )
+LEGACY_CONDITIONAL_OPERATOR_ALONE = "ConditionalOperator cannot be used without Filter or Expected"
+LEGACY_CONDITIONAL_OPERATOR_ONE = (
+    "ConditionalOperator can only be used when Filter or Expected has two or more elements"
+)
 LEGACY_NOT_INDEXABLE = "Attempted conditional constraint is not an indexable operation"
 LEGACY_CONDITIONS_LENGTH = "Conditions can be of length 1 or 2 only"
 LEGACY_MISSED_ELEMENT = "Query condition missed key schema element {name}"

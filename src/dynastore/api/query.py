@@ -48,6 +48,7 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
     if select_problem is not None:
         raise ValidationException(messages.CONSTRAINT_SUMMARY.format(count=1, plural="", entries=select_problem))
     check_expression_params(req)
+    common.check_conditional_operator(req, "QueryFilter")
     query_filter = req.get("QueryFilter")
     check_condition_values(query_filter)
     legacy_filter = legacy.query_filter(query_filter, req.get("ConditionalOperator")) if query_filter else None

@@ -38,7 +38,7 @@ from dynastore.expressions.ast import ResolvedPath
 from dynastore.model.table_schema import KeyAttr, TableDef
 from dynastore.model.values import Item
 from dynastore.validation.attribute_values import check_value, invalid_entry
-from dynastore.validation.common import check_expression_params
+from dynastore.validation.common import check_conditional_operator, check_expression_params
 
 # AttributeValue problems DynamoDB reports in an ExclusiveStartKey without the "starting key is invalid" prefix.
 _UNPREFIXED_START_KEY = re.compile(r"contains duplicates|number set|numeric value|significant digits|number with")
@@ -48,6 +48,7 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
     check_expression_params(
         req, ("ProjectionExpression", "FilterExpression"), ("AttributesToGet", "ScanFilter", "ConditionalOperator")
     )
+    check_conditional_operator(req, "ScanFilter")
     select_problem = select_rule_problem(req)
     if select_problem is not None:
         raise ValidationException(select_problem)

@@ -19,11 +19,14 @@ from dynastore.errors import ValidationException
 from dynastore.expressions import ResolvedUpdate, legacy, updated_view
 from dynastore.model.table_schema import TableDef
 from dynastore.validation.attribute_values import check_item
-from dynastore.validation.common import check_expression_params
+from dynastore.validation.common import check_conditional_operator, check_expression_params
 
 
 def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    check_expression_params(req, ("UpdateExpression", "ConditionExpression"), ("AttributeUpdates", "Expected"))
+    check_expression_params(
+        req, ("UpdateExpression", "ConditionExpression"), ("AttributeUpdates", "Expected", "ConditionalOperator")
+    )
+    check_conditional_operator(req, "Expected")
     key = req["Key"]
     check_item(key)
     exprs = expression_context(req)
