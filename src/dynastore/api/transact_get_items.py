@@ -12,6 +12,7 @@ from typing import Any
 
 from dynastore import messages
 from dynastore.api.context import Context
+from dynastore.api.scan import check_key_paths
 from dynastore.engine import admission, transactions
 from dynastore.engine.capacity import consumed_capacity, read_half_units
 from dynastore.engine.keys import check_table_key, storage_key
@@ -28,9 +29,11 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
 
     actions: list[transactions.GetAction] = []
     seen: set[bytes] = set()
-    for get in gets:
+    for get, projection in zip(gets, projections, strict=True):
         table = ctx.catalog.get_active(get["TableName"])
         check_table_key(table, get["Key"], is_full_item=False)
+        if projection is not None:
+            check_key_paths(table, projection.paths)
         key = storage_key(table, get["Key"])
         if key in seen:
             raise ValidationException(messages.TRANSACTION_MULTIPLE_OPERATIONS_ON_ITEM)

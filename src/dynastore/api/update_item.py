@@ -8,6 +8,7 @@ from dynastore import messages
 from dynastore.api.context import Context
 from dynastore.api.item_requests import (
     add_write_capacity,
+    check_legacy_values,
     conditional_check_failed,
     expression_context,
     settle_write,
@@ -35,6 +36,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     if text is not None:
         update = exprs.update(text)
     elif attribute_updates:
+        check_legacy_values(attribute_updates)
         update = legacy.attribute_updates(attribute_updates)
     else:
         update = None

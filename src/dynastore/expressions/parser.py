@@ -147,7 +147,10 @@ class _Parser:
                     raise self.fail()
                 self.advance()
                 self.expect_op("]")
-                elements.append(ast.Index(int(tok.text)))
+                index = int(tok.text)
+                if index > limits.MAX_LIST_INDEX:
+                    raise ExpressionError(messages.EXPR_LIST_INDEX_RANGE.format(index=tok.text))
+                elements.append(ast.Index(index))
             else:
                 break
         if len(elements) > limits.MAX_PATH_DEPTH:
