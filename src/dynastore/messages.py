@@ -38,7 +38,6 @@ EXPR_SYNTAX = 'Syntax error; token: "{token}", near: "{near}"'
 EXPR_TOO_LONG = "Expression size has exceeded the maximum allowed size; expression size: {size}"
 EXPR_TOO_MANY_OPERATORS = "The expression contains too many operators; operator count: {count}"
 EXPR_REDUNDANT_PARENS = "The expression has redundant parentheses;"
-EXPR_TOO_DEEP = "The expression has too many nested parentheses; nesting levels: {depth}"
 EXPR_PATH_TOO_DEEP = "The document path has too many nesting levels; nesting levels: {depth}"
 EXPR_PLACEHOLDER_TOO_LONG = "Expression attribute placeholder is too long; placeholder: {name}, length: {length}"
 EXPR_UNKNOWN_FUNCTION = "Invalid function name; function: {name}"
