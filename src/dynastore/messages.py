@@ -105,6 +105,7 @@ KEY_NOT_SUPPORTED = "Query key condition not supported"
 KEY_TYPE_MISMATCH = "One or more parameter values were invalid: Condition parameter type does not match schema type"
 # legacy parameters (dynalite texts)
 LEGACY_EXISTS_WITH_OPERATOR = (
+    "1 validation error detected: "
     "One or more parameter values were invalid: "
     "Exists and ComparisonOperator cannot be used together for Attribute: {name}"
 )
@@ -120,9 +121,11 @@ LEGACY_LIST_WITHOUT_OPERATOR = (
     "AttributeValueList can only be used with a ComparisonOperator for Attribute: {name}"
 )
 LEGACY_VALUE_REQUIRED = (
+    "1 validation error detected: "
     "One or more parameter values were invalid: Value must be provided when Exists is {exists} for Attribute: {name}"
 )
 LEGACY_VALUE_WITH_EXISTS_FALSE = (
+    "1 validation error detected: "
     "One or more parameter values were invalid: Value cannot be used when Exists is false for Attribute: {name}"
 )
 LEGACY_FILTER_ARGUMENT_COUNT = "The attempted filter operation is not supported for the provided filter argument count"
@@ -172,6 +175,7 @@ SER_BLOB_LAST_CHAR = "Invalid last non-pad Base64 character dectected"
 # Phase 2 (ValidationException): aggregated constraint failures.
 CONSTRAINT_SUMMARY = "{count} validation error{plural} detected: {entries}"
 CONSTRAINT_ENTRY = "Value {value} at '{path}' failed to satisfy constraint: {constraint}"
+CONSTRAINT_ENTRY_BARE = "Value at '{path}' failed to satisfy constraint: {constraint}"
 CONSTRAINT_NOT_NULL = "Member must not be null"
 CONSTRAINT_PATTERN = "Member must satisfy regular expression pattern: {pattern}"
 CONSTRAINT_MIN_LENGTH = "Member must have length greater than or equal to {limit}"
@@ -227,7 +231,8 @@ ITEM_TOO_LARGE = "Item size has exceeded the maximum allowed size"
 # Table lookups.
 TABLE_NOT_FOUND = "Requested resource not found: Table: {name} not found"
 RESOURCE_NOT_FOUND = "Requested resource not found"
-RESOURCE_ARN_NOT_FOUND = "Requested resource not found: ResourceArn: {arn} not found"
+# DynamoDB's own spelling ("ResourcArn"), as its responses carry it.
+RESOURCE_ARN_NOT_FOUND = "Requested resource not found: ResourcArn: {arn} not found"
 INDEX_NOT_FOUND_FOR_TABLE = "Requested resource not found: Index {index} for table {name}"
 TABLE_ALREADY_EXISTS = "Table already exists: {name}"
 TABLE_BEING_CREATED = "Attempt to change a resource which is still in use: Table is being created: {name}"

@@ -388,7 +388,7 @@ def _build(req: dict[str, Any], ctx: Context, billing: BillingMode, tags: tuple[
         stream = StreamSpec(True, stream_req["StreamViewType"], stream_label(now))
     throughput = build_throughput(req.get("ProvisionedThroughput")) or ProvisionedThroughput(0, 0)
     return TableDef(
-        name=req["TableName"],
+        name=ctx.catalog.table_name(req["TableName"]),
         table_id=table_id,
         uuid=str(uuid.uuid4()),
         key_schema=build_key_schema(req["KeySchema"], types),

@@ -42,6 +42,7 @@ from dynastore.model.values import AttributeValue, compare_scalars
 __all__ = [
     "attribute_updates",
     "attributes_to_get",
+    "check_key_conditions",
     "expected_condition",
     "key_conditions",
     "query_filter",
@@ -223,10 +224,9 @@ def attributes_to_get(names: list[str]) -> ResolvedProjection:
     return ResolvedProjection(tuple((name,) for name in names))
 
 
-def key_conditions(
-    conditions: dict[str, Any], hash_key: tuple[str, str], range_key: tuple[str, str] | None = None
-) -> KeyCondition:
-    """``KeyConditions`` -> KeyCondition, with the legacy texts (no colon after ``element``)."""
+def check_key_conditions(conditions: dict[str, Any]) -> None:
+    """The checks of ``KeyConditions`` that need no key schema (DynamoDB makes them before it looks the table
+    up): at most two conditions, operand counts and types, operators a key can take."""
     if len(conditions) > 2:
         raise _invalid(messages.LEGACY_CONDITIONS_LENGTH)
     for condition in conditions.values():
@@ -234,6 +234,13 @@ def key_conditions(
     for condition in conditions.values():
         if condition["ComparisonOperator"] in ("NULL", "NOT_NULL", "CONTAINS", "NOT_CONTAINS", "IN", "NE"):
             raise _invalid(messages.LEGACY_NOT_INDEXABLE)
+
+
+def key_conditions(
+    conditions: dict[str, Any], hash_key: tuple[str, str], range_key: tuple[str, str] | None = None
+) -> KeyCondition:
+    """``KeyConditions`` -> KeyCondition, with the legacy texts (no colon after ``element``)."""
+    check_key_conditions(conditions)
     hash_name, hash_type = hash_key
     if hash_name not in conditions:
         raise _invalid(messages.LEGACY_MISSED_ELEMENT.format(name=hash_name))
