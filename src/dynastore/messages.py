@@ -461,9 +461,12 @@ EXPR_VALUES_EMPTY = "ExpressionAttributeValues must not be empty"
 EXPR_VALUES_INVALID_VALUE = "ExpressionAttributeValues contains invalid value: {detail} for key {key}"
 # --- secondary indexes: multi-attribute key definitions and index reads ---------------------------------------
 # Not found in a public source (ours, see docs/indexes.md): the multi-attribute KeySchema rules' texts.
-GSI_TOO_MANY_KEY_ATTRIBUTES = "Index KeySchema has more than {limit} {kind} key attributes for index: {index}"
-GSI_KEY_ORDER = "Invalid KeySchema: every HASH KeySchemaElement must come before the RANGE KeySchemaElements"
-GSI_KEY_DUPLICATE = "Invalid KeySchema: Duplicate attribute name in KeySchema: {name}"
+GSI_TOO_MANY_KEY_ATTRIBUTES = "The KeySchema exceeds the maximum allowed number of {kind} key attributes"
+GSI_KEY_ORDER = (
+    "One or more parameter values were invalid: All HASH key attributes must precede RANGE key attributes in the "
+    "KeySchema"
+)
+GSI_KEY_DUPLICATE = "The KeySchema contains multiple key attributes with the same name"
 # Query against a multi-attribute index key (ours): a sort attribute conditioned while an earlier one is not,
 # or a range condition on a sort attribute that is followed by another conditioned one.
 KEY_SKIPPED_SORT_ATTRIBUTE = "Query key condition not supported: missing condition on sort key attribute {name}"

@@ -92,7 +92,7 @@ def check_gsi_key_schema(key_schema: list[dict[str, Any]], index: str) -> None:
     seen: set[str] = set()
     for name in names:
         if name in seen:
-            raise ValidationException(messages.GSI_KEY_DUPLICATE.format(name=name))
+            raise ValidationException(messages.GSI_KEY_DUPLICATE)
         seen.add(name)
     kinds = [k.get("KeyType") for k in key_schema]
     first_range = kinds.index("RANGE") if "RANGE" in kinds else len(kinds)
@@ -100,9 +100,7 @@ def check_gsi_key_schema(key_schema: list[dict[str, Any]], index: str) -> None:
         raise ValidationException(messages.GSI_KEY_ORDER)
     for kind, count in (("HASH", first_range), ("RANGE", len(kinds) - first_range)):
         if count > limits.MAX_GSI_KEY_ATTRIBUTES:
-            raise invalid(
-                messages.GSI_TOO_MANY_KEY_ATTRIBUTES.format(limit=limits.MAX_GSI_KEY_ATTRIBUTES, kind=kind, index=index)
-            )
+            raise invalid(messages.GSI_TOO_MANY_KEY_ATTRIBUTES.format(kind=kind))
 
 
 def check_projection(projection: dict[str, Any]) -> None:
