@@ -66,3 +66,6 @@ ITEM_COLLECTION_MAX_BYTES = 10 * 1024 * 1024 * 1024  # one partition key's items
 GSI_BACKLOG_RECORDS_PER_TXN = 512  # backlog records applied per storage transaction by the propagator
 GSI_BACKFILL_ITEMS_PER_TXN = 256  # table items copied into a new GSI per storage transaction
 TABLE_ARN_MAX_LENGTH = 1024  # a TableName given as a table ARN (the service model's TableArn shape)
+# The warm throughput every new table and GSI starts with (read / write units per second).
+WARM_READ_UNITS = 12000
+WARM_WRITE_UNITS = 4000

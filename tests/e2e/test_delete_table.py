@@ -64,7 +64,11 @@ class TestFunctionality:
         assert desc["TableName"] == name
         assert desc["TableArn"] == described["TableArn"]
         assert desc["TableId"] == described["TableId"]
-        assert desc["KeySchema"] == described["KeySchema"]
+        assert desc["ProvisionedThroughput"] == described["ProvisionedThroughput"]
+        # DynamoDB leaves the schema, the creation time and the indexes out of DeleteTable's description
+        for member in ("KeySchema", "AttributeDefinitions", "CreationDateTime", "WarmThroughput"):
+            assert member in described
+            assert member not in desc
 
     def test_table_is_gone(self, ddb: Any) -> None:
         name = create_table(ddb, "S")

@@ -72,6 +72,13 @@ class TestFunctionality:
             table = ddb.describe_table(TableName=name)["Table"]
             assert table.pop("TableStatus") == "ACTIVE"
             created.pop("TableStatus")
+            # DescribeTable reports the baseline warm throughput; CreateTable only one the request configured
+            assert table.pop("WarmThroughput") == {
+                "ReadUnitsPerSecond": 12000,
+                "WriteUnitsPerSecond": 4000,
+                "Status": "ACTIVE",
+            }
+            assert "WarmThroughput" not in created
             assert table == created
         finally:
             ddb.delete_table(TableName=name)

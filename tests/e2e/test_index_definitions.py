@@ -92,6 +92,7 @@ def test_describe_shows_every_index(ddb: Any) -> None:
             "IndexSizeBytes": 0,
             "ItemCount": 0,
             "IndexArn": f"{arn}/index/gsi",
+            "WarmThroughput": {"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 4000, "Status": "ACTIVE"},
         }
     ]
 

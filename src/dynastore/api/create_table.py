@@ -32,6 +32,7 @@ from dynastore.model.table_schema import (
     StreamSpec,
     TableDef,
 )
+from dynastore.model.warm_throughput import warm_from_request
 
 __all__ = [
     "handle",
@@ -349,7 +350,8 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
 
     table = _build(req, ctx, billing, tags)
     ctx.catalog.create(table)
-    return {"TableDescription": ctx.catalog.describe(table)}
+    # A CreateTable response carries WarmThroughput only where the request configured it (DynamoDB's).
+    return {"TableDescription": ctx.catalog.describe(table, warm=False)}
 
 
 def _build(req: dict[str, Any], ctx: Context, billing: BillingMode, tags: tuple[tuple[str, str], ...]) -> TableDef:
@@ -376,6 +378,7 @@ def _build(req: dict[str, Any], ctx: Context, billing: BillingMode, tags: tuple[
             index_id=cat.next_table_id(),
             throughput=build_throughput(gsi.get("ProvisionedThroughput")),
             on_demand=build_on_demand(gsi.get("OnDemandThroughput")),
+            warm=warm_from_request(gsi.get("WarmThroughput")),
             status=CREATING,
         )
         for gsi in req.get("GlobalSecondaryIndexes") or ()
@@ -397,6 +400,7 @@ def _build(req: dict[str, Any], ctx: Context, billing: BillingMode, tags: tuple[
         last_update_to_pay_per_request=now if billing is BillingMode.PAY_PER_REQUEST else None,
         throughput=throughput,
         on_demand=build_on_demand(req.get("OnDemandThroughput")),
+        warm=warm_from_request(req.get("WarmThroughput")),
         lsis=lsis,
         gsis=gsis,
         stream=stream,

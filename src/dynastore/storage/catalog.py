@@ -182,12 +182,12 @@ class Catalog:
         st = self._stats.get(name)
         return (0, 0) if st is None else (st.items, st.bytes)
 
-    def describe(self, td: TableDef) -> dict[str, Any]:
+    def describe(self, td: TableDef, *, warm: bool = True) -> dict[str, Any]:
         """``td.describe`` with this server's region/account and the live item statistics."""
         st = self._stats.get(td.name)
         if st is not None and td.name in self._tables:
             td = st.applied_to(td)
-        return td.describe(self._config.region, self._config.account_id, now=self._now())
+        return td.describe(self._config.region, self._config.account_id, now=self._now(), warm=warm)
 
     def arn(self, name: str) -> str:
         return f"arn:aws:dynamodb:{self._config.region}:{self._config.account_id}:table/{name}"
