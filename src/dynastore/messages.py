@@ -467,13 +467,14 @@ GSI_KEY_ORDER = (
     "KeySchema"
 )
 GSI_KEY_DUPLICATE = "The KeySchema contains multiple key attributes with the same name"
-# Query against a multi-attribute index key (ours): a sort attribute conditioned while an earlier one is not,
-# or a range condition on a sort attribute that is followed by another conditioned one.
-KEY_SKIPPED_SORT_ATTRIBUTE = "Query key condition not supported: missing condition on sort key attribute {name}"
-KEY_RANGE_NOT_LAST = (
-    "Query key condition not supported: only the last sort key attribute in a condition may use an operator "
-    "other than ="
+# Query against a multi-attribute index key: a sort attribute conditioned while an earlier one has no equality
+# (DynamoDB's wording as other implementations quote it), a partition attribute without an equality (ours, in
+# the same form: DynamoDB's text names HASH and equality).
+KEY_RANGE_NEEDS_EQUALITY = (
+    "RANGE key attributes {prior} must have equality conditions specified in the query because a condition is "
+    "present on key attribute {later}"
 )
+KEY_HASH_NEEDS_EQUALITY = "HASH key attributes {name} must have equality conditions specified in the query"
 INDEX_BACKFILLING = "Cannot read from backfilling global secondary index"
 GSI_CONSISTENT_READ = "Consistent reads are not supported on global secondary indexes"
 GSI_SELECT_ALL = (
