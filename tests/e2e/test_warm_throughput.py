@@ -63,4 +63,14 @@ def test_configured_values_and_updates(ddb: Any) -> None:
     assert updated["WarmThroughput"]["WriteUnitsPerSecond"] == 6000
     table = ddb.describe_table(TableName=name)["Table"]
     assert table["WarmThroughput"] == {"ReadUnitsPerSecond": 13000, "WriteUnitsPerSecond": 6000, "Status": "ACTIVE"}
+    # a GSI's through an Update action that carries nothing else
+    ddb.update_table(
+        TableName=name,
+        GlobalSecondaryIndexUpdates=[
+            {"Update": {"IndexName": "by_g", "WarmThroughput": {"ReadUnitsPerSecond": 20000}}}
+        ],
+    )
+    ddb.get_waiter("table_exists").wait(TableName=name, WaiterConfig=WAIT)
+    gsi = ddb.describe_table(TableName=name)["Table"]["GlobalSecondaryIndexes"][0]
+    assert gsi["WarmThroughput"] == {"ReadUnitsPerSecond": 20000, "WriteUnitsPerSecond": 5000, "Status": "ACTIVE"}
     ddb.delete_table(TableName=name)

@@ -167,9 +167,9 @@ UPDATE_TABLE = Struct(
             Update=Struct(
                 "UpdateGlobalSecondaryIndexAction",
                 IndexName=INDEX_NAME_REQUIRED,
+                # Optional since an Update may change only OnDemandThroughput or WarmThroughput (service model).
                 ProvisionedThroughput=Struct(
                     "ProvisionedThroughput",
-                    not_null=True,
                     WriteCapacityUnits=Long(not_null=True, min=1),
                     ReadCapacityUnits=Long(not_null=True, min=1),
                 ),
