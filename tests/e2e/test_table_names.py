@@ -79,6 +79,24 @@ class TestArns:
         batch = ddb.batch_get_item(RequestItems={arn: {"Keys": [{"pk": {"S": "via-arn-2"}}]}})
         assert batch["Responses"] == {arn: [{"pk": {"S": "via-arn-2"}}]}
 
+    def test_consumed_capacity_names_the_table_as_the_request_did(self, ddb: Any, table_s: str, arn: str) -> None:
+        key = {"pk": {"S": "cap"}}
+        put = ddb.put_item(TableName=arn, Item=key, ReturnConsumedCapacity="TOTAL")
+        assert put["ConsumedCapacity"]["TableName"] == arn
+        got = ddb.get_item(TableName=arn, Key=key, ReturnConsumedCapacity="TOTAL")
+        assert got["ConsumedCapacity"]["TableName"] == arn
+        assert ddb.scan(TableName=arn, ReturnConsumedCapacity="TOTAL")["ConsumedCapacity"]["TableName"] == arn
+        assert ddb.get_item(TableName=table_s, Key=key, ReturnConsumedCapacity="TOTAL")["ConsumedCapacity"] == {
+            "TableName": table_s,
+            "CapacityUnits": 0.5,
+        }
+        written = ddb.batch_write_item(
+            RequestItems={arn: [{"PutRequest": {"Item": {"pk": {"S": "cap-2"}}}}]}, ReturnConsumedCapacity="TOTAL"
+        )
+        assert written["ConsumedCapacity"] == [{"TableName": arn, "CapacityUnits": 1.0}]
+        read = ddb.batch_get_item(RequestItems={arn: {"Keys": [key]}}, ReturnConsumedCapacity="TOTAL")
+        assert read["ConsumedCapacity"] == [{"TableName": arn, "CapacityUnits": 0.5}]
+
     def test_create_and_delete_through_an_arn(self, ddb: Any, arn: str) -> None:
         name = unique_name()
         new_arn = arn.rsplit("/", 1)[0] + "/" + name

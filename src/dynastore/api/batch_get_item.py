@@ -147,8 +147,8 @@ def _response(
     if exact:
         mode = req.get("ReturnConsumedCapacity")
         consumed = [
-            consumed_capacity(mode, request.table.name, result.half_units)
-            for request, result in zip(requests, results, strict=True)
+            consumed_capacity(mode, name, result.half_units)
+            for name, result in zip(request_items, results, strict=True)
         ]
         body += b',"ConsumedCapacity":' + orjson.dumps(consumed)
     return body + b"}"

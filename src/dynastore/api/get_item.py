@@ -47,7 +47,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any] | bytes:
         size = item_size(item)
         response["Item"] = item if projection is None else project(item, projection)
     consumed = consumed_capacity(
-        capacity_mode, table.name, read_half_units(size, consistent=bool(req.get("ConsistentRead")))
+        capacity_mode, req["TableName"], read_half_units(size, consistent=bool(req.get("ConsistentRead")))
     )
     if consumed is not None:
         response["ConsumedCapacity"] = consumed

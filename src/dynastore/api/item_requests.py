@@ -58,7 +58,7 @@ def add_write_capacity(response: dict[str, Any], req: dict[str, Any], table: Tab
         lsi, gsi = index_write_units(result)
         response["ConsumedCapacity"] = consumed_capacity(
             mode,
-            table.name,
+            req["TableName"],  # as the request named the table: DynamoDB echoes a table ARN
             write_half_units(max(result.old_size, result.new_size)),
             lsi_half_units=lsi,
             gsi_half_units=gsi,

@@ -312,9 +312,10 @@ def _consumed(req: dict[str, Any], table: TableDef, space: KeySpace, page: Page)
     mode = req.get("ReturnConsumedCapacity")
     half_units = read_half_units(page.read_bytes, consistent=bool(req.get("ConsistentRead")))
     index = space.index
+    name = req["TableName"]  # as the request named the table: DynamoDB echoes a table ARN
     if index is None:
-        return consumed_capacity(mode, table.name, half_units)
+        return consumed_capacity(mode, name, half_units)
     per_index = {index.name: half_units}
     if index.kind == "LSI":
-        return consumed_capacity(mode, table.name, page.fetch_half_units, lsi_half_units=per_index)
-    return consumed_capacity(mode, table.name, 0, gsi_half_units=per_index)
+        return consumed_capacity(mode, name, page.fetch_half_units, lsi_half_units=per_index)
+    return consumed_capacity(mode, name, 0, gsi_half_units=per_index)
