@@ -9,6 +9,7 @@ MAX_EXPRESSION_BYTES = 4096
 MAX_EXPRESSION_OPERATORS = 300
 MAX_PLACEHOLDER_BYTES = 255
 MAX_PATH_DEPTH = 32
+MAX_LIST_INDEX = 4294967294  # a larger [index] in a document path: "List index is not within the allowable range"
 MAX_NESTING_DEPTH = 32
 MAX_BATCH_WRITE = 25
 MAX_BATCH_GET = 100
@@ -82,3 +83,7 @@ MAX_HELD_RESPONSES = 128  # responses of one connection waiting for durability b
 # counters, about 3.4 KB built in about 15 microseconds, so 10,000 is about 34 MB and 0.15 s of the event loop
 # (a table that large sustains 10 million write units a second); a million took 3.4 GB and 15 s.
 MAX_AS_IF_PARTITIONS = 10_000
+TABLE_ARN_MAX_LENGTH = 1024  # a TableName given as a table ARN (the service model's TableArn shape)
+# The warm throughput every new table and GSI starts with (read / write units per second).
+WARM_READ_UNITS = 12000
+WARM_WRITE_UNITS = 4000

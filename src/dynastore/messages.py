@@ -45,11 +45,13 @@ EXPR_SYNTAX = 'Syntax error; token: "{token}", near: "{near}"'
 EXPR_TOO_LONG = "Expression size has exceeded the maximum allowed size; expression size: {size}"
 EXPR_TOO_MANY_OPERATORS = "The expression contains too many operators; operator count: {count}"
 EXPR_REDUNDANT_PARENS = "The expression has redundant parentheses;"
-EXPR_TOO_DEEP = "The expression has too many nested parentheses; nesting levels: {depth}"
 EXPR_PATH_TOO_DEEP = "The document path has too many nesting levels; nesting levels: {depth}"
 EXPR_PLACEHOLDER_TOO_LONG = "Expression attribute placeholder is too long; placeholder: {name}, length: {length}"
 EXPR_UNKNOWN_FUNCTION = "Invalid function name; function: {name}"
 EXPR_MISUSED_FUNCTION = "The function is not allowed to be used this way in an expression; function: {name}"
+EXPR_FUNCTION_NOT_IN_UPDATE = "The function is not allowed in an update expression; function: {name}"
+EXPR_FUNCTION_NOT_IN_CONDITION = "The function is not allowed in a condition expression; function: {name}"
+EXPR_LIST_INDEX_RANGE = "List index is not within the allowable range; index: [{index}]"
 EXPR_RESERVED = "Attribute name is a reserved keyword; reserved keyword: {name}"
 EXPR_NAME_UNDEFINED = "An expression attribute name used in the document path is not defined; attribute name: {name}"
 EXPR_VALUE_UNDEFINED = "An expression attribute value used in expression is not defined; attribute value: {name}"
@@ -110,6 +112,7 @@ KEY_NOT_SUPPORTED = "Query key condition not supported"
 KEY_TYPE_MISMATCH = "One or more parameter values were invalid: Condition parameter type does not match schema type"
 # legacy parameters (dynalite texts)
 LEGACY_EXISTS_WITH_OPERATOR = (
+    "1 validation error detected: "
     "One or more parameter values were invalid: "
     "Exists and ComparisonOperator cannot be used together for Attribute: {name}"
 )
@@ -125,9 +128,11 @@ LEGACY_LIST_WITHOUT_OPERATOR = (
     "AttributeValueList can only be used with a ComparisonOperator for Attribute: {name}"
 )
 LEGACY_VALUE_REQUIRED = (
+    "1 validation error detected: "
     "One or more parameter values were invalid: Value must be provided when Exists is {exists} for Attribute: {name}"
 )
 LEGACY_VALUE_WITH_EXISTS_FALSE = (
+    "1 validation error detected: "
     "One or more parameter values were invalid: Value cannot be used when Exists is false for Attribute: {name}"
 )
 LEGACY_FILTER_ARGUMENT_COUNT = "The attempted filter operation is not supported for the provided filter argument count"
@@ -139,6 +144,10 @@ LEGACY_LIST_TYPES = (
 )
 LEGACY_BETWEEN_ORDER = (
     "The BETWEEN condition was provided a range where the lower bound is greater than the upper bound"
+)
+LEGACY_CONDITIONAL_OPERATOR_ALONE = "ConditionalOperator cannot be used without Filter or Expected"
+LEGACY_CONDITIONAL_OPERATOR_ONE = (
+    "ConditionalOperator can only be used when Filter or Expected has two or more elements"
 )
 LEGACY_NOT_INDEXABLE = "Attempted conditional constraint is not an indexable operation"
 LEGACY_CONDITIONS_LENGTH = "Conditions can be of length 1 or 2 only"
@@ -173,6 +182,7 @@ SER_BLOB_LAST_CHAR = "Invalid last non-pad Base64 character dectected"
 # Phase 2 (ValidationException): aggregated constraint failures.
 CONSTRAINT_SUMMARY = "{count} validation error{plural} detected: {entries}"
 CONSTRAINT_ENTRY = "Value {value} at '{path}' failed to satisfy constraint: {constraint}"
+CONSTRAINT_ENTRY_BARE = "Value at '{path}' failed to satisfy constraint: {constraint}"
 CONSTRAINT_NOT_NULL = "Member must not be null"
 CONSTRAINT_PATTERN = "Member must satisfy regular expression pattern: {pattern}"
 CONSTRAINT_MIN_LENGTH = "Member must have length greater than or equal to {limit}"
@@ -228,7 +238,8 @@ ITEM_TOO_LARGE = "Item size has exceeded the maximum allowed size"
 # Table lookups.
 TABLE_NOT_FOUND = "Requested resource not found: Table: {name} not found"
 RESOURCE_NOT_FOUND = "Requested resource not found"
-RESOURCE_ARN_NOT_FOUND = "Requested resource not found: ResourceArn: {arn} not found"
+# DynamoDB's own spelling ("ResourcArn"), as its responses carry it.
+RESOURCE_ARN_NOT_FOUND = "Requested resource not found: ResourcArn: {arn} not found"
 INDEX_NOT_FOUND_FOR_TABLE = "Requested resource not found: Index {index} for table {name}"
 TABLE_ALREADY_EXISTS = "Table already exists: {name}"
 TABLE_BEING_CREATED = "Attempt to change a resource which is still in use: Table is being created: {name}"
@@ -457,16 +468,20 @@ EXPR_VALUES_EMPTY = "ExpressionAttributeValues must not be empty"
 EXPR_VALUES_INVALID_VALUE = "ExpressionAttributeValues contains invalid value: {detail} for key {key}"
 # --- secondary indexes: multi-attribute key definitions and index reads ---------------------------------------
 # Not found in a public source (ours, see docs/indexes.md): the multi-attribute KeySchema rules' texts.
-GSI_TOO_MANY_KEY_ATTRIBUTES = "Index KeySchema has more than {limit} {kind} key attributes for index: {index}"
-GSI_KEY_ORDER = "Invalid KeySchema: every HASH KeySchemaElement must come before the RANGE KeySchemaElements"
-GSI_KEY_DUPLICATE = "Invalid KeySchema: Duplicate attribute name in KeySchema: {name}"
-# Query against a multi-attribute index key (ours): a sort attribute conditioned while an earlier one is not,
-# or a range condition on a sort attribute that is followed by another conditioned one.
-KEY_SKIPPED_SORT_ATTRIBUTE = "Query key condition not supported: missing condition on sort key attribute {name}"
-KEY_RANGE_NOT_LAST = (
-    "Query key condition not supported: only the last sort key attribute in a condition may use an operator "
-    "other than ="
+GSI_TOO_MANY_KEY_ATTRIBUTES = "The KeySchema exceeds the maximum allowed number of {kind} key attributes"
+GSI_KEY_ORDER = (
+    "One or more parameter values were invalid: All HASH key attributes must precede RANGE key attributes in the "
+    "KeySchema"
 )
+GSI_KEY_DUPLICATE = "The KeySchema contains multiple key attributes with the same name"
+# Query against a multi-attribute index key: a sort attribute conditioned while an earlier one has no equality
+# (DynamoDB's wording as other implementations quote it), a partition attribute without an equality (ours, in
+# the same form: DynamoDB's text names HASH and equality).
+KEY_RANGE_NEEDS_EQUALITY = (
+    "RANGE key attributes {prior} must have equality conditions specified in the query because a condition is "
+    "present on key attribute {later}"
+)
+KEY_HASH_NEEDS_EQUALITY = "HASH key attributes {name} must have equality conditions specified in the query"
 INDEX_BACKFILLING = "Cannot read from backfilling global secondary index"
 GSI_CONSISTENT_READ = "Consistent reads are not supported on global secondary indexes"
 GSI_SELECT_ALL = (

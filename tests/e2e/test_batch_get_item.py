@@ -37,12 +37,12 @@ class TestValidation:
         one, _ = tables
         assert error_of(lambda: ddb.batch_get_item(RequestItems={one: {"Keys": []}})) == (
             VALIDATION,
-            f"1 validation error detected: Value '[]' at 'requestItems.{one}.member.keys' failed to satisfy "
+            f"1 validation error detected: Value at 'RequestItems.{one}.member.Keys' failed to satisfy "
             "constraint: Member must have length greater than or equal to 1",
         )
         assert error_of(lambda: ddb.batch_get_item(RequestItems={})) == (
             VALIDATION,
-            "1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must "
+            "1 validation error detected: Value at 'RequestItems' failed to satisfy constraint: Member must "
             "have length greater than or equal to 1",
         )
 

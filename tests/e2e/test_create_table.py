@@ -356,7 +356,7 @@ class TestValidation:
             ),
             pytest.param(  # two HASH elements are a multi-attribute key; a HASH after a RANGE is not
                 {"GlobalSecondaryIndexes": [gsi("gx1", "a:HASH", "b:RANGE", "a:HASH")]},
-                "Invalid KeySchema: Duplicate attribute name in KeySchema: a",
+                "The KeySchema contains multiple key attributes with the same name",
                 id="hash-after-range-duplicate",
             ),
             pytest.param(

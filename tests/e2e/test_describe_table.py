@@ -21,11 +21,26 @@ class TestValidation:
             "The parameter 'TableName' is required but was not present in the request",
         )
 
-    @pytest.mark.parametrize("name", ["", "ab", "a" * 256])
-    def test_table_name_length(self, ddb: Any, name: str) -> None:
+    @pytest.mark.parametrize(
+        ("name", "constraint"),
+        [
+            ("", "Member must have length greater than or equal to 1"),
+            ("ab", "Member must have length greater than or equal to 3"),
+            ("a" * 256, "Member must have length less than or equal to 255"),
+        ],
+    )
+    def test_table_name_length(self, ddb: Any, name: str, constraint: str) -> None:
         assert error_of(lambda: ddb.describe_table(TableName=name)) == (
             "ValidationException",
-            "TableName must be at least 3 characters long and at most 255 characters long",
+            f"1 validation error detected: Value '{name}' at 'tableName' failed to satisfy constraint: {constraint}",
+        )
+
+    def test_table_name_too_short_and_malformed(self, ddb: Any) -> None:
+        assert error_of(lambda: ddb.describe_table(TableName="a;")) == (
+            "ValidationException",
+            "2 validation errors detected: Value 'a;' at 'tableName' failed to satisfy constraint: "
+            "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+; Value 'a;' at 'tableName' failed to "
+            "satisfy constraint: Member must have length greater than or equal to 3",
         )
 
     def test_table_name_pattern(self, ddb: Any) -> None:
@@ -57,6 +72,13 @@ class TestFunctionality:
             table = ddb.describe_table(TableName=name)["Table"]
             assert table.pop("TableStatus") == "ACTIVE"
             created.pop("TableStatus")
+            # DescribeTable reports the baseline warm throughput; CreateTable only one the request configured
+            assert table.pop("WarmThroughput") == {
+                "ReadUnitsPerSecond": 12000,
+                "WriteUnitsPerSecond": 4000,
+                "Status": "ACTIVE",
+            }
+            assert "WarmThroughput" not in created
             assert table == created
         finally:
             ddb.delete_table(TableName=name)

@@ -399,8 +399,8 @@ class TestNullMembers:
             (
                 "PutItem",
                 {"TableName": "{table}", "Item": {"pk": {"S": "null-members"}}, "Expected": {"a": None}},
-                "One or more parameter values were invalid: Value must be provided when Exists is null for "
-                "Attribute: a",
+                "1 validation error detected: One or more parameter values were invalid: Value must be provided "
+                "when Exists is null for Attribute: a",
             ),
             (
                 "UpdateTable",

@@ -58,7 +58,8 @@ class TestValidation:
     def test_describe_constraints(self, ddb: Any) -> None:
         assert error_of(lambda: ddb.describe_time_to_live(TableName="ab")) == (
             "ValidationException",
-            "TableName must be at least 3 characters long and at most 255 characters long",
+            "1 validation error detected: Value 'ab' at 'tableName' failed to satisfy constraint: "
+            "Member must have length greater than or equal to 3",
         )
 
     def test_missing_table(self, ddb: Any) -> None:

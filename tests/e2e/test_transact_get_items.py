@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from botocore.exceptions import ClientError
+
 from tests.e2e.conftest import error_of
 
 
@@ -42,10 +45,28 @@ class TestValidation:
             "Transaction request cannot include multiple operations on one item",
         )
 
-    def test_key_not_matching_the_schema(self, ddb: Any, table_sn: str) -> None:
-        assert error_of(lambda: ddb.transact_get_items(TransactItems=[get(table_sn, "a")])) == (
+    def test_key_not_matching_the_schema(self, ddb: Any, table_s: str, table_sn: str) -> None:
+        # The first Get whose Key does not fit its table's schema cancels the transaction.
+        items = [get(table_s, "a"), get(table_sn, "a"), {"Get": {"TableName": table_s, "Key": {}}}]
+        with pytest.raises(ClientError) as info:
+            ddb.transact_get_items(TransactItems=items)
+        response = info.value.response
+        assert response["Error"] == {
+            "Code": "TransactionCanceledException",
+            "Message": "Transaction cancelled, please refer cancellation reasons for specific reasons "
+            "[None, ValidationError, None]",
+        }
+        assert response["CancellationReasons"] == [
+            {"Code": "None"},
+            {"Code": "ValidationError", "Message": "The provided key element does not match the schema"},
+            {"Code": "None"},
+        ]
+
+    def test_an_empty_key_value_fails_the_request(self, ddb: Any, table_s: str) -> None:
+        assert error_of(lambda: ddb.transact_get_items(TransactItems=[get(table_s, "")])) == (
             "ValidationException",
-            "The provided key element does not match the schema",
+            "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an "
+            "empty string value. Key: pk",
         )
 
     def test_unused_expression_attribute_name(self, ddb: Any, table_s: str) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from tests.e2e.conftest import create_table, error_of, make_client, unique_name
 from tests.e2e.server_process import ServerProcess
@@ -29,6 +30,20 @@ def canceled(ddb: Any, items: list[dict[str, Any]], **extra: Any) -> tuple[str, 
     with pytest.raises(ddb.exceptions.TransactionCanceledException) as e:
         ddb.transact_write_items(TransactItems=items, **extra)
     return e.value.response["Error"]["Message"], e.value.response["CancellationReasons"]
+
+
+def key_canceled(call: Any) -> list[dict[str, Any]]:
+    """Run ``call``, which must be cancelled, and return its CancellationReasons (checking the summary text)."""
+    with pytest.raises(ClientError) as info:
+        call()
+    response = info.value.response
+    assert response["Error"]["Code"] == "TransactionCanceledException"
+    codes = ", ".join(reason["Code"] for reason in response["CancellationReasons"])
+    assert response["Error"]["Message"] == (
+        f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]"
+    )
+    reasons: list[dict[str, Any]] = response["CancellationReasons"]
+    return reasons
 
 
 class TestValidation:
@@ -85,14 +100,53 @@ class TestValidation:
         assert get(ddb, table_s, "p0") is None
 
     def test_missing_key_attributes(self, ddb: Any, table_sn: str) -> None:
-        assert error_of(
+        # A key that does not fit the schema cancels the transaction, the first such member with ValidationError.
+        assert key_canceled(
             lambda: ddb.transact_write_items(
                 TransactItems=[{"Put": {"TableName": table_sn, "Item": {"pk": {"S": "a"}}}}]
             )
-        ) == ("ValidationException", "One or more parameter values were invalid: Missing the key sk in the item")
-        assert error_of(
+        ) == [
+            {
+                "Code": "ValidationError",
+                "Message": "One or more parameter values were invalid: Missing the key sk in the item",
+            }
+        ]
+        assert key_canceled(
             lambda: ddb.transact_write_items(TransactItems=[{"Delete": {"TableName": table_sn, "Key": key("a")}}])
-        ) == ("ValidationException", "The provided key element does not match the schema")
+        ) == [{"Code": "ValidationError", "Message": "The provided key element does not match the schema"}]
+
+    def test_keys_not_fitting_the_schema_cancel_before_duplicates(self, ddb: Any, table_s: str) -> None:
+        mismatch = {"Code": "ValidationError", "Message": "The provided key element does not match the schema"}
+        items = [
+            put(table_s, "k1"),
+            {"Delete": {"TableName": table_s, "Key": key("dup")}},
+            {"Delete": {"TableName": table_s, "Key": key("dup")}},
+            {"Update": {"TableName": table_s, "Key": {"pk": {"N": "1"}}, "UpdateExpression": "REMOVE a"}},
+            {"ConditionCheck": {"TableName": table_s, "Key": {}, "ConditionExpression": "attribute_exists(pk)"}},
+        ]
+        assert key_canceled(lambda: ddb.transact_write_items(TransactItems=items)) == [
+            {"Code": "None"},
+            {"Code": "None"},
+            {"Code": "None"},
+            mismatch,
+            {"Code": "None"},
+        ]
+        assert get(ddb, table_s, "k1") is None
+        type_mismatch = "One or more parameter values were invalid: Type mismatch for key pk expected: S actual: L"
+        assert key_canceled(
+            lambda: ddb.transact_write_items(TransactItems=[{"Put": {"TableName": table_s, "Item": {"pk": {"L": []}}}}])
+        ) == [{"Code": "ValidationError", "Message": type_mismatch}]
+
+    def test_an_empty_key_value_fails_the_request(self, ddb: Any, table_s: str) -> None:
+        items = [
+            {"Delete": {"TableName": table_s, "Key": {"pk": {"N": "1"}}}},
+            {"Delete": {"TableName": table_s, "Key": key("")}},
+        ]
+        assert error_of(lambda: ddb.transact_write_items(TransactItems=items)) == (
+            "ValidationException",
+            "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an "
+            "empty string value. Key: pk",
+        )
 
     def test_unknown_table(self, ddb: Any, table_s: str) -> None:
         items = [put(table_s, "a"), put("no_such_table", "a")]

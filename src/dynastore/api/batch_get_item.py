@@ -20,7 +20,7 @@ import orjson
 
 from dynastore import messages
 from dynastore.api.context import Context
-from dynastore.api.scan import check_attributes_to_get, check_expression_maps, wants_capacity
+from dynastore.api.scan import check_attributes_to_get, check_expression_maps, check_key_paths, wants_capacity
 from dynastore.engine import admission, reads
 from dynastore.engine.capacity import consumed_capacity
 from dynastore.engine.keys import check_table_key, storage_key
@@ -58,6 +58,8 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
                 raise ValidationException(messages.BATCH_DUPLICATE_KEYS)
             seen.add(stored)
             keys.append(stored)
+        if projection is not None:
+            check_key_paths(table, projection.paths)
         requests.append(reads.GetRequest(table, tuple(keys), projection, bool(spec.get("ConsistentRead"))))
 
     with ctx.kv.read() as txn:
@@ -145,8 +147,8 @@ def _response(
     if exact:
         mode = req.get("ReturnConsumedCapacity")
         consumed = [
-            consumed_capacity(mode, request.table.name, result.half_units)
-            for request, result in zip(requests, results, strict=True)
+            consumed_capacity(mode, name, result.half_units)
+            for name, result in zip(request_items, results, strict=True)
         ]
         body += b',"ConsumedCapacity":' + orjson.dumps(consumed)
     return body + b"}"

@@ -74,7 +74,8 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     response: dict[str, Any] = {"UnprocessedItems": unprocessed}
     mode = req.get("ReturnConsumedCapacity")
     if mode is not None and mode != "NONE":
-        response["ConsumedCapacity"] = _capacity(mode, request_items, [planned[i] for i in admitted], results)
+        names = [sources[i][0] for i in admitted]  # as the request named each table (a name or an ARN)
+        response["ConsumedCapacity"] = _capacity(mode, request_items, names, results)
     if req.get("ReturnItemCollectionMetrics") == "SIZE":
         written = [(planned[i][0], result) for i, result in zip(admitted, results, strict=True)]
         response["ItemCollectionMetrics"] = item_collection_metrics(written)
@@ -119,14 +120,14 @@ def _check_request(request: dict[str, Any]) -> int:
 def _capacity(
     mode: str,
     request_items: dict[str, Any],
-    planned: list[Planned],
+    names: list[str],
     results: list[writes.WriteResult],
 ) -> list[dict[str, Any]]:
     """One entry per table of the request: each write rounded on its own to 1 KB (larger of old and new), and
     the index writes it caused (INDEXES)."""
     per_table: dict[str, list[Any]] = {name: [0, {}, {}] for name in request_items}
-    for (table, _, _), result in zip(planned, results, strict=True):
-        entry = per_table[table.name]
+    for name, result in zip(names, results, strict=True):
+        entry = per_table[name]
         entry[0] += write_half_units(max(result.old_size, result.new_size))
         for bucket, units in zip(entry[1:], index_write_units(result), strict=True):
             for index_name, half_units in units.items():

@@ -32,6 +32,7 @@ from dynastore.model.table_schema import (
     StreamSpec,
     TableDef,
 )
+from dynastore.model.warm_throughput import warm_from_request
 
 __all__ = [
     "handle",
@@ -92,7 +93,7 @@ def check_gsi_key_schema(key_schema: list[dict[str, Any]], index: str) -> None:
     seen: set[str] = set()
     for name in names:
         if name in seen:
-            raise ValidationException(messages.GSI_KEY_DUPLICATE.format(name=name))
+            raise ValidationException(messages.GSI_KEY_DUPLICATE)
         seen.add(name)
     kinds = [k.get("KeyType") for k in key_schema]
     first_range = kinds.index("RANGE") if "RANGE" in kinds else len(kinds)
@@ -100,9 +101,7 @@ def check_gsi_key_schema(key_schema: list[dict[str, Any]], index: str) -> None:
         raise ValidationException(messages.GSI_KEY_ORDER)
     for kind, count in (("HASH", first_range), ("RANGE", len(kinds) - first_range)):
         if count > limits.MAX_GSI_KEY_ATTRIBUTES:
-            raise invalid(
-                messages.GSI_TOO_MANY_KEY_ATTRIBUTES.format(limit=limits.MAX_GSI_KEY_ATTRIBUTES, kind=kind, index=index)
-            )
+            raise invalid(messages.GSI_TOO_MANY_KEY_ATTRIBUTES.format(kind=kind))
 
 
 def check_projection(projection: dict[str, Any]) -> None:
@@ -351,7 +350,8 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
 
     table = _build(req, ctx, billing, tags)
     ctx.catalog.create(table)
-    return {"TableDescription": ctx.catalog.describe(table)}
+    # A CreateTable response carries WarmThroughput only where the request configured it (DynamoDB's).
+    return {"TableDescription": ctx.catalog.describe(table, warm=False)}
 
 
 def _build(req: dict[str, Any], ctx: Context, billing: BillingMode, tags: tuple[tuple[str, str], ...]) -> TableDef:
@@ -378,6 +378,7 @@ def _build(req: dict[str, Any], ctx: Context, billing: BillingMode, tags: tuple[
             index_id=cat.next_table_id(),
             throughput=build_throughput(gsi.get("ProvisionedThroughput")),
             on_demand=build_on_demand(gsi.get("OnDemandThroughput")),
+            warm=warm_from_request(gsi.get("WarmThroughput")),
             status=CREATING,
         )
         for gsi in req.get("GlobalSecondaryIndexes") or ()
@@ -388,7 +389,7 @@ def _build(req: dict[str, Any], ctx: Context, billing: BillingMode, tags: tuple[
         stream = StreamSpec(True, stream_req["StreamViewType"], stream_label(now))
     throughput = build_throughput(req.get("ProvisionedThroughput")) or ProvisionedThroughput(0, 0)
     return TableDef(
-        name=req["TableName"],
+        name=ctx.catalog.table_name(req["TableName"]),
         table_id=table_id,
         uuid=str(uuid.uuid4()),
         key_schema=build_key_schema(req["KeySchema"], types),
@@ -399,6 +400,7 @@ def _build(req: dict[str, Any], ctx: Context, billing: BillingMode, tags: tuple[
         last_update_to_pay_per_request=now if billing is BillingMode.PAY_PER_REQUEST else None,
         throughput=throughput,
         on_demand=build_on_demand(req.get("OnDemandThroughput")),
+        warm=warm_from_request(req.get("WarmThroughput")),
         lsis=lsis,
         gsis=gsis,
         stream=stream,

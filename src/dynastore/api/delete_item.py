@@ -17,11 +17,12 @@ from dynastore.engine import admission, transactions, writes
 from dynastore.engine.keys import check_table_key, storage_key
 from dynastore.errors import ValidationException
 from dynastore.validation.attribute_values import check_item
-from dynastore.validation.common import check_expression_params
+from dynastore.validation.common import check_conditional_operator, check_expression_params
 
 
 def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    check_expression_params(req, ("ConditionExpression",), ("Expected",))
+    check_expression_params(req, ("ConditionExpression",), ("Expected", "ConditionalOperator"))
+    check_conditional_operator(req, "Expected")
     key = req["Key"]
     check_item(key)
     return_values = req.get("ReturnValues")

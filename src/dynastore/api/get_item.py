@@ -7,6 +7,7 @@ from typing import Any
 from dynastore import messages
 from dynastore.api.context import Context
 from dynastore.api.item_requests import expression_context
+from dynastore.api.scan import check_key_paths
 from dynastore.engine import admission
 from dynastore.engine.capacity import consumed_capacity, read_half_units
 from dynastore.engine.keys import check_table_key, storage_key
@@ -26,6 +27,8 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any] | bytes:
 
     table = ctx.catalog.get_active(req["TableName"])
     check_table_key(table, key, is_full_item=False)
+    if projection is not None:
+        check_key_paths(table, projection.paths)
     item_key = storage_key(table, key)
     with ctx.kv.read() as txn:
         raw = txn.get(item_key)
@@ -44,7 +47,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any] | bytes:
         size = item_size(item)
         response["Item"] = item if projection is None else project(item, projection)
     consumed = consumed_capacity(
-        capacity_mode, table.name, read_half_units(size, consistent=bool(req.get("ConsistentRead")))
+        capacity_mode, req["TableName"], read_half_units(size, consistent=bool(req.get("ConsistentRead")))
     )
     if consumed is not None:
         response["ConsumedCapacity"] = consumed

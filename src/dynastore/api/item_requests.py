@@ -15,6 +15,7 @@ from dynastore.engine.writes import ConditionFailedError, WriteResult
 from dynastore.errors import ConditionalCheckFailedException
 from dynastore.expressions import ExpressionContext, legacy
 from dynastore.model.table_schema import TableDef
+from dynastore.validation.attribute_values import check_value
 
 
 def expression_context(req: dict[str, Any]) -> ExpressionContext:
@@ -28,8 +29,20 @@ def write_condition(req: dict[str, Any], exprs: ExpressionContext) -> Any:
         return exprs.condition("ConditionExpression", text)
     expected = req.get("Expected")
     if expected:
+        check_legacy_values(expected)
         return legacy.expected_condition(expected, req.get("ConditionalOperator"))
     return None
+
+
+def check_legacy_values(conditions: dict[str, Any]) -> None:
+    """Well-formed AttributeValues in the ``Value`` / ``AttributeValueList`` members of a legacy map
+    (Expected, AttributeUpdates): the item's rules, empty sets included."""
+    for condition in conditions.values():
+        value = condition.get("Value")
+        if value is not None:
+            check_value(value)
+        for member in condition.get("AttributeValueList") or ():
+            check_value(member)
 
 
 def conditional_check_failed(req: dict[str, Any], error: ConditionFailedError) -> ConditionalCheckFailedException:
@@ -45,7 +58,7 @@ def add_write_capacity(response: dict[str, Any], req: dict[str, Any], table: Tab
         lsi, gsi = index_write_units(result)
         response["ConsumedCapacity"] = consumed_capacity(
             mode,
-            table.name,
+            req["TableName"],  # as the request named the table: DynamoDB echoes a table ARN
             write_half_units(max(result.old_size, result.new_size)),
             lsi_half_units=lsi,
             gsi_half_units=gsi,

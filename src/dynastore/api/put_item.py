@@ -20,11 +20,12 @@ from dynastore.errors import ValidationException
 from dynastore.limits import MAX_ITEM_BYTES
 from dynastore.model.item_size import item_size
 from dynastore.validation.attribute_values import check_item
-from dynastore.validation.common import check_expression_params
+from dynastore.validation.common import check_conditional_operator, check_expression_params
 
 
 def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    check_expression_params(req, ("ConditionExpression",), ("Expected",))
+    check_expression_params(req, ("ConditionExpression",), ("Expected", "ConditionalOperator"))
+    check_conditional_operator(req, "Expected")
     item = req["Item"]
     check_item(item)
     return_values = req.get("ReturnValues")

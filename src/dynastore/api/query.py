@@ -48,6 +48,7 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
     if select_problem is not None:
         raise ValidationException(messages.CONSTRAINT_SUMMARY.format(count=1, plural="", entries=select_problem))
     check_expression_params(req)
+    common.check_conditional_operator(req, "QueryFilter")
     query_filter = req.get("QueryFilter")
     check_condition_values(query_filter)
     legacy_filter = legacy.query_filter(query_filter, req.get("ConditionalOperator")) if query_filter else None
@@ -56,7 +57,10 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
     key_text = req.get("KeyConditionExpression")
     if req.get("KeyConditions") is None and key_text is None:
         raise ValidationException(messages.QUERY_NO_KEY_CONDITION)
-    check_condition_values(req.get("KeyConditions"))
+    key_conditions = req.get("KeyConditions")
+    check_condition_values(key_conditions)
+    if key_conditions is not None and key_text is None:
+        legacy.check_key_conditions(key_conditions)  # before the table is looked up, as DynamoDB does
     check_expression_maps(req)
     known = _known_key_condition(req, ctx)
     if known is not None:

@@ -38,7 +38,7 @@ from dynastore.expressions.ast import ResolvedPath
 from dynastore.model.table_schema import KeyAttr, TableDef
 from dynastore.model.values import Item
 from dynastore.validation.attribute_values import check_value, invalid_entry
-from dynastore.validation.common import check_expression_params
+from dynastore.validation.common import check_conditional_operator, check_expression_params
 
 # AttributeValue problems DynamoDB reports in an ExclusiveStartKey without the "starting key is invalid" prefix.
 _UNPREFIXED_START_KEY = re.compile(r"contains duplicates|number set|numeric value|significant digits|number with")
@@ -48,6 +48,7 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
     check_expression_params(
         req, ("ProjectionExpression", "FilterExpression"), ("AttributesToGet", "ScanFilter", "ConditionalOperator")
     )
+    check_conditional_operator(req, "ScanFilter")
     select_problem = select_rule_problem(req)
     if select_problem is not None:
         raise ValidationException(select_problem)
@@ -313,9 +314,10 @@ def _consumed(req: dict[str, Any], table: TableDef, space: KeySpace, page: Page)
     mode = req.get("ReturnConsumedCapacity")
     half_units = read_half_units(page.read_bytes, consistent=bool(req.get("ConsistentRead")))
     index = space.index
+    name = req["TableName"]  # as the request named the table: DynamoDB echoes a table ARN
     if index is None:
-        return consumed_capacity(mode, table.name, half_units)
+        return consumed_capacity(mode, name, half_units)
     per_index = {index.name: half_units}
     if index.kind == "LSI":
-        return consumed_capacity(mode, table.name, page.fetch_half_units, lsi_half_units=per_index)
-    return consumed_capacity(mode, table.name, 0, gsi_half_units=per_index)
+        return consumed_capacity(mode, name, page.fetch_half_units, lsi_half_units=per_index)
+    return consumed_capacity(mode, name, 0, gsi_half_units=per_index)

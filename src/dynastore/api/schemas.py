@@ -23,8 +23,9 @@ from dynastore.validation.shapes import (
 )
 
 # --- shared members ----------
-TABLE_NAME = String(not_null=True, pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255)
-TABLE_NAME_STRICT = String(required=True, table_name=True, pattern=TABLE_NAME_PATTERN)
+# A TableName may be the table's ARN (DynamoDB's "table name overloading"): see constraints._table_or_arn_tests.
+TABLE_NAME = String(not_null=True, table_or_arn=True)
+TABLE_NAME_STRICT = String(required=True, table_or_arn=True)
 INDEX_NAME = String(pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255)
 INDEX_NAME_REQUIRED = String(not_null=True, pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255)
 RETURN_CONSUMED_CAPACITY = Enum("INDEXES", "TOTAL", "NONE")
@@ -166,9 +167,9 @@ UPDATE_TABLE = Struct(
             Update=Struct(
                 "UpdateGlobalSecondaryIndexAction",
                 IndexName=INDEX_NAME_REQUIRED,
+                # Optional since an Update may change only OnDemandThroughput or WarmThroughput (service model).
                 ProvisionedThroughput=Struct(
                     "ProvisionedThroughput",
-                    not_null=True,
                     WriteCapacityUnits=Long(not_null=True, min=1),
                     ReadCapacityUnits=Long(not_null=True, min=1),
                 ),
@@ -328,7 +329,7 @@ SCAN = Struct(
     ConsistentRead=Boolean(),
 )
 
-_TABLE_KEYS = String(pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255)
+_TABLE_KEYS = String(pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255, table_or_arn=True)
 
 BATCH_GET_ITEM = Struct(
     "BatchGetItemInput",
@@ -336,7 +337,7 @@ BATCH_GET_ITEM = Struct(
     RequestItems=Map(
         Struct(
             "KeysAndAttributes",
-            Keys=List(_attribute_map(), not_null=True, min_len=1, max_len=100),
+            Keys=List(_attribute_map(), not_null=True, min_len=1, max_len=100, bare=True),
             AttributesToGet=ATTRIBUTES_TO_GET,
             ConsistentRead=Boolean(),
             ProjectionExpression=String(),
@@ -345,6 +346,7 @@ BATCH_GET_ITEM = Struct(
         not_null=True,
         min_len=1,
         keys=_TABLE_KEYS,
+        bare=True,
     ),
 )
 
@@ -364,13 +366,14 @@ BATCH_WRITE_ITEM = Struct(
         min_len=1,
         keys=_TABLE_KEYS,
         value_len=(1, 25),
+        bare=True,
     ),
 )
 
 
 def _transact_member(name: str, *, key: bool, update: bool = False, condition_required: bool = False) -> Struct:
     members: dict[str, Any] = {
-        "TableName": String(not_null=True, pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255),
+        "TableName": TABLE_NAME,
         "ExpressionAttributeValues": _attribute_map(),
         "ExpressionAttributeNames": EXPRESSION_ATTRIBUTE_NAMES,
         "ReturnValuesOnConditionCheckFailure": RETURN_VALUES_ON_CCF,
@@ -411,7 +414,7 @@ TRANSACT_GET_ITEMS = Struct(
                 "Get",
                 not_null=True,
                 Key=_attribute_map(not_null=True),
-                TableName=String(not_null=True, pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255),
+                TableName=TABLE_NAME,
                 ProjectionExpression=String(),
                 ExpressionAttributeNames=EXPRESSION_ATTRIBUTE_NAMES,
             ),

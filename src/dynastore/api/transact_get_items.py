@@ -12,9 +12,10 @@ from typing import Any
 
 from dynastore import messages
 from dynastore.api.context import Context
+from dynastore.api.scan import check_key_paths
 from dynastore.engine import admission, transactions
 from dynastore.engine.capacity import consumed_capacity, read_half_units
-from dynastore.engine.keys import check_table_key, storage_key
+from dynastore.engine.keys import check_table_key, key_schema_problem, storage_key
 from dynastore.errors import DynamoError, ValidationException
 from dynastore.expressions import ExpressionContext, project
 from dynastore.model.item_size import item_size
@@ -26,11 +27,26 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     gets = [entry["Get"] for entry in req["TransactItems"]]
     projections = [_projection(get) for get in gets]
 
+    # A Key that does not fit its table's schema cancels the transaction (ValidationError at the first such
+    # Get); an empty or oversized key value fails the request itself.
+    tables = []
+    misfit: tuple[int, str] | None = None
+    for index, get in enumerate(gets):
+        table = ctx.catalog.get_active(get["TableName"])
+        tables.append(table)
+        problem = key_schema_problem(table, get["Key"], is_full_item=False)
+        if problem is None:
+            check_table_key(table, get["Key"], is_full_item=False)
+        elif misfit is None:
+            misfit = (index, problem)
+    if misfit is not None:
+        raise transactions.canceled_by_invalid_key(len(gets), *misfit)
+
     actions: list[transactions.GetAction] = []
     seen: set[bytes] = set()
-    for get in gets:
-        table = ctx.catalog.get_active(get["TableName"])
-        check_table_key(table, get["Key"], is_full_item=False)
+    for get, projection, table in zip(gets, projections, tables, strict=True):
+        if projection is not None:
+            check_key_paths(table, projection.paths)
         key = storage_key(table, get["Key"])
         if key in seen:
             raise ValidationException(messages.TRANSACTION_MULTIPLE_OPERATIONS_ON_ITEM)

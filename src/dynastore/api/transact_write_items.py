@@ -25,7 +25,7 @@ from dynastore.api.context import Context
 from dynastore.api.item_requests import index_write_units, item_collection_metrics, settle_write
 from dynastore.engine import admission, transactions, writes
 from dynastore.engine.capacity import consumed_capacity, write_half_units
-from dynastore.engine.keys import check_table_key, storage_key
+from dynastore.engine.keys import check_table_key, key_schema_problem, storage_key
 from dynastore.errors import DynamoError, TransactionCanceledException, ValidationException
 from dynastore.expressions import ExpressionContext, ResolvedUpdate
 from dynastore.limits import MAX_ITEM_BYTES, MAX_TRANSACT_PAYLOAD_BYTES
@@ -54,12 +54,11 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     if payload > MAX_TRANSACT_PAYLOAD_BYTES:
         raise ValidationException(messages.TRANSACT_PAYLOAD_TOO_LARGE.format(size=payload))
 
+    tables = _check_keys(ctx, parsed)
     actions: list[transactions.WriteAction] = []
     seen: set[bytes] = set()
-    for p in parsed:
-        table = ctx.catalog.get_active(p.body["TableName"])
+    for p, table in zip(parsed, tables, strict=True):
         source = p.body["Item"] if p.kind == "Put" else p.body["Key"]
-        check_table_key(table, source, is_full_item=p.kind == "Put")
         if p.update is not None:
             _check_key_untouched(table, p.update)
         key = storage_key(table, source)
@@ -98,6 +97,26 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
         written = zip((action.table for action in actions), outcome.results, strict=True)
         response["ItemCollectionMetrics"] = item_collection_metrics(written)
     return response
+
+
+def _check_keys(ctx: Context, parsed: list[_Parsed]) -> list[TableDef]:
+    """Every member's table, then its key against the schema: a key that does not fit (an attribute missing or
+    of another type) cancels the transaction with a ValidationError reason at the first such member, before
+    duplicates and conditions are looked at; an empty or oversized key value fails the request itself."""
+    tables: list[TableDef] = []
+    misfit: tuple[int, str] | None = None
+    for index, p in enumerate(parsed):
+        table = ctx.catalog.get_active(p.body["TableName"])
+        tables.append(table)
+        source = p.body["Item"] if p.kind == "Put" else p.body["Key"]
+        problem = key_schema_problem(table, source, is_full_item=p.kind == "Put")
+        if problem is None:
+            check_table_key(table, source, is_full_item=p.kind == "Put")
+        elif misfit is None:
+            misfit = (index, problem)
+    if misfit is not None:
+        raise transactions.canceled_by_invalid_key(len(parsed), *misfit)
+    return tables
 
 
 def _parse(entry: dict[str, Any]) -> _Parsed:

@@ -8,6 +8,7 @@ from dynastore import messages
 from dynastore.api.context import Context
 from dynastore.api.item_requests import (
     add_write_capacity,
+    check_legacy_values,
     conditional_check_failed,
     expression_context,
     settle_write,
@@ -19,11 +20,14 @@ from dynastore.errors import ValidationException
 from dynastore.expressions import ResolvedUpdate, legacy, updated_view
 from dynastore.model.table_schema import TableDef
 from dynastore.validation.attribute_values import check_item
-from dynastore.validation.common import check_expression_params
+from dynastore.validation.common import check_conditional_operator, check_expression_params
 
 
 def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    check_expression_params(req, ("UpdateExpression", "ConditionExpression"), ("AttributeUpdates", "Expected"))
+    check_expression_params(
+        req, ("UpdateExpression", "ConditionExpression"), ("AttributeUpdates", "Expected", "ConditionalOperator")
+    )
+    check_conditional_operator(req, "Expected")
     key = req["Key"]
     check_item(key)
     exprs = expression_context(req)
@@ -32,6 +36,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     if text is not None:
         update = exprs.update(text)
     elif attribute_updates:
+        check_legacy_values(attribute_updates)
         update = legacy.attribute_updates(attribute_updates)
     else:
         update = None

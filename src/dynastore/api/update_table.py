@@ -6,7 +6,8 @@ members that must travel alone), then the table is looked up and the state rules
 asynchronously leaves the table UPDATING for ``update_table_delay``; new throughput values (like DynamoDB)
 show only once the table is ACTIVE again.
 
-Not modelled: WarmThroughput (accepted, ignored); ReplicaUpdates, GlobalTableWitnessUpdates and
+WarmThroughput (of the table, and of a GSI in an Update action) is stored and described (model/warm_throughput.py).
+Not modelled: ReplicaUpdates, GlobalTableWitnessUpdates and
 MultiRegionConsistency are not in ``schemas.UPDATE_TABLE``, so phase 1 drops them (a request with only those
 gets UPDATE_NOTHING). The daily limit on throughput decreases is engine/admission.py's
 ``check_throughput_decrease``.
@@ -55,6 +56,7 @@ from dynastore.model.table_schema import (
     StreamSpec,
     TableDef,
 )
+from dynastore.model.warm_throughput import warm_from_request
 
 __all__ = ["handle"]
 
@@ -284,6 +286,8 @@ class _Update:
             self.async_change = True
         if action.get("OnDemandThroughput"):
             new = replace(new, on_demand=build_on_demand(action["OnDemandThroughput"]))
+        if action.get("WarmThroughput") is not None:
+            new = replace(new, warm=warm_from_request(action["WarmThroughput"], new.warm))
         return _replace_gsi(td, new)
 
     def _gsi_create(self, td: TableDef, action: dict[str, Any]) -> TableDef:
@@ -322,6 +326,7 @@ class _Update:
             index_id=self.ctx.catalog.next_table_id(),
             throughput=build_throughput(pt_req),
             on_demand=build_on_demand(action.get("OnDemandThroughput")),
+            warm=warm_from_request(action.get("WarmThroughput")),
             status=CREATING,
             backfilling=True,  # engine/indexes.maintain copies the existing items, then clears it
             online=True,
@@ -364,6 +369,8 @@ class _Update:
             self.async_change = True
         if self.req.get("DeletionProtectionEnabled") is not None:
             td = replace(td, deletion_protection=bool(self.req["DeletionProtectionEnabled"]))
+        if self.req.get("WarmThroughput") is not None:
+            td = replace(td, warm=warm_from_request(self.req["WarmThroughput"], td.warm))
         return td
 
 

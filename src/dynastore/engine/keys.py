@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dynastore import messages
 from dynastore.model.table_schema import TableDef
 from dynastore.model.values import Item
 from dynastore.storage.keycodec import encode_value, item_key
@@ -18,6 +19,28 @@ def check_table_key(table: TableDef, key_source: Item, *, is_full_item: bool) ->
         None if range_key is None else (range_key.name, range_key.type),
         is_full_item=is_full_item,
     )
+
+
+def key_schema_problem(table: TableDef, key_source: Item, *, is_full_item: bool) -> str | None:
+    """DynamoDB's text when ``key_source`` does not fit the key schema (an attribute missing or of another type,
+    a Key with other attributes), else None; ``check_table_key`` finds the same problems, in the same order,
+    and also empty and oversized key values. Transactions report the schema problems as a ValidationError
+    cancellation reason and the others as a ValidationException."""
+    hash_key = table.key_schema.hash_key
+    range_key = table.key_schema.range_key
+    attrs = (hash_key,) if range_key is None else (hash_key, range_key)
+    if not is_full_item and len(key_source) != len(attrs):
+        return messages.KEY_SCHEMA_MISMATCH
+    for attr in attrs:
+        av = key_source.get(attr.name)
+        if av is None:
+            return messages.KEY_MISSING_IN_ITEM.format(name=attr.name) if is_full_item else messages.KEY_SCHEMA_MISMATCH
+        if attr.type not in av:
+            if is_full_item:
+                actual = next(iter(av), "")
+                return messages.KEY_TYPE_MISMATCH_ITEM.format(name=attr.name, expected=attr.type, actual=actual)
+            return messages.KEY_SCHEMA_MISMATCH
+    return None
 
 
 def storage_key(table: TableDef, key_source: Item) -> bytes:

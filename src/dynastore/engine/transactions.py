@@ -318,6 +318,13 @@ def _run(ctx: Context, txn: WriteTxn, action: WriteAction) -> writes.WriteResult
     return writes.apply_in(ctx, txn, action.table, action.key, plan)
 
 
+def canceled_by_invalid_key(count: int, index: int, message: str) -> TransactionCanceledException:
+    """A member's key does not fit its table's schema: ValidationError at its position, None elsewhere."""
+    reasons = [REASON_NONE] * count
+    reasons[index] = {"Code": "ValidationError", "Message": message}
+    return _canceled(reasons)
+
+
 def _canceled(reasons: list[dict[str, Any]]) -> TransactionCanceledException:
     codes = ", ".join(reason["Code"] for reason in reasons)
     return TransactionCanceledException(messages.TRANSACTION_CANCELED.format(codes=codes), CancellationReasons=reasons)

@@ -16,7 +16,7 @@ from dynastore import messages
 from dynastore.api.context import Context
 from dynastore.engine import indexes
 from dynastore.errors import ValidationException
-from dynastore.expressions import apply_update, evaluate
+from dynastore.expressions import apply_update, creates_item, evaluate
 from dynastore.limits import MAX_ITEM_BYTES
 from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
@@ -97,7 +97,9 @@ class UpdatePlan:
         base = old if old is not None else dict(self.key)
         if self.update is None:
             return Applied(base)
-        new, paths = apply_update(self.update, base)
+        new, paths = apply_update(self.update, base, existed=old is not None)
+        if old is None and not creates_item(self.update):
+            return Applied(None, paths)  # REMOVE / DELETE alone never create the item
         return Applied(new, paths)
 
 

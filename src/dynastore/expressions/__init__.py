@@ -24,7 +24,7 @@ from dynastore.expressions.evaluate import evaluate
 from dynastore.expressions.key_condition import KeyCondition
 from dynastore.expressions.projection import project
 from dynastore.expressions.resolve import ExpressionContext, check_expression_maps
-from dynastore.expressions.update import UpdatedPaths, apply_update, updated_view
+from dynastore.expressions.update import UpdatedPaths, apply_update, creates_item, updated_view
 
 __all__ = [
     "DEFAULT_CACHE",
@@ -36,6 +36,7 @@ __all__ = [
     "ResolvedUpdate",
     "UpdatedPaths",
     "apply_update",
+    "creates_item",
     "check_expression_maps",
     "evaluate",
     "legacy",

@@ -170,31 +170,33 @@ def build_multi_key_condition(
     """The key condition of a Query on a multi-attribute index key (DynamoDB's rules: ``=`` on every partition
     attribute; sort attributes left to right without gaps, ``=`` on all but the last one conditioned)."""
     by_name = _conditions_by_name(condition)
-    for name, _ in hash_keys:
-        if name not in by_name:
-            raise _fail(messages.KEY_MISSED_ELEMENT.format(name=name))
+    if len(hash_keys) == 1 and hash_keys[0][0] not in by_name:
+        raise _fail(messages.KEY_MISSED_ELEMENT.format(name=hash_keys[0][0]))
     sort_names = [name for name, _ in range_keys]
     if any(name not in sort_names and name not in {h for h, _ in hash_keys} for name in by_name):
         raise _fail(messages.KEY_NOT_SUPPORTED)
     hash_values: list[AttributeValue] = []
     for name, type_name in hash_keys:
-        op, values = by_name[name]
-        if op != "=":
-            raise _fail(messages.KEY_NOT_SUPPORTED)
+        op, values = by_name.get(name, ("", ()))
+        if op != "=":  # missing, or not an equality
+            if len(hash_keys) == 1:
+                raise _fail(messages.KEY_NOT_SUPPORTED)
+            raise _fail(messages.KEY_HASH_NEEDS_EQUALITY.format(name=name))
         _check_types(values, type_name)
         hash_values.append(values[0])
     used = [i for i, name in enumerate(sort_names) if name in by_name]
     if used and used[-1] != len(used) - 1:
         missing = next(i for i in range(len(sort_names)) if i not in used)
-        raise _fail(messages.KEY_SKIPPED_SORT_ATTRIBUTE.format(name=sort_names[missing]))
+        after = next(i for i in used if i > missing)
+        raise _fail(messages.KEY_RANGE_NEEDS_EQUALITY.format(prior=sort_names[missing], later=sort_names[after]))
     sort_prefix: list[AttributeValue] = []
-    for position in used:
+    for index, position in enumerate(used):
         name, type_name = range_keys[position]
         op, values = by_name[name]
         _check_types(values, type_name)
         if position < len(used) - 1:
             if op != "=":
-                raise _fail(messages.KEY_RANGE_NOT_LAST)
+                raise _fail(messages.KEY_RANGE_NEEDS_EQUALITY.format(prior=name, later=sort_names[used[index + 1]]))
             sort_prefix.append(values[0])
     if not used:
         return KeyCondition(hash_values[0], None, (), tuple(hash_values[1:]))

@@ -4,9 +4,13 @@
 ``KeyConditions`` become ResolvedCondition / ResolvedUpdate / ResolvedProjection / KeyCondition, so
 one evaluator serves both styles. Validation texts are dynalite's (``validations/index.js``,
 ``validations/updateItem.js`` and its tests). Semantics from the Developer Guide's "Legacy conditional
-parameters": ``NE`` and ``NOT_CONTAINS`` are true for a missing attribute, ``NULL``/``NOT_NULL`` test
-existence, ``Exists: false`` means attribute_not_exists. Guess: QueryFilter/ScanFilter operand-type
-errors are reported before argument-count errors of later attributes (each attribute in turn).
+parameters" and from test suites run against DynamoDB: ``NE`` is true for a missing attribute while
+``NOT_CONTAINS`` is false there (both CONTAINS and NOT_CONTAINS fail), ``NULL``/``NOT_NULL`` test
+existence, ``Exists: false`` means attribute_not_exists. ``Expected`` operands are validated as the
+filters' are (count, then types, one type per list, BETWEEN bounds in order) before anything is read:
+a list operand of LT, a number for BEGINS_WITH, mixed IN types are ValidationExceptions, not a failed
+condition. Guess: operand-type errors are reported before argument-count errors of later attributes
+(each attribute in turn).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from dynastore.model.values import AttributeValue, compare_scalars
 __all__ = [
     "attribute_updates",
     "attributes_to_get",
+    "check_key_conditions",
     "expected_condition",
     "key_conditions",
     "query_filter",
@@ -50,7 +55,7 @@ _SCALARS = ("S", "N", "B")
 _OPERAND_TYPES: dict[str, tuple[str, ...] | None] = {
     "EQ": None,
     "NE": None,
-    "IN": None,
+    "IN": _SCALARS,
     "LE": _SCALARS,
     "LT": _SCALARS,
     "GE": _SCALARS,
@@ -86,7 +91,11 @@ def _node(name: str, op: str, values: Sequence[AttributeValue]) -> ResolvedNode:
     if op == "CONTAINS":
         return FunctionCondition("contains", (path, operands[0]))
     if op == "NOT_CONTAINS":
-        return NotCondition(FunctionCondition("contains", (path, operands[0])))
+        # DynamoDB: NOT_CONTAINS on a missing attribute is false, unlike NE.
+        return AndCondition(
+            FunctionCondition("attribute_exists", (path,)),
+            NotCondition(FunctionCondition("contains", (path, operands[0]))),
+        )
     if op == "BEGINS_WITH":
         return FunctionCondition("begins_with", (path, operands[0]))
     if op == "IN":
@@ -122,6 +131,7 @@ def expected_condition(expected: dict[str, Any], conditional_operator: str | Non
                 values = [condition["Value"]] if condition.get("Value") is not None else []
             if not _count_ok(op, len(values)):
                 raise _invalid(messages.LEGACY_ARGUMENT_COUNT.format(op=op))
+            _check_operands(op, values)
             nodes.append(_node(name, op, values))
         elif "AttributeValueList" in condition:
             raise _invalid(messages.LEGACY_LIST_WITHOUT_OPERATOR.format(name=name))
@@ -144,6 +154,11 @@ def expected_condition(expected: dict[str, Any], conditional_operator: str | Non
 def _check_filter(op: str, values: Sequence[AttributeValue]) -> None:
     if not _count_ok(op, len(values)):
         raise _invalid(messages.LEGACY_FILTER_ARGUMENT_COUNT)
+    _check_operands(op, values)
+
+
+def _check_operands(op: str, values: Sequence[AttributeValue]) -> None:
+    """Operand types of a legacy condition whose count is right: a request error, never a failed condition."""
     allowed = _OPERAND_TYPES.get(op)
     for value in values:
         type_name = next(iter(value))
@@ -209,10 +224,9 @@ def attributes_to_get(names: list[str]) -> ResolvedProjection:
     return ResolvedProjection(tuple((name,) for name in names))
 
 
-def key_conditions(
-    conditions: dict[str, Any], hash_key: tuple[str, str], range_key: tuple[str, str] | None = None
-) -> KeyCondition:
-    """``KeyConditions`` -> KeyCondition, with the legacy texts (no colon after ``element``)."""
+def check_key_conditions(conditions: dict[str, Any]) -> None:
+    """The checks of ``KeyConditions`` that need no key schema (DynamoDB makes them before it looks the table
+    up): at most two conditions, operand counts and types, operators a key can take."""
     if len(conditions) > 2:
         raise _invalid(messages.LEGACY_CONDITIONS_LENGTH)
     for condition in conditions.values():
@@ -220,6 +234,13 @@ def key_conditions(
     for condition in conditions.values():
         if condition["ComparisonOperator"] in ("NULL", "NOT_NULL", "CONTAINS", "NOT_CONTAINS", "IN", "NE"):
             raise _invalid(messages.LEGACY_NOT_INDEXABLE)
+
+
+def key_conditions(
+    conditions: dict[str, Any], hash_key: tuple[str, str], range_key: tuple[str, str] | None = None
+) -> KeyCondition:
+    """``KeyConditions`` -> KeyCondition, with the legacy texts (no colon after ``element``)."""
+    check_key_conditions(conditions)
     hash_name, hash_type = hash_key
     if hash_name not in conditions:
         raise _invalid(messages.LEGACY_MISSED_ELEMENT.format(name=hash_name))

@@ -19,8 +19,15 @@ Grammar (keywords case-insensitive)::
     projection  := path ("," path)*
 
 A parenthesised group is parsed as "condition or operand" and the caller decides, so ``(a) = b`` and
-``(a = b)`` need no backtracking; only ``SET x = (...)`` backtracks once. Recursion is bounded by
-``MAX_PARSE_DEPTH`` so deep nesting becomes a ValidationException, never a RecursionError.
+``(a = b)`` need no backtracking; only ``SET x = (...)`` backtracks once.
+
+Nesting depth: DynamoDB has no limit of its own on nesting, only its 300 operators (``limits``). Each level
+of a chain that is not redundant holds an operator, and NOT or a function call adds at most one more level
+(``NOT (NOT (...))``), so an expression DynamoDB accepts nests at most ``MAX_PARSE_DEPTH`` =
+2 x 300 + a few levels deep. Past that the text has too many operators (counted on its tokens, as the
+parse would have) or redundant parentheses, and it is refused as that before Python's stack is at risk:
+at most about four Python frames per level, which ``RECURSION_LIMIT`` (set once, at import) covers with
+room for the evaluation of a tree that deep.
 
 Syntax errors follow DynamoDB: ``token`` is the offending token (``<EOF>`` at the end) and ``near``
 runs from the start of the significant token before it (or index 0) to the end of the token after it
@@ -29,6 +36,7 @@ runs from the start of the significant token before it (or index 0) to the end o
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 from dynastore import limits, messages
@@ -37,7 +45,13 @@ from dynastore.expressions.tokens import EOF, ExpressionError, ExprSyntaxError, 
 
 __all__ = ["MAX_PARSE_DEPTH", "parse", "parse_condition", "parse_projection", "parse_update"]
 
-MAX_PARSE_DEPTH = 100  # nested parentheses / calls; Python's own stack would fail around 200
+MAX_PARSE_DEPTH = 2 * limits.MAX_EXPRESSION_OPERATORS + 8  # see the module docstring
+# Python frames a request may need: about four per parse level, as many again to check, resolve and evaluate
+# the tree, and the server's own. Python 3.11+ runs Python-to-Python calls without C stack, and the compiled
+# build's C frames at this depth take well under 1 MB of the event-loop thread's stack.
+RECURSION_LIMIT = 8 * MAX_PARSE_DEPTH + 1000
+if sys.getrecursionlimit() < RECURSION_LIMIT:
+    sys.setrecursionlimit(RECURSION_LIMIT)
 _COMPARATORS = frozenset({"=", "<>", "<", "<=", ">", ">="})
 _CONDITION_KEYWORDS = frozenset({"AND", "OR", "NOT", "BETWEEN", "IN"})
 _UPDATE_KEYWORDS = frozenset({"SET", "REMOVE", "ADD", "DELETE"})
@@ -101,13 +115,32 @@ class _Parser:
     def count_operator(self) -> None:
         self.operators += 1
 
-    def enter(self, group: bool = False) -> None:
-        """One more nesting level; ``group`` is True right after consuming a "(" of a parenthesised group."""
+    def enter(self) -> None:
+        """One more nesting level (a "(" group, NOT, a function call)."""
         self.depth += 1
         if self.depth > MAX_PARSE_DEPTH:
-            if self.redundant or (group and self.pos >= 2 and self.toks[self.pos - 2].text == "("):
-                raise ExpressionError(messages.EXPR_REDUNDANT_PARENS)
-            raise ExpressionError(messages.EXPR_TOO_DEEP.format(depth=self.depth))
+            # Deeper than any expression of at most 300 operators without redundant parentheses can be.
+            count = self.operator_tokens()
+            if count > limits.MAX_EXPRESSION_OPERATORS:
+                raise ExpressionError(messages.EXPR_TOO_MANY_OPERATORS.format(count=count))
+            raise ExpressionError(messages.EXPR_REDUNDANT_PARENS)
+
+    def operator_tokens(self) -> int:
+        """The operators of the whole text, counted on its tokens as the parse counts them: comparators, AND /
+        OR / NOT / IN / BETWEEN (whose own AND is not counted again), function calls, and an update's + / -."""
+        condition = self.keywords is _CONDITION_KEYWORDS
+        count = 0
+        toks = self.toks
+        for i, tok in enumerate(toks):
+            if tok.kind == "op":
+                count += tok.text in _COMPARATORS or (not condition and tok.text in ("+", "-"))
+            elif tok.kind == "name":
+                word = tok.text.upper()
+                if condition and word in _CONDITION_KEYWORDS:
+                    count += word != "BETWEEN"  # BETWEEN x AND y: one operator, counted at its AND
+                else:
+                    count += toks[i + 1].kind == "op" and toks[i + 1].text == "("  # a call
+        return count
 
     def close_group(self, open_index: int) -> None:
         close_index = self.expect_op(")")
@@ -147,7 +180,10 @@ class _Parser:
                     raise self.fail()
                 self.advance()
                 self.expect_op("]")
-                elements.append(ast.Index(int(tok.text)))
+                index = int(tok.text)
+                if index > limits.MAX_LIST_INDEX:
+                    raise ExpressionError(messages.EXPR_LIST_INDEX_RANGE.format(index=tok.text))
+                elements.append(ast.Index(index))
             else:
                 break
         if len(elements) > limits.MAX_PATH_DEPTH:
@@ -229,7 +265,7 @@ class _Parser:
         if self.is_op("("):
             open_index = self.pos
             self.advance()
-            self.enter(group=True)
+            self.enter()
             left = self.or_()
             self.close_group(open_index)
             if isinstance(left, ast.Compare | ast.Between | ast.In | ast.And | ast.Or | ast.Not):
@@ -272,7 +308,7 @@ class _Parser:
         if self.is_op("("):
             open_index = self.pos
             self.advance()
-            self.enter(group=True)
+            self.enter()
             inner = self.operand()
             self.close_group(open_index)
             return inner

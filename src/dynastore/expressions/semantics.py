@@ -3,8 +3,10 @@
 Two stages:
 
 * **static passes** run once per distinct expression text (their result is cached with the parse):
-  conditions: redundant parentheses -> unknown function -> misused function -> reserved word;
-  updates: reserved word -> unknown function -> section used twice; projections: reserved word.
+  conditions: redundant parentheses -> unknown function (or an update function: "not allowed in a
+  condition expression") -> misused function -> reserved word; updates: reserved word -> unknown
+  function (or a condition function: "not allowed in an update expression") -> list_append nested in
+  list_append -> section used twice; projections: reserved word.
 * **resolved passes** need the request's names and values and run per request from ``resolve.py``
   after undefined names/values: conditions: operand count -> distinct operands -> function and
   operand types (BETWEEN bounds, IN size, ...); updates: path overlap -> path conflict -> ADD/DELETE
@@ -127,14 +129,27 @@ def _pass_parens(parsed: ast.Parsed, nodes: Sequence[tuple[object, bool]]) -> st
     return messages.EXPR_REDUNDANT_PARENS if parsed.redundant_parens else None
 
 
-def _unknown_function(functions: dict[str, int]) -> _StaticPass:
+def _unknown_function(functions: dict[str, int], others: dict[str, int], wrong_place: str) -> _StaticPass:
+    """A name that is no function at all, or a function of the other expression kind (``wrong_place``)."""
+
     def check(parsed: ast.Parsed, nodes: Sequence[tuple[object, bool]]) -> str | None:
         for node, _ in nodes:
             if isinstance(node, ast.Call) and node.name not in functions:
-                return messages.EXPR_UNKNOWN_FUNCTION.format(name=node.name)
+                text = wrong_place if node.name in others else messages.EXPR_UNKNOWN_FUNCTION
+                return text.format(name=node.name)
         return None
 
     return check
+
+
+def _pass_nested_list_append(parsed: ast.Parsed, nodes: Sequence[tuple[object, bool]]) -> str | None:
+    """DynamoDB refuses list_append as an argument of list_append (if_not_exists inside it is fine)."""
+    for node, _ in nodes:
+        if isinstance(node, ast.Call) and node.name == "list_append":
+            for arg in node.args:
+                if isinstance(arg, ast.Call) and arg.name == "list_append":
+                    return messages.EXPR_MISUSED_FUNCTION.format(name=arg.name)
+    return None
 
 
 def _pass_misused_function(parsed: ast.Parsed, nodes: Sequence[tuple[object, bool]]) -> str | None:
@@ -173,13 +188,14 @@ def _operand_count_error(nodes: Sequence[tuple[object, bool]], functions: dict[s
 
 _CONDITION_PASSES: tuple[_StaticPass, ...] = (
     _pass_parens,
-    _unknown_function(CONDITION_FUNCTIONS),
+    _unknown_function(CONDITION_FUNCTIONS, UPDATE_FUNCTIONS, messages.EXPR_FUNCTION_NOT_IN_CONDITION),
     _pass_misused_function,
     _pass_reserved,
 )
 _UPDATE_PASSES: tuple[_StaticPass, ...] = (
     _pass_reserved,
-    _unknown_function(UPDATE_FUNCTIONS),
+    _unknown_function(UPDATE_FUNCTIONS, CONDITION_FUNCTIONS, messages.EXPR_FUNCTION_NOT_IN_UPDATE),
+    _pass_nested_list_append,
     _pass_sections,
 )
 _PROJECTION_PASSES: tuple[_StaticPass, ...] = (_pass_reserved,)

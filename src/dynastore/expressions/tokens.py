@@ -17,7 +17,7 @@ __all__ = ["EOF", "ExprSyntaxError", "ExpressionError", "Token", "tokenize"]
 
 TOKEN_RE = re.compile(
     r"(?P<ws>\s+)"
-    r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|(?P<name>[A-Za-z][A-Za-z0-9_]*)"  # not "_": DynamoDB's lexer makes a lone "_" a bad token
     r"|(?P<nref>#[A-Za-z0-9_]+)"
     r"|(?P<vref>:[A-Za-z0-9_]+)"
     r"|(?P<num>[0-9]+)"

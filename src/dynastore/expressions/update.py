@@ -8,11 +8,15 @@ Order and rules (DynamoDB Developer Guide, "Update expressions"; runtime texts f
   not exist in the item``; ``+``/``-`` on non-numbers, ``list_append`` on non-lists, ADD/DELETE on an
   attribute of another type -> ``An operand in the update expression has an incorrect data type``;
 * a nested target whose parent does not exist or is not a map/list as the path requires -> ``The
-  document path provided in the update expression is invalid for update``; SET of a list index past
-  the end appends; REMOVE of a missing attribute, map key or list index is a no-op; several list
+  document path provided in the update expression is invalid for update`` (SET, REMOVE, ADD and
+  DELETE alike); SET of a list index past the end appends, several of them in index order (not
+  expression order); REMOVE of a missing attribute, map key or list index is a no-op; several list
   indexes of one list are removed using the indexes of the original list;
 * ADD creates a missing number or set; DELETE of a missing attribute is a no-op, and a set emptied by
-  DELETE is removed.
+  DELETE is removed;
+* on a missing item an update of only REMOVE / DELETE actions creates nothing (``creates_item``), and
+  REMOVE / DELETE of a nested path there is a no-op, not an invalid path (test suites run against
+  DynamoDB show both).
 Guess: the ``UpdatedPaths`` of an appended list element name the index written in the expression.
 """
 
@@ -36,7 +40,7 @@ from dynastore.expressions.evaluate import lookup
 from dynastore.expressions.projection import project_paths
 from dynastore.model.values import AttributeValue, Item, add_numbers, decode_binary, subtract_numbers
 
-__all__ = ["UpdatedPaths", "apply_update", "updated_view"]
+__all__ = ["UpdatedPaths", "apply_update", "creates_item", "updated_view"]
 
 UpdatedPaths: TypeAlias = tuple[ResolvedPath, ...]
 _SET_TYPES = frozenset({"SS", "NS", "BS"})
@@ -113,6 +117,14 @@ def _parent(item: Item, path: ResolvedPath) -> AttributeValue:
     return current
 
 
+def _check_parent(item: Item, path: ResolvedPath) -> None:
+    """A nested ``path`` whose target is missing must still go through containers of the right kind."""
+    if len(path) > 1:
+        parent = _parent(item, path)
+        if ("L" if isinstance(path[-1], int) else "M") not in parent:
+            raise _invalid_path()
+
+
 def _put(item: Item, path: ResolvedPath, value: AttributeValue) -> None:
     if len(path) == 1:
         item[path[0]] = value  # type: ignore[index]
@@ -165,8 +177,7 @@ def _add(update: ResolvedUpdate, item: Item, path: ResolvedPath, value: Attribut
     current = lookup(item, path)
     type_name, payload = next(iter(value.items()))
     if current is None:
-        if len(path) > 1:
-            _parent(item, path)  # a missing parent is an invalid path
+        _check_parent(item, path)  # a missing parent is an invalid path
         _put(item, path, value)
         return
     if type_name not in current:
@@ -189,8 +200,7 @@ def _add(update: ResolvedUpdate, item: Item, path: ResolvedPath, value: Attribut
 def _delete(update: ResolvedUpdate, item: Item, path: ResolvedPath, value: AttributeValue) -> None:
     current = lookup(item, path)
     if current is None:
-        if len(path) > 1:
-            _parent(item, path)
+        _check_parent(item, path)
         return
     type_name, payload = next(iter(value.items()))
     if type_name not in current:
@@ -207,20 +217,34 @@ def _removal_order(path: ResolvedPath) -> tuple[tuple[int, Any], ...]:
     return tuple((1, element) if isinstance(element, int) else (0, element) for element in path)
 
 
-def apply_update(update: ResolvedUpdate, item: Item) -> tuple[Item, UpdatedPaths]:
-    """Return ``(new_item, updated_paths)``; ``item`` is not mutated. Raises ValidationException."""
+def creates_item(update: ResolvedUpdate) -> bool:
+    """Whether the update creates a missing item: only SET (PUT) and ADD do; REMOVE and DELETE alone do not."""
+    return bool(update.sets or update.adds)
+
+
+def apply_update(update: ResolvedUpdate, item: Item, *, existed: bool = True) -> tuple[Item, UpdatedPaths]:
+    """Return ``(new_item, updated_paths)``; ``item`` is not mutated. Raises ValidationException.
+
+    ``existed`` False: ``item`` is only the key of a missing item, where nested REMOVE / DELETE paths are no-ops.
+    """
     values = [(path, _value(operand, item)) for path, operand in update.sets]
     new: Item = dict(item)
+    if len(values) > 1:
+        # Several list elements set past the end are appended in index order: sort list indexes (paths
+        # never overlap, so only the order of appends to one list can change).
+        values.sort(key=lambda entry: _removal_order(entry[0]))
     for path, value in values:
         _put(new, path, value)
     for path in sorted(update.removes, key=_removal_order, reverse=True):
-        _remove(new, path)
+        if existed or len(path) == 1:
+            _remove(new, path)
     for path, value in update.adds:
         _add(update, new, path, value)
     for path, value in update.deletes:
         if next(iter(value)) not in _SET_TYPES and update.legacy:
             raise _bad_operand(update)
-        _delete(update, new, path, value)
+        if existed or len(path) == 1:
+            _delete(update, new, path, value)
     return new, update.paths
 
 

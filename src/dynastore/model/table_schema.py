@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from dynastore.model.warm_throughput import WarmThroughput, describe_warm
+
 __all__ = [
     "ACTIVE",
     "CREATING",
@@ -215,6 +217,7 @@ class IndexDef:
     online: bool = False  # added by UpdateTable (DescribeTable shows Backfilling only for those)
     item_count: int = 0  # as last persisted; the catalog keeps the live counters (like the table's)
     size_bytes: int = 0
+    warm: WarmThroughput | None = None  # GSI only: as configured (model/warm_throughput.py)
 
     @property
     def readable(self) -> bool:
@@ -249,6 +252,7 @@ class IndexDef:
             "online": self.online,
             "items": self.item_count,
             "bytes": self.size_bytes,
+            "warm": None if self.warm is None else self.warm.to_record(),
         }
 
     @classmethod
@@ -267,9 +271,10 @@ class IndexDef:
             online=rec.get("online", False),
             item_count=rec.get("items", 0),
             size_bytes=rec.get("bytes", 0),
+            warm=WarmThroughput.from_record(rec.get("warm")),
         )
 
-    def describe(self, table_arn_: str, billing: BillingMode, now: float) -> dict[str, Any]:
+    def describe(self, table_arn_: str, billing: BillingMode, now: float, *, warm: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
             "IndexName": self.name,
             "KeySchema": self.key_schema.to_wire(),
@@ -288,6 +293,8 @@ class IndexDef:
         out["IndexArn"] = f"{table_arn_}/index/{self.name}"
         if self.kind == "GSI" and self.on_demand is not None:
             out["OnDemandThroughput"] = self.on_demand.to_wire()
+        if self.kind == "GSI" and (warm or self.warm is not None):
+            out["WarmThroughput"] = describe_warm(self.warm, self.status)
         return out
 
 
@@ -325,6 +332,7 @@ class TableDef:
     status_until: float | None = None
     item_count: int = 0
     size_bytes: int = 0
+    warm: WarmThroughput | None = None  # as configured (model/warm_throughput.py)
 
     # ---- lookups ------------------------------------------------------------------------------------------
     def attribute_type(self, name: str) -> str | None:
@@ -402,6 +410,7 @@ class TableDef:
             "until": self.status_until,
             "items": self.item_count,
             "bytes": self.size_bytes,
+            "warm": None if self.warm is None else self.warm.to_record(),
         }
 
     @classmethod
@@ -436,6 +445,7 @@ class TableDef:
             status_until=rec["until"],
             item_count=rec["items"],
             size_bytes=rec["bytes"],
+            warm=WarmThroughput.from_record(rec.get("warm")),
         )
 
     # ---- wire ---------------------------------------------------------------------------------------------
@@ -450,6 +460,7 @@ class TableDef:
         now: float | None = None,
         item_count: int | None = None,
         size_bytes: int | None = None,
+        warm: bool = True,
     ) -> dict[str, Any]:
         """DynamoDB's ``TableDescription``, members in DynamoDB's order, optional members only when set.
 
@@ -457,6 +468,7 @@ class TableDef:
         ``BillingModeSummary`` appears for PAY_PER_REQUEST tables, for tables created with an explicit
         BillingMode and for tables that were switched; ``TableClassSummary`` appears once a TableClass was
         given; ``AttributeDefinitions`` and ``NonKeyAttributes`` are sorted by name (as DynamoDB echoes them).
+        ``warm`` False (a CreateTable response): WarmThroughput only where the request configured it.
         """
         now = time.time() if now is None else now
         arn = self.arn(region, account_id)
@@ -484,7 +496,7 @@ class TableDef:
         if self.lsis:
             desc["LocalSecondaryIndexes"] = [i.describe(arn, self.billing_mode, now) for i in self.lsis]
         if self.gsis:
-            desc["GlobalSecondaryIndexes"] = [i.describe(arn, self.billing_mode, now) for i in self.gsis]
+            desc["GlobalSecondaryIndexes"] = [i.describe(arn, self.billing_mode, now, warm=warm) for i in self.gsis]
         if self.stream is not None:
             if self.stream.enabled:
                 desc["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": self.stream.view_type}
@@ -505,6 +517,8 @@ class TableDef:
         desc["DeletionProtectionEnabled"] = self.deletion_protection
         if self.on_demand is not None:
             desc["OnDemandThroughput"] = self.on_demand.to_wire()
+        if warm or self.warm is not None:
+            desc["WarmThroughput"] = describe_warm(self.warm, ACTIVE if self.status == UPDATING else self.status)
         return desc
 
     def _billing_summary(self) -> dict[str, Any] | None:

@@ -40,6 +40,7 @@ from dynastore.errors import ResourceInUseException, ResourceNotFoundException, 
 from dynastore.model.table_schema import CREATING, DELETING, UPDATING, IndexDef, TableDef
 from dynastore.storage import keycodec
 from dynastore.storage.kv import KV, WriteTxn
+from dynastore.util.arn import table_name_in
 
 __all__ = ["Catalog", "PURGE_CHUNK_KEYS", "STATS_FLUSH_SECONDS"]
 
@@ -142,8 +143,16 @@ class Catalog:
             self._tables[name] = settled
         return settled
 
+    def table_name(self, name: str) -> str:
+        """The table a request's TableName means: the name, or the name in a table ARN of this region and
+        account (AccessDeniedException for another's, ValidationException for an ARN naming no table)."""
+        if name.startswith("arn:"):
+            return table_name_in(name, self._config.region, self._config.account_id)
+        return name
+
     def get(self, name: str) -> TableDef:
         """The table in any status. Raises ResourceNotFoundException (DescribeTable's text) if absent."""
+        name = self.table_name(name)
         td = self._lookup(name)
         if td is None:
             raise ResourceNotFoundException(messages.TABLE_NOT_FOUND.format(name=name))
@@ -151,7 +160,7 @@ class Catalog:
 
     def find(self, name: str) -> TableDef | None:
         """The table in any status, or None."""
-        return self._lookup(name)
+        return self._lookup(self.table_name(name))
 
     def get_active(self, name: str) -> TableDef:
         """The table for a data-plane operation: ACTIVE or UPDATING.
@@ -159,7 +168,7 @@ class Catalog:
         Missing, CREATING and DELETING tables all raise ResourceNotFoundException with the bare
         "Requested resource not found" that DynamoDB gives item operations.
         """
-        td = self._lookup(name)
+        td = self._lookup(self.table_name(name))
         if td is None or td.status in (CREATING, DELETING):
             raise ResourceNotFoundException(messages.RESOURCE_NOT_FOUND)
         return td
@@ -173,12 +182,12 @@ class Catalog:
         st = self._stats.get(name)
         return (0, 0) if st is None else (st.items, st.bytes)
 
-    def describe(self, td: TableDef) -> dict[str, Any]:
+    def describe(self, td: TableDef, *, warm: bool = True) -> dict[str, Any]:
         """``td.describe`` with this server's region/account and the live item statistics."""
         st = self._stats.get(td.name)
         if st is not None and td.name in self._tables:
             td = st.applied_to(td)
-        return td.describe(self._config.region, self._config.account_id, now=self._now())
+        return td.describe(self._config.region, self._config.account_id, now=self._now(), warm=warm)
 
     def arn(self, name: str) -> str:
         return f"arn:aws:dynamodb:{self._config.region}:{self._config.account_id}:table/{name}"
@@ -210,6 +219,7 @@ class Catalog:
         Index ids that disappear or turn DELETING are queued for purging in the same transaction.
         """
         self.maintain()
+        name = self.table_name(name)
         current = self.get(name)
         new = mutate(current)
         if new is current:
@@ -237,6 +247,7 @@ class Catalog:
         ValidationException (deletion protection).
         """
         self.maintain()
+        name = self.table_name(name)
         td = self.get(name)
         if td.status == CREATING:
             raise ResourceInUseException(messages.TABLE_BEING_CREATED.format(name=name))

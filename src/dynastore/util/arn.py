@@ -5,7 +5,7 @@ from __future__ import annotations
 from dynastore import messages
 from dynastore.errors import AccessDeniedException, ValidationException
 
-__all__ = ["table_name_from_arn"]
+__all__ = ["table_name_from_arn", "table_name_in"]
 
 
 def _invalid(detail: str) -> ValidationException:
@@ -26,7 +26,7 @@ def table_name_from_arn(arn: str, region: str, account_id: str) -> tuple[str, bo
     _, partition, service, arn_region, account, resource = parts
     if service != "dynamodb":
         raise _invalid(messages.ARN_NOT_DYNAMODB.format(arn=arn))
-    if partition != "aws" or arn_region != region or not account.isdigit() or not resource.startswith("table/"):
+    if partition != "aws" or not account.isdigit() or not resource.startswith("table/"):
         raise ValidationException(messages.INVALID_TABLE_ARN.format(arn=arn))
     segments = resource.split("/")
     name = segments[1]
@@ -40,6 +40,27 @@ def table_name_from_arn(arn: str, region: str, account_id: str) -> tuple[str, bo
             raise _invalid(messages.ARN_NOT_TABLE_OR_STREAM.format(arn=arn))
         else:
             raise ValidationException(messages.INVALID_TABLE_ARN.format(arn=arn))
-    if account != account_id:
+    if account != account_id or arn_region != region:  # a table this endpoint does not hold for the caller
         raise AccessDeniedException(messages.ACCESS_DENIED)
     return name, is_stream
+
+
+def table_name_in(table_name: str, region: str, account_id: str) -> str:
+    """The table a ``TableName`` means: the text itself, or the name inside a table ARN
+    (``arn:aws:dynamodb:<region>:<account>:table/<name>``; DynamoDB's "table name overloading").
+
+    Another account's or region's table ARN raises AccessDeniedException; an ARN that names no table (a stream,
+    an index, another service) raises ValidationException with the tagging operations' text.
+    """
+    if not table_name.startswith("arn:"):
+        return table_name
+    parts = table_name.split(":", 5)
+    if len(parts) != 6 or parts[1] != "aws" or parts[2] != "dynamodb" or not parts[4].isdigit():
+        raise ValidationException(messages.INVALID_TABLE_ARN.format(arn=table_name))
+    resource = parts[5]
+    name = resource[len("table/") :]
+    if not resource.startswith("table/") or not name or "/" in name:
+        raise ValidationException(messages.INVALID_TABLE_ARN.format(arn=table_name))
+    if parts[3] != region or parts[4] != account_id:
+        raise AccessDeniedException(messages.ACCESS_DENIED)
+    return name

@@ -38,3 +38,15 @@ def check_expression_params(req: dict[str, Any], expressions: Sequence[str], leg
                 verb="are" if len(value_expressions) > 1 else "is",
             )
         )
+
+
+def check_conditional_operator(req: dict[str, Any], conditions_member: str) -> None:
+    """ConditionalOperator needs an Expected / QueryFilter / ScanFilter map of two or more conditions
+    (DynamoDB checks it right after the expression/legacy mixing, before the rest of the request)."""
+    if req.get("ConditionalOperator") is None:
+        return
+    conditions = req.get(conditions_member)
+    if not conditions:
+        raise ValidationException(messages.LEGACY_CONDITIONAL_OPERATOR_ALONE)
+    if len(conditions) < 2:
+        raise ValidationException(messages.LEGACY_CONDITIONAL_OPERATOR_ONE)

@@ -19,8 +19,10 @@ from typing import Any
 
 from dynastore import messages
 from dynastore.errors import ValidationException
+from dynastore.limits import TABLE_ARN_MAX_LENGTH
 from dynastore.validation.shapes import (
     MODEL_PACKAGE,
+    TABLE_NAME_PATTERN,
     AttrValue,
     Blob,
     Boolean,
@@ -72,18 +74,12 @@ def check_required(shape: Struct, request: dict[str, Any]) -> None:
     """Top-level ``required`` / ``table_name`` members fail alone, before the aggregated list."""
     hit = _REQUIRED.get(id(shape))
     if hit is None:
-        specials = [
-            (name, member)
-            for name, member in shape.members
-            if isinstance(member, String) and (member.required or member.table_name)
-        ]
+        specials = [(name, member) for name, member in shape.members if isinstance(member, String) and member.required]
         hit = _REQUIRED[id(shape)] = (shape, specials)
     for name, member in hit[1]:
         value = request.get(name)
         if member.required and value is None:
             raise ValidationException(messages.PARAMETER_REQUIRED.format(name=name))
-        if member.table_name and value is not None and not 3 <= len(value) <= 255:
-            raise ValidationException(messages.TABLE_NAME_LENGTH.format(name=name))
 
 
 def checker(shape: Shape) -> Checker | None:
@@ -130,14 +126,50 @@ def _entry(shape: Shape, value: Any, path: str, constraint: str) -> str:
     return messages.CONSTRAINT_ENTRY.format(value=render_value(shape, value), path=path, constraint=constraint)
 
 
+def _bare_entry(path: str, constraint: str) -> str:
+    """DynamoDB's newer form for the length of a collection: no value, member names capitalised
+    (``RequestItems.<table>.member.Keys``; the map key between them keeps its spelling)."""
+    head, dot, rest = path.partition(".")
+    pascal = head[:1].upper() + head[1:]
+    if dot:
+        middle, _, last = rest.rpartition(".")
+        if last != "member":
+            last = last[:1].upper() + last[1:]
+        pascal += "." + (middle + "." if middle else "") + last
+    return messages.CONSTRAINT_ENTRY_BARE.format(path=pascal, constraint=constraint)
+
+
 def _length(shape: Shape, value: Any) -> int:
     if isinstance(shape, Blob):
         return len(value) // 4 * 3 - (2 if value.endswith("==") else 1 if value.endswith("=") else 0)
     return len(value)
 
 
+def _table_or_arn_tests() -> list[tuple[Callable[[Any], bool], str]]:
+    """A TableName that may be a table ARN: first the ARN's 1..1024 characters; only a name that passes those
+    and is no ARN is then held to the table-name pattern and its 3..255 characters (so ``''`` gets one error,
+    ``'ab'`` one, ``'a!'`` two)."""
+    regex = re.compile(TABLE_NAME_PATTERN)
+
+    def name_only(v: str) -> bool:
+        return not v or len(v) > TABLE_ARN_MAX_LENGTH or v.startswith("arn:")
+
+    return [
+        (lambda v: len(v) >= 1, messages.CONSTRAINT_MIN_LENGTH.format(limit=1)),
+        (lambda v: len(v) <= TABLE_ARN_MAX_LENGTH, messages.CONSTRAINT_MAX_LENGTH.format(limit=TABLE_ARN_MAX_LENGTH)),
+        (
+            lambda v: name_only(v) or regex.fullmatch(v) is not None,
+            messages.CONSTRAINT_PATTERN.format(pattern=TABLE_NAME_PATTERN),
+        ),
+        (lambda v: name_only(v) or len(v) >= 3, messages.CONSTRAINT_MIN_LENGTH.format(limit=3)),
+        (lambda v: name_only(v) or len(v) <= 255, messages.CONSTRAINT_MAX_LENGTH.format(limit=255)),
+    ]
+
+
 def _scalar_tests(shape: Shape) -> list[tuple[Callable[[Any], bool], str]]:
     """(passes(value), constraint text) in DynamoDB's order for one member; value is never None here."""
+    if isinstance(shape, String) and shape.table_or_arn:
+        return _table_or_arn_tests()
     tests: list[tuple[Callable[[Any], bool], str]] = []
     pattern = getattr(shape, "pattern", None)
     if pattern is not None:
@@ -193,6 +225,10 @@ def _key_test(keys: String) -> tuple[Callable[[str], bool], str]:
         parts.append(messages.CONSTRAINT_PATTERN.format(pattern=keys.pattern))
         checks.append(lambda k: regex.fullmatch(k) is not None)
     text = messages.CONSTRAINT_MAP_KEYS.format(constraints=", ".join(parts))
+    if keys.table_or_arn:  # a table ARN as the key is held only to the ARN's length
+        return (
+            lambda k: (1 <= len(k) <= TABLE_ARN_MAX_LENGTH) if k.startswith("arn:") else all(fn(k) for fn in checks)
+        ), text
     return (lambda k: all(fn(k) for fn in checks)), text
 
 
@@ -237,6 +273,7 @@ def _children(shape: Shape) -> Checker | None:
 
 def _compile(shape: Shape) -> Checker | None:
     not_null = shape.not_null
+    bare = isinstance(shape, List | Map) and shape.bare
     tests = _scalar_tests(shape)
     key_test = _key_test(shape.keys) if isinstance(shape, Map) and shape.keys is not None else None
     value_tests = _map_value_tests(shape)
@@ -251,7 +288,7 @@ def _compile(shape: Shape) -> Checker | None:
             return
         for passes, text in tests:
             if not passes(value) and len(errors) < MAX_ERRORS:
-                errors.append(_entry(shape, value, path, text))
+                errors.append(_bare_entry(path, text) if bare else _entry(shape, value, path, text))
         if key_test is not None:
             key_ok, key_text = key_test
             for key in value:

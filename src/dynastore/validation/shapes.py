@@ -49,7 +49,9 @@ class String(Shape):
     pattern: str | None = None
     # Top-level only: reported alone, before the aggregated constraint list (table-level operations).
     required: bool = False
-    table_name: bool = False
+    # A TableName that may also be a table ARN: 1..1024 characters; a name (not "arn:...") then also has
+    # the pattern and 3..255 characters (``min_len`` / ``max_len`` / ``pattern`` are ignored).
+    table_or_arn: bool = False
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -101,6 +103,8 @@ class List(Shape):
     not_null: bool = False
     min_len: int | None = None
     max_len: int | None = None
+    # Length errors in DynamoDB's newer form: ``Value at '<Member.path>'``, the value not echoed.
+    bare: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +117,7 @@ class Map(Shape):
     max_len: int | None = None
     keys: String | None = None
     value_len: tuple[int, int] | None = None
+    bare: bool = False  # as List.bare
 
 
 @dataclass(frozen=True, slots=True, init=False)

@@ -676,7 +676,7 @@ def test_update_stream(ctx: Context) -> None:
         (
             ARN + "missing",
             ResourceNotFoundException,
-            "Requested resource not found: ResourceArn: " + ARN + "missing not found",
+            "Requested resource not found: ResourcArn: " + ARN + "missing not found",
         ),
     ],
 )
@@ -723,7 +723,7 @@ def test_tags_on_creating_table() -> None:
     ctx = make_ctx(create=5)
     create_table.handle(hash_table(), ctx)
     msg = error(ResourceNotFoundException, tags.handle_list_tags_of_resource, {"ResourceArn": ARN + "tbl"}, ctx)
-    assert msg == "Requested resource not found: ResourceArn: " + ARN + "tbl not found"
+    assert msg == "Requested resource not found: ResourcArn: " + ARN + "tbl not found"
 
 
 # ---- limits, endpoints, TTL --------------------------------------------------------------------------------

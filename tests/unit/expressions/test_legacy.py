@@ -36,17 +36,18 @@ def test_expected_conditions_evaluate() -> None:
 
 def test_expected_validation_texts() -> None:
     assert message(legacy.expected_condition, {"a": {"ComparisonOperator": "EQ", "Exists": True}}) == (
-        "One or more parameter values were invalid: Exists and ComparisonOperator cannot be used "
-        "together for "
-        "Attribute: a"
+        "1 validation error detected: One or more parameter values were invalid: "
+        "Exists and ComparisonOperator cannot be used together for Attribute: a"
     )
     assert message(legacy.expected_condition, {"a": {"ComparisonOperator": "EQ"}}) == (
         "One or more parameter values were invalid: Invalid number of argument(s) for the EQ ComparisonOperator"
     )
     assert message(legacy.expected_condition, {"a": {}}) == (
+        "1 validation error detected: "
         "One or more parameter values were invalid: Value must be provided when Exists is null for Attribute: a"
     )
     assert message(legacy.expected_condition, {"a": {"Exists": False, "Value": {"S": "a"}}}) == (
+        "1 validation error detected: "
         "One or more parameter values were invalid: Value cannot be used when Exists is false for Attribute: a"
     )
 

@@ -103,14 +103,30 @@ def test_empty_and_oversized_expressions() -> None:
 
 def test_deep_nesting_is_an_error_not_a_recursion_error() -> None:
     with pytest.raises(ExpressionError) as info:
-        parse_condition("(" * 1000 + "a = b" + ")" * 1000)
+        parse_condition("(" * 2000 + "a = b" + ")" * 2000)
     assert info.value.detail == "The expression has redundant parentheses;"
     with pytest.raises(ExpressionError) as info:
-        parse_condition("NOT " * 500 + "a = b")
-    assert info.value.detail == "The expression has too many nested parentheses; nesting levels: 101"
+        parse_condition("NOT " * 700 + "a = b")
+    assert info.value.detail == "The expression contains too many operators; operator count: 701"
     with pytest.raises(ExpressionError) as info:
-        parse_update("SET a = " + "if_not_exists(a, " * 200 + ":v" + ")" * 200)
-    assert info.value.detail == "The expression has too many nested parentheses; nesting levels: 101"
+        parse_condition("NOT (" * 400 + "a = b" + ")" * 400)
+    assert info.value.detail == "The expression contains too many operators; operator count: 401"
+    with pytest.raises(ExpressionError) as info:
+        parse_condition("a = b AND (" * 200 + "a = b" + ")" * 200)
+    assert info.value.detail == "The expression contains too many operators; operator count: 401"
+
+
+def test_nesting_as_deep_as_300_operators_allow() -> None:
+    # NOT and its parenthesis: two levels per operator, the deepest a valid expression nests.
+    parsed = parse_condition("NOT (" * 299 + "a = b" + ")" * 299)
+    depth = 0
+    node = parsed.root
+    while isinstance(node, ast.Not):
+        node, depth = node.operand, depth + 1
+    assert depth == 299
+    parse_condition("(" * 149 + "a = b" + " AND a = b)" * 149)
+    parse_update("SET a = " + "if_not_exists(a, " * 200 + ":v" + ")" * 200)
+    parse_condition("contains(a, " * 250 + "b" + ")" * 250)
 
 
 def test_path_depth_and_operator_limits() -> None:

@@ -72,7 +72,16 @@ def test_update_static_order_reserved_unknown_function_section() -> None:
     assert static_error("UpdateExpression", "remove #d set a = b remove e") == (
         'The "REMOVE" section can only be used once in an update expression;'
     )
-    assert static_error("UpdateExpression", "SET a = size(b)") == "Invalid function name; function: size"
+    assert static_error("UpdateExpression", "SET a = size(b)") == (
+        "The function is not allowed in an update expression; function: size"
+    )
+    assert static_error("ConditionExpression", "if_not_exists(a, :b) = :b") == (
+        "The function is not allowed in a condition expression; function: if_not_exists"
+    )
+    assert static_error("UpdateExpression", "SET a = list_append(list_append(:a, :b), :c)") == (
+        "The function is not allowed to be used this way in an expression; function: list_append"
+    )
+    check_static("UpdateExpression", parse("UpdateExpression", "SET a = list_append(if_not_exists(a, :a), :b)"))
 
 
 def test_operand_count_comes_after_undefined_placeholders() -> None:

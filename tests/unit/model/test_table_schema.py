@@ -88,6 +88,7 @@ def test_describe_full_shape() -> None:
         "SSEDescription",
         "TableClassSummary",
         "DeletionProtectionEnabled",
+        "WarmThroughput",
     ]
     assert desc["AttributeDefinitions"] == [
         {"AttributeName": "a", "AttributeType": "S"},
@@ -135,6 +136,7 @@ def test_describe_full_shape() -> None:
             "ItemCount": 0,
             "IndexArn": ARN + "/index/g1",
             "OnDemandThroughput": {"MaxReadRequestUnits": 10},
+            "WarmThroughput": {"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 4000, "Status": "CREATING"},
         }
     ]
     assert desc["LatestStreamArn"] == ARN + "/stream/2023-11-14T22:13:20.000"
@@ -165,6 +167,7 @@ def test_describe_minimal_provisioned_table() -> None:
         "TableArn": ARN,
         "TableId": "u",
         "DeletionProtectionEnabled": False,
+        "WarmThroughput": {"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 4000, "Status": "ACTIVE"},
     }
 
 

@@ -53,13 +53,27 @@ def test_long_table_name() -> None:
     )
 
 
-def test_table_operations_report_table_name_alone() -> None:
+def test_table_names_and_arns() -> None:
     assert validation_message(schemas.DESCRIBE_TABLE, {}) == (
         "The parameter 'TableName' is required but was not present in the request"
     )
     assert validation_message(schemas.DELETE_TABLE, {"TableName": "a;"}) == (
-        "TableName must be at least 3 characters long and at most 255 characters long"
+        "2 validation errors detected: Value 'a;' at 'tableName' failed to satisfy constraint: "
+        "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+; Value 'a;' at 'tableName' failed to "
+        "satisfy constraint: Member must have length greater than or equal to 3"
     )
+    assert validation_message(schemas.DESCRIBE_TABLE, {"TableName": "ab"}) == (
+        "1 validation error detected: Value 'ab' at 'tableName' failed to satisfy constraint: "
+        "Member must have length greater than or equal to 3"
+    )
+    # the ARN shape first: an empty name breaks only its minimum length
+    assert validation_message(schemas.GET_ITEM, {"TableName": "", "Key": {}}) == (
+        "1 validation error detected: Value '' at 'tableName' failed to satisfy constraint: "
+        "Member must have length greater than or equal to 1"
+    )
+    arn = "arn:aws:dynamodb:us-east-1:000000000000:table/abc"
+    validate_request(schemas.GET_ITEM, {"TableName": arn, "Key": {}})
+    validate_request(schemas.BATCH_GET_ITEM, {"RequestItems": {arn: {"Keys": [{}]}}})
     assert validation_message(schemas.DESCRIBE_TABLE, {"TableName": "abc;"}) == (
         "1 validation error detected: Value 'abc;' at 'tableName' failed to satisfy constraint: "
         "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"
@@ -137,9 +151,14 @@ def test_map_keys_and_values() -> None:
 
 
 def test_empty_request_items() -> None:
+    # DynamoDB's newer form for a collection's length: no value, member names capitalised
     assert validation_message(schemas.BATCH_GET_ITEM, {"RequestItems": {}}) == (
-        "1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: "
+        "1 validation error detected: Value at 'RequestItems' failed to satisfy constraint: "
         "Member must have length greater than or equal to 1"
+    )
+    assert validation_message(schemas.BATCH_GET_ITEM, {"RequestItems": {"a.b": {"Keys": [{}] * 101}}}) == (
+        "1 validation error detected: Value at 'RequestItems.a.b.member.Keys' failed to satisfy constraint: "
+        "Member must have length less than or equal to 100"
     )
 
 
