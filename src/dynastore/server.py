@@ -196,8 +196,10 @@ def serve(config: Config) -> None:
 
 def _open(config: Config) -> Server:
     if not config.in_memory:
+        from dynastore.storage.lmdb_kv import DIRECTORY_MODE
+
         try:
-            config.data_dir.mkdir(parents=True, exist_ok=True)
+            config.data_dir.mkdir(mode=DIRECTORY_MODE, parents=True, exist_ok=True)
         except OSError as e:
             _fail(messages.CLI_CANNOT_CREATE_DATA_DIR.format(path=config.data_dir, reason=_reason(e)))
     try:
