@@ -64,3 +64,6 @@ CONTRIBUTOR_TOP = 10  # keys reported per rule by default
 ITEM_COLLECTION_MAX_BYTES = 10 * 1024 * 1024 * 1024  # one partition key's items plus LSI entries (tables with LSIs)
 GSI_BACKLOG_RECORDS_PER_TXN = 512  # backlog records applied per storage transaction by the propagator
 GSI_BACKFILL_ITEMS_PER_TXN = 256  # table items copied into a new GSI per storage transaction
+
+# Attribute names: 1 to 65,535 bytes of UTF-8 (a name of 64 KB itself is refused).
+MAX_ATTRIBUTE_NAME_BYTES = 65535

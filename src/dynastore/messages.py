@@ -491,3 +491,15 @@ ITEM_COLLECTION_TOO_LARGE = "Item collection size limit exceeded."
 CAPACITY_OVER_TABLE_QUOTA = (
     "Subscriber limit exceeded: {member} of {value} is more than the per-table maximum of {quota} (DescribeLimits)"
 )
+
+# ---------------------------------------------------------------- attribute names and index key sizes
+# "Attribute name is too large" is DynamoDB's measured text for a name of 65,536 bytes or more (items at any
+# nesting depth, ExpressionAttributeNames values, AttributesToGet, legacy parameters); the empty-name text is
+# the same family's (DynamoDB Local's error table names both).
+ATTRIBUTE_NAME_EMPTY = "1 validation error detected: Empty attribute name"
+ATTRIBUTE_NAME_TOO_LARGE = "1 validation error detected: Attribute name is too large, must be less than 65536 bytes"
+EXPR_NAMES_EMPTY_VALUE = "ExpressionAttributeNames contains invalid value: Empty attribute name for key {key}"
+INDEX_KEY_TOO_LARGE = (
+    "One or more parameter values were invalid: Size limit exceeded for Index Key {name} Actual Size: {size} bytes "
+    "Max Size: {limit} bytes IndexName: {index}"
+)

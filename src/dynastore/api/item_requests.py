@@ -15,6 +15,7 @@ from dynastore.engine.writes import ConditionFailedError, WriteResult
 from dynastore.errors import ConditionalCheckFailedException
 from dynastore.expressions import ExpressionContext, legacy
 from dynastore.model.table_schema import TableDef
+from dynastore.validation.attribute_values import check_conditions
 
 
 def expression_context(req: dict[str, Any]) -> ExpressionContext:
@@ -28,6 +29,7 @@ def write_condition(req: dict[str, Any], exprs: ExpressionContext) -> Any:
         return exprs.condition("ConditionExpression", text)
     expected = req.get("Expected")
     if expected:
+        check_conditions(expected)
         return legacy.expected_condition(expected, req.get("ConditionalOperator"))
     return None
 

@@ -18,7 +18,7 @@ from dynastore.engine.keys import check_table_key, storage_key
 from dynastore.errors import ValidationException
 from dynastore.expressions import ResolvedUpdate, legacy, updated_view
 from dynastore.model.table_schema import TableDef
-from dynastore.validation.attribute_values import check_item
+from dynastore.validation.attribute_values import check_attribute_updates, check_item
 from dynastore.validation.common import check_expression_params
 
 
@@ -32,6 +32,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     if text is not None:
         update = exprs.update(text)
     elif attribute_updates:
+        check_attribute_updates(attribute_updates)
         update = legacy.attribute_updates(attribute_updates)
     else:
         update = None
