@@ -195,6 +195,8 @@ def check_expression_maps(names: dict[str, str] | None, values: dict[str, Any] |
         problem = invalid_entry(values)
         if problem is not None:
             key, detail = problem
+            if detail is messages.ATTRIBUTE_NAME_EMPTY or detail is messages.ATTRIBUTE_NAME_TOO_LARGE:
+                raise ValidationException(detail)  # a constraint error: reported before the map's own checks
             raise ValidationException(messages.EXPR_VALUES_INVALID_VALUE.format(detail=detail, key=key))
 
 

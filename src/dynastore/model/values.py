@@ -69,7 +69,8 @@ def _check_text_range(text: str) -> bool:
     exponent_digits = exponent_text.lstrip("+-").lstrip("0")
     if len(exponent_digits) > _MAX_EXPONENT_DIGITS:
         raise NumberError(messages.NUMBER_UNDERFLOW if exponent_text.startswith("-") else messages.NUMBER_OVERFLOW)
-    magnitude = leading + (int(exponent_text) if exponent_digits else 0)
+    exponent = int(exponent_digits) if exponent_digits else 0  # leading zeros dropped: int() bounds its input
+    magnitude = leading + (-exponent if exponent_text.startswith("-") else exponent)
     if magnitude > limits.NUMBER_MAX_EXPONENT:
         raise NumberError(messages.NUMBER_OVERFLOW)
     if magnitude < limits.NUMBER_MIN_EXPONENT:
