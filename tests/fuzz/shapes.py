@@ -105,7 +105,7 @@ def mutate(rng: random.Random, body: Any, count: int) -> Any:
             elif roll < 0.8:
                 node[member] = copy.deepcopy(rng.choice(_JUNK))
             else:
-                node[member + rng.choice(("", "x", "S", "N"))] = node[member]
+                node[str(member) + rng.choice(("", "x", "S", "N"))] = node[member]
         elif isinstance(node, list) and node:
             index = rng.randrange(len(node))
             roll = rng.random()

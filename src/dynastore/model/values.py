@@ -26,6 +26,8 @@ _NUMBER_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 # An exponent of more digits than this is out of range whatever the mantissa (a mantissa's length is bounded by
 # the request size, 16 MB, far below 10**9), so it is never converted to an int.
 _MAX_EXPONENT_DIGITS = 9
+# Without an exponent, a number this short is range-checked on its Decimal (no text scan needed).
+_SHORT_NUMBER = 200
 
 
 class NumberError(ValueError):
@@ -42,10 +44,11 @@ def parse_number(text: str) -> Decimal:
         raise NumberError(messages.NUMBER_NOT_NUMERIC)
     if _NUMBER_RE.fullmatch(text) is None:
         raise NumberError(messages.NUMBER_NOT_NUMERIC_VALUE.format(value=text))
+    if len(text) <= _SHORT_NUMBER and "e" not in text and "E" not in text:
+        return _check_range(Decimal(text))  # a short plain number: far inside what DDB_DECIMAL handles
     if not _check_text_range(text):
         return Decimal(0)
-    value = Decimal(text)
-    return _check_range(value)
+    return _check_range(Decimal(text))
 
 
 def _check_text_range(text: str) -> bool:
