@@ -378,3 +378,52 @@ class TestQueryKeyValues:
         assert start(table_s, {"pk": {"S": "a"}, "other": {"S": "b"}}) == "The provided starting key is invalid"
         lsi_key = {"pk": {"S": "a"}, "sk": {"S": "1"}, "l": {"S": "x" * 1025}}
         assert start(indexed, lsi_key, IndexName="by_l") == "The provided starting key is invalid"
+
+
+class TestUpdateResults:
+    def test_update_cannot_nest_an_item_past_32_levels(self, ddb: Any, table_s: str) -> None:
+        def nested(depth: int) -> dict[str, Any]:
+            value: dict[str, Any] = {"S": "leaf"}
+            for _ in range(depth):
+                value = {"M": {"k": value}}
+            return value
+
+        key = {"pk": {"S": "deep"}}
+        ddb.put_item(TableName=table_s, Item={**key, "m": nested(31)})
+        nesting = (
+            "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond "
+            "supported limit"
+        )
+        for extra in (
+            {},
+            {"ConditionExpression": "attribute_exists(m)"},
+        ):
+            assert (
+                validation(
+                    lambda extra=extra: ddb.update_item(  # type: ignore[misc]
+                        TableName=table_s,
+                        Key=key,
+                        UpdateExpression="SET " + "m" + ".k" * 30 + " = :v",
+                        ExpressionAttributeValues={":v": nested(3)},
+                        **extra,
+                    )
+                )
+                == nesting
+            )
+        code, message = error_of(
+            lambda: ddb.transact_write_items(
+                TransactItems=[{"Update": {"TableName": table_s, "Key": key, "UpdateExpression": "SET m.k.k = m"}}]
+            )
+        )
+        assert (code, message) == (
+            "TransactionCanceledException",
+            "Transaction cancelled, please refer cancellation reasons for specific reasons [ValidationError]",
+        )
+        # Exactly 32 levels is the limit: accepted.
+        ddb.update_item(
+            TableName=table_s,
+            Key=key,
+            UpdateExpression="SET " + "m" + ".k" * 30 + " = :v",
+            ExpressionAttributeValues={":v": nested(2)},
+        )
+        assert stored(ddb, table_s, "deep")["m"] == nested(32)

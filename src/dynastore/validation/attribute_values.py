@@ -32,6 +32,7 @@ __all__ = [
     "invalid_entry",
     "key_value_bytes",
     "map_coercer",
+    "nesting_exceeded",
     "name_error",
     "value_coercer",
 ]
@@ -322,6 +323,25 @@ def check_attribute_updates(updates: dict[str, Any] | None) -> None:
         check_name(name)
         if type(update) is dict and update.get("Value") is not None:
             check_value(update["Value"])
+
+
+def nesting_exceeded(value: Any) -> bool:
+    """Whether a (well-formed) top-level value nests lists and maps deeper than DynamoDB's 32 levels: the check
+    an update's result needs when a SET wrote a nested path or copied a nested value."""
+    stack = [(value, 1)]
+    while stack:
+        av, depth = stack.pop()
+        children = av.get("M")
+        if children is not None:
+            children = children.values()
+        else:
+            children = av.get("L")
+            if children is None:
+                continue
+        if depth > _MAX_DEPTH:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def key_value_bytes(kind: str, payload: str) -> int:

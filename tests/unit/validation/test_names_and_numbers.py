@@ -19,6 +19,7 @@ from dynastore.validation.attribute_values import (
     check_key_value,
     key_value_bytes,
     name_error,
+    nesting_exceeded,
 )
 
 
@@ -157,3 +158,16 @@ def test_attribute_updates() -> None:
         with pytest.raises(ValidationException) as info:
             check_attribute_updates(updates)
         assert info.value.message == message
+
+
+def test_nesting_exceeded() -> None:
+    def nested(depth: int) -> dict[str, Any]:
+        value: dict[str, Any] = {"N": "1"}
+        for level in range(depth):
+            value = {"L": [{"S": "x"}, value]} if level % 2 else {"M": {"a": {"S": "x"}, "b": value}}
+        return value
+
+    assert not nesting_exceeded(nested(32))
+    assert nesting_exceeded(nested(33))
+    assert not nesting_exceeded({"S": "x"})
+    assert not nesting_exceeded({"L": []})
