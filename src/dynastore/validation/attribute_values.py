@@ -156,7 +156,8 @@ def _scan_member(av: dict[str, Any], kind: str, payload: Any, depth: int) -> str
         for name, item in payload.items():
             found = _scan(item, depth + 1)
             if error is None:
-                error = name_error(name) or found
+                # inline the common case: a short non-empty name needs no call
+                error = (name_error(name) if not name or len(name) > _SAFE_NAME_CHARS else None) or found
         return error
     if type(payload) is not list:
         raise _list_error(payload)
@@ -254,7 +255,8 @@ def map_coercer(in_value: bool) -> Coercer:
         for name, av in value.items():
             found = _scan(av, 1)
             if error is None:
-                found = name_error(name) or found
+                if not name or len(name) > _SAFE_NAME_CHARS:
+                    found = name_error(name) or found
                 if found is not None:
                     error = (name, found)
         out.error = error

@@ -171,3 +171,15 @@ def test_nesting_exceeded() -> None:
     assert nesting_exceeded(nested(33))
     assert not nesting_exceeded({"S": "x"})
     assert not nesting_exceeded({"L": []})
+
+
+def test_a_long_valid_name_does_not_hide_its_value_problem() -> None:
+    for item, message in (
+        ({"a": {"M": {"x" * 20000: {"N": "bad"}}}}, messages.NUMBER_NOT_NUMERIC_VALUE.format(value="bad")),
+        ({"x" * 20000: {"N": "bad"}}, messages.NUMBER_NOT_NUMERIC_VALUE.format(value="bad")),
+        ({"a": {"M": {"é" * 40000: {"S": "ok"}}}}, messages.ATTRIBUTE_NAME_TOO_LARGE),
+    ):
+        req = validate_request(schemas.PUT_ITEM, {"TableName": "abc", "Item": item})
+        with pytest.raises(ValidationException) as info:
+            check_item(req["Item"])
+        assert info.value.message == message
