@@ -376,6 +376,7 @@ class TestQueryKeyValues:
         assert start(table_s, {"pk": {"S": "x" * 2049}}) == HASH_TOO_LONG
         assert start(table_s, {"pk": {"N": "1"}}) == "The provided key element does not match the schema"
         assert start(table_s, {"pk": {"S": "a"}, "other": {"S": "b"}}) == "The provided starting key is invalid"
+        assert start(table_s, {"": {"S": "a"}}) == NAME_EMPTY  # a constraint error: not prefixed
         lsi_key = {"pk": {"S": "a"}, "sk": {"S": "1"}, "l": {"S": "x" * 1025}}
         assert start(indexed, lsi_key, IndexName="by_l") == "The provided starting key is invalid"
 

@@ -41,7 +41,9 @@ from dynastore.validation.attribute_values import check_conditions, check_name, 
 from dynastore.validation.common import check_expression_params
 
 # AttributeValue problems DynamoDB reports in an ExclusiveStartKey without the "starting key is invalid" prefix.
-_UNPREFIXED_START_KEY = re.compile(r"contains duplicates|number set|numeric value|significant digits|number with")
+_UNPREFIXED_START_KEY = re.compile(
+    r"contains duplicates|number set|numeric value|significant digits|number with|ttribute name"
+)
 
 
 def handle(req: dict[str, Any], ctx: Context) -> bytes:
