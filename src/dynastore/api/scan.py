@@ -222,7 +222,8 @@ def table_part(table: TableDef, start: Item) -> Item:
 
 
 def check_index_key_types(space: KeySpace, start: Item, problem: str) -> None:
-    """The index key attributes of an ExclusiveStartKey have the index's types (ValidationException otherwise)."""
+    """The index key attributes of an ExclusiveStartKey have the index's types and are neither empty nor over the
+    key size limits (ValidationException ``problem`` otherwise)."""
     if space.index is None:
         return
     schema = space.key_schema
