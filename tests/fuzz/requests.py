@@ -50,6 +50,8 @@ def item(rng: random.Random, table: Table) -> Any:
                 out[part.name] = _part_value(rng, part)
     for _ in range(rng.choice((0, 1, 2, 3, 8))):
         out[values.attribute_name(rng)] = values.attribute_value(rng)
+    if rng.random() < 0.05:
+        out["deep"] = values.nested_maps(values.around(rng, limits.MAX_NESTING_DEPTH - 1))
     if rng.random() < 0.01:
         out["big"] = {"S": values.sized_text(rng, values.around(rng, limits.MAX_ITEM_BYTES - 64))}
     return out
@@ -103,6 +105,10 @@ def condition(rng: random.Random, names: dict[str, Any], vals: dict[str, Any]) -
 
 def update_expression(rng: random.Random, names: dict[str, Any], vals: dict[str, Any]) -> str:
     clauses = []
+    if rng.random() < 0.1:
+        # A SET deep inside an item's nested maps: the result may nest past DynamoDB's 32 levels.
+        vals[":deep"] = values.nested_maps(rng.choice((1, 2, 3)))
+        clauses.append("SET deep" + ".k" * values.around(rng, limits.MAX_NESTING_DEPTH - 2) + " = :deep")
     for _ in range(rng.choice((1, 1, 2, 4))):
         action = rng.choice(("SET", "REMOVE", "ADD", "DELETE"))
         target = _operand(rng, names, vals)

@@ -139,6 +139,14 @@ def nested(rng: random.Random, depth: int) -> AV:
     return value
 
 
+def nested_maps(depth: int) -> AV:
+    """Maps nested ``depth`` levels under the key "k": a shape updates can reach with ``deep.k.k...``."""
+    value: AV = {"N": "1"}
+    for _ in range(depth):
+        value = {"M": {"k": value}}
+    return value
+
+
 def key_value(rng: random.Random, kind: str, limit: int) -> Any:
     """A key value of type ``kind`` ("S", "N" or "B"): valid, empty, at or past ``limit`` bytes, or mistyped."""
     roll = rng.random()
