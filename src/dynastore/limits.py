@@ -87,3 +87,5 @@ TABLE_ARN_MAX_LENGTH = 1024  # a TableName given as a table ARN (the service mod
 # The warm throughput every new table and GSI starts with (read / write units per second).
 WARM_READ_UNITS = 12000
 WARM_WRITE_UNITS = 4000
+# Attribute names: 1 to 65,535 bytes of UTF-8 (a name of 64 KB itself is refused).
+MAX_ATTRIBUTE_NAME_BYTES = 65535

@@ -518,3 +518,15 @@ CAPACITY_OVER_TABLE_QUOTA = (
 CLI_CANNOT_LISTEN = "cannot listen on {host}:{port}: {reason}"
 CLI_CANNOT_CREATE_DATA_DIR = "cannot create the data directory {path}: {reason}"
 CLI_CANNOT_OPEN_STORE = "cannot open the store: {reason}"
+
+# ---------------------------------------------------------------- attribute names and index key sizes
+# "Attribute name is too large" is DynamoDB's measured text for a name of 65,536 bytes or more (items at any
+# nesting depth, ExpressionAttributeNames values, AttributesToGet, legacy parameters); the empty-name text is
+# the same family's (DynamoDB Local's error table names both).
+ATTRIBUTE_NAME_EMPTY = "1 validation error detected: Empty attribute name"
+ATTRIBUTE_NAME_TOO_LARGE = "1 validation error detected: Attribute name is too large, must be less than 65536 bytes"
+EXPR_NAMES_EMPTY_VALUE = "ExpressionAttributeNames contains invalid value: Empty attribute name for key {key}"
+INDEX_KEY_TOO_LARGE = (
+    "One or more parameter values were invalid: Size limit exceeded for Index Key {name} Actual Size: {size} bytes "
+    "Max Size: {limit} bytes IndexName: {index}"
+)

@@ -15,7 +15,7 @@ from dynastore.errors import ValidationException
 from dynastore.expressions import legacy, project
 from dynastore.model.item_size import item_size
 from dynastore.storage.itemcodec import decode_item, item_json
-from dynastore.validation.attribute_values import check_item
+from dynastore.validation.attribute_values import check_item, check_name
 from dynastore.validation.common import check_expression_params
 
 
@@ -59,6 +59,7 @@ def _projection(req: dict[str, Any]) -> Any:
     if attributes is not None:
         seen: set[str] = set()
         for name in attributes:
+            check_name(name)
             if name in seen:
                 raise ValidationException(messages.DUPLICATE_ATTRIBUTE_NAME.format(name=name))
             seen.add(name)

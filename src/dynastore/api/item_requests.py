@@ -15,7 +15,7 @@ from dynastore.engine.writes import ConditionFailedError, WriteResult
 from dynastore.errors import ConditionalCheckFailedException
 from dynastore.expressions import ExpressionContext, legacy
 from dynastore.model.table_schema import TableDef
-from dynastore.validation.attribute_values import check_value
+from dynastore.validation.attribute_values import check_conditions
 
 
 def expression_context(req: dict[str, Any]) -> ExpressionContext:
@@ -29,20 +29,9 @@ def write_condition(req: dict[str, Any], exprs: ExpressionContext) -> Any:
         return exprs.condition("ConditionExpression", text)
     expected = req.get("Expected")
     if expected:
-        check_legacy_values(expected)
+        check_conditions(expected)
         return legacy.expected_condition(expected, req.get("ConditionalOperator"))
     return None
-
-
-def check_legacy_values(conditions: dict[str, Any]) -> None:
-    """Well-formed AttributeValues in the ``Value`` / ``AttributeValueList`` members of a legacy map
-    (Expected, AttributeUpdates): the item's rules, empty sets included."""
-    for condition in conditions.values():
-        value = condition.get("Value")
-        if value is not None:
-            check_value(value)
-        for member in condition.get("AttributeValueList") or ():
-            check_value(member)
 
 
 def conditional_check_failed(req: dict[str, Any], error: ConditionFailedError) -> ConditionalCheckFailedException:

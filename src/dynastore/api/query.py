@@ -41,6 +41,7 @@ from dynastore.model.table_schema import TableDef
 from dynastore.model.values import Item
 from dynastore.storage.keycodec import encode_value
 from dynastore.validation import common
+from dynastore.validation.attribute_values import check_key_value
 
 
 def handle(req: dict[str, Any], ctx: Context) -> bytes:
@@ -76,6 +77,7 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
         condition = _key_condition(req, space, key_condition)
         if space.index is None:
             _remember_key_condition(req, space, condition)
+    _check_key_values(space, condition)
     prefix = space.partition_prefix(condition.hash_values)
     lo, hi = _condition_bounds(space, condition, prefix)
     reverse = req.get("ScanIndexForward") is False
@@ -222,6 +224,27 @@ def _key_condition(req: dict[str, Any], space: KeySpace, resolved: ResolvedCondi
                 messages.EXPR_INVALID.format(kind="KeyConditionExpression", detail=e.detail)
             ) from None
         raise ValidationException(e.detail) from None
+
+
+def _check_key_values(space: KeySpace, condition: KeyCondition) -> None:
+    """The key condition's values pass the checks a GetItem key gets: not empty, within the partition (2,048
+    bytes) and sort (1,024 bytes) key limits. Values differ from request to request, so remembered key
+    conditions are checked too."""
+    schema = space.key_schema
+    for attr, value in zip(schema.hash_keys, condition.hash_values, strict=False):
+        payload = value.get(attr.type)
+        if payload is not None:
+            check_key_value(attr.name, attr.type, payload, is_range=False)
+    for attr, value in zip(schema.range_keys, condition.sort_prefix, strict=False):
+        payload = value.get(attr.type)
+        if payload is not None:
+            check_key_value(attr.name, attr.type, payload, is_range=True)
+    if condition.range_op is not None and len(condition.sort_prefix) < len(schema.range_keys):
+        attr = schema.range_keys[len(condition.sort_prefix)]
+        for value in condition.range_values:
+            payload = value.get(attr.type)
+            if payload is not None:
+                check_key_value(attr.name, attr.type, payload, is_range=True)
 
 
 def _start_key(

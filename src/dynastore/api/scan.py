@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from dynastore import messages
+from dynastore import limits, messages
 from dynastore.api.context import Context
 from dynastore.api.item_requests import expression_context
 from dynastore.engine import admission, indexes
@@ -37,11 +37,13 @@ from dynastore.expressions import check_expression_maps as expression_maps
 from dynastore.expressions.ast import ResolvedPath
 from dynastore.model.table_schema import KeyAttr, TableDef
 from dynastore.model.values import Item
-from dynastore.validation.attribute_values import check_value, invalid_entry
+from dynastore.validation.attribute_values import check_conditions, check_name, invalid_entry, key_value_bytes
 from dynastore.validation.common import check_conditional_operator, check_expression_params
 
 # AttributeValue problems DynamoDB reports in an ExclusiveStartKey without the "starting key is invalid" prefix.
-_UNPREFIXED_START_KEY = re.compile(r"contains duplicates|number set|numeric value|significant digits|number with")
+_UNPREFIXED_START_KEY = re.compile(
+    r"contains duplicates|number set|numeric value|significant digits|number with|ttribute name"
+)
 
 
 def handle(req: dict[str, Any], ctx: Context) -> bytes:
@@ -146,16 +148,15 @@ def select_rule_problem(req: dict[str, Any]) -> str | None:
 def check_attributes_to_get(req: dict[str, Any]) -> None:
     seen: set[str] = set()
     for name in req.get("AttributesToGet") or ():
+        check_name(name)
         if name in seen:
             raise ValidationException(messages.DUPLICATE_ATTRIBUTE_NAME.format(name=name))
         seen.add(name)
 
 
 def check_condition_values(conditions: dict[str, Any] | None) -> None:
-    """Well-formed AttributeValues in a legacy condition map (QueryFilter, ScanFilter, KeyConditions)."""
-    for condition in (conditions or {}).values():
-        for value in condition.get("AttributeValueList") or ():
-            check_value(value)
+    """Well-formed names and AttributeValues in a legacy condition map (QueryFilter, ScanFilter, KeyConditions)."""
+    check_conditions(conditions)
 
 
 def check_start_key_values(req: dict[str, Any]) -> None:
@@ -222,12 +223,22 @@ def table_part(table: TableDef, start: Item) -> Item:
 
 
 def check_index_key_types(space: KeySpace, start: Item, problem: str) -> None:
-    """The index key attributes of an ExclusiveStartKey have the index's types (ValidationException otherwise)."""
+    """The index key attributes of an ExclusiveStartKey have the index's types and are neither empty nor over the
+    key size limits (ValidationException ``problem`` otherwise)."""
     if space.index is None:
         return
-    for attr in space.key_schema.attributes:
-        if attr.type not in start[attr.name] or len(start[attr.name]) != 1:
-            raise ValidationException(problem)
+    schema = space.key_schema
+    for attrs, limit in (
+        (schema.hash_keys, limits.MAX_HASH_KEY_BYTES),
+        (schema.range_keys, limits.MAX_RANGE_KEY_BYTES),
+    ):
+        for attr in attrs:
+            value = start[attr.name]
+            if attr.type not in value or len(value) != 1:
+                raise ValidationException(problem)
+            payload = value[attr.type]
+            if (payload == "" and attr.type != "N") or key_value_bytes(attr.type, payload) > limit:
+                raise ValidationException(problem)
 
 
 def index_fetch(

@@ -8,7 +8,6 @@ from dynastore import messages
 from dynastore.api.context import Context
 from dynastore.api.item_requests import (
     add_write_capacity,
-    check_legacy_values,
     conditional_check_failed,
     expression_context,
     settle_write,
@@ -19,7 +18,7 @@ from dynastore.engine.keys import check_table_key, storage_key
 from dynastore.errors import ValidationException
 from dynastore.expressions import ResolvedUpdate, legacy, updated_view
 from dynastore.model.table_schema import TableDef
-from dynastore.validation.attribute_values import check_item
+from dynastore.validation.attribute_values import check_attribute_updates, check_item
 from dynastore.validation.common import check_conditional_operator, check_expression_params
 
 
@@ -36,7 +35,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     if text is not None:
         update = exprs.update(text)
     elif attribute_updates:
-        check_legacy_values(attribute_updates)
+        check_attribute_updates(attribute_updates)
         update = legacy.attribute_updates(attribute_updates)
     else:
         update = None

@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from dynastore import messages
+from dynastore import limits, messages
 from dynastore.api.context import Context
 from dynastore.api.per_server import PerServer
 from dynastore.engine.capacity import write_half_units
@@ -43,6 +43,7 @@ from dynastore.storage import keycodec
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.itemcodec import decode_item, encode_item, stored_size
 from dynastore.storage.kv import WriteTxn
+from dynastore.validation.attribute_values import key_value_bytes
 
 __all__ = [
     "IndexEffects",
@@ -88,7 +89,7 @@ class TableLayout:
     table: TableDef
     lsis: tuple[IndexLayout, ...]
     gsis: tuple[IndexLayout, ...]  # the GSIs writes maintain (every one not DELETING)
-    checks: tuple[tuple[str, str, str], ...]  # (attribute, type, index name), in index-name order
+    checks: tuple[tuple[str, str, str, int], ...]  # (attribute, type, index name, size limit), by index name
 
     @property
     def indexes(self) -> tuple[IndexLayout, ...]:
@@ -108,10 +109,13 @@ def layout_of(table: TableDef) -> TableLayout:
 def _build_layout(table: TableDef) -> TableLayout:
     lsis = tuple(_index_layout(table, idx) for idx in table.lsis)
     gsis = tuple(_index_layout(table, idx) for idx in table.gsis if idx.status != DELETING)
+    # Index key attributes have the table keys' size limits: 2,048 bytes for a partition key attribute, 1,024
+    # for a sort key attribute (each attribute of a multi-attribute key on its own).
     checks = tuple(
-        (attr.name, attr.type, lay.index.name)
+        (attr.name, attr.type, lay.index.name, limit)
         for lay in sorted(lsis + gsis, key=lambda lay: lay.index.name)  # DynamoDB names the first index by name
-        for attr in lay.hash_attrs + lay.range_attrs
+        for attrs, limit in ((lay.hash_attrs, limits.MAX_HASH_KEY_BYTES), (lay.range_attrs, limits.MAX_RANGE_KEY_BYTES))
+        for attr in attrs
     )
     return TableLayout(table, lsis, gsis, checks)
 
@@ -127,8 +131,11 @@ def _index_layout(table: TableDef, index: IndexDef) -> IndexLayout:
 # ---------------------------------------------------------------------------------------------- entries
 
 
-def _encode_keys(attrs: tuple[KeyAttr, ...], item: Item, memo: dict[str, bytes | None] | None) -> bytes | None:
-    """The concatenated encodings of ``attrs`` in ``item``; None when one is missing, mistyped or empty.
+def _encode_keys(
+    attrs: tuple[KeyAttr, ...], item: Item, memo: dict[str, bytes | None] | None, limit: int
+) -> bytes | None:
+    """The concatenated encodings of ``attrs`` in ``item``; None when one is missing, mistyped, empty or over
+    ``limit`` bytes (writes refuse those first; a backfill leaves such items out of the index, as DynamoDB does).
     ``memo`` keeps each attribute's encoding for the other indexes of the same write."""
     out = b""
     for attr in attrs:
@@ -137,7 +144,11 @@ def _encode_keys(attrs: tuple[KeyAttr, ...], item: Item, memo: dict[str, bytes |
         else:
             value = item.get(attr.name)
             payload = None if value is None else value.get(attr.type)
-            encoded = None if payload is None or payload == "" else keycodec.encode_value(attr.type, payload)
+            encoded = (
+                None
+                if payload is None or payload == "" or key_value_bytes(attr.type, payload) > limit
+                else keycodec.encode_value(attr.type, payload)
+            )
             if memo is not None:
                 memo[attr.name] = encoded
         if encoded is None:
@@ -149,10 +160,10 @@ def _encode_keys(attrs: tuple[KeyAttr, ...], item: Item, memo: dict[str, bytes |
 def _entry_key(
     lay: IndexLayout, item: Item, table_keys: bytes, memo: dict[str, bytes | None] | None = None
 ) -> bytes | None:
-    idx_hash = _encode_keys(lay.hash_attrs, item, memo)
+    idx_hash = _encode_keys(lay.hash_attrs, item, memo, limits.MAX_HASH_KEY_BYTES)
     if idx_hash is None:
         return None
-    idx_range = _encode_keys(lay.range_attrs, item, memo) if lay.range_attrs else b""
+    idx_range = _encode_keys(lay.range_attrs, item, memo, limits.MAX_RANGE_KEY_BYTES) if lay.range_attrs else b""
     if idx_range is None:
         return None
     # ``table_keys`` is the table's partition and sort key encodings, already concatenated in the item key.
@@ -198,8 +209,8 @@ def table_item_key(table: TableDef, index: IndexDef, entry_key: bytes) -> bytes:
 
 
 def check_item_keys(layout: TableLayout, item: Item, *, updated: bool) -> None:
-    """ValidationException if an index key attribute of ``item`` has the wrong type or is empty."""
-    for name, expected, index_name in layout.checks:
+    """ValidationException if an index key attribute of ``item`` has the wrong type, is empty or is too large."""
+    for name, expected, index_name, limit in layout.checks:
         value = item.get(name)
         if value is None:
             continue
@@ -213,6 +224,11 @@ def check_item_keys(layout: TableLayout, item: Item, *, updated: bool) -> None:
             if updated:
                 raise ValidationException(messages.INDEX_KEY_EMPTY_UPDATE.format(kind=kind))
             raise ValidationException(messages.INDEX_KEY_EMPTY.format(kind=kind, index=index_name, name=name))
+        size = key_value_bytes(actual, value[actual])
+        if size > limit:
+            raise ValidationException(
+                messages.INDEX_KEY_TOO_LARGE.format(name=name, size=size, limit=limit, index=index_name)
+            )
 
 
 # ---------------------------------------------------------------------------------------------- one write

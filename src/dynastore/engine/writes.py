@@ -23,6 +23,7 @@ from dynastore.model.table_schema import TableDef
 from dynastore.model.values import Item
 from dynastore.storage.itemcodec import decode_item, encode_item, stored_size
 from dynastore.storage.kv import WriteTxn
+from dynastore.validation.attribute_values import nesting_exceeded
 
 
 class ConditionFailedError(Exception):
@@ -171,7 +172,7 @@ def _apply(
     new = applied.new
     old_size = stored_size(raw) if raw is not None else 0
     new_size = _new_size(plan, new)
-    _check_result(plan, new_size)
+    _check_result(plan, new, new_size)
     new_raw = None
     if new is not None:
         new_raw = encode_item(new, new_size)
@@ -206,7 +207,15 @@ def _record_stats(ctx: Context, table: TableDef, result: WriteResult) -> None:
             ctx.catalog.add_index_stats(table.name, index_id, items, size)
 
 
-def _check_result(plan: Plan, new_size: int) -> None:
+def _check_result(plan: Plan, new: Item | None, new_size: int) -> None:
     """Checks that need the new item; raising here aborts the transaction."""
-    if isinstance(plan, UpdatePlan) and new_size > MAX_ITEM_BYTES:
+    if not isinstance(plan, UpdatePlan):
+        return
+    if new_size > MAX_ITEM_BYTES:
         raise ValidationException(messages.ITEM_TOO_LARGE_AFTER_UPDATE)
+    # A SET of a nested path, or of a copied value, can nest the item past 32 levels: only its targets are walked.
+    if plan.update is not None and new is not None:
+        for path, _ in plan.update.sets:
+            value = new.get(path[0])
+            if value is not None and nesting_exceeded(value):
+                raise ValidationException(messages.AV_NESTING)

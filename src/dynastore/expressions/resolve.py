@@ -24,7 +24,7 @@ from dynastore.expressions.semantics import (
     check_update_resolved,
 )
 from dynastore.expressions.tokens import ExpressionError
-from dynastore.validation.attribute_values import invalid_entry
+from dynastore.validation.attribute_values import invalid_entry, name_error
 
 __all__ = ["ExpressionContext", "Resolver", "resolve_condition", "resolve_projection", "resolve_update"]
 
@@ -178,6 +178,14 @@ def check_expression_maps(names: dict[str, str] | None, values: dict[str, Any] |
         for key in names:
             if _NAME_KEY.fullmatch(key) is None:
                 raise ValidationException(messages.EXPR_NAMES_INVALID_KEY.format(key=key))
+        for key, name in names.items():
+            name_problem = name_error(name)
+            if name_problem is not None:
+                raise ValidationException(
+                    messages.EXPR_NAMES_EMPTY_VALUE.format(key=key)
+                    if name_problem is messages.ATTRIBUTE_NAME_EMPTY
+                    else name_problem
+                )
     if values is not None:
         if not values:
             raise ValidationException(messages.EXPR_VALUES_EMPTY)
@@ -187,6 +195,8 @@ def check_expression_maps(names: dict[str, str] | None, values: dict[str, Any] |
         problem = invalid_entry(values)
         if problem is not None:
             key, detail = problem
+            if detail is messages.ATTRIBUTE_NAME_EMPTY or detail is messages.ATTRIBUTE_NAME_TOO_LARGE:
+                raise ValidationException(detail)  # a constraint error: reported before the map's own checks
             raise ValidationException(messages.EXPR_VALUES_INVALID_VALUE.format(detail=detail, key=key))
 
 

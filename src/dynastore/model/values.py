@@ -23,6 +23,11 @@ Item = dict[str, AttributeValue]
 DDB_DECIMAL = Context(prec=1000, Emax=999999, Emin=-999999)
 
 _NUMBER_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+# An exponent of more digits than this is out of range whatever the mantissa (a mantissa's length is bounded by
+# the request size, 16 MB, far below 10**9), so it is never converted to an int.
+_MAX_EXPONENT_DIGITS = 9
+# Without an exponent, a number this short is range-checked on its Decimal (no text scan needed).
+_SHORT_NUMBER = 200
 
 
 class NumberError(ValueError):
@@ -39,8 +44,43 @@ def parse_number(text: str) -> Decimal:
         raise NumberError(messages.NUMBER_NOT_NUMERIC)
     if _NUMBER_RE.fullmatch(text) is None:
         raise NumberError(messages.NUMBER_NOT_NUMERIC_VALUE.format(value=text))
-    value = Decimal(text)
-    return _check_range(value)
+    if len(text) <= _SHORT_NUMBER and "e" not in text and "E" not in text:
+        return _check_range(Decimal(text))  # a short plain number: far inside what DDB_DECIMAL handles
+    if not _check_text_range(text):
+        return Decimal(0)
+    return _check_range(Decimal(text))
+
+
+def _check_text_range(text: str) -> bool:
+    """Range and precision checks on the text alone (False for a zero), so that no huge Decimal is ever built.
+
+    ``text`` matches ``_NUMBER_RE``. DynamoDB's order: overflow, underflow, then precision.
+    """
+    mantissa, _, exponent_text = text.lower().partition("e")
+    mantissa = mantissa.lstrip("+-")
+    whole, _, fraction = mantissa.partition(".")
+    whole = whole.lstrip("0")
+    if whole:
+        leading = len(whole) - 1  # power of ten of the leading digit
+        digits = (whole + fraction).rstrip("0")
+    else:
+        significant = fraction.lstrip("0")
+        if not significant:
+            return False  # zero, whatever its exponent
+        leading = len(significant) - len(fraction) - 1
+        digits = significant.rstrip("0")
+    exponent_digits = exponent_text.lstrip("+-").lstrip("0")
+    if len(exponent_digits) > _MAX_EXPONENT_DIGITS:
+        raise NumberError(messages.NUMBER_UNDERFLOW if exponent_text.startswith("-") else messages.NUMBER_OVERFLOW)
+    exponent = int(exponent_digits) if exponent_digits else 0  # leading zeros dropped: int() bounds its input
+    magnitude = leading + (-exponent if exponent_text.startswith("-") else exponent)
+    if magnitude > limits.NUMBER_MAX_EXPONENT:
+        raise NumberError(messages.NUMBER_OVERFLOW)
+    if magnitude < limits.NUMBER_MIN_EXPONENT:
+        raise NumberError(messages.NUMBER_UNDERFLOW)
+    if len(digits) > limits.NUMBER_MAX_DIGITS:
+        raise NumberError(messages.NUMBER_PRECISION)
+    return True
 
 
 def _check_range(value: Decimal) -> Decimal:

@@ -22,11 +22,18 @@ from dynastore.validation.typecheck import Coercer, blob_error, scalar_error
 __all__ = [
     "AttributeMap",
     "CheckedValue",
+    "check_attribute_updates",
+    "check_conditions",
     "check_item",
     "check_key",
+    "check_key_value",
+    "check_name",
     "check_value",
     "invalid_entry",
+    "key_value_bytes",
     "map_coercer",
+    "nesting_exceeded",
+    "name_error",
     "value_coercer",
 ]
 
@@ -36,6 +43,29 @@ _TYPES = frozenset(("S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL"))
 # Numbers already in DynamoDB's canonical form need no Decimal round trip (length bounds keep them in range).
 _CANONICAL_NUMBER = re.compile(r"-?(?:[1-9][0-9]*(?:\.[0-9]*[1-9])?|0\.[0-9]*[1-9])|0")
 _MAX_DEPTH = limits.MAX_NESTING_DEPTH
+# A name of at most this many characters is within the byte limit whatever its characters (4 bytes each at most).
+_SAFE_NAME_CHARS = limits.MAX_ATTRIBUTE_NAME_BYTES // 4
+
+
+def name_error(name: Any) -> str | None:
+    """DynamoDB's problem with an attribute name (empty, or over 65,535 bytes of UTF-8), or None."""
+    if not name:
+        return messages.ATTRIBUTE_NAME_EMPTY
+    if len(name) > _SAFE_NAME_CHARS and _utf8_len(name) > limits.MAX_ATTRIBUTE_NAME_BYTES:
+        return messages.ATTRIBUTE_NAME_TOO_LARGE
+    return None
+
+
+def check_name(name: Any) -> None:
+    """Raise ``ValidationException`` for an empty or oversize attribute name."""
+    error = name_error(name)
+    if error is not None:
+        raise ValidationException(error)
+
+
+def _utf8_len(text: str) -> int:
+    # surrogatepass: a lone surrogate is measured, never a reason to fail with something other than a 400
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 class AttributeMap(dict[str, Any]):
@@ -123,10 +153,11 @@ def _scan_member(av: dict[str, Any], kind: str, payload: Any, depth: int) -> str
         if type(payload) is not dict:
             raise _serialization(payload, in_value=False, is_map=True)
         error = messages.AV_NESTING if depth > _MAX_DEPTH else None
-        for item in payload.values():
+        for name, item in payload.items():
             found = _scan(item, depth + 1)
             if error is None:
-                error = found
+                # inline the common case: a short non-empty name needs no call
+                error = (name_error(name) if not name or len(name) > _SAFE_NAME_CHARS else None) or found
         return error
     if type(payload) is not list:
         raise _list_error(payload)
@@ -223,8 +254,11 @@ def map_coercer(in_value: bool) -> Coercer:
         error = None
         for name, av in value.items():
             found = _scan(av, 1)
-            if found is not None and error is None:
-                error = (name, found)
+            if error is None:
+                if not name or len(name) > _SAFE_NAME_CHARS:
+                    found = name_error(name) or found
+                if found is not None:
+                    error = (name, found)
         out.error = error
         return out
 
@@ -248,7 +282,7 @@ def invalid_entry(item: dict[str, Any]) -> tuple[str, str] | None:
     if type(item) is AttributeMap:
         return item.error
     for name, av in item.items():
-        found = _scan(av, 1)
+        found = name_error(name) or _scan(av, 1)
         if found is not None:
             return name, found
     return None
@@ -271,12 +305,66 @@ def check_value(value: Any) -> None:
         raise ValidationException(error)
 
 
-def _key_bytes(kind: str, payload: str) -> int:
+def check_conditions(conditions: dict[str, Any] | None) -> None:
+    """Names and AttributeValues of a legacy condition map (Expected, KeyConditions, QueryFilter, ScanFilter):
+    ``Value`` and every ``AttributeValueList`` member must be well-formed (numbers canonicalised in place)."""
+    for name, condition in (conditions or {}).items():
+        check_name(name)
+        if type(condition) is not dict:
+            continue
+        value = condition.get("Value")
+        if value is not None:
+            check_value(value)
+        for value in condition.get("AttributeValueList") or ():
+            check_value(value)
+
+
+def check_attribute_updates(updates: dict[str, Any] | None) -> None:
+    """Names and values of the legacy ``AttributeUpdates``: nothing malformed is ever stored."""
+    for name, update in (updates or {}).items():
+        check_name(name)
+        if type(update) is dict and update.get("Value") is not None:
+            check_value(update["Value"])
+
+
+def nesting_exceeded(value: Any) -> bool:
+    """Whether a (well-formed) top-level value nests lists and maps deeper than DynamoDB's 32 levels: the check
+    an update's result needs when a SET wrote a nested path or copied a nested value."""
+    stack = [(value, 1)]
+    while stack:
+        av, depth = stack.pop()
+        children = av.get("M")
+        if children is not None:
+            children = children.values()
+        else:
+            children = av.get("L")
+            if children is None:
+                continue
+        if depth > _MAX_DEPTH:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def key_value_bytes(kind: str, payload: str) -> int:
+    """The size DynamoDB counts for a key value: UTF-8 bytes of S, decoded bytes of B (numbers are small)."""
     if kind == "S":
-        return len(payload) if payload.isascii() else len(payload.encode("utf-8"))
+        return _utf8_len(payload)
     if kind == "B":
         return len(payload) // 4 * 3 - (2 if payload.endswith("==") else 1 if payload.endswith("=") else 0)
     return 0  # numbers are always small enough
+
+
+def check_key_value(name: str, kind: str, payload: str, *, is_range: bool) -> None:
+    """A key value (of the right type) neither empty nor over the partition (2,048) or sort (1,024) key limit."""
+    if payload == "" and kind != "N":
+        template = messages.KEY_EMPTY_STRING if kind == "S" else messages.KEY_EMPTY_BINARY
+        raise ValidationException(template.format(name=name))
+    if is_range:
+        if key_value_bytes(kind, payload) > limits.MAX_RANGE_KEY_BYTES:
+            raise ValidationException(messages.KEY_RANGE_TOO_LONG)
+    elif key_value_bytes(kind, payload) > limits.MAX_HASH_KEY_BYTES:
+        raise ValidationException(messages.KEY_HASH_TOO_LONG)
 
 
 def check_key(
@@ -293,10 +381,7 @@ def check_key(
     """
     if not is_full_item and len(key) != (1 if range_key is None else 2):
         raise ValidationException(messages.KEY_SCHEMA_MISMATCH)
-    for (name, kind), limit, too_long in (
-        (hash_key, limits.MAX_HASH_KEY_BYTES, messages.KEY_HASH_TOO_LONG),
-        *(() if range_key is None else ((range_key, limits.MAX_RANGE_KEY_BYTES, messages.KEY_RANGE_TOO_LONG),)),
-    ):
+    for (name, kind), is_range in ((hash_key, False), *(() if range_key is None else ((range_key, True),))):
         av = key.get(name)
         if av is None:
             if is_full_item:
@@ -310,8 +395,4 @@ def check_key(
                     messages.KEY_TYPE_MISMATCH_ITEM.format(name=name, expected=kind, actual=actual)
                 )
             raise ValidationException(messages.KEY_SCHEMA_MISMATCH)
-        if payload == "" and kind != "N":
-            template = messages.KEY_EMPTY_STRING if kind == "S" else messages.KEY_EMPTY_BINARY
-            raise ValidationException(template.format(name=name))
-        if _key_bytes(kind, payload) > limit:
-            raise ValidationException(too_long)
+        check_key_value(name, kind, payload, is_range=is_range)
