@@ -491,3 +491,6 @@ ITEM_COLLECTION_TOO_LARGE = "Item collection size limit exceeded."
 CAPACITY_OVER_TABLE_QUOTA = (
     "Subscriber limit exceeded: {member} of {value} is more than the per-table maximum of {quota} (DescribeLimits)"
 )
+
+# Storage failures (docs/operations.md "A full disk"): the request was not carried out.
+STORAGE_UNAVAILABLE = "The service is currently unavailable: it cannot store writes at the moment. Retry later."

@@ -184,7 +184,8 @@ class HttpConnection(asyncio.Protocol):
 
     def _durable(self, slot: _Slot, data: bytes, error: BaseException | None) -> None:
         if error is not None:
-            log.error("write could not be made durable: %s", error)
+            # The store logged the failure once; each write it took back is answered 500 (outcome: not done).
+            log.debug("write could not be made durable: %s", error)
             slot.data, slot.close = _unavailable(), True
         else:
             slot.data = data

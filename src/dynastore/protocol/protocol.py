@@ -15,15 +15,18 @@ from typing import Any
 
 import orjson
 
+from dynastore import messages
 from dynastore.errors import (
     DynamoError,
     InternalServerError,
     RequestEntityTooLargeException,
     SerializationException,
+    ServiceUnavailable,
     UnknownOperationException,
 )
 from dynastore.limits import MAX_REQUEST_BYTES
 from dynastore.protocol import auth, cors
+from dynastore.storage.kv import StorageError, StorageUnavailableError
 
 log = logging.getLogger("dynastore")
 
@@ -129,6 +132,13 @@ class Protocol:
             response = self._call(headers, body)
         except DynamoError as e:
             response = _error_response(e)
+        except StorageUnavailableError:
+            # The store refuses writes (the reason is in the log, once): nothing was done, a retry may succeed.
+            response = _error_response(ServiceUnavailable(messages.STORAGE_UNAVAILABLE))
+        except StorageError as e:
+            # A write the store could not make durable (it was taken back); not a bug, so no traceback.
+            log.error("storage failure serving a request: %s", e)
+            response = _error_response(InternalServerError())
         except Exception:
             log.exception("unexpected error serving a request")
             response = _error_response(InternalServerError())
