@@ -64,5 +64,6 @@ CONTRIBUTOR_TOP = 10  # keys reported per rule by default
 ITEM_COLLECTION_MAX_BYTES = 10 * 1024 * 1024 * 1024  # one partition key's items plus LSI entries (tables with LSIs)
 GSI_BACKLOG_RECORDS_PER_TXN = 512  # backlog records applied per storage transaction by the propagator
 GSI_BACKFILL_ITEMS_PER_TXN = 256  # table items copied into a new GSI per storage transaction
-# The reserve file a store keeps for a full disk (storage/disk_space.py): room for the deletes that free space.
-DISK_RESERVE_BYTES = 8 * 1024 * 1024
+# The reserve file a store keeps for a full disk (storage/disk_space.py): room for the batch in flight (up to
+# 16 MB of writes, whose pages LMDB copies on write) and for the deletes that free space.
+DISK_RESERVE_BYTES = 32 * 1024 * 1024

@@ -45,6 +45,7 @@ No lmdb type or ``Any`` is visible outside this module; lmdb errors become ``Sto
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import logging
 import os
@@ -63,6 +64,7 @@ from dynastore.storage.syncer import SyncProcess
 if TYPE_CHECKING:
     _Txn = lmdb.Transaction[bytes]
     _Db = lmdb._Database
+    _Stat = lmdb._StatDict
 
 __all__ = ["LmdbKV"]
 
@@ -287,6 +289,8 @@ class LmdbKV:
         if failure is None:
             try:
                 self._reserve.make()
+                if 0 <= disk_space.free_bytes(self._path) < disk_space.FULL_BELOW:
+                    raise OSError(errno.ENOSPC, "the file system is full")
             except OSError as reserve_error:
                 failure = reserve_error
         if failure is not None:
@@ -565,7 +569,7 @@ class LmdbKV:
                 self._rotate()  # the checkpoint then drops the log's old segments: on a full disk, their space
         except StorageError:
             return False
-        if self._disk_full and not self._reserve.remake_if_room():
+        if self._disk_full and not self._reserve.remake_if_room() and not self._room_inside():
             return False
         if not self._disk_full:
             try:
@@ -577,6 +581,21 @@ class LmdbKV:
         self._disk_full = False
         log.warning("storage in %s accepts writes again", self._path)
         return True
+
+    def _room_inside(self) -> bool:
+        """Whether deletes freed enough pages inside LMDB's file for writes to resume without the reserve: new
+        writes reuse those pages, so only their log records need the file system (``FULL_BELOW`` of it)."""
+        if disk_space.free_bytes(self._path) < disk_space.FULL_BELOW:
+            return False
+        try:
+            stat = self._env.stat()
+            used = 2 + _pages(stat)  # the two meta pages and the tree of named databases
+            with self._env.begin() as txn:
+                used += _pages(txn.stat(self._lay.main)) + _pages(txn.stat(self._lay.long))
+            total = self._env.info()["last_pgno"] + 1
+        except lmdb.Error:
+            return False
+        return (total - used) * stat["psize"] >= max(self._reserve.size, disk_space.FULL_BELOW)
 
     def _holds_records(self) -> bool:
         log_ = self._wal_or_fail()
@@ -713,6 +732,10 @@ class _LogSync:
 
     def close(self) -> None:
         self._proc.close()
+
+
+def _pages(stat: _Stat) -> int:
+    return stat["branch_pages"] + stat["leaf_pages"] + stat["overflow_pages"]
 
 
 def _lock_directory(path: str) -> int:
