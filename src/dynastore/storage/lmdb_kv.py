@@ -498,8 +498,14 @@ class LmdbKV:
         else:
             self._rebuild_view()
         if lost_through > durable_seq:
-            for listener in self._listeners:
+            self._report_loss(durable_seq, lost_through)
+
+    def _report_loss(self, durable_seq: int, lost_through: int) -> None:
+        for listener in self._listeners:
+            try:
                 listener(durable_seq, lost_through)
+            except StorageError as e:  # the view is not readable yet: told again once it is rebuilt
+                log.error("a listener could not take in the writes taken back: %s", e)
 
     def _rebuild_view(self) -> None:
         """Open a batch holding the synced records the file does not hold yet; reads on the owner thread see it."""
@@ -553,6 +559,7 @@ class LmdbKV:
             self._rebuild_view()
             if self._broken is not None:
                 return False
+            self._report_loss(self._durable_seq, self._commit_seq)  # readers of the view may now re-read it
         try:
             self.seal()  # deletes let through on a full disk (a failure takes them back itself)
         except StorageError:
