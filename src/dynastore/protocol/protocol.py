@@ -135,9 +135,9 @@ class Protocol:
         except StorageUnavailableError:
             # The store refuses writes (the reason is in the log, once): nothing was done, a retry may succeed.
             response = _error_response(ServiceUnavailable(messages.STORAGE_UNAVAILABLE))
-        except StorageError as e:
+        except StorageError as storage_error:
             # A write the store could not make durable (it was taken back); not a bug, so no traceback.
-            log.error("storage failure serving a request: %s", e)
+            log.error("storage failure serving a request: %s", storage_error)
             response = _error_response(InternalServerError())
         except Exception:
             log.exception("unexpected error serving a request")

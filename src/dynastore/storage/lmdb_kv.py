@@ -581,8 +581,8 @@ class LmdbKV:
         if not self._disk_full:
             try:
                 self._reserve.make()
-            except OSError as e:
-                self._refuse(e)
+            except OSError as reserve_error:
+                self._refuse(reserve_error)
                 return False
         self._refusal = None
         self._disk_full = False
@@ -645,8 +645,8 @@ class LmdbKV:
             try:
                 self.seal()
                 self._commit_batch()
-            except StorageError as e:
-                self._take_back(e)
+            except StorageError as commit_error:
+                self._take_back(commit_error)
         self._closed = True
         checkpoint = self._checkpoint
         if checkpoint is not None:
@@ -667,8 +667,8 @@ class LmdbKV:
                 self._batch = None
             try:
                 self._wal_or_fail().close(remove=False)
-            except OSError as e:
-                log.error("closing the write-ahead log failed: %s", e)
+            except OSError as close_error:
+                log.error("closing the write-ahead log failed: %s", close_error)
         self._env.close()
         os.close(self._lock_fd)
 
