@@ -188,6 +188,17 @@ def test_a_restart_on_a_full_disk_is_read_only_until_space_is_back(small_fs: Pat
         assert not ledger.put()
         assert ledger.errors[-1] == (503, "ServiceUnavailable")
         assert "disk full" in server.log_text()
+    finally:
+        code = server.stop()  # SIGTERM while read-only: a clean stop that keeps the log for the next start
+    assert code == 0
+
+    server = ServerProcess(*FLAGS, data_dir=data)
+    try:
+        client = make_client(server.url)
+        ledger.client = client
+        ledger.check(client)
+        assert not ledger.put()
+        assert ledger.errors[-1] == (503, "ServiceUnavailable")
         filler.unlink()  # space is back: writes resume by themselves
         until(ledger.put)
         ledger.check(client)
