@@ -283,6 +283,7 @@ class LmdbKV:
             self._wal = wal.WriteAheadLog(wal_dir, numbers[-1] + 1 if numbers else 1, kept, faults)
         except OSError as os_error:
             raise StorageError(f"cannot open the write-ahead log in {wal_dir}: {os_error}") from os_error
+        self._commit_seq = 0  # the replay's own commits are not this run's writes
         start = self._wal.position()
         self._durable_pos = self._store_pos = start
         self._sealed = (0, start)
@@ -319,7 +320,6 @@ class LmdbKV:
             wal.remove_segments(directory, numbers)
         except (OSError, lmdb.Error) as sync_error:
             return sync_error
-        self._commit_seq = 0
         log.info("replayed %d write-ahead log segment(s)", len(numbers))
         return None
 
@@ -388,16 +388,17 @@ class LmdbKV:
     def _commit_batch(self) -> None:
         """Write the open batch to LMDB's file, its records synced first. Raises ``StorageError``; the batch is
         gone then (the caller takes back what is not durable)."""
-        batch = self._batch
-        if batch is None:
-            return
         log_ = self._wal_or_fail()
         # The file must never hold a write whose record could still be lost (a failure could not take it back,
         # and a crash would leave the store ahead of its log), so the batch's records are synced first: one
-        # blocking fdatasync per batch, about once a second. Every write in the batch is sealed by now.
+        # blocking fdatasync per batch, about once a second. Every write in the batch is sealed by now. (Also
+        # without a batch: a segment is retired only once all of it is synced.)
         epoch, seq, pos = self._epoch, self._commit_seq, log_.position()
         log_.sync()
         self._mark_durable(epoch, seq, pos)
+        batch = self._batch
+        if batch is None:
+            return
         self._batch = None
         self._batch_bytes = 0
         try:
