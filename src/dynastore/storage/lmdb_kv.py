@@ -23,24 +23,18 @@ batch (atomically; an exception discards only its own writes). The batch outlive
 writes durable): it is committed to the file once it holds ``MAX_BATCH_BYTES`` or is ``BATCH_INTERVAL`` old,
 at a checkpoint and at close, so that the pages many writes share are written once. Reads on the owner thread
 go through the open batch, so they see every committed write exactly as they would without batching (another
-thread sees only what reached the file). If a seal fails, every later ``flush`` raises, so no write it held is
-ever reported durable.
+thread sees only what reached the file). A batch is committed only after a sync covered its records, so the
+file never holds a write that could still be lost.
 
-Long keys. LMDB keys are limited to ``env.max_key_size()`` (511 bytes in the bundled build) while
-DynamoDB keys reach 2048 + 1024 bytes before encoding. Longer keys are stored as a chain of groups,
-transparently and in order:
+Failures (docs/design.md "Storage failures and a full disk"). When appending, syncing, rotating or committing
+fails, ``_take_back`` aborts the batch, cuts the log back to its synced end and rebuilds the batch from the file
+plus the synced records, so the view holds every acknowledged write and nothing unacknowledged; the commits
+taken back are reported to ``watch_losses`` listeners. Writes are then refused (``StorageUnavailableError``;
+deletes still run on a full disk, which gives up the reserve file) until ``retry_writes`` succeeds.
 
-* in the main database a key of at most ``M - 1`` bytes (``M`` = max key size) is stored as is;
-* every key longer than that with head ``h = key[:M-1]`` lives in a *group*: the main database holds
-  one marker ``h + b"\\x00"`` (exactly ``M`` bytes, so it is told apart by its length) whose value is an
-  8-byte group id, and the tail ``key[M-1:]`` is stored in the ``long`` database under ``gid + tail``;
-* a tail longer than ``M - 9`` bytes nests the same way (``gid + tail[:M-9] + b"\\x00"`` → child gid).
+Long keys (keys longer than LMDB allows) are stored as chains of groups: storage/lmdb_layout.py.
 
-The marker sorts right after ``h`` and before every key greater than all keys starting with ``h``, so a
-range scan visits groups exactly where their keys belong. Group ids come from a counter stored in the
-``long`` database under eight zero bytes; a group's marker is removed when its last key is deleted.
-
-No lmdb type or ``Any`` is visible outside this module; lmdb errors become ``StorageError``.
+No lmdb type or ``Any`` is visible outside this module and lmdb_layout; lmdb errors become ``StorageError``.
 """
 
 from __future__ import annotations
@@ -59,11 +53,11 @@ import lmdb
 
 from dynastore.storage import disk_space, wal
 from dynastore.storage.kv import DurabilityError, LossListener, StorageError, StorageUnavailableError
+from dynastore.storage.lmdb_layout import Layout, delete_long, get_long, put_long, scan_root, scan_root_reverse
 from dynastore.storage.syncer import SyncProcess
 
 if TYPE_CHECKING:
     _Txn = lmdb.Transaction[bytes]
-    _Db = lmdb._Database
     _Stat = lmdb._StatDict
 
 __all__ = ["LmdbKV"]
@@ -79,27 +73,13 @@ MAX_BATCH_BYTES = 16 << 20
 BATCH_INTERVAL = 1.0
 LOCK_FILE = "dynastore.lock"
 RESERVE_FILE = "reserve"  # storage/disk_space.py
-_ID_LEN = 8
-_COUNTER_KEY = bytes(_ID_LEN)
 REPLAY_TXN_OPS = 10_000  # operations per storage transaction while replaying the write-ahead log
-
-
-class _Layout:
-    """The databases and the long-key thresholds of one environment."""
-
-    __slots__ = ("main", "long", "root_max", "nest_max")
-
-    def __init__(self, main: _Db, long: _Db, max_key_size: int) -> None:
-        self.main = main
-        self.long = long
-        self.root_max = max_key_size - 1  # longest key stored directly in main
-        self.nest_max = max_key_size - 1 - _ID_LEN  # longest tail stored directly in a group
 
 
 class _LmdbReadTxn:
     __slots__ = ("_txn", "_lay")
 
-    def __init__(self, txn: _Txn, lay: _Layout) -> None:
+    def __init__(self, txn: _Txn, lay: Layout) -> None:
         self._txn = txn
         self._lay = lay
 
@@ -115,7 +95,7 @@ class _LmdbReadTxn:
         try:
             if len(key) <= self._lay.root_max:
                 return self._txn.get(key)
-            return _get_long(self._txn, self._lay, key)
+            return get_long(self._txn, self._lay, key)
         except lmdb.Error as e:
             raise StorageError(f"lmdb get failed: {e}") from e
 
@@ -123,8 +103,8 @@ class _LmdbReadTxn:
         if lo >= hi:
             return iter(())
         if reverse:
-            return _scan_root_reverse(self._txn, self._lay, lo, hi)
-        return _scan_root(self._txn, self._lay, lo, hi)
+            return scan_root_reverse(self._txn, self._lay, lo, hi)
+        return scan_root(self._txn, self._lay, lo, hi)
 
 
 class _BatchReadTxn(_LmdbReadTxn):
@@ -192,7 +172,7 @@ class _LmdbWriteTxn(_LmdbReadTxn):
             if len(key) <= self._lay.root_max:
                 self._txn.put(key, value)
             else:
-                _put_long(self._txn, self._lay, key, value)
+                put_long(self._txn, self._lay, key, value)
         except lmdb.Error as e:
             raise StorageError(f"lmdb put failed: {e}") from e
 
@@ -202,7 +182,7 @@ class _LmdbWriteTxn(_LmdbReadTxn):
         try:
             if len(key) <= self._lay.root_max:
                 return self._txn.delete(key)
-            return _delete_long(self._txn, self._lay, key)
+            return delete_long(self._txn, self._lay, key)
         except lmdb.Error as e:
             raise StorageError(f"lmdb delete failed: {e}") from e
 
@@ -243,7 +223,7 @@ class LmdbKV:
             max_key = self._env.max_key_size()
         except lmdb.Error as e:
             raise StorageError(f"cannot open lmdb environment at {path}: {e}") from e
-        self._lay = _Layout(main, long, max_key)
+        self._lay = Layout(main, long, max_key)
         self._wal: wal.WriteAheadLog | None = None  # None only while the constructor replays the log
         self._faults = faults
         self._reserve = disk_space.Reserve(os.path.join(self._path, RESERVE_FILE), reserve_bytes)
@@ -761,7 +741,7 @@ def _lock_directory(path: str) -> int:
     return fd
 
 
-def _apply_operations(txn: _Txn, lay: _Layout, records: Iterator[list[wal.Operation]]) -> int:
+def _apply_operations(txn: _Txn, lay: Layout, records: Iterator[list[wal.Operation]]) -> int:
     """Apply logged records to ``txn`` (records already in the log: nothing is logged again); returns the bytes
     they wrote."""
     written = 0
@@ -771,13 +751,13 @@ def _apply_operations(txn: _Txn, lay: _Layout, records: Iterator[list[wal.Operat
                 if len(key) <= lay.root_max:
                     txn.delete(key)
                 else:
-                    _delete_long(txn, lay, key)
+                    delete_long(txn, lay, key)
             else:
                 written += len(key) + len(value)
                 if len(key) <= lay.root_max:
                     txn.put(key, value)
                 else:
-                    _put_long(txn, lay, key, value)
+                    put_long(txn, lay, key, value)
     return written
 
 
@@ -794,203 +774,3 @@ def _apply_records(txn: _LmdbWriteTxn, records: Iterator[list[wal.Operation]], m
         if applied >= max_ops:
             return False
     return True
-
-
-# ---------------------------------------------------------------- long keys
-
-
-def _get_long(txn: _Txn, lay: _Layout, key: bytes) -> bytes | None:
-    gid = txn.get(key[: lay.root_max] + b"\x00")
-    rest = key[lay.root_max :]
-    long, cut = lay.long, lay.nest_max
-    while gid is not None:
-        if len(rest) <= cut:
-            return txn.get(gid + rest, db=long)
-        gid = txn.get(gid + rest[:cut] + b"\x00", db=long)
-        rest = rest[cut:]
-    return None
-
-
-def _new_gid(txn: _Txn, lay: _Layout) -> bytes:
-    raw = txn.get(_COUNTER_KEY, db=lay.long)
-    gid = (int.from_bytes(raw, "big") if raw is not None else 0) + 1
-    out = gid.to_bytes(_ID_LEN, "big")
-    txn.put(_COUNTER_KEY, out, db=lay.long)
-    return out
-
-
-def _put_long(txn: _Txn, lay: _Layout, key: bytes, value: bytes) -> None:
-    marker = key[: lay.root_max] + b"\x00"
-    gid = txn.get(marker)
-    if gid is None:
-        gid = _new_gid(txn, lay)
-        txn.put(marker, gid)
-    rest = key[lay.root_max :]
-    long, cut = lay.long, lay.nest_max
-    while len(rest) > cut:
-        marker = gid + rest[:cut] + b"\x00"
-        child = txn.get(marker, db=long)
-        if child is None:
-            child = _new_gid(txn, lay)
-            txn.put(marker, child, db=long)
-        gid, rest = child, rest[cut:]
-    txn.put(gid + rest, value, db=long)
-
-
-def _group_empty(txn: _Txn, lay: _Layout, gid: bytes) -> bool:
-    cur = txn.cursor(db=lay.long)
-    return not (cur.set_range(gid) and cur.key()[:_ID_LEN] == gid)
-
-
-def _delete_long(txn: _Txn, lay: _Layout, key: bytes) -> bool:
-    long, cut = lay.long, lay.nest_max
-    marker = key[: lay.root_max] + b"\x00"
-    path: list[tuple[bytes, bool, bytes]] = []  # (marker key, marker is in main, child gid)
-    gid = txn.get(marker)
-    in_main = True
-    rest = key[lay.root_max :]
-    while True:
-        if gid is None:
-            return False
-        path.append((marker, in_main, gid))
-        if len(rest) <= cut:
-            break
-        marker, in_main = gid + rest[:cut] + b"\x00", False
-        gid = txn.get(marker, db=long)
-        rest = rest[cut:]
-    if not txn.delete(gid + rest, db=long):
-        return False
-    for marker, in_main, child in reversed(path):
-        if not _group_empty(txn, lay, child):
-            break
-        if in_main:
-            txn.delete(marker)
-        else:
-            txn.delete(marker, db=long)
-    return True
-
-
-# ---------------------------------------------------------------- range scans
-
-
-def _child_bounds(h: bytes, lo: bytes, hi: bytes | None) -> tuple[bytes, bytes | None] | None:
-    """Bounds relative to the group of keys ``h + t`` (t non-empty); None if the group is out of range."""
-    n = len(h)
-    if lo[:n] == h:
-        lo_rel = lo[n:]
-    elif lo < h:
-        lo_rel = b""
-    else:
-        return None
-    if hi is None:
-        hi_rel = None
-    elif hi[:n] == h:
-        hi_rel = hi[n:]
-        if not hi_rel:
-            return None
-    elif hi > h:
-        hi_rel = None
-    else:
-        return None
-    return lo_rel, hi_rel
-
-
-def _scan_root(txn: _Txn, lay: _Layout, lo: bytes, hi: bytes) -> Iterator[tuple[bytes, bytes]]:
-    cut = lay.root_max
-    try:
-        cur = txn.cursor()
-        if not (cur.set_range(lo if len(lo) <= cut else lo[:cut]) if lo else cur.first()):
-            return
-        # Positioned at the first key >= lo unless lo was cut to a group head: only then can keys below lo follow.
-        floor = lo if len(lo) > cut else b""
-        for key, value in cur.iternext():
-            if key >= hi:
-                return
-            if len(key) > cut:
-                h = key[:cut]
-                bounds = _child_bounds(h, lo, hi)
-                if bounds is not None:
-                    yield from _scan_group(txn, lay, value, h, bounds[0], bounds[1])
-            elif key >= floor:
-                yield key, value
-    except lmdb.Error as e:
-        raise StorageError(f"lmdb scan failed: {e}") from e
-
-
-def _scan_group(
-    txn: _Txn, lay: _Layout, gid: bytes, base: bytes, lo: bytes, hi: bytes | None
-) -> Iterator[tuple[bytes, bytes]]:
-    cut = lay.nest_max
-    cur = txn.cursor(db=lay.long)
-    if not cur.set_range(gid + (lo if len(lo) <= cut else lo[:cut])):
-        return
-    for key, value in cur.iternext():
-        if key[:_ID_LEN] != gid:
-            return
-        x = key[_ID_LEN:]
-        if hi is not None and x >= hi:
-            return
-        if len(x) > cut:
-            h = x[:cut]
-            bounds = _child_bounds(h, lo, hi)
-            if bounds is not None:
-                yield from _scan_group(txn, lay, value, base + h, bounds[0], bounds[1])
-        elif x >= lo:
-            yield base + x, value
-
-
-def _scan_root_reverse(txn: _Txn, lay: _Layout, lo: bytes, hi: bytes) -> Iterator[tuple[bytes, bytes]]:
-    cut = lay.root_max
-    cur = txn.cursor()
-    # Position on the last entry that may hold keys < hi. A hi longer than a key can be is cut to its
-    # head plus 0x01: that keeps the head itself and the head's group marker, and nothing greater than hi.
-    seek = hi if len(hi) <= cut else hi[:cut] + b"\x01"
-    try:
-        positioned = cur.prev() if cur.set_range(seek) else cur.last()
-        if not positioned:
-            return
-        for key, value in cur.iterprev():
-            if len(key) > cut:
-                h = key[:cut]
-                bounds = _child_bounds(h, lo, hi)
-                if bounds is None:
-                    if lo > h:
-                        return
-                    continue
-                yield from _scan_group_reverse(txn, lay, value, h, bounds[0], bounds[1])
-            elif key < lo:
-                return
-            elif key < hi:
-                yield key, value
-    except lmdb.Error as e:
-        raise StorageError(f"lmdb scan failed: {e}") from e
-
-
-def _scan_group_reverse(
-    txn: _Txn, lay: _Layout, gid: bytes, base: bytes, lo: bytes, hi: bytes | None
-) -> Iterator[tuple[bytes, bytes]]:
-    cut = lay.nest_max
-    cur = txn.cursor(db=lay.long)
-    if hi is None:
-        seek = (int.from_bytes(gid, "big") + 1).to_bytes(_ID_LEN, "big")
-    else:
-        seek = gid + (hi if len(hi) <= cut else hi[:cut] + b"\x01")
-    positioned = cur.prev() if cur.set_range(seek) else cur.last()
-    if not positioned:
-        return
-    for key, value in cur.iterprev():
-        if key[:_ID_LEN] != gid:
-            return
-        x = key[_ID_LEN:]
-        if len(x) > cut:
-            h = x[:cut]
-            bounds = _child_bounds(h, lo, hi)
-            if bounds is None:
-                if lo > h:
-                    return
-                continue
-            yield from _scan_group_reverse(txn, lay, value, base + h, bounds[0], bounds[1])
-        elif x < lo:
-            return
-        elif hi is None or x < hi:
-            yield base + x, value
