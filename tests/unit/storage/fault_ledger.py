@@ -79,7 +79,8 @@ async def run_ledger(kv: LmdbKV, rounds: int) -> Ledger:
     done = asyncio.Event()
 
     async def maintain() -> None:
-        while not done.is_set():
+        deadline = time.monotonic() + 60
+        while not (done.is_set() and kv.writable) and time.monotonic() < deadline:  # the last failure too
             if not kv.writable:
                 kv.retry_writes()
             await asyncio.sleep(0.003)
