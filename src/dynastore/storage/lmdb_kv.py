@@ -488,21 +488,23 @@ class LmdbKV:
             except StorageError as e:  # the view is not readable yet: told again once it is rebuilt
                 log.error("a listener could not take in the writes taken back: %s", e)
 
-    def _rebuild_view(self) -> None:
-        """Open a batch holding the synced records the file does not hold yet; reads on the owner thread see it."""
+    def _rebuild_view(self) -> bool:
+        """Open a batch holding the synced records the file does not hold yet; reads on the owner thread see it.
+        False if that failed (the store is broken: reads are refused too)."""
         if self._batch_thread is None:
             self._broken = None  # no batch: the file is the view
-            return
+            return True
         try:
             batch = self._env.begin(db=self._lay.main, write=True)
             records = self._wal_or_fail().operations_between(self._store_pos, self._durable_pos)
             self._batch_bytes = _apply_operations(batch, self._lay, records)
         except (lmdb.Error, OSError, StorageError) as e:
             self._break(StorageError(f"the log's synced records cannot be applied: {e}"))
-            return
+            return False
         self._batch = batch
         self._batch_started = time.monotonic()
         self._broken = None
+        return True
 
     def _break(self, error: StorageError) -> None:
         if self._broken is None:
@@ -537,8 +539,7 @@ class LmdbKV:
                 self._wal_or_fail().truncate(self._durable_pos)
             except StorageError:
                 return False
-            self._rebuild_view()
-            if self._broken is not None:
+            if not self._rebuild_view():
                 return False
             self._report_loss(self._durable_seq, self._commit_seq)  # readers of the view may now re-read it
         try:
@@ -622,19 +623,21 @@ class LmdbKV:
     def close(self) -> None:
         if self._closed:
             return
-        if self._refusal is None:
+        if self.writable:
             try:
                 self.seal()
                 self._commit_batch()
             except StorageError as commit_error:
                 self._take_back(commit_error)
+        # Asked again, not narrowed from above: the commit may have failed (a compiled build trusts narrowing).
+        keep_log = not self.writable
         self._closed = True
         checkpoint = self._checkpoint
         if checkpoint is not None:
             checkpoint.join()
         if self._log_sync is not None:
             self._log_sync.close()
-        if self._refusal is None:
+        if not keep_log:
             # The store itself becomes durable, so the log is not needed: the next start replays nothing.
             try:
                 self._env.sync(True)
