@@ -9,9 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from dynastore.config import Config
+from dynastore.storage.catalog import Catalog
+from dynastore.storage.kv import StorageError, StorageUnavailableError
 from dynastore.storage.lmdb_kv import LmdbKV
 from tests.unit.storage import fault_ledger
 from tests.unit.storage.killed_writer import first_line_then_kill_9
+from tests.unit.storage.test_catalog import table
 
 # (point, calls before it fails, how many calls fail)
 CASES = [
@@ -53,3 +57,29 @@ def test_a_storage_fault_loses_no_acknowledged_write(tmp_path: Path, point: str,
         f"{point} x{times}: acknowledged {sum(report['acked'].values())}, failed {report['failed']}, "
         f"refused {report['refused']}, lost 0"
     )
+
+
+def test_a_table_created_by_a_write_taken_back_is_gone_from_the_catalog(tmp_path: Path) -> None:
+    faults = fault_ledger.PlannedFaults("wal.append", fault_ledger.FAULTS["wal.append"], after=1)
+    kv = LmdbKV(tmp_path / "db", map_size=1 << 30, faults=faults)
+    kv.enable_batching(lambda: None)
+    config = Config(data_dir=tmp_path / "db")
+    catalog = Catalog.load(kv, config)
+    kv.watch_losses(lambda durable, lost_through: catalog.reload())
+    kept = catalog.create(table(catalog, "kept", 0.0))
+    kv.seal()  # the first record is logged
+    kv.flush()
+    catalog.create(table(catalog, "lost", 0.0))
+    with pytest.raises(StorageError):
+        kv.seal()  # its record cannot be appended: the CreateTable is taken back
+    found = catalog.find("kept")
+    assert catalog.find("lost") is None and found is not None and found.table_id == kept.table_id
+    assert not kv.writable
+    with pytest.raises(StorageUnavailableError):
+        kv.write()
+    assert kv.retry_writes()
+    assert catalog.next_table_id() > kept.table_id + 1  # the id handed out to the lost table is not reused
+    kv.close()
+    kv = LmdbKV(tmp_path / "db", map_size=1 << 30)
+    assert Catalog.load(kv, config).list_names() == ["kept"]
+    kv.close()
