@@ -82,9 +82,8 @@ class Server:
         (one chunk per pass, passes back to back while a backfill has work), deleting expired TTL items."""
         while True:
             more = False
-            if not self.kv.writable:
-                # Read-only after a storage failure (a full disk): nothing here may write; try to write again.
-                self.kv.retry_writes()
+            if not self.kv.retry_writes():
+                # Read-only after a storage failure (a full disk): nothing here may write until a retry succeeds.
                 await asyncio.sleep(MAINTENANCE_INTERVAL)
                 continue
             try:

@@ -124,7 +124,7 @@ class KV(Protocol):
 
     def retry_writes(self) -> bool:
         """Try to accept writes again (space is back, the failed operation works again); True if the store is
-        writable. Owner thread; called periodically while it is not."""
+        writable. Owner thread; called periodically (cheap while the store is writable)."""
         ...
 
     @property

@@ -533,6 +533,9 @@ class LmdbKV:
         if self._closed:
             return False
         if self._refusal is None:
+            # Writable, maybe after deletes freed room inside the file while the file system had none for the
+            # reserve: make it again once there is, so that the next full disk has it to give.
+            self._reserve.remake_if_room()
             return True
         if self._broken is not None:
             try:
@@ -572,8 +575,9 @@ class LmdbKV:
         return True
 
     def _room_inside(self) -> bool:
-        """Whether deletes freed enough pages inside LMDB's file for writes to resume without the reserve: new
-        writes reuse those pages, so only their log records need the file system (``FULL_BELOW`` of it)."""
+        """Whether deletes freed enough pages inside LMDB's file (a quarter of the reserve's size, at least
+        ``FULL_BELOW``) for writes to resume before the reserve can be made again: new writes reuse those pages, so
+        only their log records need the file system (``FULL_BELOW`` of it)."""
         if disk_space.free_bytes(self._path) < disk_space.FULL_BELOW:
             return False
         try:
@@ -584,7 +588,7 @@ class LmdbKV:
             total = self._env.info()["last_pgno"] + 1
         except lmdb.Error:
             return False
-        return (total - used) * stat["psize"] >= max(self._reserve.size, disk_space.FULL_BELOW)
+        return (total - used) * stat["psize"] >= max(self._reserve.size // 4, disk_space.FULL_BELOW)
 
     def _holds_records(self) -> bool:
         log_ = self._wal_or_fail()
