@@ -83,6 +83,12 @@ class Ledger:
         self.not_applied.add(pk)
         return True
 
+    def summary(self) -> str:
+        return (
+            f"{len(self.items)} items acknowledged and held, {len(self.not_applied)} refused, failed or deleted, "
+            f"errors {sorted(set(self.errors))}, lost 0"
+        )
+
     def check(self, client: Any) -> None:
         """Every acknowledged item is there with its exact value; nothing refused, failed or deleted is."""
         stored: dict[str, str] = {}
@@ -169,6 +175,7 @@ def test_disk_full_refuses_writes_keeps_reads_and_loses_nothing(small_fs: Path) 
         ledger.check(ledger.client)
     finally:
         assert server.stop() == 0
+    print(ledger.summary())
 
 
 def test_a_restart_on_a_full_disk_is_read_only_until_space_is_back(small_fs: Path) -> None:
@@ -213,3 +220,4 @@ def test_a_restart_on_a_full_disk_is_read_only_until_space_is_back(small_fs: Pat
         ledger.check(make_client(server.url))
     finally:
         assert server.stop() == 0
+    print(ledger.summary())
