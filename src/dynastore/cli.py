@@ -53,6 +53,13 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
         default=defaults.crash_safe,
         help="sync each commit's pages before its meta page: an OS crash or power loss cannot corrupt the store",
     )
+    serve.add_argument(
+        "--disk-reserve",
+        type=int,
+        default=defaults.disk_reserve,
+        metavar="BYTES",
+        help="size of the reserve file freed when the disk fills, so deletes still work (0: none)",
+    )
     serve.add_argument("--region", default=defaults.region, help="region reported in ARNs and endpoints")
     serve.add_argument(
         "--create-table-delay",
@@ -114,6 +121,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             data_dir=args.data_dir,
             in_memory=args.in_memory,
             crash_safe=args.crash_safe,
+            disk_reserve=args.disk_reserve,
             region=args.region,
             create_table_delay=args.create_table_delay,
             update_table_delay=args.update_table_delay,

@@ -12,6 +12,7 @@ from typing import Any
 from dynastore.limits import (
     ADAPTIVE_CAPACITY_DELAY,
     BODY_TIMEOUT_SECONDS,
+    DISK_RESERVE_BYTES,
     GSI_BACKFILL_ITEMS_PER_TXN,
     HEADER_TIMEOUT_SECONDS,
     IDLE_TIMEOUT_SECONDS,
@@ -38,6 +39,9 @@ class Config:
     # Each batch commit (about once a second) syncs the write-ahead log and then LMDB's pages before its meta page,
     # so that an operating-system crash or power loss cannot leave the store corrupt; the loop waits for that sync.
     crash_safe: bool = False
+    # Bytes of the reserve file kept in the data directory (storage/disk_space.py): on a full disk it is freed so
+    # that deletes can still be logged and committed; writes resume once it can be made again. 0: no reserve.
+    disk_reserve: int = DISK_RESERVE_BYTES
     region: str = "us-east-1"
     account_id: str = "000000000000"
     # Simulated control-plane delays, in seconds: how long a table stays CREATING / UPDATING / DELETING.
@@ -89,6 +93,7 @@ class Config:
             data_dir=Path(env.get("DYNASTORE_DATA_DIR", str(base.data_dir))),
             in_memory=env.get("DYNASTORE_IN_MEMORY", "").lower() in ("1", "true", "yes"),
             crash_safe=env.get("DYNASTORE_CRASH_SAFE", "").lower() in ("1", "true", "yes"),
+            disk_reserve=int(env.get("DYNASTORE_DISK_RESERVE", base.disk_reserve)),
             region=env.get("DYNASTORE_REGION", base.region),
             account_id=env.get("DYNASTORE_ACCOUNT_ID", base.account_id),
             create_table_delay=float(env.get("DYNASTORE_CREATE_TABLE_DELAY", base.create_table_delay)),

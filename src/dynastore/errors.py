@@ -15,6 +15,7 @@ Hierarchy::
       TransactionCanceledException, TransactionConflictException, TransactionInProgressException,
       IdempotentParameterMismatchException, RequestLimitExceeded     com.amazonaws.dynamodb.v20120810
       InternalServerError               500
+      ServiceUnavailable                503 (writes refused while the store is read-only, e.g. a full disk)
 
 Internal (non-wire) errors end in ``Error`` and never reach the protocol layer.
 """
@@ -40,6 +41,7 @@ __all__ = [
     "ResourceInUseException",
     "ResourceNotFoundException",
     "SerializationException",
+    "ServiceUnavailable",
     "ThrottlingException",
     "TransactionCanceledException",
     "TransactionConflictException",
@@ -123,12 +125,6 @@ class RequestEntityTooLargeException(DynamoError):
     status = 413
 
 
-class ServiceUnavailableException(DynamoError):
-    """The server is at a limit of its own (connections, buffered requests); clients retry a 503."""
-
-    status = 503
-
-
 class ResourceNotFoundException(DynamoError):
     default_message = "Requested resource not found"
 
@@ -179,3 +175,10 @@ class IdempotentParameterMismatchException(DynamoError):
 class InternalServerError(DynamoError):
     status = 500
     default_message = "Internal server error"
+
+
+class ServiceUnavailable(DynamoError):
+    """DynamoDB's 503, "currently unavailable (this should be a temporary state)": the request was not carried
+    out and may be retried as it is."""
+
+    status = 503

@@ -89,3 +89,6 @@ WARM_READ_UNITS = 12000
 WARM_WRITE_UNITS = 4000
 # Attribute names: 1 to 65,535 bytes of UTF-8 (a name of 64 KB itself is refused).
 MAX_ATTRIBUTE_NAME_BYTES = 65535
+# The reserve file a store keeps for a full disk (storage/disk_space.py): room for the batch in flight (up to
+# 16 MB of writes, whose pages LMDB copies on write) and for the deletes that free space.
+DISK_RESERVE_BYTES = 32 * 1024 * 1024

@@ -530,3 +530,6 @@ INDEX_KEY_TOO_LARGE = (
     "One or more parameter values were invalid: Size limit exceeded for Index Key {name} Actual Size: {size} bytes "
     "Max Size: {limit} bytes IndexName: {index}"
 )
+
+# Storage failures (docs/operations.md "A full disk"): the request was not carried out.
+STORAGE_UNAVAILABLE = "The service is currently unavailable: it cannot store writes at the moment. Retry later."

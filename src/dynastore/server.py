@@ -37,7 +37,7 @@ def open_storage(config: Config) -> KV:
         return MemoryKV()
     from dynastore.storage.lmdb_kv import LmdbKV
 
-    return LmdbKV(config.data_dir, ordered_sync=config.crash_safe)
+    return LmdbKV(config.data_dir, ordered_sync=config.crash_safe, reserve_bytes=config.disk_reserve)
 
 
 def connection_limits(config: Config) -> ConnectionLimits:
@@ -61,6 +61,8 @@ class Server:
         self.config = config
         self.kv = open_storage(config)
         self.catalog = Catalog.load(self.kv, config)
+        # Writes the store took back after a storage failure may have changed tables: read them again.
+        self.kv.watch_losses(lambda durable, lost_through: self.catalog.reload())
         self.context = Context(config, self.kv, self.catalog)
         self.protocol = self._protocol()
         self._stopping: asyncio.Event | None = None
@@ -120,7 +122,10 @@ class Server:
             for listener in listeners:
                 listener.close()
             registry.stop()
-            await committer.drain()
+            try:
+                await committer.drain()
+            except StorageError as e:
+                log.error("the last writes could not be made durable: %s", e)
             committer.close()
             self.close()
 
@@ -129,6 +134,10 @@ class Server:
         (one chunk per pass, passes back to back while a backfill has work), deleting expired TTL items."""
         while True:
             more = False
+            if not self.kv.retry_writes():
+                # Read-only after a storage failure (a full disk): nothing here may write until a retry succeeds.
+                await asyncio.sleep(MAINTENANCE_INTERVAL)
+                continue
             try:
                 self.catalog.maintain()
                 more = indexes.maintain(self.context)
@@ -148,6 +157,10 @@ class Server:
             await wanted.wait()
             wanted.clear()
             await asyncio.sleep(PROPAGATION_PAUSE)
+            if not self.kv.writable:  # read-only: the backlog waits (it is durable) until writes resume
+                await asyncio.sleep(MAINTENANCE_INTERVAL)
+                wanted.set()
+                continue
             try:
                 while indexes.propagate(self.context):
                     if self.config.gsi_propagation_delay > 0:
@@ -163,9 +176,15 @@ class Server:
             self._stopping.set()
 
     def close(self) -> None:
-        self.catalog.close()
-        self.kv.seal()
-        self.kv.flush()
+        try:
+            if self.kv.writable:
+                self.catalog.close()
+                self.kv.seal()
+                self.kv.flush()
+        except StorageError as e:
+            # The store took back what it could not make durable and closes read-only: its log stays for the
+            # next start to replay.
+            log.error("saving state at shutdown failed: %s", e)
         self.kv.close()
 
     def run(self, sockets: list[socket.socket] | None = None) -> None:

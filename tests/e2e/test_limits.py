@@ -167,7 +167,7 @@ def test_the_connection_cap_closes_the_longest_idle_then_refuses_with_503() -> N
         status, _, body = split_response(read_until_closed(refused))
         assert status == 503
         assert json.loads(body) == {
-            "__type": "com.amazonaws.dynamodb.v20120810#ServiceUnavailableException",
+            "__type": "com.amazonaws.dynamodb.v20120810#ServiceUnavailable",
             "message": "The server holds as many requests or connections as it can; retry the request",
         }
         for sock in [*busy, newcomer]:
@@ -187,7 +187,7 @@ def test_request_bytes_held_by_all_connections_are_bounded() -> None:
         other.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 200000\r\n\r\n" + b" " * 200_000)
         status, _, body = split_response(read_until_closed(other))
         assert status == 503
-        assert json.loads(body)["__type"] == "com.amazonaws.dynamodb.v20120810#ServiceUnavailableException"
+        assert json.loads(body)["__type"] == "com.amazonaws.dynamodb.v20120810#ServiceUnavailable"
         stalled.close()  # its bytes go back to the budget: a request of the same size is served
         again = connect(server)
         padded = LIST_TABLES.replace(b"Content-Length: 2", b"Connection: close\r\nContent-Length: 200000")

@@ -355,6 +355,9 @@ class Capacity:
         return True
 
     def persist(self, st: TableState) -> None:
+        if not self.ctx.kv.writable:
+            st.dirty = True  # read-only after a storage failure (a full disk): saved once writes resume
+            return
         rec = {
             "kind": "capacity",
             "id": st.td.table_id,

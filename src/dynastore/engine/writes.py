@@ -130,8 +130,9 @@ class WriteResult:
 
 
 def execute(ctx: Context, table: TableDef, key: bytes, plan: Plan) -> WriteResult:
-    """Apply ``plan`` to the item at ``key`` atomically. Raises ConditionFailedError (nothing written)."""
-    with ctx.kv.write() as txn:
+    """Apply ``plan`` to the item at ``key`` atomically. Raises ConditionFailedError (nothing written), or
+    StorageUnavailableError while the store refuses writes (a delete still runs on a full disk: it frees space)."""
+    with ctx.kv.write(frees_space=isinstance(plan, DeletePlan)) as txn:
         result = apply_in(ctx, txn, table, key, plan)
     _record_stats(ctx, table, result)
     return result
@@ -139,7 +140,7 @@ def execute(ctx: Context, table: TableDef, key: bytes, plan: Plan) -> WriteResul
 
 def execute_batch(ctx: Context, writes: list[tuple[TableDef, bytes, Plan]]) -> list[WriteResult]:
     """Apply unconditional plans to distinct keys in one storage transaction (BatchWriteItem)."""
-    with ctx.kv.write() as txn:
+    with ctx.kv.write(frees_space=all(isinstance(plan, DeletePlan) for _, _, plan in writes)) as txn:
         results = [apply_in(ctx, txn, table, key, plan) for table, key, plan in writes]
     for (table, _, _), result in zip(writes, results, strict=True):
         _record_stats(ctx, table, result)

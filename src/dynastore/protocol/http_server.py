@@ -20,7 +20,7 @@ import httptools
 import orjson
 
 from dynastore import messages
-from dynastore.errors import DynamoError, InternalServerError, ServiceUnavailableException, ValidationException
+from dynastore.errors import DynamoError, InternalServerError, ServiceUnavailable, ValidationException
 from dynastore.limits import MAX_HELD_RESPONSES
 from dynastore.protocol.connections import NO_DEADLINE, ConnectionLimits, Registry
 from dynastore.protocol.protocol import RawResponse
@@ -364,7 +364,8 @@ class HttpConnection(asyncio.Protocol):
 
     def _durable(self, slot: _Slot, data: bytes, error: BaseException | None) -> None:
         if error is not None:
-            log.error("write could not be made durable: %s", error)
+            # The store logged the failure once; each write it took back is answered 500 (outcome: not done).
+            log.debug("write could not be made durable: %s", error)
             slot.data, slot.close = _unavailable(), True
         else:
             slot.data = data
@@ -421,7 +422,7 @@ def _error(error: DynamoError) -> bytes:
 
 
 def _busy() -> bytes:
-    return _error(ServiceUnavailableException(messages.SERVER_BUSY))
+    return _error(ServiceUnavailable(messages.SERVER_BUSY))
 
 
 def _unavailable() -> bytes:

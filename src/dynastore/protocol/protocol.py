@@ -21,9 +21,11 @@ from dynastore.errors import (
     DynamoError,
     InternalServerError,
     SerializationException,
+    ServiceUnavailable,
     UnknownOperationException,
 )
 from dynastore.protocol import auth, cors, encoding
+from dynastore.storage.kv import StorageError, StorageUnavailableError
 
 log = logging.getLogger("dynastore")
 
@@ -133,6 +135,13 @@ class Protocol:
                 response.content_type = content_type  # a success answers in the request's JSON type
         except DynamoError as e:
             response = self._error(e)  # errors are always application/x-amz-json-1.0
+        except StorageUnavailableError:
+            # The store refuses writes (the reason is in the log, once): nothing was done, a retry may succeed.
+            response = self._error(ServiceUnavailable(messages.STORAGE_UNAVAILABLE))
+        except StorageError as storage_error:
+            # A write the store could not make durable (it was taken back); not a bug, so no traceback.
+            log.error("storage failure serving a request: %s", storage_error)
+            response = self._error(InternalServerError())
         except Exception:
             log.exception("unexpected error serving a request")
             response = self._error(InternalServerError())

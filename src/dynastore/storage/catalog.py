@@ -124,6 +124,21 @@ class Catalog:
         cat._persisted_next_id = cat._next_id
         return cat
 
+    def reload(self) -> None:
+        """Read every record again after the KV took back commits that never became durable (a storage failure):
+        a table change among them is gone from the store, so it must be gone from here too. The live item
+        statistics of tables that are still the same table are kept (those of the writes taken back stay in
+        them: statistics are approximate, as after a crash); ids already handed out are never handed out again."""
+        fresh = Catalog.load(self._kv, self._config)
+        for name, td in fresh._tables.items():
+            old, st = self._tables.get(name), self._stats.get(name)
+            if old is not None and st is not None and old.table_id == td.table_id:
+                fresh._stats[name] = st
+        self._tables, self._stats, self._purge_ids = fresh._tables, fresh._stats, fresh._purge_ids
+        self._next_id = max(self._next_id, fresh._next_id)
+        self._persisted_next_id = fresh._persisted_next_id
+        self.generation += 1
+
     # ---- lookups ------------------------------------------------------------------------------------------
     def _now(self) -> float:
         return self._config.clock.now()

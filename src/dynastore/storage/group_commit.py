@@ -13,11 +13,13 @@ default executor. Either way a flush's completion reaches the loop only after th
 that is ready, so ``poll()`` lets a busy server answer early: the HTTP layer calls it as each request arrives,
 and the waiters a finished sync covers are answered at once (measured: 8% more durable puts a second).
 
-Errors. A failed flush is logged and every pending waiter gets the exception (``callback(error)``,
-``wait_durable`` raises ``DurabilityError``). The committer then stays failed: after an fsync error the
-kernel may have dropped dirty pages, so no later commit can honestly be called durable; every later wait
-fails at once with a ``DurabilityError`` chained to the first failure, until the server is restarted.
-A callback that raises is logged and does not disturb the others.
+Errors. A failed flush (or seal) makes the engine take back every commit that is not durable (``kv.recover``:
+the log is cut back to its synced end and the store's view rebuilt from it, so nothing unacknowledged stays
+visible or is built on) and refuse writes until it can accept them again. The engine then reports the commits it
+took back (``watch_losses``): their waiters get the error (``callback(error)``, ``wait_durable`` raises
+``DurabilityError``), and so does a waiter that asks later for one of them; waiters for commits already durable
+are answered. After an fsync error the kernel may have dropped dirty pages, so the log's unsynced tail is never
+trusted again: it is cut off. A callback that raises is logged and does not disturb the others.
 """
 
 from __future__ import annotations
@@ -51,7 +53,9 @@ class GroupCommitter:
         self._futures: set[asyncio.Future[int]] = set()
         self._seal_scheduled = False
         kv.enable_batching(self._batch_opened)
-        self._failure: BaseException | None = None
+        kv.watch_losses(self._lost)
+        self._failure: BaseException | None = None  # the last flush error
+        self._lost_range = (0, 0)  # the last commits taken back: seq in (first, second]
         self.flushes = 0  # completed flushes (diagnostics, tests)
         self._background: BackgroundSync | None = kv.background_sync()
         if self._background is not None:
@@ -64,8 +68,13 @@ class GroupCommitter:
 
     @property
     def failed(self) -> BaseException | None:
-        """The flush error that put the committer in the failed state, if any."""
+        """The last flush error, if any (the engine has recovered from it or refuses writes)."""
         return self._failure
+
+    def lost(self, seq: int) -> bool:
+        """Whether commit ``seq`` was taken back by the last failure (it will never be durable)."""
+        first, last = self._lost_range
+        return first < seq <= last
 
     def when_durable(self, seq: int, callback: DurableCallback) -> None:
         """Call ``callback(None)`` once ``kv.durable_seq >= seq`` (synchronously if it already is).
@@ -73,7 +82,7 @@ class GroupCommitter:
         ``seq`` must already be committed (``seq <= kv.commit_seq``); otherwise ValueError.
         On a flush failure ``callback(error)`` is called instead.
         """
-        if self._failure is not None:
+        if self.lost(seq):
             _safe_call(callback, self._failure_for_late_waiter())
             return
         if self._kv.durable_seq >= seq:
@@ -94,7 +103,7 @@ class GroupCommitter:
         """Answer the waiters that a finished sync covers, without waiting for the flush's completion callback
         (cheap: nothing, or one non-blocking read of the sync helper's socket while a flush runs)."""
         waiters = self._waiters
-        if not waiters or self._failure is not None:
+        if not waiters:
             return
         if self._background is not None:
             if self._flushing_to is not None:
@@ -106,7 +115,7 @@ class GroupCommitter:
 
     async def wait_durable(self, seq: int) -> None:
         """Return once ``seq`` is durable; raises ``DurabilityError`` if it cannot become durable."""
-        if self._failure is None and self._kv.durable_seq >= seq:
+        if self._kv.durable_seq >= seq and not self.lost(seq):
             return
         fut: asyncio.Future[None] = self._loop.create_future()
 
@@ -124,11 +133,12 @@ class GroupCommitter:
     async def drain(self) -> None:
         """For shutdown: make everything committed so far durable and let the last flush finish.
 
-        Raises ``DurabilityError`` if that is impossible.
+        Raises ``DurabilityError`` if that is impossible (commits already taken back are not waited for).
         """
         seq = self._kv.commit_seq
         self._seal()
-        await self.wait_durable(seq)
+        if not self.lost(seq):
+            await self.wait_durable(seq)
         while self._futures:
             await asyncio.wait(list(self._futures))
 
@@ -151,13 +161,14 @@ class GroupCommitter:
         try:
             self._kv.seal()
         except Exception as e:
-            self._fail(e)
+            # The engine has taken back what it could not log and reported it (_lost).
+            self._failure = e
             return False
         return True
 
     def _start_flush(self) -> None:
         self._start_scheduled = False
-        if self._flushing_to is not None or not self._waiters or self._failure is not None:
+        if self._flushing_to is not None or not self._waiters:
             return
         if not self._seal():
             return
@@ -165,6 +176,7 @@ class GroupCommitter:
             try:
                 self._flushing_to = self._background.begin()
             except Exception as e:
+                self.close()  # the helper cannot be reached: later flushes run in a worker thread
                 self._fail(e)
             return
         target = self._kv.commit_seq
@@ -177,12 +189,13 @@ class GroupCommitter:
         self._futures.discard(fut)
         self.flushes += 1
         error = DurabilityError("flush was cancelled") if fut.cancelled() else fut.exception()
+        if self._flushing_to == target:
+            self._flushing_to = None
         if error is not None:
             self._fail(error)
             return
-        if self._flushing_to == target:
-            self._flushing_to = None
-        self._synced(max(fut.result(), self._kv.durable_seq))
+        # Not fut.result(): a flush that began before a failure covers commits that were taken back since.
+        self._synced(self._kv.durable_seq)
 
     def _background_done(self) -> None:
         """The engine's flush process answered (or its socket broke)."""
@@ -191,7 +204,9 @@ class GroupCommitter:
         try:
             durable = self._background.finish()
         except Exception as e:
-            self.close()
+            self._flushing_to = None
+            if not self._background.alive():
+                self.close()  # the helper is gone: later flushes run in a worker thread
             self._fail(e)
             return
         if durable is None:
@@ -211,17 +226,27 @@ class GroupCommitter:
             self._schedule_flush()
 
     def _fail(self, error: BaseException) -> None:
-        if self._failure is not None:
-            return
-        log.error("flush failed; failing %d waiter(s) and refusing later ones", len(self._waiters), exc_info=error)
+        """A flush failed: the engine takes back what it did not make durable (and reports it to ``_lost``)."""
+        log.error("flush failed (%s); failing %d waiter(s)", error, len(self._waiters))
         self._failure = error
-        self._flushing_to = None
+        self._kv.recover(error)
+        self._synced(self._kv.durable_seq)  # what was durable before the failure is answered
+
+    def _lost(self, durable: int, lost_through: int) -> None:
+        """The engine took back commits ``durable + 1`` to ``lost_through``: fail their waiters."""
+        self._lost_range = (durable, lost_through)
+        error = self._failure_for_late_waiter()
         waiters, self._waiters = self._waiters, []
-        for _, _, callback in sorted(waiters):
-            _safe_call(callback, error)
+        for seq, tiebreak, callback in sorted(waiters):
+            if seq <= durable:
+                _safe_call(callback, None)
+            elif seq <= lost_through:
+                _safe_call(callback, error)
+            else:
+                heapq.heappush(self._waiters, (seq, tiebreak, callback))
 
     def _failure_for_late_waiter(self) -> BaseException:
-        err = DurabilityError("storage is not durable since an earlier flush failed")
+        err = DurabilityError("the write was taken back: a storage failure kept it from becoming durable")
         err.__cause__ = self._failure
         return err
 

@@ -24,11 +24,17 @@ __all__ = [
     "KV",
     "BackgroundSync",
     "DurabilityError",
+    "LossListener",
     "ReadTxn",
     "StorageCorruptionError",
     "StorageError",
+    "StorageUnavailableError",
     "WriteTxn",
 ]
+
+LossListener = Callable[[int, int], None]
+"""Told ``(durable_seq, lost_through)`` once the commits after ``durable_seq`` up to ``lost_through`` were taken
+back: they never became durable, and the store's view no longer holds them."""
 
 
 class StorageError(Exception):
@@ -41,6 +47,11 @@ class StorageCorruptionError(StorageError):
 
 class DurabilityError(StorageError):
     """Making commits durable failed (fsync error); the on-disk state of recent commits is unknown."""
+
+
+class StorageUnavailableError(StorageError):
+    """The store refuses writes (it is read-only after a storage failure, e.g. a full disk) or, rarely, reads;
+    nothing was done. The protocol answers it with DynamoDB's ServiceUnavailable."""
 
 
 class ReadTxn(Protocol):
@@ -81,14 +92,39 @@ class BackgroundSync(Protocol):
         while it runs. Raises ``DurabilityError`` if it failed."""
         ...
 
+    def alive(self) -> bool:
+        """Whether the flushes can still run (False once the helper is gone)."""
+        ...
+
 
 class KV(Protocol):
     def read(self) -> AbstractContextManager[ReadTxn]:
         """A read transaction (a consistent snapshot on lmdb; see memory_kv for the in-memory caveat)."""
         ...
 
-    def write(self) -> AbstractContextManager[WriteTxn]:
-        """One atomic transaction: commits on clean exit, aborts on exception; sees its own writes."""
+    def write(self, frees_space: bool = False) -> AbstractContextManager[WriteTxn]:
+        """One atomic transaction: commits on clean exit, aborts on exception; sees its own writes. Raises
+        ``StorageUnavailableError`` while the store refuses writes; one that ``frees_space`` (a delete) is still
+        let through while the disk is full."""
+        ...
+
+    @property
+    def writable(self) -> bool:
+        """False while the store refuses writes after a storage failure (``retry_writes`` lifts that)."""
+        ...
+
+    def watch_losses(self, listener: LossListener) -> None:
+        """Call ``listener`` (owner thread) whenever commits that never became durable are taken back."""
+        ...
+
+    def recover(self, error: BaseException) -> None:
+        """A flush failed with ``error``: take back every commit it did not make durable, so the store's view is
+        its durable state again, and refuse writes until ``retry_writes`` succeeds. Owner thread."""
+        ...
+
+    def retry_writes(self) -> bool:
+        """Try to accept writes again (space is back, the failed operation works again); True if the store is
+        writable. Owner thread; called periodically (cheap while the store is writable)."""
         ...
 
     @property

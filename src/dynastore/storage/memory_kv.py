@@ -21,7 +21,7 @@ from typing import cast
 
 from sortedcontainers import SortedDict, SortedList
 
-from dynastore.storage.kv import StorageError
+from dynastore.storage.kv import LossListener, StorageError
 
 __all__ = ["MemoryKV"]
 
@@ -184,10 +184,23 @@ class MemoryKV:
             raise StorageError("store is closed")
         return self._reader
 
-    def write(self) -> _MemoryWriteTxn:
+    def write(self, frees_space: bool = False) -> _MemoryWriteTxn:
         if self._closed:
             raise StorageError("store is closed")
         return _MemoryWriteTxn(self)
+
+    @property
+    def writable(self) -> bool:
+        return not self._closed
+
+    def watch_losses(self, listener: LossListener) -> None:
+        pass  # nothing here can fail to become durable, so nothing is ever taken back
+
+    def recover(self, error: BaseException) -> None:
+        pass
+
+    def retry_writes(self) -> bool:
+        return not self._closed
 
     @property
     def commit_seq(self) -> int:

@@ -131,6 +131,10 @@ class SyncProcess:
             raise DurabilityError("the sync helper exited")
         raise DurabilityError(f"sync failed: {msg[6:].decode(errors='replace')}")
 
+    def alive(self) -> bool:
+        """Whether the helper process is still running."""
+        return self._proc.poll() is None
+
     def close(self) -> None:
         """Stop the helper (it exits when its socket closes) and reap it."""
         self._sock.close()

@@ -17,9 +17,16 @@ passes ``CHECKPOINT_BYTES`` a new one is opened and the older ones are *retired*
 (everything they hold is then in its own file), they are deleted. A crash can leave retired segments behind;
 they are replayed first, which is harmless (see above).
 
+Positions. ``position()`` is (newest segment's number, its size): the end of the log. The store keeps the
+position its last sync covered; after a failure ``truncate`` cuts the log back to it (a torn or unsynced tail
+was never acknowledged) and ``operations_between`` reads the records the store's file does not hold yet.
+
 Threads. Everything runs on the store's owner thread except ``sync``, which may run in a worker thread. A record
 is covered by a ``sync`` (or a ``take_dirty`` whose files are then synced) that starts after its ``append``
 returned.
+
+Faults. Tests pass a ``FaultPoints`` that may raise at each file operation (``wal.append``, ``wal.sync``,
+``wal.rotate``, ``wal.truncate``), so every failure path runs without a failing disk.
 """
 
 from __future__ import annotations
@@ -30,13 +37,16 @@ import struct
 import threading
 import zlib
 from collections.abc import Iterator
+from typing import Protocol
 
 from dynastore.storage.kv import DurabilityError
 
 __all__ = [
     "CHECKPOINT_BYTES",
     "DIRECTORY",
+    "FaultPoints",
     "Operation",
+    "Position",
     "WriteAheadLog",
     "encode_delete",
     "encode_put",
@@ -60,6 +70,16 @@ _DELETE_TAG = 2
 
 Operation = tuple[bytes, bytes | None]
 """A replayed operation: (key, value) for a put, (key, None) for a delete."""
+
+Position = tuple[int, int]
+"""A place in the log: (segment number, byte offset in it); positions compare in log order."""
+
+
+class FaultPoints(Protocol):
+    """A test seam: ``check(point)`` raises the failure planned for that point of the storage write path, if any
+    (an ``OSError`` for a file operation)."""
+
+    def check(self, point: str) -> None: ...
 
 
 def encode_put(key: bytes, value: bytes) -> bytes:
@@ -85,24 +105,29 @@ def segment_path(directory: str, number: int) -> str:
     return os.path.join(directory, f"{number:016d}{SUFFIX}")
 
 
-def recorded_operations(directory: str, numbers: list[int]) -> Iterator[list[Operation]]:
-    """The records of the given segments, oldest first, each as its operations. Stops at the first record that
-    is torn or fails its checksum: that is a write that never finished, so neither it nor anything after it was
-    ever acknowledged."""
+def recorded_operations(
+    directory: str, numbers: list[int], start: Position = (0, 0), stop: Position | None = None
+) -> Iterator[list[Operation]]:
+    """The records of the given segments, oldest first, each as its operations, from ``start`` up to ``stop``
+    (the whole of each segment by default). Stops at the first record that is torn or fails its checksum: that
+    is a write that never finished, so neither it nor anything after it was ever acknowledged."""
     for number in numbers:
+        if number < start[0] or (stop is not None and number > stop[0]):
+            continue
         with open(segment_path(directory, number), "rb") as f:
             data = f.read()
         view = memoryview(data)
-        pos, end = 0, len(data)
+        pos = start[1] if number == start[0] else 0
+        end = min(len(data), stop[1]) if stop is not None and number == stop[0] else len(data)
         while pos < end:
             if pos + _HEADER.size > end:
                 return
             length, crc = _HEADER.unpack_from(view, pos)
-            start = pos + _HEADER.size
-            if length == 0 or start + length > end or zlib.crc32(view[start : start + length]) != crc:
+            body = pos + _HEADER.size
+            if length == 0 or body + length > end or zlib.crc32(view[body : body + length]) != crc:
                 return
-            yield _operations(view[start : start + length])
-            pos = start + length
+            yield _operations(view[body : body + length])
+            pos = body + length
 
 
 def _operations(payload: memoryview) -> list[Operation]:
@@ -142,24 +167,73 @@ def remove_segments(directory: str, numbers: list[int]) -> None:
 class _Segment:
     __slots__ = ("number", "path", "fd", "size", "dirty")
 
-    def __init__(self, directory: str, number: int) -> None:
+    def __init__(self, directory: str, number: int, existing: bool = False) -> None:
         self.number = number
         self.path = segment_path(directory, number)
-        self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, FILE_MODE)
-        self.size = 0
+        if existing:  # a segment left by an earlier run, kept (not appended to) until the store holds its records
+            self.fd = os.open(self.path, os.O_RDONLY)
+            self.size = os.fstat(self.fd).st_size
+        else:
+            self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, FILE_MODE)
+            self.size = 0
         self.dirty = False  # written since the last sync began
 
 
 class WriteAheadLog:
-    """The open log of one store, appending to a new segment numbered ``first_number``."""
+    """The open log of one store, appending to a new segment numbered ``first_number``. ``kept`` are the numbers
+    of segments an earlier run left whose records the store's file may not hold yet (a store opened on a full
+    disk): they stay until a checkpoint retires them, and their records are made durable here first."""
 
-    def __init__(self, directory: str, first_number: int) -> None:
+    def __init__(
+        self, directory: str, first_number: int, kept: list[int] | None = None, faults: FaultPoints | None = None
+    ) -> None:
         os.makedirs(directory, mode=DIRECTORY_MODE, exist_ok=True)
         self.directory = directory
+        self._faults = faults
         self.dir_fd = os.open(directory, os.O_RDONLY)
-        self._segments = [_Segment(directory, first_number)]
+        old = [_Segment(directory, number, existing=True) for number in kept or []]
+        for seg in old:
+            sync_data(seg.fd)
+        self._segments = [*old, _Segment(directory, first_number)]
         self._dir_dirty = True  # a new segment's name must be durable before its records are called durable
         self._sync_lock = threading.Lock()  # sync (a worker thread) and drop never use the same descriptor at once
+
+    def _check(self, point: str) -> None:
+        if self._faults is not None:
+            self._faults.check(point)
+
+    def position(self) -> Position:
+        """The end of the log: every record appended so far lies before it."""
+        seg = self._segments[-1]
+        return (seg.number, seg.size)
+
+    def operations_between(self, start: Position, stop: Position) -> Iterator[list[Operation]]:
+        """The records from ``start`` up to ``stop``, oldest first. Owner thread."""
+        return recorded_operations(self.directory, [s.number for s in self._segments], start, stop)
+
+    def truncate(self, position: Position) -> None:
+        """Cut the log back to ``position`` (the end of its synced part), durably: the records after it (a torn
+        one, or records no sync has covered) were never acknowledged and must never be replayed. Later appends
+        continue at ``position``. Raises ``DurabilityError``."""
+        number, size = position
+        with self._sync_lock:
+            try:
+                self._check("wal.truncate")
+                keep = [s for s in self._segments if s.number <= number]
+                if not keep or keep[-1].number != number:
+                    raise DurabilityError(f"write-ahead log segment {number} is not open")
+                for seg in self._segments[len(keep) :]:
+                    os.close(seg.fd)
+                    os.unlink(seg.path)
+                self._segments = keep
+                seg = keep[-1]
+                os.ftruncate(seg.fd, size)
+                os.fsync(seg.fd)
+                os.fsync(self.dir_fd)
+            except OSError as e:
+                raise DurabilityError(f"write-ahead log cannot be cut back to its synced end: {e}") from e
+            seg.size = size
+            seg.dirty = False
 
     @property
     def full(self) -> bool:
@@ -172,7 +246,12 @@ class WriteAheadLog:
         header = _HEADER.pack(len(payload), zlib.crc32(payload))
         seg = self._segments[-1]
         try:
-            _write_all(seg.fd, header, payload)
+            if self._faults is None:
+                _write_all(seg.fd, header, payload)
+            else:  # a fault planned here leaves a torn record (its header alone), as a full disk may
+                _write_all(seg.fd, header, b"")
+                self._check("wal.append")
+                _write_all(seg.fd, payload, b"")
         except OSError as e:
             raise DurabilityError(f"write-ahead log append failed: {e}") from e
         seg.size += len(header) + len(payload)
@@ -182,6 +261,7 @@ class WriteAheadLog:
         """Open a new segment for later appends; return the numbers of every older one (to be dropped once the
         store has synced). Raises ``DurabilityError``."""
         try:
+            self._check("wal.rotate")
             seg = _Segment(self.directory, self._segments[-1].number + 1)
         except OSError as e:
             raise DurabilityError(f"write-ahead log segment cannot be created: {e}") from e
@@ -212,6 +292,7 @@ class WriteAheadLog:
         ``DurabilityError``."""
         with self._sync_lock:
             try:
+                self._check("wal.sync")
                 for number, fd in self.take_dirty():
                     if number == DIRECTORY:
                         os.fsync(fd)
@@ -230,14 +311,17 @@ class WriteAheadLog:
                 os.close(seg.fd)
                 os.unlink(seg.path)
 
-    def close(self) -> None:
-        """Close every segment, deleting them: the caller has synced the store, which now holds every record."""
+    def close(self, remove: bool = True) -> None:
+        """Close every segment, deleting them: the caller has synced the store, which now holds every record.
+        With ``remove=False`` (a store that could not write its file) they stay, for the next start to replay."""
         with self._sync_lock:
             for seg in self._segments:
                 os.close(seg.fd)
-                os.unlink(seg.path)
+                if remove:
+                    os.unlink(seg.path)
             self._segments = []
-            os.fsync(self.dir_fd)
+            if remove:
+                os.fsync(self.dir_fd)
             os.close(self.dir_fd)
 
 

@@ -85,7 +85,7 @@ def test_the_shared_body_budget_answers_503_and_is_released_when_connections_end
     second.data_received(b"POST / HTTP/1.1\r\nContent-Length: 5000\r\n\r\n" + b"x" * 200)
     status, body = status_and_body(transport.written[0])
     assert status == 503
-    assert json.loads(body)["__type"] == "com.amazonaws.dynamodb.v20120810#ServiceUnavailableException"
+    assert json.loads(body)["__type"] == "com.amazonaws.dynamodb.v20120810#ServiceUnavailable"
     first.connection_lost(None)
     second.connection_lost(None)
     assert (limits.buffered, len(limits.open)) == (0, 0)
