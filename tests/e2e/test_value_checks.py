@@ -261,6 +261,15 @@ class TestAttributeNames:
             )
             == "ExpressionAttributeNames contains invalid value: Empty attribute name for key #n"
         )
+        # A null name (JSON null; the compiled build once refused it with a TypeError, a 500).
+        assert (
+            validation(
+                lambda: ddb.update_item(
+                    TableName=table_s, Key=key, UpdateExpression="REMOVE #m", ExpressionAttributeNames={"#m": None}
+                )
+            )
+            == "ExpressionAttributeNames contains invalid value: Empty attribute name for key #m"
+        )
         assert (
             validation(
                 lambda: ddb.get_item(

@@ -167,8 +167,11 @@ _NAME_KEY = re.compile(r"#[A-Za-z0-9_]+")
 _VALUE_KEY = re.compile(r":[A-Za-z0-9_]+")
 
 
-def check_expression_maps(names: dict[str, str] | None, values: dict[str, Any] | None) -> None:
+def check_expression_maps(names: dict[str, Any] | None, values: dict[str, Any] | None) -> None:
     """ExpressionAttributeNames/Values: not empty, well-formed keys, well-formed values (in DynamoDB's order).
+
+    The maps are the request's as decoded: a name may be null (typed Any, so that compiled code does not refuse it
+    with a TypeError before it is checked).
 
     Numbers among the values are canonicalised in place.
     """
