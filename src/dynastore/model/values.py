@@ -73,13 +73,7 @@ def _check_text_range(text: str) -> bool:
     if len(exponent_digits) > _MAX_EXPONENT_DIGITS:
         raise NumberError(messages.NUMBER_UNDERFLOW if exponent_text.startswith("-") else messages.NUMBER_OVERFLOW)
     exponent = int(exponent_digits) if exponent_digits else 0  # leading zeros dropped: int() bounds its input
-    magnitude = leading + (-exponent if exponent_text.startswith("-") else exponent)
-    if magnitude > limits.NUMBER_MAX_EXPONENT:
-        raise NumberError(messages.NUMBER_OVERFLOW)
-    if magnitude < limits.NUMBER_MIN_EXPONENT:
-        raise NumberError(messages.NUMBER_UNDERFLOW)
-    if len(digits) > limits.NUMBER_MAX_DIGITS:
-        raise NumberError(messages.NUMBER_PRECISION)
+    _check_magnitude(leading + (-exponent if exponent_text.startswith("-") else exponent), len(digits))
     return True
 
 
@@ -88,14 +82,18 @@ def _check_range(value: Decimal) -> Decimal:
         return Decimal(0)
     sign, digits, exponent = value.normalize(DDB_DECIMAL).as_tuple()
     assert isinstance(exponent, int)
-    magnitude = len(digits) + exponent - 1  # position of the leading digit
+    _check_magnitude(len(digits) + exponent - 1, len(digits))  # the leading digit's position
+    return value
+
+
+def _check_magnitude(magnitude: int, digit_count: int) -> None:
+    """DynamoDB's range for a number whose leading digit is at 10**magnitude: overflow, underflow, precision."""
     if magnitude > limits.NUMBER_MAX_EXPONENT:
         raise NumberError(messages.NUMBER_OVERFLOW)
     if magnitude < limits.NUMBER_MIN_EXPONENT:
         raise NumberError(messages.NUMBER_UNDERFLOW)
-    if len(digits) > limits.NUMBER_MAX_DIGITS:
+    if digit_count > limits.NUMBER_MAX_DIGITS:
         raise NumberError(messages.NUMBER_PRECISION)
-    return value
 
 
 def format_number(value: Decimal) -> str:
