@@ -6,10 +6,24 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
+
+from tests.e2e.server_process import ServerProcess
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 DEFAULT_URL = "http://127.0.0.1:8000"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ServerProcess]:
+    process = ServerProcess()
+    try:
+        yield process
+    finally:
+        process.stop()
 
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
@@ -40,11 +54,11 @@ LIST_TABLES = (
 )
 
 
-def test_the_exported_dummy_credentials_are_all_a_client_needs(endpoint: str, tmp_path: Path) -> None:
+def test_the_exported_dummy_credentials_are_all_a_client_needs(server: ServerProcess, tmp_path: Path) -> None:
     exports = readme_exports()
     assert set(exports) == {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION"}
     ran = subprocess.run(
-        [sys.executable, "-c", LIST_TABLES, endpoint],
+        [sys.executable, "-c", LIST_TABLES, server.url],
         env=clean_env(tmp_path, **exports),
         capture_output=True,
         text=True,
@@ -54,9 +68,9 @@ def test_the_exported_dummy_credentials_are_all_a_client_needs(endpoint: str, tm
     assert ran.stdout == "[]\n"
 
 
-def test_without_them_a_clean_machine_cannot_call(endpoint: str, tmp_path: Path) -> None:
+def test_without_them_a_clean_machine_cannot_call(server: ServerProcess, tmp_path: Path) -> None:
     ran = subprocess.run(
-        [sys.executable, "-c", LIST_TABLES, endpoint],
+        [sys.executable, "-c", LIST_TABLES, server.url],
         env=clean_env(tmp_path),
         capture_output=True,
         text=True,
@@ -66,11 +80,11 @@ def test_without_them_a_clean_machine_cannot_call(endpoint: str, tmp_path: Path)
     assert "NoRegionError" in ran.stderr or "NoCredentialsError" in ran.stderr
 
 
-def test_the_python_example_runs_as_written(endpoint: str, tmp_path: Path) -> None:
+def test_the_python_example_runs_as_written(server: ServerProcess, tmp_path: Path) -> None:
     code = readme_python()
     assert DEFAULT_URL in code
     ran = subprocess.run(
-        [sys.executable, "-c", code.replace(DEFAULT_URL, endpoint)],
+        [sys.executable, "-c", code.replace(DEFAULT_URL, server.url)],
         env=clean_env(tmp_path),
         capture_output=True,
         text=True,
