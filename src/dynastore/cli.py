@@ -132,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         serve(_with_network(_with_indexes(_with_capacity(config, args), args), args))
     elif args.command == "partitions":
-        from dynastore.partitions_cli import run
+        from dynastore.admin.partitions_cli import run
 
         raise SystemExit(run(args))
 
@@ -268,7 +268,7 @@ def _with_network(config: Config, args: argparse.Namespace) -> Config:
 
 
 def _add_partitions_command(commands: Any, defaults: Config) -> None:
-    from dynastore.partitions_cli import default_endpoint
+    from dynastore.admin.partitions_cli import default_endpoint
 
     cmd = commands.add_parser(
         "partitions", help="show the partitions of a table and its indexes on a running server (dynastore extension)"

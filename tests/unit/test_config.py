@@ -5,9 +5,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from dynastore.app import open_storage
 from dynastore.cli import _parser, _with_network
 from dynastore.config import Config
-from dynastore.server import connection_limits, open_storage
+from dynastore.server import connection_limits
 from dynastore.storage.lmdb_kv import LmdbKV
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from dynastore import messages
-from dynastore.api.context import Context
-from dynastore.engine.admission import Resource, TableState, capacity_of
-from dynastore.engine.contributors import ContributorCounters
+from dynastore.engine.capacity.contributors import ContributorCounters
+from dynastore.engine.capacity.state import Resource, TableState
+from dynastore.engine.context import Context
 from dynastore.errors import ResourceNotFoundException
 
 __all__ = ["handle_describe", "handle_list", "handle_update"]
@@ -32,7 +32,7 @@ def _table_name(name: str) -> str:
 def _resource(ctx: Context, req: dict[str, Any]) -> tuple[TableState, Resource]:
     name = _table_name(req["TableName"])
     td = ctx.catalog.get(name)
-    st = capacity_of(ctx).state(td)
+    st = ctx.capacity.state(td)
     index = req.get("IndexName")
     if index is None:
         return st, st.base
@@ -56,7 +56,7 @@ def handle_update(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
         res.insights_status = ("DISABLED", previous[1] if previous else mode, now)
         res.insights = None
         status = "DISABLING"
-    capacity_of(ctx).persist(st)
+    ctx.capacity.persist(st)
     out: dict[str, Any] = {"TableName": st.td.name}
     if res.index_name is not None:
         out["IndexName"] = res.index_name
@@ -92,7 +92,7 @@ def _rules(st: TableState, res: Resource, mode: str, at: float) -> list[str]:
 
 
 def handle_list(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    cap = capacity_of(ctx)
+    cap = ctx.capacity
     names = [_table_name(req["TableName"])] if req.get("TableName") else ctx.catalog.list_names()
     summaries: list[dict[str, Any]] = []
     for name in names:

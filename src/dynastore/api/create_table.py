@@ -16,8 +16,8 @@ import uuid
 from typing import Any
 
 from dynastore import limits, messages
-from dynastore.api.context import Context
 from dynastore.api.tags import parse_tags
+from dynastore.engine.context import Context
 from dynastore.errors import LimitExceededException, ValidationException
 from dynastore.model.table_schema import (
     CREATING,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynastore.api.context import Context
+from dynastore.engine.context import Context
 
 __all__ = ["handle", "CACHE_PERIOD_MINUTES"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dynastore import limits
-from dynastore.api.context import Context
+from dynastore.engine.context import Context
 
 __all__ = ["handle"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynastore.api.context import Context
+from dynastore.engine.context import Context
 
 __all__ = ["handle"]
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import orjson
 
-from dynastore.api.context import Context
-from dynastore.engine import admission
-from dynastore.engine.capacity import consumed_capacity, write_half_units
+from dynastore.engine.capacity import admission
+from dynastore.engine.capacity.units import consumed_capacity, write_half_units
+from dynastore.engine.context import Context
 from dynastore.engine.indexes import collection_metrics
 from dynastore.engine.writes import ConditionFailedError, WriteResult
 from dynastore.errors import ConditionalCheckFailedException

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
-from dynastore.api.context import Context
+from dynastore.engine.context import Context
 
 __all__ = ["handle", "DEFAULT_LIMIT"]
 

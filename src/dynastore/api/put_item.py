@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from dynastore import messages
-from dynastore.api.context import Context
 from dynastore.api.item_requests import (
     add_write_capacity,
     conditional_check_failed,
@@ -13,8 +12,10 @@ from dynastore.api.item_requests import (
     settle_write,
     write_condition,
 )
-from dynastore.engine import admission, transactions, writes
-from dynastore.engine.capacity import write_half_units
+from dynastore.engine import transactions, writes
+from dynastore.engine.capacity import admission
+from dynastore.engine.capacity.units import write_half_units
+from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key, storage_key
 from dynastore.errors import ValidationException
 from dynastore.limits import MAX_ITEM_BYTES

@@ -9,11 +9,9 @@ and filters on key attributes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from dynastore import messages
-from dynastore.api.context import Context
 from dynastore.api.item_requests import expression_context
 from dynastore.api.scan import (
     check_attributes_to_get,
@@ -31,10 +29,11 @@ from dynastore.api.scan import (
     select_rule_problem,
     table_part,
 )
+from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key
 from dynastore.engine.reads import KeySpace, PageRequest, condition_paths, range_bounds
 from dynastore.errors import ResourceNotFoundException, ValidationException
-from dynastore.expressions import KeyCondition, ResolvedCondition, legacy
+from dynastore.expressions import KeyCondition, KeyTemplate, KeyTemplates, ResolvedCondition, legacy
 from dynastore.expressions.key_condition import build_key_condition, build_multi_key_condition
 from dynastore.expressions.tokens import ExpressionError
 from dynastore.model.table_schema import TableDef
@@ -76,7 +75,7 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
         space = key_space(table, req)
         condition = _key_condition(req, space, key_condition)
         if space.index is None:
-            _remember_key_condition(req, space, condition)
+            _remember_key_condition(ctx.key_templates, req, space, condition)
     _check_key_values(space, condition)
     prefix = space.partition_prefix(condition.hash_values)
     lo, hi = _condition_bounds(space, condition, prefix)
@@ -142,15 +141,6 @@ def check_expression_params(req: dict[str, Any]) -> None:
 # is never remembered), so it only substitutes its values. Anything else takes the full path.
 
 
-@dataclass(frozen=True, slots=True)
-class _KeyTemplate:
-    hash_ref: str
-    range_op: str | None
-    range_refs: tuple[str, ...]
-
-
-_TEMPLATES: dict[tuple[Any, ...], _KeyTemplate] = {}
-_MAX_TEMPLATES = 1024
 _OTHER_EXPRESSION_PARAMS = ("FilterExpression", "ProjectionExpression", "QueryFilter", "AttributesToGet")
 
 
@@ -178,7 +168,7 @@ def _known_key_condition(req: dict[str, Any], ctx: Context) -> tuple[TableDef, K
         return None  # the full path reports expression errors first
     space = key_space(table, req)
     key = _template_key(req, space)
-    template = _TEMPLATES.get(key) if key is not None else None
+    template = ctx.key_templates.get(key) if key is not None else None
     if template is None:
         return None
     values = req["ExpressionAttributeValues"]
@@ -186,7 +176,9 @@ def _known_key_condition(req: dict[str, Any], ctx: Context) -> tuple[TableDef, K
     return table, space, KeyCondition(values[template.hash_ref], template.range_op, range_values)
 
 
-def _remember_key_condition(req: dict[str, Any], space: KeySpace, condition: KeyCondition) -> None:
+def _remember_key_condition(
+    templates: KeyTemplates, req: dict[str, Any], space: KeySpace, condition: KeyCondition
+) -> None:
     if condition.range_op == "BETWEEN":
         return
     key = _template_key(req, space)
@@ -197,9 +189,8 @@ def _remember_key_condition(req: dict[str, Any], space: KeySpace, condition: Key
     range_refs = tuple(refs.get(id(value)) for value in condition.range_values)
     if hash_ref is None or None in range_refs:
         return
-    if len(_TEMPLATES) >= _MAX_TEMPLATES:
-        _TEMPLATES.clear()
-    _TEMPLATES[key] = _KeyTemplate(hash_ref, condition.range_op, tuple(ref for ref in range_refs if ref is not None))
+    refs_used = tuple(ref for ref in range_refs if ref is not None)
+    templates.remember(key, KeyTemplate(hash_ref, condition.range_op, refs_used))
 
 
 def _key_condition(req: dict[str, Any], space: KeySpace, resolved: ResolvedCondition | None) -> KeyCondition:

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from dynastore import limits, messages
-from dynastore.api.context import Context
+from dynastore.engine.context import Context
 from dynastore.errors import ResourceNotFoundException, ValidationException
 from dynastore.model.table_schema import CREATING, DELETING, TableDef
 from dynastore.util.arn import table_name_from_arn

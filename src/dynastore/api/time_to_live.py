@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from dynastore import messages
-from dynastore.api.context import Context
+from dynastore.engine.context import Context
 from dynastore.errors import ValidationException
 from dynastore.model.table_schema import CREATING, DELETING, TableDef, TtlSpec
 

@@ -9,7 +9,7 @@ show only once the table is ACTIVE again.
 WarmThroughput (of the table, and of a GSI in an Update action) is stored and described (model/warm_throughput.py).
 Not modelled: ReplicaUpdates, GlobalTableWitnessUpdates and
 MultiRegionConsistency are not in ``schemas.UPDATE_TABLE``, so phase 1 drops them (a request with only those
-gets UPDATE_NOTHING). The daily limit on throughput decreases is engine/admission.py's
+gets UPDATE_NOTHING). The daily limit on throughput decreases is engine/capacity/decreases.py's
 ``check_throughput_decrease``.
 """
 
@@ -20,7 +20,6 @@ from dataclasses import replace
 from typing import Any
 
 from dynastore import limits, messages
-from dynastore.api.context import Context
 from dynastore.api.create_table import (
     MAX_CAPACITY_UNITS,
     build_key_schema,
@@ -38,7 +37,8 @@ from dynastore.api.create_table import (
     invalid,
     stream_label,
 )
-from dynastore.engine import admission
+from dynastore.engine.capacity.decreases import check_throughput_decrease
+from dynastore.engine.context import Context
 from dynastore.errors import (
     LimitExceededException,
     ResourceInUseException,
@@ -139,7 +139,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     name: str = req["TableName"]
     now = ctx.clock.now()
     current = ctx.catalog.get(name)  # ResourceNotFoundException before any state rule
-    admission.capacity_of(ctx).state(current)  # the partition map as it is before the change (docs/capacity.md)
+    ctx.capacity.state(current)  # the partition map as it is before the change (docs/capacity.md)
 
     def mutate(td: TableDef) -> TableDef:
         return _Update(req, td, ctx, now).apply()
@@ -381,7 +381,7 @@ def _throughput_change(
     increase = read > current.read or write > current.write
     decrease = read < current.read or write < current.write
     if decrease:
-        admission.check_throughput_decrease(current, now)  # the daily limit (LimitExceededException)
+        check_throughput_decrease(current, now)  # the daily limit (LimitExceededException)
     shown = dataclasses.replace(
         current,
         last_increase=now if increase else current.last_increase,

@@ -30,10 +30,10 @@ from typing import Any
 import orjson
 
 from dynastore import limits, messages
-from dynastore.api.context import Context
-from dynastore.api.per_server import PerServer
-from dynastore.engine.capacity import write_half_units
-from dynastore.engine.gsi_backlog import Backlog, Change, IndexTarget
+from dynastore.engine.capacity.units import write_half_units
+from dynastore.engine.context import Context
+from dynastore.engine.gsi_backlog import Change, IndexTarget
+from dynastore.engine.index_state import IndexState
 from dynastore.errors import ItemCollectionSizeLimitExceededException, ValidationException
 from dynastore.limits import GSI_BACKLOG_RECORDS_PER_TXN, GSI_READ_CATCH_UP_RECORDS
 from dynastore.model.item_size import item_size
@@ -57,7 +57,6 @@ __all__ = [
     "layout_of",
     "maintain",
     "propagate",
-    "state_of",
     "table_item_key",
 ]
 
@@ -349,31 +348,12 @@ def collection_metrics(effects: IndexEffects | None) -> dict[str, Any] | None:
     return {"ItemCollectionKey": effects.collection_key, "SizeEstimateRangeGB": [low, low + 1.0]}
 
 
-# ---------------------------------------------------------------------------------------------- server state
-
-
-class IndexState:
-    """Per server: the GSI backlog, the item-collection limit, backfill pacing."""
-
-    def __init__(self, ctx: Context) -> None:
-        config = ctx.config
-        self.backlog = Backlog(ctx.kv, ctx.clock, config.gsi_propagation_delay)
-        self.collection_limit = config.item_collection_size_limit
-        self.backfill_interval = config.gsi_backfill_interval
-        self.backfill_chunk = max(1, config.gsi_backfill_chunk)
-        self.last_backfill = -math.inf
-        self.targets: tuple[int, dict[int, IndexTarget]] | None = None  # (catalog generation, GSIs to write)
-
-
-state_of = PerServer(IndexState)  # state_of(ctx): the index state of ctx's server
-
-
 # ---------------------------------------------------------------------------------------------- background work
 
 
 def propagate(ctx: Context, max_records: int = GSI_BACKLOG_RECORDS_PER_TXN) -> bool:
     """Apply one chunk of the GSI backlog; True while records are left."""
-    return state_of(ctx).backlog.apply(_gsi_targets(ctx), ctx.catalog.add_index_stats, max_records)
+    return ctx.indexes.backlog.apply(_gsi_targets(ctx), ctx.catalog.add_index_stats, max_records)
 
 
 def catch_up(ctx: Context, budget: int = GSI_READ_CATCH_UP_RECORDS) -> None:
@@ -386,7 +366,7 @@ def catch_up(ctx: Context, budget: int = GSI_READ_CATCH_UP_RECORDS) -> None:
     what the index holds and leaves the rest to the propagator. With ``--gsi-propagation-delay`` nothing is
     applied early: the simulated lag shows.
     """
-    backlog = state_of(ctx).backlog
+    backlog = ctx.indexes.backlog
     if backlog.applied_through >= backlog.last_added or backlog.simulates_lag:
         return
     target = backlog.last_added
@@ -404,7 +384,7 @@ def catch_up(ctx: Context, budget: int = GSI_READ_CATCH_UP_RECORDS) -> None:
 def _gsi_targets(ctx: Context) -> dict[int, IndexTarget]:
     """The GSIs the backlog may write, recomputed only when the catalog changed (propagation runs after every
     write to a table with GSIs; walking every table each time would grow with the number of tables)."""
-    state, catalog = state_of(ctx), ctx.catalog
+    state, catalog = ctx.indexes, ctx.catalog
     cached = state.targets
     if cached is None or cached[0] != catalog.generation:
         cached = state.targets = (catalog.generation, _live_gsis(catalog))
@@ -443,7 +423,7 @@ def maintain(ctx: Context) -> bool:
 
 def _backfill(ctx: Context, table: TableDef, index: IndexDef) -> bool:
     """Copy the next chunk of existing items into a new GSI; True while the backfill is not finished."""
-    state = state_of(ctx)
+    state = ctx.indexes
     now = ctx.clock.now()
     if now < state.last_backfill + state.backfill_interval:
         return True
@@ -497,4 +477,4 @@ def _backfilled(td: TableDef, index_name: str) -> TableDef:
 
 def lag_summary(ctx: Context) -> dict[str, Any]:
     """The GSI propagation lag (extension endpoint ``GET /dynastore/indexes``)."""
-    return state_of(ctx).backlog.lag_summary()
+    return ctx.indexes.backlog.lag_summary()

@@ -29,7 +29,7 @@ from typing import Final, Protocol
 
 import orjson
 
-from dynastore.engine.capacity import read_half_units
+from dynastore.engine.capacity.units import read_half_units
 from dynastore.engine.indexes import table_item_key
 from dynastore.expressions import ResolvedCondition, ResolvedProjection, evaluate, project
 from dynastore.expressions.ast import (

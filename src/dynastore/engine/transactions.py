@@ -19,8 +19,7 @@ The model (docs/transactions.md has the long form):
 from __future__ import annotations
 
 import itertools
-from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import wraps
 from typing import Any, Final, TypeVar, cast
@@ -28,11 +27,11 @@ from typing import Any, Final, TypeVar, cast
 import orjson
 
 from dynastore import messages
-from dynastore.api.context import Context
-from dynastore.api.per_server import PerServer
 from dynastore.engine import writes
-from dynastore.engine.capacity import read_half_units
+from dynastore.engine.capacity.units import read_half_units
+from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key, storage_key
+from dynastore.engine.transaction_locks import TransactionLocks
 from dynastore.errors import (
     DynamoError,
     IdempotentParameterMismatchException,
@@ -49,8 +48,7 @@ from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
 from dynastore.model.values import Item
 from dynastore.storage.itemcodec import decode_item
-from dynastore.storage.kv import KV, WriteTxn
-from dynastore.util.clock import Clock
+from dynastore.storage.kv import WriteTxn
 
 __all__ = [
     "ConditionCheckPlan",
@@ -64,7 +62,6 @@ __all__ = [
     "execute_get",
     "execute_write",
     "find_token",
-    "transaction_locks",
 ]
 
 TOKEN_PREFIX: Final = b"T\x00"
@@ -74,76 +71,9 @@ REASON_NONE: Final[dict[str, Any]] = {"Code": "None"}
 REASON_CONFLICT: Final[dict[str, Any]] = {"Code": "TransactionConflict", "Message": messages.TRANSACTION_ONGOING}
 
 
-# ------------------------------------------------------------------------------------------------ locks
-
-
-class TransactionLocks:
-    """Storage keys written or checked by a TransactWriteItems whose commit is not final yet.
-
-    A transaction registers its keys with the ``commit_seq`` of its KV commit; they are released once
-    ``kv.durable_seq`` reaches it (and, with a hold configured, once the hold has passed). Checking costs one
-    dict lookup, and nothing at all while no transaction is in flight.
-    """
-
-    __slots__ = ("_kv", "_clock", "_hold", "_owner", "_pending", "_ids")
-
-    def __init__(self, kv: KV, clock: Clock, hold: float = 0.0) -> None:
-        self._kv = kv
-        self._clock = clock
-        self._hold = hold
-        self._owner: dict[bytes, int] = {}  # key -> id of the transaction holding it
-        self._pending: deque[tuple[int, float, int, tuple[bytes, ...]]] = deque()  # (seq, release_at, id, keys)
-        self._ids = itertools.count(1)
-
-    @property
-    def idle(self) -> bool:
-        """True when no key may be locked (the fast path of every write)."""
-        return not self._owner
-
-    def is_locked(self, key: bytes) -> bool:
-        owner = self._owner
-        if key not in owner:
-            return False
-        self._release_finished()
-        return key in owner
-
-    def lock(self, keys: Iterable[bytes], seq: int) -> None:
-        """Hold ``keys`` until commit ``seq`` is durable (plus the configured hold)."""
-        held = tuple(keys)
-        tid = next(self._ids)
-        for key in held:
-            self._owner[key] = tid
-        release_at = self._clock.now() + self._hold if self._hold > 0 else 0.0
-        self._pending.append((seq, release_at, tid, held))
-
-    def locked_count(self) -> int:
-        self._release_finished()
-        return len(self._owner)
-
-    def _release_finished(self) -> None:
-        durable = self._kv.durable_seq
-        now = self._clock.now() if self._hold > 0 else 0.0
-        pending, owner = self._pending, self._owner
-        while pending:
-            seq, release_at, tid, keys = pending[0]
-            if seq > durable or release_at > now:
-                break
-            pending.popleft()
-            for key in keys:
-                if owner.get(key) == tid:
-                    del owner[key]
-
-
-def _new_locks(ctx: Context) -> TransactionLocks:
-    return TransactionLocks(ctx.kv, ctx.clock, ctx.config.transaction_lock_hold)
-
-
-transaction_locks = PerServer(_new_locks)  # transaction_locks(ctx): the lock registry of ctx's server
-
-
 def check_item_write(ctx: Context, table: TableDef, key_source: Item) -> None:
     """For PutItem/UpdateItem/DeleteItem: TransactionConflictException if a transaction holds the item."""
-    locks = transaction_locks(ctx)
+    locks = ctx.locks
     if not locks.idle and locks.is_locked(storage_key(table, key_source)):
         raise TransactionConflictException(messages.TRANSACTION_ONGOING)
 
@@ -161,7 +91,7 @@ def defer_batch_conflicts(handler: _Handler) -> _Handler:
 
     @wraps(handler)
     def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        locks = transaction_locks(ctx)
+        locks = ctx.locks
         if locks.idle:
             return handler(req, ctx)
         kept, deferred = _split_conflicting(req.get("RequestItems") or {}, ctx, locks)
@@ -246,7 +176,7 @@ def find_token(ctx: Context, token: str, request_hash: str) -> TokenRecord | Non
         return None
     if record.request_hash != request_hash:
         raise IdempotentParameterMismatchException(messages.IDEMPOTENT_MISMATCH)
-    if transaction_locks(ctx).is_locked(key):
+    if ctx.locks.is_locked(key):
         raise TransactionInProgressException(messages.TRANSACTION_IN_PROGRESS)
     return record
 
@@ -263,7 +193,7 @@ def execute_write(
         replay = find_token(ctx, token, request_hash)
         if replay is not None:
             return WriteOutcome([], replay)
-    locks = transaction_locks(ctx)
+    locks = ctx.locks
     if not locks.idle:
         conflicts = [locks.is_locked(action.key) for action in actions]
         if any(conflicts):
@@ -394,7 +324,7 @@ class GetAction:
 
 def execute_get(ctx: Context, actions: list[GetAction]) -> list[Item | None]:
     """Read every item from one snapshot; TransactionCanceledException if a transaction holds any of them."""
-    locks = transaction_locks(ctx)
+    locks = ctx.locks
     if not locks.idle:
         conflicts = [locks.is_locked(action.key) for action in actions]
         if any(conflicts):

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import orjson
 
-from dynastore.api.context import Context
-from dynastore.api.per_server import PerServer
-from dynastore.engine import admission, transactions, writes
+from dynastore.engine import writes
+from dynastore.engine.capacity import admission
+from dynastore.engine.context import Context
 from dynastore.errors import DynamoError
 from dynastore.expressions import ExpressionContext
 from dynastore.model.table_schema import TableDef
@@ -27,16 +27,6 @@ __all__ = ["sweep"]
 
 SWEEP_CHUNK = 1000  # items examined per table per pass
 OLDEST = 5 * 365 * 24 * 3600  # seconds: TTL values further in the past than this are ignored
-
-
-class _Cursors(dict[int, bytes]):
-    """Per server: where each table's sweep goes on (table id -> next storage key)."""
-
-    def __init__(self, ctx: Context) -> None:
-        super().__init__()
-
-
-_cursors = PerServer(_Cursors)
 
 
 def sweep(ctx: Context) -> bool:
@@ -52,7 +42,7 @@ def sweep(ctx: Context) -> bool:
 
 
 def _sweep_table(ctx: Context, table: TableDef, attribute: str, now: float) -> bool:
-    cursors = _cursors(ctx)
+    cursors = ctx.ttl_cursors
     prefix = keycodec.table_prefix(table.table_id)
     start = cursors.get(table.table_id, prefix)
     needle = orjson.dumps(attribute) + b':{"N"'  # a cheap test before decoding: stored JSON is orjson's, compact
@@ -97,7 +87,7 @@ def _window(now: float) -> dict[str, dict[str, str]]:
 
 def _delete(ctx: Context, table: TableDef, key: bytes, condition: object) -> None:
     """Delete one expired item unless it changed or a transaction holds it (it is looked at again later)."""
-    locks = transactions.transaction_locks(ctx)
+    locks = ctx.locks
     if not locks.idle and locks.is_locked(key):
         return
     try:

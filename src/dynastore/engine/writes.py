@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any, Final
 
 from dynastore import messages
-from dynastore.api.context import Context
 from dynastore.engine import indexes
+from dynastore.engine.context import Context
 from dynastore.errors import ValidationException
 from dynastore.expressions import apply_update, creates_item, evaluate
 from dynastore.limits import MAX_ITEM_BYTES
@@ -150,7 +150,7 @@ def execute_batch(ctx: Context, writes: list[tuple[TableDef, bytes, Plan]]) -> l
 def apply_in(ctx: Context, txn: WriteTxn, table: TableDef, key: bytes, plan: Plan) -> WriteResult:
     """Apply ``plan`` to the item at ``key`` inside ``txn``, with the index maintenance ``table`` needs."""
     if table.lsis or table.gsis:
-        return _apply(txn, key, plan, table=table, index_state=indexes.state_of(ctx))
+        return _apply(txn, key, plan, table=table, index_state=ctx.indexes)
     return _apply(txn, key, plan)
 
 

@@ -2,7 +2,7 @@
 
 Public API::
 
-    ctx = ExpressionContext(names, values)
+    ctx = ExpressionContext(names, values, cache)   # cache: the server's ExpressionCache (None: parse every time)
     cond = ctx.condition("ConditionExpression", text)      # or "FilterExpression"
     upd = ctx.update(text); proj = ctx.projection(text)
     kc = ctx.key_condition(text, hash_key=("pk", "S"), range_key=("sk", "N"))
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dynastore.expressions.legacy as legacy
 from dynastore.expressions.ast import ResolvedCondition, ResolvedProjection, ResolvedUpdate
-from dynastore.expressions.cache import DEFAULT_CACHE, ExpressionCache
+from dynastore.expressions.cache import ExpressionCache, KeyTemplate, KeyTemplates
 from dynastore.expressions.evaluate import evaluate
 from dynastore.expressions.key_condition import KeyCondition
 from dynastore.expressions.projection import project
@@ -27,9 +27,10 @@ from dynastore.expressions.resolve import ExpressionContext, check_expression_ma
 from dynastore.expressions.update import UpdatedPaths, apply_update, creates_item, updated_view
 
 __all__ = [
-    "DEFAULT_CACHE",
     "ExpressionCache",
     "ExpressionContext",
+    "KeyTemplate",
+    "KeyTemplates",
     "KeyCondition",
     "ResolvedCondition",
     "ResolvedProjection",

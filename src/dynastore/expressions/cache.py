@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import Any
 
 from dynastore.expressions.parser import parse
 from dynastore.expressions.semantics import Checked, check_static
 
-__all__ = ["DEFAULT_CACHE", "ExpressionCache"]
+__all__ = ["ExpressionCache", "KeyTemplate", "KeyTemplates"]
 
 
 class ExpressionCache:
@@ -53,4 +54,29 @@ class ExpressionCache:
             self.hits = self.misses = 0
 
 
-DEFAULT_CACHE = ExpressionCache()
+class KeyTemplate:
+    """Which placeholders of a remembered KeyConditionExpression hold the partition key value and the sort key
+    bounds (api/query.py explains when a template may be reused)."""
+
+    __slots__ = ("hash_ref", "range_op", "range_refs")
+
+    def __init__(self, hash_ref: str, range_op: str | None, range_refs: tuple[str, ...]) -> None:
+        self.hash_ref = hash_ref
+        self.range_op = range_op
+        self.range_refs = range_refs
+
+
+class KeyTemplates:
+    """Bounded map of a Query's key-condition shape -> its KeyTemplate; emptied when full (shapes are few)."""
+
+    def __init__(self, maxsize: int = 1024) -> None:
+        self.maxsize = maxsize
+        self._entries: dict[tuple[Any, ...], KeyTemplate] = {}
+
+    def get(self, key: tuple[Any, ...]) -> KeyTemplate | None:
+        return self._entries.get(key)
+
+    def remember(self, key: tuple[Any, ...], template: KeyTemplate) -> None:
+        if len(self._entries) >= self.maxsize:
+            self._entries.clear()
+        self._entries[key] = template

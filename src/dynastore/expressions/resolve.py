@@ -15,7 +15,7 @@ from typing import Any
 from dynastore import messages
 from dynastore.errors import ValidationException
 from dynastore.expressions import ast
-from dynastore.expressions.cache import DEFAULT_CACHE, ExpressionCache
+from dynastore.expressions.cache import ExpressionCache
 from dynastore.expressions.key_condition import KeyCondition, build_key_condition
 from dynastore.expressions.semantics import (
     Checked,
@@ -224,7 +224,8 @@ class ExpressionContext:
         cache: ExpressionCache | None = None,
     ) -> None:
         check_expression_maps(names, values)
-        self._cache = cache if cache is not None else DEFAULT_CACHE
+        # Without the server's cache (a one-off caller) nothing is kept: an empty cache of size 0.
+        self._cache = cache if cache is not None else ExpressionCache(0)
         self._resolver = Resolver(names, values)
 
     def condition(self, kind: str, text: str) -> ast.ResolvedCondition:

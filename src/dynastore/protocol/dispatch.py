@@ -28,7 +28,7 @@ from dynastore.api import (
     update_item,
     update_table,
 )
-from dynastore.api.context import Context
+from dynastore.engine.context import Context
 from dynastore.protocol.protocol import Operation
 from dynastore.validation import validate_request
 

@@ -165,7 +165,7 @@ class Protocol:
         return f"healthy: {host} ".encode()
 
     def _extend(self, method: str, headers: Headers, path: str, body: bytes) -> RawResponse:
-        """dynastore's own endpoints (``/dynastore/...``, see protocol/extensions.py); never DynamoDB's."""
+        """dynastore's own endpoints (``/dynastore/...``, see admin/routes.py); never DynamoDB's."""
         assert self._extension is not None
         seq_before = self._commit_seq()
         try:

@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from dynastore.engine.throttle import Meter
+from dynastore.engine.capacity.buckets import Meter
 from dynastore.errors import DynamoError
 from dynastore.protocol.http_server import Durability
 from dynastore.protocol.protocol import (

@@ -14,9 +14,11 @@ import pytest
 
 from dynastore import messages
 from dynastore.api.batch_get_item import _Admission
-from dynastore.api.context import Context
+from dynastore.app import build_context
 from dynastore.config import Config
-from dynastore.engine import admission, reads, transactions
+from dynastore.engine import reads, transactions
+from dynastore.engine.capacity import admission
+from dynastore.engine.context import Context
 from dynastore.engine.keys import storage_key
 from dynastore.errors import (
     DynamoError,
@@ -36,7 +38,7 @@ Ops = dict[str, Any]
 def make_ctx(**config: Any) -> tuple[Context, Ops]:
     cfg = Config(in_memory=True, clock=ManualClock(), partition_max_rcu=60, partition_max_wcu=20, **config)
     kv = MemoryKV()
-    ctx = Context(config=cfg, kv=kv, catalog=Catalog.load(kv, cfg))
+    ctx = build_context(cfg, kv, Catalog.load(kv, cfg))
     return ctx, dispatch.bind(ctx)
 
 
@@ -56,7 +58,7 @@ def create(ctx: Context, ops: Ops, name: str, read: int | None = None, write: in
             **billing,
         }
     )
-    cap = admission.capacity_of(ctx)
+    cap = ctx.capacity
     cap.spend_burst(cap.find(name))
 
 
@@ -69,7 +71,7 @@ def put(sk: int, size: int = 10) -> dict[str, Any]:
 
 
 def lane(ctx: Context, name: str, *, write: bool) -> Any:
-    res = admission.capacity_of(ctx).find(name).base
+    res = ctx.capacity.find(name).base
     return (res.writes if write else res.reads)[0]
 
 
@@ -89,7 +91,7 @@ def test_batch_write_leaves_the_refused_part_unprocessed_and_settles_the_rest(ta
     requests = [put(sk, size=1500) for sk in range(12)]  # two write units each: ten fit
     response = ops["BatchWriteItem"].run({"RequestItems": {"tbl": requests}})
     assert response["UnprocessedItems"] == {"tbl": requests[10:]}
-    partition = admission.capacity_of(ctx).find("tbl").base.pmap.partitions[0]
+    partition = ctx.capacity.find("tbl").base.pmap.partitions[0]
     assert partition.items == 10 and partition.bytes == ctx.catalog.stats("tbl")[1]
     assert lane(ctx, "tbl", write=True).consumed == 20
 
@@ -108,7 +110,7 @@ def test_batch_write_deletes_are_settled_at_the_size_removed(table: tuple[Contex
     ops["BatchWriteItem"].run({"RequestItems": {"tbl": [put(0, size=3000)]}})  # three write units
     ops["BatchWriteItem"].run({"RequestItems": {"tbl": [{"DeleteRequest": {"Key": key(0)}}]}})
     assert lane(ctx, "tbl", write=True).consumed == 6
-    assert admission.capacity_of(ctx).find("tbl").base.pmap.partitions[0].items == 0
+    assert ctx.capacity.find("tbl").base.pmap.partitions[0].items == 0
 
 
 # ---------------------------------------------------------------- BatchGetItem
@@ -182,7 +184,7 @@ def test_transact_write_charges_double_and_settles_condition_checks(table: tuple
     items = [{"Put": {"TableName": "tbl", "Item": {**key(0), "v": {"S": "x" * 1500}}}}, {"ConditionCheck": check}]
     ops["TransactWriteItems"].run({"TransactItems": items})
     assert lane(ctx, "tbl", write=True).consumed == 2 * 2 + 2 * 1
-    partition = admission.capacity_of(ctx).find("tbl").base.pmap.partitions[0]
+    partition = ctx.capacity.find("tbl").base.pmap.partitions[0]
     assert partition.items == 1  # the ConditionCheck wrote nothing
 
 

@@ -17,9 +17,10 @@ from dynastore.api import (
     time_to_live,
     update_table,
 )
-from dynastore.api.context import Context
+from dynastore.app import build_context
 from dynastore.config import Config
 from dynastore.engine import indexes
+from dynastore.engine.context import Context
 from dynastore.errors import (
     AccessDeniedException,
     DynamoError,
@@ -46,7 +47,7 @@ def make_ctx(create: float = 0.0, update: float = 0.0, delete: float = 0.0) -> C
         clock=clock,
     )
     kv = MemoryKV()
-    return Context(config=config, kv=kv, catalog=Catalog.load(kv, config))
+    return build_context(config, kv, Catalog.load(kv, config))
 
 
 @pytest.fixture

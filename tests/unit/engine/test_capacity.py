@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dynastore.engine.capacity import consumed_capacity, read_half_units, write_half_units
+from dynastore.engine.capacity.units import consumed_capacity, read_half_units, write_half_units
 
 
 @pytest.mark.parametrize(

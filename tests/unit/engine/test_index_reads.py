@@ -12,9 +12,10 @@ import orjson
 import pytest
 
 from dynastore.api import create_table
-from dynastore.api.context import Context
+from dynastore.app import build_context
 from dynastore.config import Config
 from dynastore.engine import writes
+from dynastore.engine.context import Context
 from dynastore.engine.indexes import entry_for
 from dynastore.engine.keys import storage_key
 from dynastore.engine.reads import IndexKeySpace, PageRequest, TableFetch, range_bounds, read_page
@@ -41,7 +42,7 @@ def _key(name: str, kind: str) -> dict[str, str]:
 
 def _table(kv: KV) -> tuple[Context, TableDef]:
     config = Config(in_memory=isinstance(kv, MemoryKV), clock=ManualClock())
-    ctx = Context(config, kv, Catalog.load(kv, config))
+    ctx = build_context(config, kv, Catalog.load(kv, config))
     attrs = {"pk": "S", "sk": "N", "lsk": "S", "g": "S", "gs": "N", "t": "S", "r": "S", "rd": "N", "m": "S"}
     create_table.handle(
         {

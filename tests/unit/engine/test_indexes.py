@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from dynastore.api import create_table
-from dynastore.api.context import Context
+from dynastore.app import build_context
 from dynastore.config import Config
 from dynastore.engine import indexes, writes
+from dynastore.engine.context import Context
 from dynastore.engine.gsi_backlog import decode_record, encode_record
 from dynastore.engine.keys import storage_key
 from dynastore.errors import ItemCollectionSizeLimitExceededException, ValidationException
@@ -37,7 +38,7 @@ def _key(name: str, kind: str) -> dict[str, str]:
 def make_ctx(kv: KV | None = None, **config: Any) -> Context:
     cfg = Config(in_memory=True, clock=ManualClock(), **config)
     store = kv if kv is not None else MemoryKV()
-    return Context(cfg, store, Catalog.load(store, cfg))
+    return build_context(cfg, store, Catalog.load(store, cfg))
 
 
 def create_indexed(ctx: Context, name: str = "t") -> TableDef:
@@ -204,7 +205,7 @@ def test_bad_index_key_is_refused_and_nothing_written(ctx: Context, table: Table
     assert info.value.message == message
     with ctx.kv.read() as txn:
         assert txn.get(storage_key(table, ITEM)) is None
-    assert not indexes.state_of(ctx).backlog.has_pending()
+    assert not ctx.indexes.backlog.has_pending()
 
 
 def test_empty_index_key_from_an_update_has_the_update_text(ctx: Context, table: TableDef) -> None:
@@ -307,7 +308,7 @@ def test_backlog_survives_a_restart_and_is_applied_once() -> None:
 
 
 def test_a_gsi_read_catches_up_with_the_writes_before_it(ctx: Context, table: TableDef) -> None:
-    backlog = indexes.state_of(ctx).backlog
+    backlog = ctx.indexes.backlog
     assert backlog.applied_through >= backlog.last_added  # nothing pending: catch_up is one comparison
     for i in range(5):
         put(ctx, table, {**ITEM, "sk": {"S": str(i)}})

@@ -7,10 +7,9 @@ from typing import Any
 
 import pytest
 
-from dynastore.api.context import Context
+from dynastore.app import build_context
 from dynastore.config import Config
-from dynastore.engine import admission
-from dynastore.engine.partitions import (
+from dynastore.engine.capacity.partitions import (
     HASH_SPACE,
     PartitionLimits,
     PartitionMap,
@@ -22,6 +21,7 @@ from dynastore.engine.partitions import (
     partitions_for_throughput,
     split_point,
 )
+from dynastore.engine.context import Context
 from dynastore.model.item_size import item_size
 from dynastore.protocol import dispatch
 from dynastore.storage import keycodec
@@ -162,7 +162,7 @@ def make_ctx(**config: Any) -> tuple[Context, dict[str, Any]]:
     clock = ManualClock()
     cfg = Config(in_memory=True, clock=clock, **config)
     kv = MemoryKV()
-    ctx = Context(config=cfg, kv=kv, catalog=Catalog.load(kv, cfg))
+    ctx = build_context(cfg, kv, Catalog.load(kv, cfg))
     return ctx, dispatch.bind(ctx)
 
 
@@ -183,7 +183,7 @@ def create(ops: dict[str, Any], name: str, read: int, write: int, **extra: Any) 
 
 
 def view(ctx: Context, name: str) -> list[tuple[float, float]]:
-    st = admission.capacity_of(ctx).find(name)
+    st = ctx.capacity.find(name)
     return st.base.pmap.shares(st.base.read_units, st.base.write_units)
 
 
@@ -214,7 +214,7 @@ def test_api_size_split_of_one_partition() -> None:
         if len(view(ctx, "fill")) == 5:
             break
     assert sorted(view(ctx, "fill"), reverse=True) == [(1250.0, 500.0)] * 3 + [(625.0, 250.0)] * 2
-    st = admission.capacity_of(ctx).find("fill")
+    st = ctx.capacity.find("fill")
     assert sum(p.bytes for p in st.base.pmap) == ctx.catalog.stats("fill")[1]
     assert all(p.bytes <= 1000 for p in st.base.pmap)
 
@@ -242,7 +242,7 @@ def test_api_rebuild_from_size_65_units_is_7() -> None:
         total += 2 + 4 + 1 + 96
         i += 1
     assert ctx.catalog.stats("restore")[1] == total  # 6,489 bytes at a 1,000-byte partition limit
-    cap = admission.capacity_of(ctx)
+    cap = ctx.capacity
     cap.rebuild(cap.find("restore"))
     assert len(view(ctx, "restore")) == 7
 
@@ -257,10 +257,10 @@ def test_map_survives_a_restart() -> None:
         ProvisionedThroughput={"ReadCapacityUnits": 8000, "WriteCapacityUnits": 2000},
     )
     assert len(view(ctx, "keep")) == 8
-    admission.capacity_of(ctx).set_as_if(admission.capacity_of(ctx).find("keep"), 3)
+    ctx.capacity.set_as_if(ctx.capacity.find("keep"), 3)
     kv = ctx.kv
-    again = Context(config=ctx.config, kv=kv, catalog=Catalog.load(kv, ctx.config))
-    st = admission.capacity_of(again).find("keep")
+    again = build_context(ctx.config, kv, Catalog.load(kv, ctx.config))
+    st = again.capacity.find("keep")
     assert len(st.base.natural) == 8
     assert st.as_if == 3 and len(st.base.pmap) == 3
 
@@ -269,7 +269,7 @@ def test_table_behaves_as_if_it_held_n_partitions() -> None:
     ctx, ops = make_ctx()
     create(ops, "asif", 400, 400)
     assert len(view(ctx, "asif")) == 1
-    cap = admission.capacity_of(ctx)
+    cap = ctx.capacity
     cap.set_as_if(cap.find("asif"), 40)
     assert view(ctx, "asif") == [(10.0, 10.0)] * 40
     cap.set_as_if(cap.find("asif"), 0)
@@ -293,6 +293,6 @@ def test_on_demand_tables_start_as_dynamodb_sizes_them(billing: str, count: int)
         AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
         BillingMode=billing,
     )
-    st = admission.capacity_of(ctx).find("odt")
+    st = ctx.capacity.find("odt")
     assert len(st.base.pmap) == count  # 12,000 RRU + 4,000 WRU at once: ceil(4 + 4)
     assert (st.base.read_total.rate, st.base.write_total.rate) == (12000.0, 4000.0)

@@ -14,9 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dynastore.api import create_table
-from dynastore.api.context import Context
+from dynastore.app import build_context
 from dynastore.config import Config
 from dynastore.engine import writes
+from dynastore.engine.context import Context
 from dynastore.engine.keys import storage_key
 from dynastore.engine.reads import (
     GetRequest,
@@ -48,7 +49,7 @@ def kv(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KV]:
 
 def _context(kv: KV, range_type: str | None = "N") -> Context:
     config = Config(in_memory=isinstance(kv, MemoryKV), clock=ManualClock())
-    ctx = Context(config, kv, Catalog.load(kv, config))
+    ctx = build_context(config, kv, Catalog.load(kv, config))
     schema = [{"AttributeName": "pk", "KeyType": "HASH"}]
     definitions = [{"AttributeName": "pk", "AttributeType": "S"}]
     if range_type is not None:

@@ -6,10 +6,12 @@ from typing import Any
 
 import pytest
 
-from dynastore.api.context import Context
+from dynastore.app import build_context
 from dynastore.config import Config
-from dynastore.engine import admission, throttle
-from dynastore.engine.throttle import Lane, TableBucket
+from dynastore.engine.capacity import admission, decreases
+from dynastore.engine.capacity import buckets as throttle
+from dynastore.engine.capacity.buckets import Lane, TableBucket
+from dynastore.engine.context import Context
 from dynastore.errors import LimitExceededException, ProvisionedThroughputExceededException, ThrottlingException
 from dynastore.model.table_schema import ProvisionedThroughput
 from dynastore.protocol import dispatch
@@ -165,7 +167,7 @@ def make_ctx(**config: Any) -> tuple[Context, dict[str, Any], ManualClock]:
     clock = ManualClock(T0)
     cfg = Config(in_memory=True, clock=clock, **config)
     kv = MemoryKV()
-    ctx = Context(config=cfg, kv=kv, catalog=Catalog.load(kv, cfg))
+    ctx = build_context(cfg, kv, Catalog.load(kv, cfg))
     return ctx, dispatch.bind(ctx), clock
 
 
@@ -225,7 +227,7 @@ def test_a_fresh_small_table_takes_a_large_item_parallel_puts_a_batch_and_a_tran
     assert call(ops, "BatchWriteItem", RequestItems={"fresh": batch})["UnprocessedItems"] == {}
     actions = [{"Put": {"TableName": "fresh", "Item": {"pk": {"S": f"t{i}"}}}} for i in range(25)]
     call(ops, "TransactWriteItems", TransactItems=actions)
-    lane = admission.capacity_of(ctx).find("fresh").base.writes[0]
+    lane = ctx.capacity.find("fresh").base.writes[0]
     assert lane.consumed == 342 + 20 + 25 + 50
     assert lane.throttled == 0
 
@@ -264,7 +266,7 @@ def test_write_cost_is_settled_on_the_larger_item() -> None:
     ctx, ops, clock = make_ctx()
     create(ops, "big", 10, 10)
     call(ops, "PutItem", TableName="big", Item={"pk": {"S": "a"}, "v": {"S": "x" * 5000}})  # 5 units
-    lane = admission.capacity_of(ctx).find("big").base.writes[0]
+    lane = ctx.capacity.find("big").base.writes[0]
     assert lane.consumed == 5
     call(ops, "DeleteItem", TableName="big", Key={"pk": {"S": "a"}})  # admitted at 1, settled at 5
     assert lane.consumed == 10
@@ -275,7 +277,7 @@ def test_a_failed_condition_still_consumes_capacity() -> None:
     create(ops, "cond", 10, 10)
     with pytest.raises(Exception, match="conditional"):
         call(ops, "PutItem", TableName="cond", Item={"pk": {"S": "a"}}, ConditionExpression="attribute_exists(pk)")
-    assert admission.capacity_of(ctx).find("cond").base.writes[0].consumed == 1
+    assert ctx.capacity.find("cond").base.writes[0].consumed == 1
 
 
 def test_on_demand_throttling_is_a_throttling_exception() -> None:
@@ -310,7 +312,7 @@ def test_on_demand_maximum() -> None:
     )
     got = outcomes(lambda: call(ops, "PutItem", TableName="capped", Item={"pk": {"S": "k"}}), 3)
     assert got == ["ok", "ok", "ThrottlingException"]
-    st = admission.capacity_of(ctx).find("capped")
+    st = ctx.capacity.find("capped")
     assert st.base.write_total.binding == throttle.MAX_ON_DEMAND
 
 
@@ -324,7 +326,7 @@ def test_on_demand_peak_doubles_what_it_may_take() -> None:
         AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
         BillingMode="PAY_PER_REQUEST",
     )
-    st = admission.capacity_of(ctx).find("peaky")
+    st = ctx.capacity.find("peaky")
     assert st.base.write_total.rate == 4000
     table = st.base.write_total
     table.account(3000, clock.now())  # a second at 3,000 write units
@@ -338,7 +340,7 @@ def test_report_mode_counts_but_never_throttles() -> None:
     ctx, ops, _ = make_ctx(capacity="report")
     create(ops, "report", 1, 1)
     assert outcomes(lambda: call(ops, "PutItem", TableName="report", Item={"pk": {"S": "a"}}), 305) == ["ok"] * 305
-    assert admission.capacity_of(ctx).find("report").base.writes[0].throttled == 4
+    assert ctx.capacity.find("report").base.writes[0].throttled == 4
 
 
 def test_gsi_short_of_write_capacity_throttles_the_table_write() -> None:
@@ -382,7 +384,7 @@ def test_gsi_short_of_write_capacity_throttles_the_table_write() -> None:
     )
     assert body["ThrottlingReasons"][0]["reason"] == "IndexWriteProvisionedThroughputExceeded"
     assert body["ThrottlingReasons"][0]["resource"].endswith(":table/weather/index/by-intrusion")
-    st = admission.capacity_of(ctx).find("weather")
+    st = ctx.capacity.find("weather")
     assert len(st.base.pmap) == 12
     assert sum(lane.consumed for lane in st.base.writes) == 602  # the refused writes took nothing from the table
 
@@ -390,7 +392,7 @@ def test_gsi_short_of_write_capacity_throttles_the_table_write() -> None:
 def test_parallel_scan_segments_start_in_different_partitions() -> None:
     ctx, ops, _ = make_ctx()
     create(ops, "scan4", 12000, 1)
-    st = admission.capacity_of(ctx).find("scan4")
+    st = ctx.capacity.find("scan4")
     assert len(st.base.pmap) == 4
     starts = [keycodec.segment_bounds(st.td.table_id, seg, 4)[0] for seg in range(4)]
     tickets = [admission.admit_read(ctx, st.td, key, 2) for key in starts]
@@ -401,7 +403,7 @@ def test_parallel_scan_segments_start_in_different_partitions() -> None:
 def test_try_admit_returns_none_instead_of_raising() -> None:
     ctx, ops, _ = make_ctx()
     create(ops, "batch", 1, 1)
-    st = admission.capacity_of(ctx).find("batch")
+    st = ctx.capacity.find("batch")
     key = keycodec.item_key(st.td.table_id, keycodec.encode_string("a"), None)
     for _ in range(301):
         assert admission.try_admit_write(ctx, st.td, key, 2) is not None
@@ -415,7 +417,7 @@ def test_decreases_four_at_once_then_one_an_hour() -> None:
     day = 1_760_000_000 - 1_760_000_000 % 86400  # midnight UTC
     pt = ProvisionedThroughput(10, 10, None, day + 60, 4)
     with pytest.raises(LimitExceededException) as e:
-        admission.check_throughput_decrease(pt, day + 120)
+        decreases.check_throughput_decrease(pt, day + 120)
     assert e.value.message == (
         "Subscriber limit exceeded: Provisioned throughput decreases are limited within a given UTC day. After the "
         "first 4 decreases, each subsequent decrease in the same UTC day can be performed at most once every 3600 "
@@ -423,9 +425,9 @@ def test_decreases_four_at_once_then_one_an_hour() -> None:
         "Coordinated Universal Time. Next decrease can be made at Thursday, October 9, 2025 at 1:01:00 AM "
         "Coordinated Universal Time"
     )
-    admission.check_throughput_decrease(pt, day + 60 + 3600)  # an hour later: allowed
-    admission.check_throughput_decrease(ProvisionedThroughput(10, 10, None, day + 60, 3), day + 61)
-    admission.check_throughput_decrease(pt, day + 86400 + 1)  # a new UTC day
+    decreases.check_throughput_decrease(pt, day + 60 + 3600)  # an hour later: allowed
+    decreases.check_throughput_decrease(ProvisionedThroughput(10, 10, None, day + 60, 3), day + 61)
+    decreases.check_throughput_decrease(pt, day + 86400 + 1)  # a new UTC day
 
 
 def test_decrease_limit_through_update_table() -> None:

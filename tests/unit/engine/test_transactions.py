@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from dynastore.api import create_table
-from dynastore.api.context import Context
+from dynastore.app import build_context
 from dynastore.config import Config
 from dynastore.engine import transactions, writes
+from dynastore.engine.context import Context
 from dynastore.engine.keys import storage_key
 from dynastore.errors import (
     IdempotentParameterMismatchException,
@@ -32,7 +33,7 @@ from dynastore.util.clock import ManualClock
 
 def _context(kv: KV, hold: float = 0.0) -> Context:
     config = Config(in_memory=isinstance(kv, MemoryKV), clock=ManualClock(), transaction_lock_hold=hold)
-    ctx = Context(config, kv, Catalog.load(kv, config))
+    ctx = build_context(config, kv, Catalog.load(kv, config))
     create_table.handle(
         {
             "TableName": "t",
@@ -148,7 +149,7 @@ def test_an_update_growing_past_the_item_limit_is_a_validation_error_reason(ctx:
 
 
 def test_locks_are_free_when_idle_and_released_once_durable(ctx: Context) -> None:
-    locks = transactions.transaction_locks(ctx)
+    locks = ctx.locks
     assert locks.idle
     transactions.execute_write(ctx, [_put(ctx, "a"), _check(ctx, "a2", "attribute_not_exists(pk)")])
     if isinstance(ctx.kv, MemoryKV):  # durable at once: nothing stays locked
@@ -177,7 +178,7 @@ def test_the_hold_keeps_locks_until_the_clock_passes_it(kv: KV) -> None:
     ctx = _context(kv, hold=5.0)
     clock = ctx.clock
     assert isinstance(clock, ManualClock)
-    locks = transactions.transaction_locks(ctx)
+    locks = ctx.locks
     transactions.execute_write(ctx, [_put(ctx, "a")])
     _flush(ctx)
     clock.advance(4.9)
@@ -270,7 +271,7 @@ def test_the_token_survives_a_reopen(tmp_path: Path) -> None:
     reopened = LmdbKV(tmp_path / "db")
     try:
         config = dataclasses.replace(ctx.config)
-        ctx2 = Context(config, reopened, Catalog.load(reopened, config))
+        ctx2 = build_context(config, reopened, Catalog.load(reopened, config))
         assert transactions.find_token(ctx2, "tok", "h") is not None
     finally:
         reopened.close()

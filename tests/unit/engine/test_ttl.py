@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from dynastore.api import create_table, put_item, time_to_live
-from dynastore.api.context import Context
-from dynastore.engine import admission, ttl
+from dynastore.engine import ttl
+from dynastore.engine.context import Context
 from dynastore.storage import keycodec
 from dynastore.storage.itemcodec import decode_item
 from tests.unit.engine.test_indexes import make_ctx
@@ -60,7 +60,7 @@ def test_only_number_times_in_the_past_five_years_expire() -> None:
     ttl.sweep(ctx)
     assert keys(ctx) == {"string", "set", "ancient", "missing"}
     assert ctx.catalog.stats("ttl")[0] == 4
-    st = admission.capacity_of(ctx).find("ttl")
+    st = ctx.capacity.find("ttl")
     assert sum(p.items for p in st.base.pmap.partitions) == 4
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from dynastore.api import create_table
-from dynastore.api.context import Context
+from dynastore.app import build_context
 from dynastore.config import Config
 from dynastore.engine import writes
+from dynastore.engine.context import Context
 from dynastore.engine.keys import storage_key
 from dynastore.errors import ValidationException
 from dynastore.expressions import ExpressionContext
@@ -22,7 +23,7 @@ from dynastore.util.clock import ManualClock
 def ctx() -> Context:
     config = Config(in_memory=True, clock=ManualClock())
     kv = MemoryKV()
-    context = Context(config, kv, Catalog.load(kv, config))
+    context = build_context(config, kv, Catalog.load(kv, config))
     create_table.handle(
         {
             "TableName": "t",

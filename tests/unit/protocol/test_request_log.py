@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 import pytest
 
-from dynastore.engine.throttle import Meter
+from dynastore.engine.capacity.buckets import Meter
 from dynastore.errors import ConditionalCheckFailedException
 from dynastore.protocol.protocol import Operation
 from dynastore.protocol.request_log import LoggedProtocol, RequestLog, tables_of

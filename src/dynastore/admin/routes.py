@@ -25,10 +25,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import orjson
 
-from dynastore.api.context import Context
 from dynastore.engine import indexes
-from dynastore.engine.admission import capacity_of
-from dynastore.engine.capacity_view import contributors_view, partitions_view
+from dynastore.engine.capacity.view import contributors_view, partitions_view
+from dynastore.engine.context import Context
 from dynastore.errors import DynamoError
 from dynastore.limits import MAX_AS_IF_PARTITIONS
 from dynastore.protocol.protocol import RawResponse
@@ -79,10 +78,10 @@ def _route(ctx: Context, method: str, parts: list[str], query: dict[str, str], b
         return _clock(ctx, method, body)
     if parts == ["indexes"]:
         if method == "POST" and _body(body).get("reset"):
-            indexes.state_of(ctx).backlog.reset_lag()
+            ctx.indexes.backlog.reset_lag()
         return indexes.lag_summary(ctx)
     if len(parts) == 2 and parts[0] in ("partitions", "contributors"):
-        st = capacity_of(ctx).find(parts[1])
+        st = ctx.capacity.find(parts[1])
         if parts[0] == "partitions":
             if method == "POST":
                 _change_partitions(ctx, st, _body(body))
@@ -102,7 +101,7 @@ def _route(ctx: Context, method: str, parts: list[str], query: dict[str, str], b
 
 
 def _change_partitions(ctx: Context, st: Any, request: dict[str, Any]) -> None:
-    cap = capacity_of(ctx)
+    cap = ctx.capacity
     if "as_if" in request:
         count = request["as_if"]
         bad = not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= MAX_AS_IF_PARTITIONS

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynastore.api.context import Context
-from dynastore.engine.admission import Resource, TableState, capacity_of
-from dynastore.engine.contributors import Counts
-from dynastore.engine.throttle import Lane
+from dynastore.engine.capacity.buckets import Lane
+from dynastore.engine.capacity.contributors import Counts
+from dynastore.engine.capacity.state import Resource, TableState
+from dynastore.engine.context import Context
 from dynastore.limits import CONTRIBUTOR_TOP, CONTRIBUTOR_WINDOW_SECONDS
 from dynastore.storage import keycodec
 
@@ -19,7 +19,7 @@ __all__ = ["contributors_view", "partitions_view"]
 
 
 def partitions_view(ctx: Context, st: TableState) -> dict[str, Any]:
-    cap = capacity_of(ctx)
+    cap = ctx.capacity
     td = st.td
     items, size = ctx.catalog.stats(td.name)
     now = ctx.clock.now()

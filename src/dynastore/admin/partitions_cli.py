@@ -89,7 +89,7 @@ def _fail(text: str) -> int:
 
 
 def _refusal(error: urllib.error.HTTPError) -> str:
-    """The server's ``{"error": text}`` (extensions.py), or the HTTP status when the answer is something else."""
+    """The server's ``{"error": text}`` (admin/routes.py), or the HTTP status when the answer is something else."""
     body = error.read()
     try:
         text = json.loads(body)["error"]

@@ -1,0 +1,182 @@
+"""The composition root: one dynastore built from a Config, every component an explicit, typed field.
+
+``Dynastore(config)`` opens the store and builds the catalog, the engine's components (engine/context.py) and
+the protocol that answers requests. ``start(loop)`` begins its background work on an asyncio loop (group
+commit, GSI propagation, housekeeping) and ``stop()`` ends it and closes the store. It knows nothing of sockets:
+server.py adapts it to HTTP, and any other host (in a test process, a cluster node) can drive the same object.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+
+from dynastore.admin import routes
+from dynastore.config import Config
+from dynastore.engine import indexes, ttl
+from dynastore.engine.capacity.state import Capacity
+from dynastore.engine.context import Context
+from dynastore.engine.index_state import IndexState
+from dynastore.engine.transaction_locks import TransactionLocks
+from dynastore.expressions.cache import ExpressionCache, KeyTemplates
+from dynastore.protocol import dispatch
+from dynastore.protocol.protocol import Protocol
+from dynastore.protocol.request_log import LoggedProtocol, RequestLog
+from dynastore.storage.catalog import Catalog
+from dynastore.storage.group_commit import GroupCommitter
+from dynastore.storage.kv import KV, StorageError
+
+__all__ = ["Dynastore", "open_storage"]
+
+log = logging.getLogger("dynastore")
+
+MAINTENANCE_INTERVAL = 0.5  # seconds between housekeeping passes
+PROPAGATION_PAUSE = 0.001  # seconds the GSI propagator waits after a wake-up, to batch concurrent writes
+
+
+def open_storage(config: Config) -> KV:
+    if config.in_memory:
+        from dynastore.storage.memory_kv import MemoryKV
+
+        return MemoryKV()
+    from dynastore.storage.lmdb_kv import LmdbKV
+
+    return LmdbKV(config.data_dir, ordered_sync=config.crash_safe, reserve_bytes=config.disk_reserve)
+
+
+def build_context(config: Config, kv: KV, catalog: Catalog) -> Context:
+    """The engine's components over an open store and its catalog."""
+    return Context(
+        config,
+        kv,
+        catalog,
+        capacity=Capacity(config, kv, catalog),
+        indexes=IndexState(config, kv),
+        locks=TransactionLocks(kv, config.clock, config.transaction_lock_hold),
+        expressions=ExpressionCache(),
+        key_templates=KeyTemplates(),
+    )
+
+
+class Dynastore:
+    """One dynastore: owns its store from construction until ``close()`` (or ``stop()``)."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.kv = open_storage(config)
+        self.catalog = Catalog.load(self.kv, config)
+        # Writes the store took back after a storage failure may have changed tables: read them again.
+        self.kv.watch_losses(lambda durable, lost_through: self.catalog.reload())
+        self.engine = build_context(config, self.kv, self.catalog)
+        self.protocol = self._protocol()
+        self.committer: GroupCommitter | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def _protocol(self) -> Protocol:
+        operations = dispatch.bind(self.engine)
+        admin = routes.bind(self.engine)
+        kv = self.kv
+
+        def commit_seq() -> int:
+            return kv.commit_seq
+
+        if not self.config.log_requests:
+            return Protocol(
+                operations,
+                region=self.config.region,
+                commit_seq=commit_seq,
+                extension=admin,
+                not_served=dispatch.not_served(),
+            )
+        return LoggedProtocol(
+            operations,
+            region=self.config.region,
+            commit_seq=commit_seq,
+            extension=admin,
+            not_served=dispatch.not_served(),
+            request_log=RequestLog(self.config.log_format),
+            meters=self.engine.capacity.meters,
+        )
+
+    def serving_on(self, port: int) -> None:
+        """The port requests arrive on (with port 0 the operating system chose it; DescribeEndpoints reports it)."""
+        self.config = dataclasses.replace(self.config, port=port)
+        self.engine.config = self.config
+
+    # ---- running on an asyncio loop -------------------------------------------------------------------------
+    def start(self, loop: asyncio.AbstractEventLoop) -> GroupCommitter:
+        """Begin the background work on ``loop``; the returned committer answers when writes are durable."""
+        committer = self.committer = GroupCommitter(self.kv, loop)
+        if isinstance(self.protocol, LoggedProtocol):
+            self.protocol.durability = committer
+        self._tasks = [loop.create_task(self._maintain()), loop.create_task(self._propagate())]
+        return committer
+
+    async def stop(self) -> None:
+        """End the background work, make the last writes durable and close the store."""
+        for task in self._tasks:
+            task.cancel()
+        self._tasks = []
+        committer, self.committer = self.committer, None
+        if committer is not None:
+            try:
+                await committer.drain()
+            except StorageError as e:
+                log.error("the last writes could not be made durable: %s", e)
+            committer.close()
+        self.close()
+
+    async def _maintain(self) -> None:
+        """Background housekeeping: lifecycle purges of deleted tables, saving item statistics, GSI backfills
+        (one chunk per pass, passes back to back while a backfill has work), deleting expired TTL items."""
+        while True:
+            more = False
+            if not self.kv.retry_writes():
+                # Read-only after a storage failure (a full disk): nothing here may write until a retry succeeds.
+                await asyncio.sleep(MAINTENANCE_INTERVAL)
+                continue
+            try:
+                self.catalog.maintain()
+                more = indexes.maintain(self.engine)
+                ttl.sweep(self.engine)  # paced by this loop: a chunk per table per pass, never back to back
+            except Exception:
+                log.exception("maintenance failed")
+            await asyncio.sleep(0 if more and self.config.gsi_backfill_interval <= 0 else MAINTENANCE_INTERVAL)
+
+    async def _propagate(self) -> None:
+        """Apply the GSI backlog soon after each write: woken by the write, then a chunk per loop turn, so
+        requests keep being served in between. A short pause lets concurrent writes share one transaction."""
+        wanted = asyncio.Event()
+        self.engine.indexes.backlog.wake = wanted.set
+        wanted.set()  # records left by an earlier run (a crash) are applied at once
+        while True:
+            await wanted.wait()
+            wanted.clear()
+            await asyncio.sleep(PROPAGATION_PAUSE)
+            if not self.kv.writable:  # read-only: the backlog waits (it is durable) until writes resume
+                await asyncio.sleep(MAINTENANCE_INTERVAL)
+                wanted.set()
+                continue
+            try:
+                while indexes.propagate(self.engine):
+                    if self.config.gsi_propagation_delay > 0:
+                        break  # records not due yet: the maintenance loop retries them
+                    await asyncio.sleep(0)
+            except Exception:
+                log.exception("GSI propagation failed")
+                await asyncio.sleep(MAINTENANCE_INTERVAL)
+                wanted.set()
+
+    def close(self) -> None:
+        """Save what the store keeps between runs and close it."""
+        try:
+            if self.kv.writable:
+                self.catalog.close()
+                self.kv.seal()
+                self.kv.flush()
+        except StorageError as e:
+            # The store took back what it could not make durable and closes read-only: its log stays for the
+            # next start to replay.
+            log.error("saving state at shutdown failed: %s", e)
+        self.kv.close()
