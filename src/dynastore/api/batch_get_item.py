@@ -26,7 +26,7 @@ from dynastore.engine.capacity.units import consumed_capacity
 from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key, storage_key
 from dynastore.errors import DynamoError, ValidationException
-from dynastore.expressions import ExpressionContext, ResolvedProjection, legacy
+from dynastore.expressions import ExpressionCache, ExpressionContext, ResolvedProjection, legacy
 from dynastore.limits import MAX_BATCH_GET
 from dynastore.model.table_schema import TableDef
 from dynastore.storage.kv import ReadTxn
@@ -43,7 +43,7 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
         check_expression_params(spec, ("ProjectionExpression",), ("AttributesToGet",))
         check_attributes_to_get(spec)
         check_expression_maps(spec)
-        projections.append(_projection(spec))
+        projections.append(_projection(spec, ctx.expressions))
         for key in spec["Keys"]:
             check_item(key)
 
@@ -118,8 +118,8 @@ class _Admission:
                     admission.refund(self.ctx, ticket)
 
 
-def _projection(spec: dict[str, Any]) -> ResolvedProjection | None:
-    exprs = ExpressionContext(spec.get("ExpressionAttributeNames"), None)
+def _projection(spec: dict[str, Any], cache: ExpressionCache) -> ResolvedProjection | None:
+    exprs = ExpressionContext(spec.get("ExpressionAttributeNames"), None, cache)
     text = spec.get("ProjectionExpression")
     projection = exprs.projection(text) if text is not None else None
     exprs.check_unused()

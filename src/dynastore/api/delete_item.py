@@ -29,7 +29,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     return_values = req.get("ReturnValues")
     if return_values is not None and return_values not in ("NONE", "ALL_OLD"):
         raise ValidationException(messages.RETURN_VALUES_PUT_DELETE)
-    exprs = expression_context(req)
+    exprs = expression_context(req, ctx.expressions)
     condition = write_condition(req, exprs)
     exprs.check_unused()
 

@@ -12,7 +12,7 @@ from dynastore.engine.capacity.units import consumed_capacity, read_half_units
 from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key, storage_key
 from dynastore.errors import ValidationException
-from dynastore.expressions import legacy, project
+from dynastore.expressions import ExpressionCache, legacy, project
 from dynastore.model.item_size import item_size
 from dynastore.storage.itemcodec import decode_item, item_json
 from dynastore.validation.attribute_values import check_item, check_name
@@ -23,7 +23,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any] | bytes:
     check_expression_params(req, ("ProjectionExpression",), ("AttributesToGet",))
     key = req["Key"]
     check_item(key)
-    projection = _projection(req)
+    projection = _projection(req, ctx.expressions)
 
     table = ctx.catalog.get_active(req["TableName"])
     check_table_key(table, key, is_full_item=False)
@@ -54,7 +54,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any] | bytes:
     return response
 
 
-def _projection(req: dict[str, Any]) -> Any:
+def _projection(req: dict[str, Any], cache: ExpressionCache) -> Any:
     attributes = req.get("AttributesToGet")
     if attributes is not None:
         seen: set[str] = set()
@@ -63,7 +63,7 @@ def _projection(req: dict[str, Any]) -> Any:
             if name in seen:
                 raise ValidationException(messages.DUPLICATE_ATTRIBUTE_NAME.format(name=name))
             seen.add(name)
-    exprs = expression_context(req)
+    exprs = expression_context(req, cache)
     text = req.get("ProjectionExpression")
     projection = exprs.projection(text) if text is not None else None
     exprs.check_unused()

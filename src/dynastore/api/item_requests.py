@@ -13,13 +13,13 @@ from dynastore.engine.context import Context
 from dynastore.engine.indexes import collection_metrics
 from dynastore.engine.writes import ConditionFailedError, WriteResult
 from dynastore.errors import ConditionalCheckFailedException
-from dynastore.expressions import ExpressionContext, legacy
+from dynastore.expressions import ExpressionCache, ExpressionContext, legacy
 from dynastore.model.table_schema import TableDef
 from dynastore.validation.attribute_values import check_conditions
 
 
-def expression_context(req: dict[str, Any]) -> ExpressionContext:
-    return ExpressionContext(req.get("ExpressionAttributeNames"), req.get("ExpressionAttributeValues"))
+def expression_context(req: dict[str, Any], cache: ExpressionCache) -> ExpressionContext:
+    return ExpressionContext(req.get("ExpressionAttributeNames"), req.get("ExpressionAttributeValues"), cache)
 
 
 def write_condition(req: dict[str, Any], exprs: ExpressionContext) -> Any:

@@ -35,7 +35,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     size = item_size(item)
     if size > MAX_ITEM_BYTES:
         raise ValidationException(messages.ITEM_TOO_LARGE)
-    exprs = expression_context(req)
+    exprs = expression_context(req, ctx.expressions)
     condition = write_condition(req, exprs)
     exprs.check_unused()
 

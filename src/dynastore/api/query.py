@@ -67,7 +67,7 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
         table, space, condition = known
         filt = projection = None
     else:
-        exprs = expression_context(req)
+        exprs = expression_context(req, ctx.expressions)
         key_condition = exprs.condition("KeyConditionExpression", key_text) if key_text is not None else None
         filt, projection = filter_and_projection(req, exprs, legacy_filter)
         exprs.check_unused()

@@ -62,7 +62,7 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
     check_start_key_values(req)
     segment, total = _segments(req)
     check_expression_maps(req)
-    exprs = expression_context(req)
+    exprs = expression_context(req, ctx.expressions)
     filt, projection = filter_and_projection(req, exprs, legacy_filter)
     exprs.check_unused()
 

@@ -18,7 +18,7 @@ from dynastore.engine.capacity.units import consumed_capacity, read_half_units
 from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key, key_schema_problem, storage_key
 from dynastore.errors import DynamoError, ValidationException
-from dynastore.expressions import ExpressionContext, project
+from dynastore.expressions import ExpressionCache, ExpressionContext, project
 from dynastore.model.item_size import item_size
 from dynastore.validation.attribute_values import check_item
 from dynastore.validation.common import check_expression_params
@@ -26,7 +26,7 @@ from dynastore.validation.common import check_expression_params
 
 def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     gets = [entry["Get"] for entry in req["TransactItems"]]
-    projections = [_projection(get) for get in gets]
+    projections = [_projection(get, ctx.expressions) for get in gets]
 
     # A Key that does not fit its table's schema cancels the transaction (ValidationError at the first such
     # Get); an empty or oversized key value fails the request itself.
@@ -93,10 +93,10 @@ def _admit(ctx: Context, actions: list[transactions.GetAction], costs: list[int]
         raise transactions.canceled_by_throttling(refusals)
 
 
-def _projection(get: dict[str, Any]) -> Any:
+def _projection(get: dict[str, Any], cache: ExpressionCache) -> Any:
     check_expression_params(get, ("ProjectionExpression",), ())
     check_item(get["Key"])
-    exprs = ExpressionContext(get.get("ExpressionAttributeNames"), None)
+    exprs = ExpressionContext(get.get("ExpressionAttributeNames"), None, cache)
     text = get.get("ProjectionExpression")
     projection = exprs.projection(text) if text is not None else None
     exprs.check_unused()

@@ -28,7 +28,7 @@ from dynastore.engine.capacity.units import consumed_capacity, write_half_units
 from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key, key_schema_problem, storage_key
 from dynastore.errors import DynamoError, TransactionCanceledException, ValidationException
-from dynastore.expressions import ExpressionContext, ResolvedUpdate
+from dynastore.expressions import ExpressionCache, ExpressionContext, ResolvedUpdate
 from dynastore.limits import MAX_ITEM_BYTES, MAX_TRANSACT_PAYLOAD_BYTES
 from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
@@ -50,7 +50,7 @@ class _Parsed:
 
 
 def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    parsed = [_parse(entry) for entry in req["TransactItems"]]
+    parsed = [_parse(entry, ctx.expressions) for entry in req["TransactItems"]]
     payload = sum(p.payload for p in parsed)
     if payload > MAX_TRANSACT_PAYLOAD_BYTES:
         raise ValidationException(messages.TRANSACT_PAYLOAD_TOO_LARGE.format(size=payload))
@@ -120,7 +120,7 @@ def _check_keys(ctx: Context, parsed: list[_Parsed]) -> list[TableDef]:
     return tables
 
 
-def _parse(entry: dict[str, Any]) -> _Parsed:
+def _parse(entry: dict[str, Any], cache: ExpressionCache) -> _Parsed:
     present = [kind for kind in _KINDS if entry.get(kind) is not None]
     if len(present) > 1:
         raise ValidationException(messages.TRANSACT_ITEM_MULTIPLE_ACTIONS)
@@ -135,7 +135,7 @@ def _parse(entry: dict[str, Any]) -> _Parsed:
     size = item_size(source)
     if kind == "Put" and size > MAX_ITEM_BYTES:
         raise ValidationException(messages.ITEM_TOO_LARGE)
-    exprs = ExpressionContext(body.get("ExpressionAttributeNames"), body.get("ExpressionAttributeValues"))
+    exprs = ExpressionContext(body.get("ExpressionAttributeNames"), body.get("ExpressionAttributeValues"), cache)
     update = exprs.update(body["UpdateExpression"]) if kind == "Update" else None
     text = body.get("ConditionExpression")
     condition = exprs.condition("ConditionExpression", text) if text is not None else None

@@ -30,7 +30,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     check_conditional_operator(req, "Expected")
     key = req["Key"]
     check_item(key)
-    exprs = expression_context(req)
+    exprs = expression_context(req, ctx.expressions)
     text = req.get("UpdateExpression")
     attribute_updates = req.get("AttributeUpdates")
     if text is not None:
