@@ -10,7 +10,8 @@ item's size (and on the partitions of the GSIs the item goes into), a delete at 
 come back untouched in ``UnprocessedItems`` and are not written; when every request is refused the batch fails
 with the first refusal's error, as DynamoDB does when none of the items can be processed. The admitted writes run
 in one storage transaction and are settled afterwards at their real cost (the larger of the old and new item),
-which also keeps the partitions' item counts and sizes (and their size splits) right.
+which also keeps the partitions' item counts and sizes (and their size splits) right. Requests on items a
+transaction holds come back in ``UnprocessedItems`` too, after the refused ones (engine/writes.py perform_batch).
 """
 
 from __future__ import annotations
@@ -18,13 +19,12 @@ from __future__ import annotations
 from typing import Any
 
 from dynastore import messages
-from dynastore.api.item_requests import index_write_units, item_collection_metrics, settle_write
-from dynastore.engine import transactions, writes
-from dynastore.engine.capacity import admission
+from dynastore.api.item_requests import item_collection_metrics
+from dynastore.engine import writes
 from dynastore.engine.capacity.units import consumed_capacity, write_half_units
 from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key, storage_key
-from dynastore.errors import DynamoError, ValidationException
+from dynastore.errors import ValidationException
 from dynastore.limits import MAX_BATCH_WRITE, MAX_ITEM_BYTES
 from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
@@ -33,7 +33,6 @@ from dynastore.validation.attribute_values import check_item
 Planned = tuple[TableDef, bytes, writes.Plan]
 
 
-@transactions.defer_batch_conflicts  # requests on items held by a transaction go to UnprocessedItems
 def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     request_items: dict[str, list[dict[str, Any]]] = req["RequestItems"]
     if sum(len(requests) for requests in request_items.values()) > MAX_BATCH_WRITE:
@@ -64,45 +63,29 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
             planned.append((table, key, plan))
             sources.append((table_name, request))
 
-    admitted, tickets = _admit(ctx, planned)
-    results = writes.execute_batch(ctx, [planned[index] for index in admitted]) if admitted else []
-    for ticket, result in zip(tickets, results, strict=True):
-        settle_write(ctx, ticket, result)
-    unprocessed: dict[str, list[dict[str, Any]]] = {}
-    for index in sorted(set(range(len(planned))) - set(admitted)):
-        table_name, request = sources[index]
-        unprocessed.setdefault(table_name, []).append(request)
-    response: dict[str, Any] = {"UnprocessedItems": unprocessed}
+    outcome = writes.perform_batch(ctx, planned)
+    response: dict[str, Any] = {"UnprocessedItems": _unprocessed(sources, outcome)}
+    if not outcome.ran:
+        return response  # every item is held by a transaction: nothing ran, nothing to report
+    ran = [i for i in range(len(planned)) if i not in set(outcome.deferred)]
+    written = [(i, result) for i, result in enumerate(outcome.results) if result is not None]
     mode = req.get("ReturnConsumedCapacity")
     if mode is not None and mode != "NONE":
-        names = [sources[i][0] for i in admitted]  # as the request named each table (a name or an ARN)
-        response["ConsumedCapacity"] = _capacity(mode, request_items, names, results)
+        names = [sources[i][0] for i, _ in written]  # as the request named each table (a name or an ARN)
+        tables = dict.fromkeys(sources[i][0] for i in ran)  # the tables with a request that ran, in request order
+        response["ConsumedCapacity"] = _capacity(mode, tables, names, [result for _, result in written])
     if req.get("ReturnItemCollectionMetrics") == "SIZE":
-        written = [(planned[i][0], result) for i, result in zip(admitted, results, strict=True)]
-        response["ItemCollectionMetrics"] = item_collection_metrics(written)
+        response["ItemCollectionMetrics"] = item_collection_metrics((planned[i][0], result) for i, result in written)
     return response
 
 
-def _admit(ctx: Context, planned: list[Planned]) -> tuple[list[int], list[admission.Ticket]]:
-    """The positions of the requests the capacity model lets run now, with their tickets; raises the first
-    refusal's error when it lets none run."""
-    admitted: list[int] = []
-    tickets: list[admission.Ticket] = []
-    refusal: DynamoError | None = None
-    for index, (table, key, plan) in enumerate(planned):
-        if isinstance(plan, writes.PutPlan):
-            assert plan.size is not None
-            outcome = admission.attempt_write(ctx, table, key, write_half_units(plan.size), item=plan.item)
-        else:  # a delete's size is known only once it ran: admitted at one unit, settled afterwards
-            outcome = admission.attempt_write(ctx, table, key, admission.MIN_WRITE_HALF_UNITS)
-        if isinstance(outcome, DynamoError):
-            refusal = refusal or outcome
-        else:
-            admitted.append(index)
-            tickets.append(outcome)
-    if refusal is not None and not admitted:
-        raise refusal
-    return admitted, tickets
+def _unprocessed(sources: list[tuple[str, dict[str, Any]]], outcome: writes.BatchOutcome) -> dict[str, Any]:
+    """The requests the capacity model refused, then those on items a transaction holds, per table as named."""
+    unprocessed: dict[str, list[dict[str, Any]]] = {}
+    for index in [*outcome.refused, *outcome.deferred]:
+        table_name, request = sources[index]
+        unprocessed.setdefault(table_name, []).append(request)
+    return unprocessed
 
 
 def _check_request(request: dict[str, Any]) -> int:
@@ -120,17 +103,17 @@ def _check_request(request: dict[str, Any]) -> int:
 
 def _capacity(
     mode: str,
-    request_items: dict[str, Any],
+    tables: dict[str, None],
     names: list[str],
     results: list[writes.WriteResult],
 ) -> list[dict[str, Any]]:
     """One entry per table of the request: each write rounded on its own to 1 KB (larger of old and new), and
     the index writes it caused (INDEXES)."""
-    per_table: dict[str, list[Any]] = {name: [0, {}, {}] for name in request_items}
+    per_table: dict[str, list[Any]] = {name: [0, {}, {}] for name in tables}
     for name, result in zip(names, results, strict=True):
         entry = per_table[name]
         entry[0] += write_half_units(max(result.old_size, result.new_size))
-        for bucket, units in zip(entry[1:], index_write_units(result), strict=True):
+        for bucket, units in zip(entry[1:], result.index_half_units(), strict=True):
             for index_name, half_units in units.items():
                 bucket[index_name] = bucket.get(index_name, 0) + half_units
     consumed = []

@@ -9,11 +9,9 @@ from dynastore.api.item_requests import (
     add_write_capacity,
     conditional_check_failed,
     expression_context,
-    settle_write,
     write_condition,
 )
-from dynastore.engine import transactions, writes
-from dynastore.engine.capacity import admission
+from dynastore.engine import writes
 from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key, storage_key
 from dynastore.errors import ValidationException
@@ -35,17 +33,11 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
 
     table = ctx.catalog.get_active(req["TableName"])
     check_table_key(table, key, is_full_item=False)
-    transactions.check_item_write(ctx, table, key)  # TransactionConflictException while a transaction holds it
-    item_key = storage_key(table, key)
-    # Capacity (docs/capacity.md): admit one unit (the old size is unknown), settle on the old size after.
-    ticket = admission.admit_write(ctx, table, item_key, admission.MIN_WRITE_HALF_UNITS)
+    plan = writes.DeletePlan(condition, return_old=return_values == "ALL_OLD")
     try:
-        plan = writes.DeletePlan(condition, return_old=return_values == "ALL_OLD")
-        result = writes.execute(ctx, table, item_key, plan)
+        result = writes.perform(ctx, table, storage_key(table, key), plan)
     except writes.ConditionFailedError as e:
-        admission.settle_failed_write(ctx, ticket, e.old)
         raise conditional_check_failed(req, e) from None
-    settle_write(ctx, ticket, result)
 
     response: dict[str, Any] = {}
     if return_values == "ALL_OLD" and result.old is not None:

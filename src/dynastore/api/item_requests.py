@@ -7,9 +7,7 @@ from typing import Any
 
 import orjson
 
-from dynastore.engine.capacity import admission
 from dynastore.engine.capacity.units import consumed_capacity, write_half_units
-from dynastore.engine.context import Context
 from dynastore.engine.indexes import collection_metrics
 from dynastore.engine.writes import ConditionFailedError, WriteResult
 from dynastore.errors import ConditionalCheckFailedException
@@ -44,7 +42,7 @@ def add_write_capacity(response: dict[str, Any], req: dict[str, Any], table: Tab
     """ConsumedCapacity (the table's write plus its index writes) and ItemCollectionMetrics, when asked for."""
     mode = req.get("ReturnConsumedCapacity")
     if mode is not None and mode != "NONE":
-        lsi, gsi = index_write_units(result)
+        lsi, gsi = result.index_half_units()
         response["ConsumedCapacity"] = consumed_capacity(
             mode,
             req["TableName"],  # as the request named the table: DynamoDB echoes a table ARN
@@ -56,30 +54,6 @@ def add_write_capacity(response: dict[str, Any], req: dict[str, Any], table: Tab
         metrics = collection_metrics(result.index)
         if metrics is not None:
             response["ItemCollectionMetrics"] = metrics
-
-
-def index_write_units(result: WriteResult, *, factor: int = 1) -> tuple[dict[str, int], dict[str, int]]:
-    """The write half-units of each LSI and GSI the write changed (``factor`` 2: transactional)."""
-    lsi: dict[str, int] = {}
-    gsi: dict[str, int] = {}
-    if result.index is not None:
-        for index, half_units in result.index.units:
-            (lsi if index.kind == "LSI" else gsi)[index.name] = half_units * factor
-    return lsi, gsi
-
-
-def settle_write(ctx: Context, ticket: admission.Ticket, result: WriteResult) -> None:
-    """Charge a committed write what it really cost: max(old, new) on the table, and on each GSI the units
-    the write took there."""
-    admission.settle_write(
-        ctx,
-        ticket,
-        result.old_size,
-        result.new_size,
-        old_item=result.old,
-        new_item=result.new,
-        gsi_units=index_write_units(result)[1],
-    )
 
 
 def item_collection_metrics(written: Iterable[tuple[TableDef, WriteResult]]) -> dict[str, list[dict[str, Any]]]:

@@ -9,12 +9,9 @@ from dynastore.api.item_requests import (
     add_write_capacity,
     conditional_check_failed,
     expression_context,
-    settle_write,
     write_condition,
 )
-from dynastore.engine import transactions, writes
-from dynastore.engine.capacity import admission
-from dynastore.engine.capacity.units import write_half_units
+from dynastore.engine import writes
 from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key, storage_key
 from dynastore.errors import ValidationException
@@ -41,17 +38,11 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
 
     table = ctx.catalog.get_active(req["TableName"])
     check_table_key(table, item, is_full_item=True)
-    transactions.check_item_write(ctx, table, item)  # TransactionConflictException while a transaction holds it
-    key = storage_key(table, item)
-    # Capacity (docs/capacity.md): admit on the new item's size, settle on max(old, new) after the write.
-    ticket = admission.admit_write(ctx, table, key, write_half_units(size), item=item)
+    plan = writes.PutPlan(item, condition, size, return_old=return_values == "ALL_OLD")
     try:
-        plan = writes.PutPlan(item, condition, size, return_old=return_values == "ALL_OLD")
-        result = writes.execute(ctx, table, key, plan)
+        result = writes.perform(ctx, table, storage_key(table, item), plan)
     except writes.ConditionFailedError as e:
-        admission.settle_failed_write(ctx, ticket, e.old)
         raise conditional_check_failed(req, e) from None
-    settle_write(ctx, ticket, result)
 
     response: dict[str, Any] = {}
     if return_values == "ALL_OLD" and result.old is not None:

@@ -21,13 +21,12 @@ from typing import Any
 import orjson
 
 from dynastore import messages
-from dynastore.api.item_requests import index_write_units, item_collection_metrics, settle_write
+from dynastore.api.item_requests import item_collection_metrics
 from dynastore.engine import transactions, writes
-from dynastore.engine.capacity import admission
 from dynastore.engine.capacity.units import consumed_capacity, write_half_units
 from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key, key_schema_problem, storage_key
-from dynastore.errors import DynamoError, TransactionCanceledException, ValidationException
+from dynastore.errors import ValidationException
 from dynastore.expressions import ExpressionCache, ExpressionContext, ResolvedUpdate
 from dynastore.limits import MAX_ITEM_BYTES, MAX_TRANSACT_PAYLOAD_BYTES
 from dynastore.model.item_size import item_size
@@ -69,21 +68,9 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
         return_old = p.body.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD"
         actions.append(transactions.WriteAction(table, key, _plan(p), return_old))
 
-    tickets = _admit(ctx, actions)
     token = req.get("ClientRequestToken")
-    try:
-        outcome = transactions.execute_write(
-            ctx, actions, token=token, request_hash=_request_hash(req) if token is not None else ""
-        )
-    except TransactionCanceledException:
-        raise  # the transaction was prepared: it keeps what it was admitted at, as a failed condition does
-    except DynamoError:
-        _refund(ctx, tickets)  # refused before it ran (its token belongs to another request, or is in use)
-        raise
-    if outcome.replayed is not None:
-        _refund(ctx, tickets)  # a repeated token writes nothing
-    else:
-        _settle(ctx, actions, tickets, outcome.results)
+    request_hash = _request_hash(req) if token is not None else ""
+    outcome = transactions.perform_write(ctx, actions, token=token, request_hash=request_hash)
 
     response: dict[str, Any] = {}
     mode = req.get("ReturnConsumedCapacity")
@@ -154,50 +141,6 @@ def _plan(p: _Parsed) -> writes.Plan | transactions.ConditionCheckPlan:
     return transactions.ConditionCheckPlan(p.condition)
 
 
-def _admit(ctx: Context, actions: list[transactions.WriteAction]) -> list[admission.Ticket]:
-    """Admit every action, or none: a refusal cancels the transaction and gives back what the others took.
-
-    A ConditionCheck is charged as the write units DynamoDB reports for it (``_write_capacity``)."""
-    tickets: list[admission.Ticket] = []
-    refusals: list[DynamoError | None] = []
-    for action in actions:
-        plan = action.plan
-        if isinstance(plan, writes.PutPlan):
-            assert plan.size is not None
-            cost, item = write_half_units(plan.size, transactional=True), plan.item
-        else:  # the size is known only once the action ran: one unit now, the rest when settled
-            cost, item = write_half_units(0, transactional=True), None
-        outcome = admission.attempt_write(ctx, action.table, action.key, cost, item=item, transactional=True)
-        if isinstance(outcome, DynamoError):
-            refusals.append(outcome)
-        else:
-            tickets.append(outcome)
-            refusals.append(None)
-    if len(tickets) < len(actions):
-        _refund(ctx, tickets)
-        raise transactions.canceled_by_throttling(refusals)
-    return tickets
-
-
-def _settle(
-    ctx: Context,
-    actions: list[transactions.WriteAction],
-    tickets: list[admission.Ticket],
-    results: list[writes.WriteResult],
-) -> None:
-    """Charge each committed action its real cost and account the partitions' item counts and sizes."""
-    for action, ticket, result in zip(actions, tickets, results, strict=True):
-        if isinstance(action.plan, transactions.ConditionCheckPlan):  # nothing written, no index touched
-            admission.settle_write(ctx, ticket, result.old_size, result.new_size)
-        else:
-            settle_write(ctx, ticket, result)
-
-
-def _refund(ctx: Context, tickets: list[admission.Ticket]) -> None:
-    for ticket in tickets:
-        admission.refund(ctx, ticket)
-
-
 def _check_key_untouched(table: TableDef, update: ResolvedUpdate) -> None:
     targets = {path[0] for path in update.paths}
     for key_attr in (table.key_schema.hash_key, table.key_schema.range_key):
@@ -221,7 +164,7 @@ def _write_capacity(
         entry[0] += write_half_units(max(result.old_size, result.new_size), transactional=True)
         if isinstance(action.plan, transactions.ConditionCheckPlan):
             continue
-        lsi, gsi = index_write_units(result, factor=2)
+        lsi, gsi = result.index_half_units(factor=2)
         for bucket, units in ((entry[1], lsi), (entry[2], gsi)):
             for index_name, half_units in units.items():
                 bucket[index_name] = bucket.get(index_name, 0) + half_units

@@ -9,11 +9,9 @@ from dynastore.api.item_requests import (
     add_write_capacity,
     conditional_check_failed,
     expression_context,
-    settle_write,
     write_condition,
 )
-from dynastore.engine import transactions, writes
-from dynastore.engine.capacity import admission
+from dynastore.engine import writes
 from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key, storage_key
 from dynastore.errors import ValidationException
@@ -47,16 +45,10 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     check_table_key(table, key, is_full_item=False)
     if update is not None:
         _check_key_untouched(table, update)
-    transactions.check_item_write(ctx, table, key)  # TransactionConflictException while a transaction holds it
-    item_key = storage_key(table, key)
-    # Capacity (docs/capacity.md): admit one unit (the new size is unknown), settle on max(old, new) after.
-    ticket = admission.admit_write(ctx, table, item_key, admission.MIN_WRITE_HALF_UNITS)
     try:
-        result = writes.execute(ctx, table, item_key, writes.UpdatePlan(key, update, condition))
+        result = writes.perform(ctx, table, storage_key(table, key), writes.UpdatePlan(key, update, condition))
     except writes.ConditionFailedError as e:
-        admission.settle_failed_write(ctx, ticket, e.old)
         raise conditional_check_failed(req, e) from None
-    settle_write(ctx, ticket, result)
 
     response: dict[str, Any] = {}
     attributes = _returned_attributes(req.get("ReturnValues"), result)

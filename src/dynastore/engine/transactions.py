@@ -19,18 +19,16 @@ The model (docs/transactions.md has the long form):
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import wraps
-from typing import Any, Final, TypeVar, cast
+from typing import Any, Final
 
 import orjson
 
 from dynastore import messages
 from dynastore.engine import writes
-from dynastore.engine.capacity.units import read_half_units
+from dynastore.engine.capacity import admission
+from dynastore.engine.capacity.units import read_half_units, write_half_units
 from dynastore.engine.context import Context
-from dynastore.engine.keys import check_table_key, storage_key
 from dynastore.engine.transaction_locks import TransactionLocks
 from dynastore.errors import (
     DynamoError,
@@ -38,7 +36,6 @@ from dynastore.errors import (
     ItemCollectionSizeLimitExceededException,
     ThrottlingException,
     TransactionCanceledException,
-    TransactionConflictException,
     TransactionInProgressException,
     ValidationException,
 )
@@ -57,10 +54,9 @@ __all__ = [
     "TransactionLocks",
     "WriteAction",
     "canceled_by_throttling",
-    "check_item_write",
-    "defer_batch_conflicts",
     "execute_get",
     "execute_write",
+    "perform_write",
     "find_token",
 ]
 
@@ -69,64 +65,6 @@ TOKEN_EXPIRY_PREFIX: Final = b"T\x01"
 
 REASON_NONE: Final[dict[str, Any]] = {"Code": "None"}
 REASON_CONFLICT: Final[dict[str, Any]] = {"Code": "TransactionConflict", "Message": messages.TRANSACTION_ONGOING}
-
-
-def check_item_write(ctx: Context, table: TableDef, key_source: Item) -> None:
-    """For PutItem/UpdateItem/DeleteItem: TransactionConflictException if a transaction holds the item."""
-    locks = ctx.locks
-    if not locks.idle and locks.is_locked(storage_key(table, key_source)):
-        raise TransactionConflictException(messages.TRANSACTION_ONGOING)
-
-
-_Handler = TypeVar("_Handler", bound=Callable[[dict[str, Any], Context], dict[str, Any]])
-
-
-def defer_batch_conflicts(handler: _Handler) -> _Handler:
-    """Decorates BatchWriteItem: requests on items held by a transaction go back in ``UnprocessedItems``.
-
-    BatchWriteItem cannot fail with TransactionConflictException (not among its errors); DynamoDB returns
-    the requests it could not process. Requests this wrapper cannot key (unknown table, malformed key) are
-    left to the handler, which reports them as usual.
-    """
-
-    @wraps(handler)
-    def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        locks = ctx.locks
-        if locks.idle:
-            return handler(req, ctx)
-        kept, deferred = _split_conflicting(req.get("RequestItems") or {}, ctx, locks)
-        if not deferred:
-            return handler(req, ctx)
-        response = handler({**req, "RequestItems": kept}, ctx) if kept else {"UnprocessedItems": {}}
-        unprocessed = response.setdefault("UnprocessedItems", {})
-        for table_name, requests in deferred.items():
-            unprocessed.setdefault(table_name, []).extend(requests)
-        return response
-
-    return cast(_Handler, handle)
-
-
-def _split_conflicting(
-    request_items: dict[str, list[dict[str, Any]]], ctx: Context, locks: TransactionLocks
-) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
-    kept: dict[str, list[dict[str, Any]]] = {}
-    deferred: dict[str, list[dict[str, Any]]] = {}
-    for table_name, requests in request_items.items():
-        table = ctx.catalog.find(table_name)
-        for request in requests:
-            target = kept
-            if table is not None:
-                put = request.get("PutRequest")
-                source = put.get("Item") if put else (request.get("DeleteRequest") or {}).get("Key")
-                try:
-                    if isinstance(source, dict):
-                        check_table_key(table, source, is_full_item=bool(put))
-                        if locks.is_locked(storage_key(table, source)):
-                            target = deferred
-                except (DynamoError, ValueError, KeyError, TypeError, AttributeError):
-                    pass  # malformed: the handler reports it
-            target.setdefault(table_name, []).append(request)
-    return kept, deferred
 
 
 # ------------------------------------------------------------------------------------------------ writes
@@ -179,6 +117,68 @@ def find_token(ctx: Context, token: str, request_hash: str) -> TokenRecord | Non
     if ctx.locks.is_locked(key):
         raise TransactionInProgressException(messages.TRANSACTION_IN_PROGRESS)
     return record
+
+
+def perform_write(
+    ctx: Context, actions: list[WriteAction], *, token: str | None = None, request_hash: str = ""
+) -> WriteOutcome:
+    """TransactWriteItems as the engine runs it: every action admitted at transactional cost, or none (a refusal
+    cancels the transaction with throttling reasons and gives back what the others took); then executed
+    (``execute_write``) and settled at the real cost. A canceled transaction keeps what it was admitted at, as a
+    failed condition does; one refused before it ran (its token belongs to another request, or is in use) and
+    a replayed token give everything back."""
+    tickets = _admit(ctx, actions)
+    try:
+        outcome = execute_write(ctx, actions, token=token, request_hash=request_hash)
+    except TransactionCanceledException:
+        raise
+    except DynamoError:
+        _refund(ctx, tickets)
+        raise
+    if outcome.replayed is not None:
+        _refund(ctx, tickets)  # a repeated token writes nothing
+    else:
+        _settle(ctx, actions, tickets, outcome.results)
+    return outcome
+
+
+def _admit(ctx: Context, actions: list[WriteAction]) -> list[admission.Ticket]:
+    """A ConditionCheck is charged as the write units DynamoDB reports for it (one unit of work)."""
+    tickets: list[admission.Ticket] = []
+    refusals: list[DynamoError | None] = []
+    for action in actions:
+        plan = action.plan
+        if isinstance(plan, writes.PutPlan):
+            assert plan.size is not None
+            cost, item = write_half_units(plan.size, transactional=True), plan.item
+        else:  # the size is known only once the action ran: one unit now, the rest when settled
+            cost, item = write_half_units(0, transactional=True), None
+        outcome = admission.attempt_write(ctx, action.table, action.key, cost, item=item, transactional=True)
+        if isinstance(outcome, DynamoError):
+            refusals.append(outcome)
+        else:
+            tickets.append(outcome)
+            refusals.append(None)
+    if len(tickets) < len(actions):
+        _refund(ctx, tickets)
+        raise canceled_by_throttling(refusals)
+    return tickets
+
+
+def _settle(
+    ctx: Context, actions: list[WriteAction], tickets: list[admission.Ticket], results: list[writes.WriteResult]
+) -> None:
+    """Charge each committed action its real cost and account the partitions' item counts and sizes."""
+    for action, ticket, result in zip(actions, tickets, results, strict=True):
+        if isinstance(action.plan, ConditionCheckPlan):  # nothing written, no index touched
+            admission.settle_write(ctx, ticket, result.old_size, result.new_size)
+        else:
+            writes.settle(ctx, ticket, result)
+
+
+def _refund(ctx: Context, tickets: list[admission.Ticket]) -> None:
+    for ticket in tickets:
+        admission.refund(ctx, ticket)
 
 
 def execute_write(

@@ -1,4 +1,8 @@
-"""Single-item writes: one plan, one storage transaction.
+"""Item writes: one plan per item, one storage transaction, and the one path every write takes.
+
+``perform`` (PutItem, UpdateItem, DeleteItem) and ``perform_batch`` (BatchWriteItem) are the engine's write
+operations: refuse an item a transaction holds, admit under the capacity model (engine/capacity/admission.py),
+execute, and settle the write's real cost. Transactions take the same steps in engine/transactions.py.
 
 A plan's ``apply(old)`` is pure: it evaluates the condition against the stored item and returns the new item,
 or CONDITION_FAILED. ``execute`` reads the old item, applies the plan and writes the result in one transaction;
@@ -14,8 +18,11 @@ from typing import Any, Final
 
 from dynastore import messages
 from dynastore.engine import indexes
+from dynastore.engine.capacity import admission
+from dynastore.engine.capacity.admission import MIN_WRITE_HALF_UNITS
+from dynastore.engine.capacity.units import write_half_units
 from dynastore.engine.context import Context
-from dynastore.errors import ValidationException
+from dynastore.errors import DynamoError, TransactionConflictException, ValidationException
 from dynastore.expressions import apply_update, creates_item, evaluate
 from dynastore.limits import MAX_ITEM_BYTES
 from dynastore.model.item_size import item_size
@@ -60,6 +67,16 @@ class PutPlan:
     def needs_old(self) -> bool:
         return self.condition is not None or self.return_old
 
+    @property
+    def estimate_half_units(self) -> int:
+        """What the write is admitted at: the new item's size (settled on max(old, new) after it ran)."""
+        assert self.size is not None
+        return write_half_units(self.size)
+
+    @property
+    def admitted_item(self) -> Item | None:
+        return self.item  # admitted on the partitions of the GSIs it goes into too
+
     def apply(self, old: Item | None) -> Applied:
         if self.condition is not None and not evaluate(self.condition, old):
             return CONDITION_FAILED
@@ -77,6 +94,10 @@ class DeletePlan:
     def needs_old(self) -> bool:
         return self.condition is not None or self.return_old
 
+    # The size is known only once the delete ran: admitted at one unit, settled on the old item's size.
+    estimate_half_units = MIN_WRITE_HALF_UNITS
+    admitted_item = None
+
     def apply(self, old: Item | None) -> Applied:
         if self.condition is not None and not evaluate(self.condition, old):
             return CONDITION_FAILED
@@ -86,6 +107,9 @@ class DeletePlan:
 class UpdatePlan:
     __slots__ = ("key", "update", "condition")
     needs_old = True
+    # The new size is known only once the update ran: admitted at one unit, settled on max(old, new).
+    estimate_half_units = MIN_WRITE_HALF_UNITS
+    admitted_item = None
 
     def __init__(self, key: Item, update: Any = None, condition: Any = None) -> None:
         self.key: Final = key
@@ -127,6 +151,102 @@ class WriteResult:
         self.new_size: Final = new_size
         self.updated_paths: Final = updated_paths
         self.index: Final = index  # tables with indexes: units, LSI statistics, item collection
+
+    def index_half_units(self, *, factor: int = 1) -> tuple[dict[str, int], dict[str, int]]:
+        """The write half-units of each LSI and of each GSI the write changed (``factor`` 2: transactional)."""
+        lsi: dict[str, int] = {}
+        gsi: dict[str, int] = {}
+        if self.index is not None:
+            for index, half_units in self.index.units:
+                (lsi if index.kind == "LSI" else gsi)[index.name] = half_units * factor
+        return lsi, gsi
+
+
+# ---------------------------------------------------------------------------------------------- operations
+
+
+def perform(ctx: Context, table: TableDef, key: bytes, plan: Plan) -> WriteResult:
+    """Write one item (``key``: its storage key) the way every single-item write runs: refused with
+    TransactionConflictException while a transaction holds it, admitted under the capacity model (raises the
+    throttling error), executed in one storage transaction and settled at its real cost. Raises
+    ConditionFailedError when the condition is false (nothing written; the old item's size is charged)."""
+    locks = ctx.locks
+    if not locks.idle and locks.is_locked(key):
+        raise TransactionConflictException(messages.TRANSACTION_ONGOING)
+    ticket = admission.admit_write(ctx, table, key, plan.estimate_half_units, item=plan.admitted_item)
+    try:
+        result = execute(ctx, table, key, plan)
+    except ConditionFailedError as e:
+        admission.settle_failed_write(ctx, ticket, e.old)
+        raise
+    settle(ctx, ticket, result)
+    return result
+
+
+class BatchOutcome:
+    """What ``perform_batch`` did with each planned write, by position."""
+
+    __slots__ = ("results", "refused", "deferred")
+
+    def __init__(self, results: list[WriteResult | None], refused: list[int], deferred: list[int]) -> None:
+        self.results: Final = results  # None where nothing was written
+        self.refused: Final = refused  # positions the capacity model did not admit now
+        self.deferred: Final = deferred  # positions on items a transaction holds
+
+    @property
+    def ran(self) -> bool:
+        """Whether any write was attempted (a batch wholly held by transactions runs nothing)."""
+        return len(self.deferred) < len(self.results)
+
+
+def perform_batch(ctx: Context, planned: list[tuple[TableDef, bytes, Plan]]) -> BatchOutcome:
+    """BatchWriteItem's unconditional writes on distinct keys: those on items a transaction holds are deferred
+    (BatchWriteItem cannot fail with a conflict: DynamoDB returns them unprocessed), the others admitted one by
+    one; the admitted run in one storage transaction and are settled afterwards. When the capacity model admits
+    none of them, the first refusal's error is raised and nothing is written."""
+    locks = ctx.locks
+    deferred = [] if locks.idle else [i for i, (_, key, _) in enumerate(planned) if locks.is_locked(key)]
+    held = set(deferred)
+    admitted: list[int] = []
+    tickets: list[admission.Ticket] = []
+    refused: list[int] = []
+    refusal: DynamoError | None = None
+    for index, (table, key, plan) in enumerate(planned):
+        if index in held:
+            continue
+        outcome = admission.attempt_write(ctx, table, key, plan.estimate_half_units, item=plan.admitted_item)
+        if isinstance(outcome, DynamoError):
+            refusal = refusal or outcome
+            refused.append(index)
+        else:
+            admitted.append(index)
+            tickets.append(outcome)
+    if refusal is not None and not admitted:
+        raise refusal
+    results: list[WriteResult | None] = [None] * len(planned)
+    if admitted:
+        written = execute_batch(ctx, [planned[index] for index in admitted])
+        for index, ticket, result in zip(admitted, tickets, written, strict=True):
+            settle(ctx, ticket, result)
+            results[index] = result
+    return BatchOutcome(results, refused, deferred)
+
+
+def settle(ctx: Context, ticket: admission.Ticket, result: WriteResult) -> None:
+    """Charge a committed write what it really cost: max(old, new) on the table, and on each GSI the units
+    the write took there."""
+    admission.settle_write(
+        ctx,
+        ticket,
+        result.old_size,
+        result.new_size,
+        old_item=result.old,
+        new_item=result.new,
+        gsi_units=result.index_half_units()[1],
+    )
+
+
+# ---------------------------------------------------------------------------------------------- execution
 
 
 def execute(ctx: Context, table: TableDef, key: bytes, plan: Plan) -> WriteResult:

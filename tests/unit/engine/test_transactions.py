@@ -22,6 +22,7 @@ from dynastore.errors import (
     TransactionInProgressException,
 )
 from dynastore.expressions import ExpressionContext
+from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.itemcodec import decode_item
@@ -148,6 +149,11 @@ def test_an_update_growing_past_the_item_limit_is_a_validation_error_reason(ctx:
     assert _stored(ctx, "b") is None
 
 
+def _plain_put(pk: str) -> writes.PutPlan:
+    item = {"pk": {"S": pk}}
+    return writes.PutPlan(item, size=item_size(item))
+
+
 def test_locks_are_free_when_idle_and_released_once_durable(ctx: Context) -> None:
     locks = ctx.locks
     assert locks.idle
@@ -158,7 +164,7 @@ def test_locks_are_free_when_idle_and_released_once_durable(ctx: Context) -> Non
     assert locks.is_locked(_key(ctx, "a")) and locks.is_locked(_key(ctx, "a2"))
     assert not locks.is_locked(_key(ctx, "b"))
     with pytest.raises(TransactionConflictException) as e:
-        transactions.check_item_write(ctx, _table(ctx), {"pk": {"S": "a"}})
+        writes.perform(ctx, _table(ctx), _key(ctx, "a"), _plain_put("a"))
     assert e.value.message == "Transaction is ongoing for the item"
     with pytest.raises(TransactionCanceledException) as c:
         transactions.execute_write(ctx, [_put(ctx, "b"), _put(ctx, "a")])
@@ -171,7 +177,7 @@ def test_locks_are_free_when_idle_and_released_once_durable(ctx: Context) -> Non
     _flush(ctx)
     assert not locks.is_locked(_key(ctx, "a"))
     assert locks.idle
-    transactions.check_item_write(ctx, _table(ctx), {"pk": {"S": "a"}})
+    assert writes.perform(ctx, _table(ctx), _key(ctx, "a"), _plain_put("a")).existed
 
 
 def test_the_hold_keeps_locks_until_the_clock_passes_it(kv: KV) -> None:
