@@ -1,7 +1,7 @@
 """The durable GSI backlog: index updates written with the item, applied to the GSIs shortly after.
 
 A write to a table with GSIs stores, in its own storage transaction, one backlog record
-(``keycodec.backlog_key(seq)``) listing the GSI entry changes it implies: "put this entry" or "delete this
+(``keyspace.backlog_key(seq)``) listing the GSI entry changes it implies: "put this entry" or "delete this
 entry key". The propagator applies records in sequence order and deletes them, in one storage transaction per
 chunk, so every record is applied exactly once whatever crashes: a record is either still in the backlog (and
 will be applied after a restart) or its changes are in the index. Applying records in order leaves each entry
@@ -31,7 +31,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from dynastore.storage import keycodec
+from dynastore.storage import keyspace
 from dynastore.storage.itemcodec import stored_size
 from dynastore.storage.kv import KV, WriteTxn
 from dynastore.util.clock import Clock
@@ -108,7 +108,7 @@ class Backlog:
     def add(self, txn: WriteTxn, changes: list[Change]) -> None:
         """Store ``changes`` in ``txn`` (the write's own transaction)."""
         seq = self._take_seq(txn)
-        txn.put(keycodec.backlog_key(seq), encode_record(self._clock.now(), changes))
+        txn.put(keyspace.backlog_key(seq), encode_record(self._clock.now(), changes))
         self._enqueued.append((seq, time.perf_counter()))
         wake = self.wake
         if wake is not None:
@@ -117,8 +117,8 @@ class Backlog:
     def _take_seq(self, txn: WriteTxn) -> int:
         seq = self._next_seq
         if seq is None:
-            prefix = keycodec.backlog_prefix()
-            last = next(iter(txn.iter_range(prefix, keycodec.prefix_end(prefix), reverse=True)), None)
+            prefix = keyspace.backlog_prefix()
+            last = next(iter(txn.iter_range(prefix, keyspace.prefix_end(prefix), reverse=True)), None)
             seq = 0 if last is None else int.from_bytes(last[0][1:9], "big") + 1
         self._next_seq = seq + 1
         self.last_added = seq
@@ -132,13 +132,13 @@ class Backlog:
     # ---- applying -------------------------------------------------------------------------------------------
     def apply(self, targets: Mapping[int, IndexTarget], record_stats: StatsSink, max_records: int) -> bool:
         """Apply up to ``max_records`` records in one transaction; True while records are left (ready or not)."""
-        prefix = keycodec.backlog_prefix()
+        prefix = keyspace.backlog_prefix()
         now = self._clock.now()
         done_seq = -1
         pending = False
         stats: dict[IndexTarget, list[int]] = {}
         with self._kv.write() as txn:
-            records = list(itertools.islice(txn.iter_range(prefix, keycodec.prefix_end(prefix)), max_records + 1))
+            records = list(itertools.islice(txn.iter_range(prefix, keyspace.prefix_end(prefix)), max_records + 1))
             if len(records) > max_records:
                 records.pop()
                 pending = True
@@ -161,9 +161,9 @@ class Backlog:
         return pending
 
     def has_pending(self) -> bool:
-        prefix = keycodec.backlog_prefix()
+        prefix = keyspace.backlog_prefix()
         with self._kv.read() as txn:
-            return next(iter(txn.iter_range(prefix, keycodec.prefix_end(prefix))), None) is not None
+            return next(iter(txn.iter_range(prefix, keyspace.prefix_end(prefix))), None) is not None
 
     def _account(self, done_seq: int) -> None:
         now = time.perf_counter()
@@ -188,9 +188,9 @@ class Backlog:
 
 def _newest(kv: KV) -> int:
     """The seq of the newest record in the backlog, or -1."""
-    prefix = keycodec.backlog_prefix()
+    prefix = keyspace.backlog_prefix()
     with kv.read() as txn:
-        last = next(iter(txn.iter_range(prefix, keycodec.prefix_end(prefix), reverse=True)), None)
+        last = next(iter(txn.iter_range(prefix, keyspace.prefix_end(prefix), reverse=True)), None)
     return -1 if last is None else int.from_bytes(last[0][1:9], "big")
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dynastore import messages
 from dynastore.model.table_schema import TableDef
 from dynastore.model.values import Item
-from dynastore.storage.keycodec import encode_value, item_key
+from dynastore.storage.keycodec import encode_value
+from dynastore.storage.keyspace import item_key
 from dynastore.validation.attribute_values import check_key
 
 

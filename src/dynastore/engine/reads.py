@@ -48,9 +48,9 @@ from dynastore.limits import MAX_BATCH_GET_RESPONSE_BYTES, MAX_PAGE_BYTES
 from dynastore.model.table_schema import IndexDef, KeyAttr, KeySchema, TableDef
 from dynastore.model.values import AttributeValue, Item
 from dynastore.storage.itemcodec import item_json, sized_json, stored_size
-from dynastore.storage.keycodec import (
-    decode_value,
-    encode_value,
+from dynastore.storage.keycodec import decode_value, encode_value
+from dynastore.storage.keyspace import (
+    KEY_HEAD_BYTES,
     hash_key_prefix,
     index_hash_key_prefix,
     index_key,
@@ -152,7 +152,7 @@ class TableKeySpace:
 
     def last_key(self, stored_key: bytes) -> Item:
         hash_key, range_key = self.hash_key, self.range_key
-        payload, offset = decode_value(hash_key.type, stored_key, 9)  # after b"I" + table_id(4) + phash(4)
+        payload, offset = decode_value(hash_key.type, stored_key, KEY_HEAD_BYTES)
         key: Item = {hash_key.name: {hash_key.type: payload}}
         if range_key is not None:
             key[range_key.name] = {range_key.type: decode_value(range_key.type, stored_key, offset)[0]}
@@ -177,7 +177,7 @@ def table_space(table: TableDef) -> TableKeySpace:
 @dataclass(frozen=True, slots=True)
 class IndexKeySpace:
     """A secondary index's entries: ``X | index_id | phash(idx_hash) | idx_hash | idx_range | hash | range``
-    (``storage.keycodec.index_key``); a multi-attribute index key is its attributes' encodings in KeySchema
+    (``storage.keyspace.index_key``); a multi-attribute index key is its attributes' encodings in KeySchema
     order. Its LastEvaluatedKey holds the index key and the table key."""
 
     table: TableDef
@@ -218,7 +218,7 @@ class IndexKeySpace:
 
     def last_key(self, stored_key: bytes) -> Item:
         key: Item = {}
-        offset = 9  # after b"X" + index_id(4) + phash(4)
+        offset = KEY_HEAD_BYTES
         for attr in (*self.index.key_schema.attributes, *self.table.key_schema.attributes):
             payload, offset = decode_value(attr.type, stored_key, offset)
             key[attr.name] = {attr.type: payload}

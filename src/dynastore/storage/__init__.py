@@ -1,4 +1,4 @@
-"""Storage: the engine-neutral KV interface, its engines, key/item codecs and group commit.
+"""Storage: the engine-neutral KV interface, its engines, the key layout, key/item codecs and group commit.
 
 Only this package imports lmdb or sortedcontainers; the engine layer works against ``KV``.
 """

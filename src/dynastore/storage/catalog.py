@@ -1,13 +1,13 @@
 """The table catalog: every ``TableDef`` in memory, persisted under meta keys in the txn of each change.
 
-Records (orjson, all under ``keycodec.meta_key``):
+Records (orjson, all under ``keyspace.meta_key``; the reserved names are defined in ``keyspace``):
 
 * ``meta_key(<table name>)`` -> ``TableDef.to_record()`` (``"kind": "table"``);
-* ``meta_key("#seq")`` -> ``{"kind": "seq", "next": N}``: the id sequence shared by tables and indexes, so a
-  table or index id is never reused and a recreated table never sees old keys ("#" cannot start a table name);
-* ``meta_key("#purge")`` -> ``{"kind": "purge", "ids": [["t", id] | ["x", id] | ["l", id], ...]}``: deleted
-  tables (``keycodec.table_prefix``), indexes (``keycodec.index_prefix``) and item-collection records of
-  deleted tables (``keycodec.collection_prefix``) whose key ranges may still hold data.
+* ``meta_key(SEQUENCE_RECORD)`` -> ``{"kind": "seq", "next": N}``: the id sequence shared by tables and
+  indexes, so a table or index id is never reused and a recreated table never sees old keys;
+* ``meta_key(PURGE_RECORD)`` -> ``{"kind": "purge", "ids": [["t", id] | ["x", id] | ["l", id], ...]}``:
+  deleted tables (``keyspace.table_prefix``), indexes (``keyspace.index_prefix``) and item-collection
+  records of deleted tables (``keyspace.collection_prefix``) whose key ranges may still hold data.
 
 Lifecycle: transitions are lazy (see ``TableDef.settle``) and need no write when their time passes. A table
 DELETING past ``delete_table_delay`` reads as gone at once; ``maintain()`` later drops its record and queues
@@ -38,7 +38,7 @@ from dynastore import messages
 from dynastore.config import Config
 from dynastore.errors import ResourceInUseException, ResourceNotFoundException, ValidationException
 from dynastore.model.table_schema import CREATING, DELETING, UPDATING, IndexDef, TableDef
-from dynastore.storage import keycodec
+from dynastore.storage import keyspace
 from dynastore.storage.kv import KV, WriteTxn
 from dynastore.util.arn import table_name_in
 
@@ -47,9 +47,7 @@ __all__ = ["Catalog", "PURGE_CHUNK_KEYS", "STATS_FLUSH_SECONDS"]
 PURGE_CHUNK_KEYS = 1000
 STATS_FLUSH_SECONDS = 60.0
 
-_PURGE_PREFIXES = {"t": keycodec.table_prefix, "x": keycodec.index_prefix, "l": keycodec.collection_prefix}
-_SEQ_NAME = "#seq"
-_PURGE_NAME = "#purge"
+_PURGE_PREFIXES = {"t": keyspace.table_prefix, "x": keyspace.index_prefix, "l": keyspace.collection_prefix}
 
 
 @dataclass
@@ -106,8 +104,8 @@ class Catalog:
         cat = cls(kv, config)
         max_id = 0
         with kv.read() as txn:
-            meta = keycodec.meta_prefix()
-            for _key, raw in txn.iter_range(meta, keycodec.prefix_end(meta)):
+            meta = keyspace.meta_prefix()
+            for _key, raw in txn.iter_range(meta, keyspace.prefix_end(meta)):
                 rec = orjson.loads(raw)
                 kind = rec.get("kind") if isinstance(rec, dict) else None
                 if kind == "table":
@@ -356,7 +354,7 @@ class Catalog:
             ids.append(("l", td.table_id))
         purge = self._purge_ids + [i for i in ids if i not in self._purge_ids]
         with self._kv.write() as txn:
-            txn.delete(keycodec.meta_key(td.name))
+            txn.delete(keyspace.meta_key(td.name))
             self._put_purge(txn, purge)
         self._purge_ids = purge
         self._tables.pop(td.name, None)
@@ -369,7 +367,7 @@ class Catalog:
             prefix = _PURGE_PREFIXES[kind](obj_id)
             budget = max_keys - purged
             with self._kv.write() as txn:
-                keys = [k for k, _ in itertools.islice(txn.iter_range(prefix, keycodec.prefix_end(prefix)), budget)]
+                keys = [k for k, _ in itertools.islice(txn.iter_range(prefix, keyspace.prefix_end(prefix)), budget)]
                 for key in keys:
                     txn.delete(key)
                 done = len(keys) < budget
@@ -382,12 +380,14 @@ class Catalog:
         return purged
 
     def _put_table(self, txn: WriteTxn, td: TableDef) -> None:
-        txn.put(keycodec.meta_key(td.name), orjson.dumps(td.to_record()))
+        txn.put(keyspace.meta_key(td.name), orjson.dumps(td.to_record()))
 
     def _put_seq(self, txn: WriteTxn) -> None:
         if self._next_id != self._persisted_next_id:
-            txn.put(keycodec.meta_key(_SEQ_NAME), orjson.dumps({"kind": "seq", "next": self._next_id}))
+            txn.put(keyspace.meta_key(keyspace.SEQUENCE_RECORD), orjson.dumps({"kind": "seq", "next": self._next_id}))
             self._persisted_next_id = self._next_id
 
     def _put_purge(self, txn: WriteTxn, ids: list[tuple[str, int]]) -> None:
-        txn.put(keycodec.meta_key(_PURGE_NAME), orjson.dumps({"kind": "purge", "ids": [list(i) for i in ids]}))
+        txn.put(
+            keyspace.meta_key(keyspace.PURGE_RECORD), orjson.dumps({"kind": "purge", "ids": [list(i) for i in ids]})
+        )

@@ -1,4 +1,4 @@
-"""Order-preserving, self-delimiting key encodings, and the layout of every key in the store.
+"""Order-preserving, self-delimiting encodings of key attribute values (where they sit in a key: ``keyspace``).
 
 Value encodings (``encode_value``); byte order of the encoding == DynamoDB's order of the values:
 
@@ -12,18 +12,6 @@ Value encodings (``encode_value``); byte order of the encoding == DynamoDB's ord
   ``00`` terminator. For negative numbers the exponent and digit bytes are complemented (``255 - x``) and
   the terminator is ``FF``, so larger magnitudes sort first. Digit bytes never equal either terminator.
 
-Key layout (all integers big-endian):
-
-* items:     ``b"I" | table_id:4 | phash(hash_enc):4 | hash_enc | range_enc``
-* indexes:   ``b"X" | index_id:4 | phash(idx_hash_enc):4 | idx_hash_enc | idx_range_enc``
-  ``| hash_enc | range_enc``
-* catalog:   ``b"C" | name (UTF-8)``
-* GSI backlog: ``b"Q" | sequence:8`` (index updates waiting to be applied, in commit order; engine/gsi_backlog.py)
-* item collections: ``b"L" | table_id:4 | hash_enc`` (size of one partition key's items and LSI entries)
-
-``phash`` spreads a table's partition keys over the 2^32 hash space, giving DynamoDB-like Scan order; a
-Scan segment, and a partition for throttling, is a contiguous range of that space.
-
 Numbers are handled with ``decimal.Decimal`` only (never float/int parsing); callers pass validated wire
 values, and ``encode_value`` raises ``ValueError`` for anything DynamoDB itself would reject.
 """
@@ -31,36 +19,39 @@ values, and ``encode_value`` raises ``ValueError`` for anything DynamoDB itself 
 from __future__ import annotations
 
 import base64
-import hashlib
 from decimal import Decimal, InvalidOperation
 
+# Key layout helpers that used to live here; callers should import them from ``keyspace``.
+from dynastore.storage.keyspace import (
+    collection_key,
+    index_key,
+    index_prefix,
+    item_key,
+    meta_key,
+    partition_hash,
+    prefix_end,
+    segment_bounds,
+    table_prefix,
+)
+
 __all__ = [
-    "MAX_SEGMENTS",
-    "backlog_key",
-    "backlog_prefix",
-    "collection_key",
-    "collection_prefix",
     "decode_value",
     "encode_bytes",
     "encode_number",
     "encode_string",
     "encode_value",
-    "hash_key_prefix",
-    "index_hash_key_prefix",
+    # re-exported from keyspace for callers not yet moved to it
+    "collection_key",
     "index_key",
     "index_prefix",
-    "index_segment_bounds",
     "item_key",
     "meta_key",
-    "meta_prefix",
     "partition_hash",
     "prefix_end",
     "segment_bounds",
     "table_prefix",
 ]
 
-MAX_SEGMENTS = 1_000_000
-_HASH_SPACE = 1 << 32
 _MIN_EXP = -130
 _MAX_EXP = 125
 _MAX_DIGITS = 38
@@ -68,13 +59,6 @@ _MAX_DIGITS = 38
 _NEG, _ZERO, _POS = 0x01, 0x02, 0x03
 _ZERO_ENC = b"\x02"
 _TERM = b"\x00\x00"
-_phash = hashlib.blake2b
-
-ITEM_TAG = b"I"
-INDEX_TAG = b"X"
-META_TAG = b"C"
-BACKLOG_TAG = b"Q"
-COLLECTION_TAG = b"L"
 
 
 # ---------------------------------------------------------------- S and B
@@ -216,122 +200,3 @@ def decode_value(type_name: str, data: bytes, offset: int) -> tuple[str, int]:
         raw, end = _decode_bytes(data, offset)
         return base64.b64encode(raw).decode("ascii"), end
     raise ValueError(f"not a key attribute type: {type_name!r}")
-
-
-# ---------------------------------------------------------------- layout
-
-
-# Partition hashes are remembered like number encodings: a request hashes its partition key more than once
-# (admission, the item key, a Query's start key) and workloads come back to the same keys. Cleared when full.
-_HASHES: dict[bytes, bytes] = {}
-_HASHES_MAX = 4096
-
-
-def partition_hash(encoded_hash_key: bytes) -> bytes:
-    """4 well-spread bytes (BLAKE2b) of an encoded partition key: its place in the table's hash space."""
-    digest = _HASHES.get(encoded_hash_key)
-    if digest is None:
-        digest = _phash(encoded_hash_key, digest_size=4).digest()
-        if len(_HASHES) >= _HASHES_MAX:
-            _HASHES.clear()
-        _HASHES[encoded_hash_key] = digest
-    return digest
-
-
-def table_prefix(table_id: int) -> bytes:
-    return ITEM_TAG + table_id.to_bytes(4, "big")
-
-
-def item_key(table_id: int, hash_enc: bytes, range_enc: bytes | None) -> bytes:
-    head = ITEM_TAG + table_id.to_bytes(4, "big") + partition_hash(hash_enc) + hash_enc
-    return head + range_enc if range_enc else head
-
-
-def hash_key_prefix(table_id: int, hash_enc: bytes) -> bytes:
-    """Prefix of every item with this partition key (a Query's range, in sort-key order)."""
-    return ITEM_TAG + table_id.to_bytes(4, "big") + partition_hash(hash_enc) + hash_enc
-
-
-def index_prefix(index_id: int) -> bytes:
-    return INDEX_TAG + index_id.to_bytes(4, "big")
-
-
-def index_key(
-    index_id: int,
-    idx_hash_enc: bytes,
-    idx_range_enc: bytes | None,
-    hash_enc: bytes,
-    range_enc: bytes | None,
-) -> bytes:
-    """An index entry: index key first (Query order), then the table key (unique, stable order)."""
-    return b"".join(
-        (
-            INDEX_TAG,
-            index_id.to_bytes(4, "big"),
-            partition_hash(idx_hash_enc),
-            idx_hash_enc,
-            idx_range_enc or b"",
-            hash_enc,
-            range_enc or b"",
-        )
-    )
-
-
-def index_hash_key_prefix(index_id: int, idx_hash_enc: bytes) -> bytes:
-    return INDEX_TAG + index_id.to_bytes(4, "big") + partition_hash(idx_hash_enc) + idx_hash_enc
-
-
-def backlog_prefix() -> bytes:
-    return BACKLOG_TAG
-
-
-def backlog_key(seq: int) -> bytes:
-    """A GSI backlog record: sequence numbers are big-endian, so records iterate in the order they were written."""
-    return BACKLOG_TAG + seq.to_bytes(8, "big")
-
-
-def collection_prefix(table_id: int) -> bytes:
-    return COLLECTION_TAG + table_id.to_bytes(4, "big")
-
-
-def collection_key(table_id: int, hash_enc: bytes) -> bytes:
-    """The size record of one item collection (tables with LSIs): all items and LSI entries of a partition key."""
-    return COLLECTION_TAG + table_id.to_bytes(4, "big") + hash_enc
-
-
-def meta_prefix() -> bytes:
-    return META_TAG
-
-
-def meta_key(name: str) -> bytes:
-    """A catalog record key (table metadata and other named records)."""
-    return META_TAG + name.encode("utf-8")
-
-
-def prefix_end(prefix: bytes) -> bytes:
-    """The smallest key greater than every key starting with ``prefix`` (exclusive upper bound)."""
-    stripped = prefix.rstrip(b"\xff")
-    if not stripped:
-        raise ValueError("no key follows a prefix made only of FF bytes")
-    return stripped[:-1] + bytes((stripped[-1] + 1,))
-
-
-def _segment_bounds(prefix: bytes, segment: int, total_segments: int) -> tuple[bytes, bytes]:
-    if not 1 <= total_segments <= MAX_SEGMENTS:
-        raise ValueError(f"total_segments must be in 1..{MAX_SEGMENTS}")
-    if not 0 <= segment < total_segments:
-        raise ValueError("segment must be in 0..total_segments-1")
-    start = (segment * _HASH_SPACE) // total_segments
-    end = ((segment + 1) * _HASH_SPACE) // total_segments
-    lo = prefix + start.to_bytes(4, "big")
-    hi = prefix + end.to_bytes(4, "big") if end < _HASH_SPACE else prefix_end(prefix)
-    return lo, hi
-
-
-def segment_bounds(table_id: int, segment: int, total_segments: int) -> tuple[bytes, bytes]:
-    """``[lo, hi)`` of Scan segment ``segment``: the hash space cut into contiguous, disjoint ranges."""
-    return _segment_bounds(table_prefix(table_id), segment, total_segments)
-
-
-def index_segment_bounds(index_id: int, segment: int, total_segments: int) -> tuple[bytes, bytes]:
-    return _segment_bounds(index_prefix(index_id), segment, total_segments)

@@ -73,8 +73,6 @@ MAX_BATCH_BYTES = 16 << 20
 BATCH_INTERVAL = 1.0
 LOCK_FILE = "dynastore.lock"
 DIRECTORY_MODE = 0o700  # what the store creates is readable by the server's user only
-_ID_LEN = 8
-_COUNTER_KEY = bytes(_ID_LEN)
 RESERVE_FILE = "reserve"  # storage/disk_space.py
 REPLAY_TXN_OPS = 10_000  # operations per storage transaction while replaying the write-ahead log
 

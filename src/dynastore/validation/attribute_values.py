@@ -16,8 +16,8 @@ from typing import Any
 from dynastore import limits, messages
 from dynastore.errors import ValidationException
 from dynastore.model.values import NumberError, normalize_number
+from dynastore.validation.json_errors import Coercer, blob_error, scalar_error
 from dynastore.validation.shapes import MODEL_PACKAGE
-from dynastore.validation.typecheck import Coercer, blob_error, scalar_error
 
 __all__ = [
     "AttributeMap",

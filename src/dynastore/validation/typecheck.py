@@ -8,13 +8,14 @@ first well-formedness problem (reported later, in DynamoDB's phase-3 order) and 
 
 from __future__ import annotations
 
-import binascii
 import math
 from collections.abc import Callable
 from typing import Any
 
 from dynastore import messages
 from dynastore.errors import SerializationException
+from dynastore.validation import attribute_values
+from dynastore.validation.json_errors import Coercer, blob_error, scalar_error
 from dynastore.validation.shapes import (
     AttrValue,
     Blob,
@@ -30,56 +31,9 @@ from dynastore.validation.shapes import (
     java_type,
 )
 
-__all__ = ["Coercer", "blob_error", "coerce_blob", "coercer", "scalar_error", "type_token"]
-
-Coercer = Callable[[Any], Any]
+__all__ = ["coerce_blob", "coercer"]
 
 _CACHE: dict[tuple[int, bool], tuple[Shape, Coercer]] = {}
-
-
-def type_token(value: Any) -> str:
-    """The Jackson token name DynamoDB prints for a JSON scalar."""
-    if value is True:
-        return "TRUE_VALUE"
-    if value is False:
-        return "FALSE_VALUE"
-    if isinstance(value, int):
-        return "NUMBER_VALUE"
-    if isinstance(value, float):
-        return "DECIMAL_VALUE"
-    return "STRING_VALUE"
-
-
-def scalar_error(value: Any, simple_name: str, java_name: str) -> SerializationException:
-    """The error for ``value`` where a String/Integer/Long/Boolean (``simple_name``) was expected."""
-    if isinstance(value, list):
-        return SerializationException(messages.SER_UNRECOGNIZED_COLLECTION.format(java_type="class " + java_name))
-    if isinstance(value, dict):
-        return SerializationException(messages.SER_STRUCT_NOT_EXPECTED)
-    if simple_name == "Boolean" and isinstance(value, str):
-        return SerializationException(messages.SER_BOOLEAN_FROM_STRING)
-    return SerializationException(messages.SER_CANNOT_CONVERT.format(token=type_token(value), java_type=simple_name))
-
-
-def blob_error(value: Any) -> SerializationException | None:
-    """None if ``value`` is a well-formed base64 string, else DynamoDB's error for it."""
-    if type(value) is not str:
-        if isinstance(value, list):
-            return SerializationException(
-                messages.SER_UNRECOGNIZED_COLLECTION.format(java_type="class java.nio.ByteBuffer")
-            )
-        if isinstance(value, dict):
-            return SerializationException(messages.SER_STRUCT_NOT_EXPECTED)
-        return SerializationException(messages.SER_BLOB_NOT_STRING)
-    if len(value) % 4:
-        return SerializationException(messages.SER_BLOB_LENGTH.format(length=len(value)))
-    try:
-        raw = binascii.a2b_base64(value, strict_mode=True)
-    except (binascii.Error, ValueError):
-        return SerializationException(messages.SER_BLOB_LAST_CHAR)
-    if binascii.b2a_base64(raw, newline=False) != value.encode("ascii"):
-        return SerializationException(messages.SER_BLOB_LAST_CHAR)
-    return None
 
 
 def coerce_blob(value: Any) -> Any:
@@ -124,15 +78,11 @@ def _compile(shape: Shape, in_value: bool) -> Coercer:
     if isinstance(shape, Blob):
         return coerce_blob
     if isinstance(shape, AttrValue):
-        from dynastore.validation import attribute_values
-
         return attribute_values.value_coercer(in_value)
     if isinstance(shape, List):
         return _compile_list(shape, in_value)
     if isinstance(shape, Map):
         if isinstance(shape.value, AttrValue):
-            from dynastore.validation import attribute_values
-
             return attribute_values.map_coercer(in_value)
         return _compile_map(shape, in_value)
     if isinstance(shape, Struct):

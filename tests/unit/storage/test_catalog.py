@@ -9,7 +9,7 @@ import pytest
 from dynastore.config import Config
 from dynastore.errors import ResourceInUseException, ResourceNotFoundException, ValidationException
 from dynastore.model.table_schema import CREATING, IndexDef, KeyAttr, KeySchema, Projection, TableDef
-from dynastore.storage import keycodec
+from dynastore.storage import keyspace
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.memory_kv import MemoryKV
 from dynastore.util.clock import ManualClock
@@ -42,7 +42,7 @@ def table(cat: Catalog, name: str, now: float, until: float | None = None, gsi: 
 
 def item_count(kv: MemoryKV, prefix: bytes) -> int:
     with kv.read() as txn:
-        return sum(1 for _ in txn.iter_range(prefix, keycodec.prefix_end(prefix)))
+        return sum(1 for _ in txn.iter_range(prefix, keyspace.prefix_end(prefix)))
 
 
 def test_get_errors() -> None:
@@ -84,13 +84,13 @@ def test_ids_never_reused_across_reload() -> None:
 def test_delete_with_delay_purges_in_chunks() -> None:
     cat, kv, _config, clock = make(delay=2)
     td = cat.create(table(cat, "t1", clock.now(), gsi=True))
-    prefix = keycodec.table_prefix(td.table_id)
-    index_prefix = keycodec.index_prefix(td.gsis[0].index_id)
+    prefix = keyspace.table_prefix(td.table_id)
+    index_prefix = keyspace.index_prefix(td.gsis[0].index_id)
     with kv.write() as txn:
         for n in range(25):
             txn.put(prefix + n.to_bytes(2, "big"), b"x")
             txn.put(index_prefix + n.to_bytes(2, "big"), b"y")
-        txn.put(keycodec.table_prefix(td.table_id + 100) + b"other", b"keep")
+        txn.put(keyspace.table_prefix(td.table_id + 100) + b"other", b"keep")
     deleting = cat.delete("t1")
     assert deleting.status == "DELETING"
     assert cat.get("t1").status == "DELETING"
@@ -104,7 +104,7 @@ def test_delete_with_delay_purges_in_chunks() -> None:
         pass
     assert item_count(kv, prefix) == 0
     assert item_count(kv, index_prefix) == 0
-    assert item_count(kv, keycodec.table_prefix(td.table_id + 100)) == 1
+    assert item_count(kv, keyspace.table_prefix(td.table_id + 100)) == 1
     assert not cat.has_pending_purge()
 
 
@@ -139,7 +139,7 @@ def test_stats_in_memory_then_flushed() -> None:
 def test_update_queues_dropped_index_for_purge() -> None:
     cat, kv, _config, clock = make()
     td = cat.create(table(cat, "t1", clock.now(), gsi=True))
-    index_prefix = keycodec.index_prefix(td.gsis[0].index_id)
+    index_prefix = keyspace.index_prefix(td.gsis[0].index_id)
     with kv.write() as txn:
         txn.put(index_prefix + b"k", b"v")
     cat.update("t1", lambda cur: replace(cur, gsis=()))

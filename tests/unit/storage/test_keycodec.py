@@ -1,9 +1,8 @@
-"""Key encodings sort like DynamoDB values, round-trip, and compose; segments tile the hash space."""
+"""Key value encodings sort like DynamoDB values, round-trip, and compose."""
 
 from __future__ import annotations
 
 import base64
-import hashlib
 from decimal import Context, Decimal
 
 import pytest
@@ -175,107 +174,6 @@ def test_number_out_of_range(bad: str) -> None:
 def test_unknown_type() -> None:
     with pytest.raises(ValueError):
         kc.encode_value("SS", "x")
-
-
-# ---------------------------------------------------------------- layout
-
-
-def test_item_key_layout() -> None:
-    h = kc.encode_value("S", "user#1")
-    r = kc.encode_value("N", "7")
-    key = kc.item_key(258, h, r)
-    assert key[:5] == b"I\x00\x00\x01\x02" == kc.table_prefix(258)
-    assert key[5:9] == kc.partition_hash(h)
-    assert key == kc.hash_key_prefix(258, h) + r
-    assert kc.item_key(258, h, None) == kc.hash_key_prefix(258, h)
-    assert key.startswith(kc.table_prefix(258))
-    assert kc.table_prefix(258) < key < kc.prefix_end(kc.table_prefix(258))
-
-
-def test_index_key_layout() -> None:
-    ih, ir = kc.encode_value("S", "g"), kc.encode_value("N", "1")
-    h, r = kc.encode_value("S", "t"), kc.encode_value("S", "u")
-    key = kc.index_key(5, ih, ir, h, r)
-    assert key == kc.index_hash_key_prefix(5, ih) + ir + h + r
-    assert key.startswith(kc.index_prefix(5)) and key[:1] == b"X"
-    assert kc.index_key(5, ih, None, h, None) == kc.index_hash_key_prefix(5, ih) + h
-
-
-def test_meta_key() -> None:
-    assert kc.meta_key("table/x") == b"Ctable/x"
-    assert kc.meta_key("t").startswith(kc.meta_prefix())
-
-
-def test_prefix_end() -> None:
-    assert kc.prefix_end(b"ab") == b"ac"
-    assert kc.prefix_end(b"a\xff\xff") == b"b"
-    with pytest.raises(ValueError):
-        kc.prefix_end(b"\xff")
-
-
-@given(st.binary(min_size=1, max_size=6).filter(lambda p: p.rstrip(b"\xff")), st.binary(max_size=6))
-def test_prefix_end_bounds_every_extension(prefix: bytes, tail: bytes) -> None:
-    end = kc.prefix_end(prefix)
-    assert prefix + tail < end
-    assert end > prefix and not end.startswith(prefix)
-
-
-def test_partition_hash_spreads() -> None:
-    hashes = [kc.partition_hash(kc.encode_value("N", str(i))) for i in range(4096)]
-    assert all(len(h) == 4 for h in hashes)
-    buckets = [0] * 16
-    for h in hashes:
-        buckets[h[0] >> 4] += 1
-    assert min(buckets) > 150 and max(buckets) < 370
-
-
-def test_partition_hash_is_blake2b_whether_remembered_or_not() -> None:
-    keys = [kc.encode_value("S", f"k{i}") for i in range(3 * kc._HASHES_MAX)]  # more than the memo holds
-    for _ in range(2):
-        for key in keys:
-            assert kc.partition_hash(key) == hashlib.blake2b(key, digest_size=4).digest()
-    assert len(kc._HASHES) <= kc._HASHES_MAX
-
-
-@settings(max_examples=200)
-@given(st.integers(1, kc.MAX_SEGMENTS), st.data())
-def test_segments_tile_the_hash_space(total: int, data: st.DataObject) -> None:
-    prefix = kc.table_prefix(9)
-    first_lo, _ = kc.segment_bounds(9, 0, total)
-    _, last_hi = kc.segment_bounds(9, total - 1, total)
-    assert first_lo == prefix + b"\x00\x00\x00\x00"
-    assert last_hi == kc.prefix_end(prefix)
-    indexes: list[int] | range
-    if total <= 300:
-        indexes = range(total - 1)
-    else:
-        indexes = data.draw(st.lists(st.integers(0, total - 2), min_size=1, max_size=30))
-    for i in indexes:
-        lo, hi = kc.segment_bounds(9, i, total)
-        assert lo < hi
-        assert hi == kc.segment_bounds(9, i + 1, total)[0]  # no gap, no overlap
-    # every item key falls in exactly one segment
-    for _ in range(10):
-        hk = kc.encode_value("S", data.draw(st.text(max_size=5)))
-        key = kc.item_key(9, hk, None)
-        guess = int.from_bytes(key[5:9], "big") * total >> 32
-        owners = [
-            s
-            for s in range(max(0, guess - 1), min(total, guess + 2))
-            if kc.segment_bounds(9, s, total)[0] <= key < kc.segment_bounds(9, s, total)[1]
-        ]
-        assert len(owners) == 1
-
-
-@pytest.mark.parametrize(("segment", "total"), [(0, 0), (1, 1), (-1, 4), (0, kc.MAX_SEGMENTS + 1)])
-def test_segment_arguments_checked(segment: int, total: int) -> None:
-    with pytest.raises(ValueError):
-        kc.segment_bounds(1, segment, total)
-
-
-def test_index_segments() -> None:
-    lo, hi = kc.index_segment_bounds(3, 0, 1)
-    assert lo == kc.index_prefix(3) + bytes(4) and hi == kc.prefix_end(kc.index_prefix(3))
 
 
 def test_strings_sort_by_utf8_bytes_not_utf16_units() -> None:

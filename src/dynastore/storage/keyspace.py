@@ -1,0 +1,251 @@
+"""The layout of every key in the store: one tag per kind of record, and the reserved catalog record names.
+
+The KV is one ordered byte-key space. Every key starts with a tag saying what lives under it; no tag equals
+or is a prefix of another (``tests/unit/storage/test_keyspace.py``), so a range scan over one tag never
+meets another kind of record. Integers are big-endian, ``enc`` is the order-preserving, self-delimiting
+value encoding of ``keycodec`` and ``phash`` is ``partition_hash`` below.
+
+==================  =============================================================  ============================
+tag                 key                                                             written by
+==================  =============================================================  ============================
+``I`` item          ``I | table_id:4 | phash(hash_enc):4 | hash_enc | range_enc``  engine/writes.py
+``X`` index entry   ``X | index_id:4 | phash(idx_hash_enc):4 | idx_hash_enc |``    engine/indexes.py
+                    ``idx_range_enc | hash_enc | range_enc``
+``C`` catalog       ``C | name (UTF-8)``: a table's name, or a reserved name below  storage/catalog.py and others
+``Q`` GSI backlog   ``Q | sequence:8``                                              engine/gsi_backlog.py
+``L`` collection    ``L | table_id:4 | hash_enc``                                   engine/indexes.py
+``T 00`` token      ``T 00 | client request token (UTF-8)``                         engine/transactions.py
+``T 01`` expiry     ``T 01 | expires_at_ms:8 | client request token (UTF-8)``       engine/transactions.py
+==================  =============================================================  ============================
+
+Catalog record names starting with ``#`` are reserved: ``#`` cannot appear in a table name, so they never
+collide with a table's record. ``Catalog.load`` reads every ``C`` record and skips kinds it does not own.
+
+``phash`` spreads a table's partition keys over the 2^32 hash space, giving DynamoDB-like Scan order; a Scan
+segment, and a partition for throttling, is a contiguous range of that space.
+
+The LMDB engine stores these keys in its ``main`` database, and keys too long for LMDB as chains in its
+``long`` database (``storage/lmdb_layout.py``); that is below this layout and invisible to it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Final
+
+__all__ = [
+    "ALL_TAGS",
+    "BACKFILL_CURSOR_PREFIX",
+    "BACKLOG_TAG",
+    "CAPACITY_RECORD_PREFIX",
+    "COLLECTION_TAG",
+    "INDEX_TAG",
+    "ITEM_TAG",
+    "KEY_HEAD_BYTES",
+    "MAX_SEGMENTS",
+    "META_TAG",
+    "PURGE_RECORD",
+    "RESERVED_NAME_MARK",
+    "RESERVED_RECORD_NAMES",
+    "RESERVED_RECORD_PREFIXES",
+    "SEQUENCE_RECORD",
+    "TOKEN_EXPIRY_PREFIX",
+    "TOKEN_PREFIX",
+    "backfill_cursor_key",
+    "backlog_key",
+    "backlog_prefix",
+    "capacity_record_key",
+    "collection_key",
+    "collection_prefix",
+    "hash_key_prefix",
+    "index_hash_key_prefix",
+    "index_key",
+    "index_prefix",
+    "index_segment_bounds",
+    "item_key",
+    "meta_key",
+    "meta_prefix",
+    "partition_hash",
+    "prefix_end",
+    "segment_bounds",
+    "table_prefix",
+]
+
+# ---------------------------------------------------------------- tags
+
+# Items: I | table_id:4 | phash:4 | enc(partition key) | enc(sort key, absent without one). Value: itemcodec.
+ITEM_TAG: Final = b"I"
+# Index entries (LSI and GSI): X | index_id:4 | phash:4 | enc(index keys) | enc(table keys). Value: the
+# projected item (itemcodec). The table keys make an entry unique and give equal index keys a stable order.
+INDEX_TAG: Final = b"X"
+# Catalog records: C | name. Value: an orjson record with a "kind" (table definitions and the reserved names).
+META_TAG: Final = b"C"
+# GSI backlog: Q | sequence:8. Value: index updates waiting to be applied, in commit order (engine/gsi_backlog.py).
+BACKLOG_TAG: Final = b"Q"
+# Item collections: L | table_id:4 | enc(partition key). Value: size:8, the bytes of one partition key's items
+# and LSI entries (tables with LSIs only; the 10 GB item-collection limit).
+COLLECTION_TAG: Final = b"L"
+# Client request tokens of TransactWriteItems: T 00 | token. Value: the request's fingerprint and outcome, so a
+# retry is answered idempotently even after a crash (engine/transactions.py).
+TOKEN_PREFIX: Final = b"T\x00"
+# Token expiry index: T 01 | expires_at_ms:8 | token. Value: empty; swept in expiry order.
+TOKEN_EXPIRY_PREFIX: Final = b"T\x01"
+
+ALL_TAGS: Final = (ITEM_TAG, INDEX_TAG, META_TAG, BACKLOG_TAG, COLLECTION_TAG, TOKEN_PREFIX, TOKEN_EXPIRY_PREFIX)
+
+# Bytes before the partition key's encoding in an item key and in an index entry: tag, id:4, phash:4.
+KEY_HEAD_BYTES: Final = 9
+
+# ---------------------------------------------------------------- reserved catalog record names
+
+# "#" cannot appear in a table name (TableName is [a-zA-Z0-9_.-]+), so names starting with it are never a table's.
+RESERVED_NAME_MARK: Final = "#"
+# {"kind": "seq", "next": N}: the id sequence shared by tables and indexes (ids are never reused).
+SEQUENCE_RECORD: Final = "#seq"
+# {"kind": "purge", "ids": [...]}: key ranges of deleted tables, indexes and collections still to be emptied.
+PURGE_RECORD: Final = "#purge"
+# "#capacity:<table_id>" -> {"kind": "capacity", ...}: a table's persisted burst and adaptive-capacity state.
+CAPACITY_RECORD_PREFIX: Final = "#capacity:"
+# "#backfill:<index_id>" -> {"kind": "backfill", "next": hex key}: where a new GSI's backfill continues.
+BACKFILL_CURSOR_PREFIX: Final = "#backfill:"
+
+RESERVED_RECORD_NAMES: Final = (SEQUENCE_RECORD, PURGE_RECORD)
+RESERVED_RECORD_PREFIXES: Final = (CAPACITY_RECORD_PREFIX, BACKFILL_CURSOR_PREFIX)
+
+# ---------------------------------------------------------------- partition hash
+
+MAX_SEGMENTS = 1_000_000
+_HASH_SPACE = 1 << 32
+_phash = hashlib.blake2b
+
+# Partition hashes are remembered: a request hashes its partition key more than once (admission, the item key,
+# a Query's start key) and workloads come back to the same keys. Cleared when full.
+_HASHES: dict[bytes, bytes] = {}
+_HASHES_MAX = 4096
+
+
+def partition_hash(encoded_hash_key: bytes) -> bytes:
+    """4 well-spread bytes (BLAKE2b) of an encoded partition key: its place in the table's hash space."""
+    digest = _HASHES.get(encoded_hash_key)
+    if digest is None:
+        digest = _phash(encoded_hash_key, digest_size=4).digest()
+        if len(_HASHES) >= _HASHES_MAX:
+            _HASHES.clear()
+        _HASHES[encoded_hash_key] = digest
+    return digest
+
+
+# ---------------------------------------------------------------- items and index entries
+
+
+def table_prefix(table_id: int) -> bytes:
+    return ITEM_TAG + table_id.to_bytes(4, "big")
+
+
+def item_key(table_id: int, hash_enc: bytes, range_enc: bytes | None) -> bytes:
+    head = ITEM_TAG + table_id.to_bytes(4, "big") + partition_hash(hash_enc) + hash_enc
+    return head + range_enc if range_enc else head
+
+
+def hash_key_prefix(table_id: int, hash_enc: bytes) -> bytes:
+    """Prefix of every item with this partition key (a Query's range, in sort-key order)."""
+    return ITEM_TAG + table_id.to_bytes(4, "big") + partition_hash(hash_enc) + hash_enc
+
+
+def index_prefix(index_id: int) -> bytes:
+    return INDEX_TAG + index_id.to_bytes(4, "big")
+
+
+def index_key(
+    index_id: int,
+    idx_hash_enc: bytes,
+    idx_range_enc: bytes | None,
+    hash_enc: bytes,
+    range_enc: bytes | None,
+) -> bytes:
+    """An index entry: index key first (Query order), then the table key (unique, stable order)."""
+    return b"".join(
+        (
+            INDEX_TAG,
+            index_id.to_bytes(4, "big"),
+            partition_hash(idx_hash_enc),
+            idx_hash_enc,
+            idx_range_enc or b"",
+            hash_enc,
+            range_enc or b"",
+        )
+    )
+
+
+def index_hash_key_prefix(index_id: int, idx_hash_enc: bytes) -> bytes:
+    return INDEX_TAG + index_id.to_bytes(4, "big") + partition_hash(idx_hash_enc) + idx_hash_enc
+
+
+# ---------------------------------------------------------------- other records
+
+
+def backlog_prefix() -> bytes:
+    return BACKLOG_TAG
+
+
+def backlog_key(seq: int) -> bytes:
+    """A GSI backlog record: sequence numbers are big-endian, so records iterate in the order they were written."""
+    return BACKLOG_TAG + seq.to_bytes(8, "big")
+
+
+def collection_prefix(table_id: int) -> bytes:
+    return COLLECTION_TAG + table_id.to_bytes(4, "big")
+
+
+def collection_key(table_id: int, hash_enc: bytes) -> bytes:
+    """The size record of one item collection (tables with LSIs): all items and LSI entries of a partition key."""
+    return COLLECTION_TAG + table_id.to_bytes(4, "big") + hash_enc
+
+
+def meta_prefix() -> bytes:
+    return META_TAG
+
+
+def meta_key(name: str) -> bytes:
+    """A catalog record key (table metadata and the reserved records)."""
+    return META_TAG + name.encode("utf-8")
+
+
+def capacity_record_key(table_id: int) -> bytes:
+    return meta_key(f"{CAPACITY_RECORD_PREFIX}{table_id}")
+
+
+def backfill_cursor_key(index_id: int) -> bytes:
+    return meta_key(f"{BACKFILL_CURSOR_PREFIX}{index_id}")
+
+
+# ---------------------------------------------------------------- ranges
+
+
+def prefix_end(prefix: bytes) -> bytes:
+    """The smallest key greater than every key starting with ``prefix`` (exclusive upper bound)."""
+    stripped = prefix.rstrip(b"\xff")
+    if not stripped:
+        raise ValueError("no key follows a prefix made only of FF bytes")
+    return stripped[:-1] + bytes((stripped[-1] + 1,))
+
+
+def _segment_bounds(prefix: bytes, segment: int, total_segments: int) -> tuple[bytes, bytes]:
+    if not 1 <= total_segments <= MAX_SEGMENTS:
+        raise ValueError(f"total_segments must be in 1..{MAX_SEGMENTS}")
+    if not 0 <= segment < total_segments:
+        raise ValueError("segment must be in 0..total_segments-1")
+    start = (segment * _HASH_SPACE) // total_segments
+    end = ((segment + 1) * _HASH_SPACE) // total_segments
+    lo = prefix + start.to_bytes(4, "big")
+    hi = prefix + end.to_bytes(4, "big") if end < _HASH_SPACE else prefix_end(prefix)
+    return lo, hi
+
+
+def segment_bounds(table_id: int, segment: int, total_segments: int) -> tuple[bytes, bytes]:
+    """``[lo, hi)`` of Scan segment ``segment``: the hash space cut into contiguous, disjoint ranges."""
+    return _segment_bounds(table_prefix(table_id), segment, total_segments)
+
+
+def index_segment_bounds(index_id: int, segment: int, total_segments: int) -> tuple[bytes, bytes]:
+    return _segment_bounds(index_prefix(index_id), segment, total_segments)

@@ -1,0 +1,114 @@
+"""Every key a working store holds is one of the layout's kinds: written by the operations themselves, so a
+record kind added without a tag of its own (or with a tag another kind already uses) fails here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dynastore.api.context import Context
+from dynastore.config import Config
+from dynastore.engine import indexes
+from dynastore.protocol import dispatch
+from dynastore.storage import keyspace as ks
+from dynastore.storage.catalog import Catalog
+from dynastore.storage.memory_kv import MemoryKV
+from dynastore.util.clock import ManualClock
+
+_ALL = {"ProjectionType": "ALL"}
+
+
+def _attr(name: str) -> dict[str, str]:
+    return {"AttributeName": name, "AttributeType": "S"}
+
+
+def _key(hash_name: str, range_name: str | None = None) -> list[dict[str, str]]:
+    schema = [{"AttributeName": hash_name, "KeyType": "HASH"}]
+    if range_name is not None:
+        schema.append({"AttributeName": range_name, "KeyType": "RANGE"})
+    return schema
+
+
+def _item(pk: str, sk: str, **more: str) -> dict[str, Any]:
+    return {"pk": {"S": pk}, "sk": {"S": sk}, **{k: {"S": v} for k, v in more.items()}}
+
+
+def _keys(kv: MemoryKV) -> list[bytes]:
+    with kv.read() as txn:
+        return [key for key, _ in txn.iter_range(b"", b"\xff")]
+
+
+def _every_kind_of_record() -> tuple[Context, list[bytes]]:
+    """A store that has held every kind of record: what it held mid-way and at the end."""
+    clock = ManualClock()
+    config = Config(
+        in_memory=True,
+        clock=clock,
+        create_table_delay=0,
+        update_table_delay=0,
+        delete_table_delay=0,
+        gsi_backfill_chunk=1,
+    )
+    kv = MemoryKV()
+    ctx = Context(config=config, kv=kv, catalog=Catalog.load(kv, config))
+    ops = dispatch.bind(ctx)
+    ops["CreateTable"].run(
+        {
+            "TableName": "tbl",
+            "KeySchema": _key("pk", "sk"),
+            "AttributeDefinitions": [_attr("pk"), _attr("sk"), _attr("a")],
+            "BillingMode": "PAY_PER_REQUEST",
+            "LocalSecondaryIndexes": [{"IndexName": "lsi", "KeySchema": _key("pk", "a"), "Projection": _ALL}],
+            "GlobalSecondaryIndexes": [{"IndexName": "gsi", "KeySchema": _key("a"), "Projection": _ALL}],
+        }
+    )
+    ops["CreateTable"].run(
+        {
+            "TableName": "gone",
+            "KeySchema": _key("pk", "sk"),
+            "AttributeDefinitions": [_attr("pk"), _attr("sk")],
+            "BillingMode": "PAY_PER_REQUEST",
+        }
+    )
+    for i in range(3):
+        ops["PutItem"].run({"TableName": "tbl", "Item": _item("p", str(i), a="x", b="z")})
+        ops["PutItem"].run({"TableName": "gone", "Item": _item("p", str(i))})
+    ops["TransactWriteItems"].run(
+        {"ClientRequestToken": "token", "TransactItems": [{"Put": {"TableName": "tbl", "Item": _item("q", "1")}}]}
+    )
+    seen = _keys(kv)  # GSI backlog records are still waiting here
+    ops["UpdateTable"].run(
+        {
+            "TableName": "tbl",
+            "AttributeDefinitions": [_attr("b")],
+            "GlobalSecondaryIndexUpdates": [
+                {"Create": {"IndexName": "gsi2", "KeySchema": _key("b"), "Projection": _ALL}}
+            ],
+        }
+    )
+    ops["DeleteTable"].run({"TableName": "gone"})
+    clock.advance(120)
+    ctx.catalog.maintain(max_keys=1)  # the deleted table is queued for purging, one key purged
+    indexes.maintain(ctx)  # the new GSI's backfill copies one item and leaves its cursor
+    return ctx, seen + _keys(kv)
+
+
+def test_every_key_has_exactly_one_tag_and_every_tag_is_used() -> None:
+    _ctx, keys = _every_kind_of_record()
+    used: set[bytes] = set()
+    for key in keys:
+        tags = [tag for tag in ks.ALL_TAGS if key.startswith(tag)]
+        assert len(tags) == 1, f"{key!r} is under {tags}"
+        used.add(tags[0])
+    assert used == set(ks.ALL_TAGS)
+
+
+def test_catalog_records_are_tables_or_reserved_names() -> None:
+    ctx, keys = _every_kind_of_record()
+    names = {key[len(ks.META_TAG) :].decode() for key in keys if key.startswith(ks.META_TAG)}
+    reserved = {n for n in names if n in ks.RESERVED_RECORD_NAMES or n.startswith(ks.RESERVED_RECORD_PREFIXES)}
+    assert names - reserved == {"tbl", "gone"}  # the tables' own records (gone's until it was dropped)
+    assert ctx.catalog.list_names() == ["tbl"]
+    # every reserved record kind was written, so a rename on either side would show here
+    assert set(ks.RESERVED_RECORD_NAMES) <= reserved
+    for prefix in ks.RESERVED_RECORD_PREFIXES:
+        assert any(n.startswith(prefix) for n in reserved), prefix
