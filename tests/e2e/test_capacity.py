@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from dynastore.storage import keyspace
 from tests.e2e.conftest import ADMIN, make_client
 from tests.e2e.server_process import ServerProcess
 
@@ -103,7 +104,7 @@ def shares(view: dict[str, Any]) -> list[tuple[float, float]]:
 def partition_hash(key: str) -> int:
     from dynastore.storage import keycodec
 
-    return int.from_bytes(keycodec.partition_hash(keycodec.encode_string(key)), "big")
+    return int.from_bytes(keyspace.partition_hash(keycodec.encode_string(key)), "big")
 
 
 # ---------------------------------------------------------------- the seeds' examples

@@ -3,7 +3,7 @@ item collections and index write units.
 
 An index entry (the contract with the read side, docs/indexes.md):
 
-* key: ``keycodec.index_key(index_id, idx_hash_enc, idx_range_enc, <the table key's encodings>)``; a
+* key: ``keyspace.index_key(index_id, idx_hash_enc, idx_range_enc, <the table key's encodings>)``; a
   multi-attribute GSI key concatenates its attributes' encodings in KeySchema order (encodings are
   self-delimiting, so the order stays DynamoDB's: attribute by attribute);
 * value: ``itemcodec.encode_item(projected, item_size(projected))``: the table's and the index's key
@@ -39,9 +39,10 @@ from dynastore.limits import GSI_BACKLOG_RECORDS_PER_TXN, GSI_READ_CATCH_UP_RECO
 from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import CREATING, DELETING, UPDATING, IndexDef, KeyAttr, TableDef
 from dynastore.model.values import Item
-from dynastore.storage import keycodec
+from dynastore.storage import keycodec, keyspace
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.itemcodec import decode_item, encode_item, stored_size
+from dynastore.storage.keyspace import KEY_HEAD_BYTES
 from dynastore.storage.kv import WriteTxn
 from dynastore.validation.attribute_values import key_value_bytes
 
@@ -63,7 +64,6 @@ __all__ = [
 log = logging.getLogger("dynastore")
 
 _GB = 1024**3
-_BACKFILL_CURSOR = "#backfill:"  # catalog meta record per backfilling index: the next table key to copy
 
 
 # ---------------------------------------------------------------------------------------------- layouts
@@ -166,7 +166,7 @@ def _entry_key(
     if idx_range is None:
         return None
     # ``table_keys`` is the table's partition and sort key encodings, already concatenated in the item key.
-    return keycodec.index_key(lay.index.index_id, idx_hash, idx_range or None, table_keys, None)
+    return keyspace.index_key(lay.index.index_id, idx_hash, idx_range or None, table_keys, None)
 
 
 def _project(lay: IndexLayout, item: Item) -> Item:
@@ -201,7 +201,7 @@ def table_item_key(table: TableDef, index: IndexDef, entry_key: bytes) -> bytes:
         _, pos = keycodec.decode_value(attr.type, entry_key, pos)
     table_keys = entry_key[pos:]
     _, hash_end = keycodec.decode_value(table.key_schema.hash_key.type, table_keys, 0)
-    return keycodec.item_key(table.table_id, table_keys[:hash_end], table_keys[hash_end:] or None)
+    return keyspace.item_key(table.table_id, table_keys[:hash_end], table_keys[hash_end:] or None)
 
 
 # ---------------------------------------------------------------------------------------------- key checks
@@ -262,7 +262,7 @@ def apply_write(
     if new is not None:
         check_item_keys(layout, new, updated=updated)
     effects = IndexEffects()
-    table_keys = key[9:]
+    table_keys = key[KEY_HEAD_BYTES:]
     changes: list[Change] = []
     entry_bytes = 0
     old_memo: dict[str, bytes | None] = {}
@@ -321,8 +321,8 @@ def _update_collection(
 ) -> None:
     """Keep the item collection's size (items + LSI entries of one partition key); refuse growth past the limit."""
     hash_attr = table.key_schema.hash_key
-    payload, hash_end = keycodec.decode_value(hash_attr.type, key, 9)
-    record_key = keycodec.collection_key(table.table_id, key[9:hash_end])
+    payload, hash_end = keycodec.decode_value(hash_attr.type, key, KEY_HEAD_BYTES)
+    record_key = keyspace.collection_key(table.table_id, key[KEY_HEAD_BYTES:hash_end])
     raw = txn.get(record_key)
     size = (0 if raw is None else int.from_bytes(raw, "big")) + delta
     if delta > 0 and size > state.collection_limit:
@@ -429,18 +429,18 @@ def _backfill(ctx: Context, table: TableDef, index: IndexDef) -> bool:
         return True
     state.last_backfill = now
     lay = _index_layout(table, index)
-    cursor_key = keycodec.meta_key(f"{_BACKFILL_CURSOR}{index.index_id}")
-    prefix = keycodec.table_prefix(table.table_id)
+    cursor_key = keyspace.backfill_cursor_key(index.index_id)
+    prefix = keyspace.table_prefix(table.table_id)
     items = 0
     size = 0
     with ctx.kv.write() as txn:
         cursor = txn.get(cursor_key)
         start = prefix if cursor is None else bytes.fromhex(orjson.loads(cursor)["next"])
-        chunk = list(itertools.islice(txn.iter_range(start, keycodec.prefix_end(prefix)), state.backfill_chunk + 1))
+        chunk = list(itertools.islice(txn.iter_range(start, keyspace.prefix_end(prefix)), state.backfill_chunk + 1))
         done = len(chunk) <= state.backfill_chunk
         for key, raw in chunk[: state.backfill_chunk]:
             item = decode_item(raw)
-            entry_key = _entry_key(lay, item, key[9:])
+            entry_key = _entry_key(lay, item, key[KEY_HEAD_BYTES:])
             if entry_key is None:
                 continue  # not in the index (sparse, or a key attribute of another type: DynamoDB skips it too)
             projected = _project(lay, item)

@@ -45,6 +45,7 @@ from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
 from dynastore.model.values import Item
 from dynastore.storage.itemcodec import decode_item
+from dynastore.storage.keyspace import TOKEN_EXPIRY_PREFIX, TOKEN_PREFIX
 from dynastore.storage.kv import WriteTxn
 
 __all__ = [
@@ -60,8 +61,6 @@ __all__ = [
     "find_token",
 ]
 
-TOKEN_PREFIX: Final = b"T\x00"
-TOKEN_EXPIRY_PREFIX: Final = b"T\x01"
 
 REASON_NONE: Final[dict[str, Any]] = {"Code": "None"}
 REASON_CONFLICT: Final[dict[str, Any]] = {"Code": "TransactionConflict", "Message": messages.TRANSACTION_ONGOING}

@@ -20,7 +20,7 @@ from dynastore.errors import DynamoError
 from dynastore.expressions import ExpressionContext
 from dynastore.model.table_schema import TableDef
 from dynastore.model.values import Item
-from dynastore.storage import keycodec
+from dynastore.storage import keyspace
 from dynastore.storage.itemcodec import decode_item
 
 __all__ = ["sweep"]
@@ -43,13 +43,13 @@ def sweep(ctx: Context) -> bool:
 
 def _sweep_table(ctx: Context, table: TableDef, attribute: str, now: float) -> bool:
     cursors = ctx.ttl_cursors
-    prefix = keycodec.table_prefix(table.table_id)
+    prefix = keyspace.table_prefix(table.table_id)
     start = cursors.get(table.table_id, prefix)
     needle = orjson.dumps(attribute) + b':{"N"'  # a cheap test before decoding: stored JSON is orjson's, compact
     expired: list[bytes] = []
     last: bytes | None = None
     with ctx.kv.read() as txn:
-        for count, (key, raw) in enumerate(txn.iter_range(start, keycodec.prefix_end(prefix))):
+        for count, (key, raw) in enumerate(txn.iter_range(start, keyspace.prefix_end(prefix))):
             if count == SWEEP_CHUNK:
                 break
             last = key

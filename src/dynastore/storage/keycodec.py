@@ -22,17 +22,6 @@ import base64
 from decimal import Decimal, InvalidOperation
 
 # Key layout helpers that used to live here; callers should import them from ``keyspace``.
-from dynastore.storage.keyspace import (
-    collection_key,
-    index_key,
-    index_prefix,
-    item_key,
-    meta_key,
-    partition_hash,
-    prefix_end,
-    segment_bounds,
-    table_prefix,
-)
 
 __all__ = [
     "decode_value",
@@ -40,16 +29,6 @@ __all__ = [
     "encode_number",
     "encode_string",
     "encode_value",
-    # re-exported from keyspace for callers not yet moved to it
-    "collection_key",
-    "index_key",
-    "index_prefix",
-    "item_key",
-    "meta_key",
-    "partition_hash",
-    "prefix_end",
-    "segment_bounds",
-    "table_prefix",
 ]
 
 _MIN_EXP = -130

@@ -17,7 +17,7 @@ from dynastore.engine.gsi_backlog import decode_record, encode_record
 from dynastore.engine.keys import storage_key
 from dynastore.errors import ItemCollectionSizeLimitExceededException, ValidationException
 from dynastore.model.table_schema import ACTIVE, CREATING, IndexDef, KeySchema, Projection, TableDef
-from dynastore.storage import keycodec
+from dynastore.storage import keyspace
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.itemcodec import decode_item
 from dynastore.storage.kv import KV
@@ -100,17 +100,17 @@ def settle(ctx: Context) -> None:
 
 
 def index_items(ctx: Context, index: IndexDef) -> list[Item]:
-    prefix = keycodec.index_prefix(index.index_id)
+    prefix = keyspace.index_prefix(index.index_id)
     with ctx.kv.read() as txn:
-        return [decode_item(raw) for _, raw in txn.iter_range(prefix, keycodec.prefix_end(prefix))]
+        return [decode_item(raw) for _, raw in txn.iter_range(prefix, keyspace.prefix_end(prefix))]
 
 
 def expected_index(ctx: Context, table: TableDef, index: IndexDef) -> list[Item]:
     """The index computed from scratch from the table's items."""
-    prefix = keycodec.table_prefix(table.table_id)
+    prefix = keyspace.table_prefix(table.table_id)
     entries = []
     with ctx.kv.read() as txn:
-        for _, raw in txn.iter_range(prefix, keycodec.prefix_end(prefix)):
+        for _, raw in txn.iter_range(prefix, keyspace.prefix_end(prefix)):
             entry = indexes.entry_for(table, index, decode_item(raw))
             if entry is not None:
                 entries.append(entry)

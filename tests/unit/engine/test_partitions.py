@@ -24,7 +24,7 @@ from dynastore.engine.capacity.partitions import (
 from dynastore.engine.context import Context
 from dynastore.model.item_size import item_size
 from dynastore.protocol import dispatch
-from dynastore.storage import keycodec
+from dynastore.storage import keycodec, keyspace
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.itemcodec import encode_item
 from dynastore.storage.memory_kv import MemoryKV
@@ -110,9 +110,9 @@ def test_map_covers_the_hash_space_and_finds_keys() -> None:
     for a, b in zip(pmap.partitions, pmap.partitions[1:], strict=False):
         assert a.hi == b.lo
     assert pmap.index_of(0) == 0 and pmap.index_of(HASH_SPACE - 1) == 5
-    key = keycodec.item_key(7, keycodec.encode_string("x"), None)
-    assert partition_of_key(key) == int.from_bytes(keycodec.partition_hash(keycodec.encode_string("x")), "big")
-    assert partition_of_key(keycodec.table_prefix(7)) == 0
+    key = keyspace.item_key(7, keycodec.encode_string("x"), None)
+    assert partition_of_key(key) == int.from_bytes(keyspace.partition_hash(keycodec.encode_string("x")), "big")
+    assert partition_of_key(keyspace.table_prefix(7)) == 0
 
 
 def test_record_round_trip() -> None:
@@ -130,20 +130,20 @@ def _store(kv: MemoryKV, table_id: int, names: list[str], size: int = 100) -> No
     with kv.write() as txn:
         for name in names:
             item = {"pk": {"S": name}, "v": {"S": "x" * size}}
-            txn.put(keycodec.item_key(table_id, keycodec.encode_string(name), None), encode_item(item, item_size(item)))
+            txn.put(keyspace.item_key(table_id, keycodec.encode_string(name), None), encode_item(item, item_size(item)))
 
 
 def test_measure_and_median_split_point() -> None:
     kv = MemoryKV()
     _store(kv, 3, [f"k{i}" for i in range(40)])
     pmap = PartitionMap.even(1)
-    measure(kv, keycodec.table_prefix(3), pmap)
+    measure(kv, keyspace.table_prefix(3), pmap)
     assert pmap.partitions[0].items == 40
     assert pmap.partitions[0].bytes == sum(2 + 1 + len(f"k{i}") + 100 for i in range(40))
-    at = split_point(kv, keycodec.table_prefix(3), pmap.partitions[0])
+    at = split_point(kv, keyspace.table_prefix(3), pmap.partitions[0])
     assert at is not None
     left, right = pmap.split(0, at)
-    measure(kv, keycodec.table_prefix(3), pmap)
+    measure(kv, keyspace.table_prefix(3), pmap)
     assert left.items + right.items == 40
     assert abs(left.bytes - right.bytes) <= 2 * 110  # halves, up to one item either way
 
@@ -152,7 +152,7 @@ def test_one_item_collection_cannot_split() -> None:
     kv = MemoryKV()
     _store(kv, 4, ["same"])
     pmap = PartitionMap.even(1)
-    assert split_point(kv, keycodec.table_prefix(4), pmap.partitions[0]) is None
+    assert split_point(kv, keyspace.table_prefix(4), pmap.partitions[0]) is None
 
 
 # ---------------------------------------------------------------- the same examples through the API
@@ -207,7 +207,7 @@ def test_api_size_split_of_one_partition() -> None:
     names = [
         n
         for n in (f"user{i}" for i in range(400))
-        if int.from_bytes(keycodec.partition_hash(keycodec.encode_string(n)), "big") < HASH_SPACE // 4
+        if int.from_bytes(keyspace.partition_hash(keycodec.encode_string(n)), "big") < HASH_SPACE // 4
     ][:12]
     for name in names:
         call(ops, "PutItem", TableName="fill", Item={"pk": {"S": name}, "v": {"S": "x" * 100}})

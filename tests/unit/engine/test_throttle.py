@@ -15,7 +15,7 @@ from dynastore.engine.context import Context
 from dynastore.errors import LimitExceededException, ProvisionedThroughputExceededException, ThrottlingException
 from dynastore.model.table_schema import ProvisionedThroughput
 from dynastore.protocol import dispatch
-from dynastore.storage import keycodec
+from dynastore.storage import keycodec, keyspace
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.memory_kv import MemoryKV
 from dynastore.util.clock import ManualClock
@@ -394,7 +394,7 @@ def test_parallel_scan_segments_start_in_different_partitions() -> None:
     create(ops, "scan4", 12000, 1)
     st = ctx.capacity.find("scan4")
     assert len(st.base.pmap) == 4
-    starts = [keycodec.segment_bounds(st.td.table_id, seg, 4)[0] for seg in range(4)]
+    starts = [keyspace.segment_bounds(st.td.table_id, seg, 4)[0] for seg in range(4)]
     tickets = [admission.admit_read(ctx, st.td, key, 2) for key in starts]
     assert [t.index for t in tickets] == [0, 1, 2, 3]
     assert [lane.consumed for lane in st.base.reads] == [1.0] * 4
@@ -404,7 +404,7 @@ def test_try_admit_returns_none_instead_of_raising() -> None:
     ctx, ops, _ = make_ctx()
     create(ops, "batch", 1, 1)
     st = ctx.capacity.find("batch")
-    key = keycodec.item_key(st.td.table_id, keycodec.encode_string("a"), None)
+    key = keyspace.item_key(st.td.table_id, keycodec.encode_string("a"), None)
     for _ in range(301):
         assert admission.try_admit_write(ctx, st.td, key, 2) is not None
     assert admission.try_admit_write(ctx, st.td, key, 2) is None

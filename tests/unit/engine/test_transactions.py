@@ -24,6 +24,7 @@ from dynastore.errors import (
 from dynastore.expressions import ExpressionContext
 from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
+from dynastore.storage import keyspace
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.itemcodec import decode_item
 from dynastore.storage.kv import KV
@@ -250,9 +251,9 @@ def test_expired_tokens_are_swept(ctx: Context) -> None:
     clock.advance(700)
     transactions.execute_write(ctx, [_put(ctx, "y")], token="new", request_hash="h")
     with ctx.kv.read() as txn:
-        tokens = [k for k, _ in txn.iter_range(transactions.TOKEN_PREFIX, b"T\x02")]
-    assert tokens == [transactions.TOKEN_PREFIX + b"new", tokens[1]] and len(tokens) == 2
-    assert tokens[1].startswith(transactions.TOKEN_EXPIRY_PREFIX) and tokens[1].endswith(b"new")
+        tokens = [k for k, _ in txn.iter_range(keyspace.TOKEN_PREFIX, b"T\x02")]
+    assert tokens == [keyspace.TOKEN_PREFIX + b"new", tokens[1]] and len(tokens) == 2
+    assert tokens[1].startswith(keyspace.TOKEN_EXPIRY_PREFIX) and tokens[1].endswith(b"new")
 
 
 def test_a_retry_while_the_commit_is_not_final_is_in_progress(kv: KV) -> None:

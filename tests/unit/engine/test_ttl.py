@@ -9,7 +9,7 @@ import pytest
 from dynastore.api import create_table, put_item, time_to_live
 from dynastore.engine import ttl
 from dynastore.engine.context import Context
-from dynastore.storage import keycodec
+from dynastore.storage import keyspace
 from dynastore.storage.itemcodec import decode_item
 from tests.unit.engine.test_indexes import make_ctx
 
@@ -38,9 +38,9 @@ def put(ctx: Context, pk: str, exp: dict[str, Any] | None, name: str = "ttl") ->
 
 
 def keys(ctx: Context, name: str = "ttl") -> set[str]:
-    prefix = keycodec.table_prefix(ctx.catalog.get(name).table_id)
+    prefix = keyspace.table_prefix(ctx.catalog.get(name).table_id)
     with ctx.kv.read() as txn:
-        return {decode_item(raw)["pk"]["S"] for _, raw in txn.iter_range(prefix, keycodec.prefix_end(prefix))}
+        return {decode_item(raw)["pk"]["S"] for _, raw in txn.iter_range(prefix, keyspace.prefix_end(prefix))}
 
 
 def test_only_number_times_in_the_past_five_years_expire() -> None:

@@ -195,11 +195,3 @@ def test_key_head_is_where_the_partition_key_starts() -> None:
     assert ks.item_key(1, h, None)[ks.KEY_HEAD_BYTES :] == h
     assert ks.index_key(1, h, None, b"", None)[ks.KEY_HEAD_BYTES :] == h
     assert kc.decode_value("N", ks.item_key(1, h, None), ks.KEY_HEAD_BYTES) == ("12", ks.KEY_HEAD_BYTES + len(h))
-
-
-def test_keycodec_still_offers_the_moved_helpers() -> None:
-    # callers that import the layout helpers from keycodec get the keyspace functions themselves
-    for name in ("collection_key", "index_key", "index_prefix", "item_key", "meta_key", "partition_hash"):
-        assert getattr(kc, name) is getattr(ks, name)
-    for name in ("prefix_end", "segment_bounds", "table_prefix"):
-        assert getattr(kc, name) is getattr(ks, name)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynastore.api.context import Context
+from dynastore.app import build_context
 from dynastore.config import Config
 from dynastore.engine import indexes
+from dynastore.engine.context import Context
 from dynastore.protocol import dispatch
 from dynastore.storage import keyspace as ks
 from dynastore.storage.catalog import Catalog
@@ -49,7 +50,7 @@ def _every_kind_of_record() -> tuple[Context, list[bytes]]:
         gsi_backfill_chunk=1,
     )
     kv = MemoryKV()
-    ctx = Context(config=config, kv=kv, catalog=Catalog.load(kv, config))
+    ctx = build_context(config, kv, Catalog.load(kv, config))
     ops = dispatch.bind(ctx)
     ops["CreateTable"].run(
         {

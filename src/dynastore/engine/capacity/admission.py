@@ -37,8 +37,9 @@ from dynastore.errors import (
 from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
 from dynastore.model.values import Item
-from dynastore.storage import keycodec
+from dynastore.storage import keycodec, keyspace
 from dynastore.storage.itemcodec import stored_size
+from dynastore.storage.keyspace import KEY_HEAD_BYTES
 
 _REASONS = {
     buckets.KEY_RANGE: "KeyRangeThroughputExceeded",
@@ -326,7 +327,7 @@ def _index_key(gsi: Resource, item: Item) -> bytes | None:
         if value is None or attr.type not in value or value[attr.type] == "":
             return None
         encoded += keycodec.encode_value(attr.type, value[attr.type])
-    key = gsi.prefix + keycodec.partition_hash(encoded) + encoded
+    key = gsi.prefix + keyspace.partition_hash(encoded) + encoded
     for rng in gsi.range_attrs:
         rvalue = item.get(rng.name)
         if rvalue is None or rng.type not in rvalue or rvalue[rng.type] == "":
@@ -338,5 +339,7 @@ def _index_key(gsi: Resource, item: Item) -> bytes | None:
 def _count(res: Resource, insights: ContributorCounters, now: float, key: bytes, units: float, throttled: bool) -> None:
     if len(key) <= 9:
         return  # a bare prefix (the start of a Scan segment): no key to name
-    _, end = keycodec.decode_value(res.hash_attr.type, key, 9)
-    insights.record(now, key[9:end], key[9:] if res.range_attr is not None else None, units, throttled)
+    _, end = keycodec.decode_value(res.hash_attr.type, key, KEY_HEAD_BYTES)
+    insights.record(
+        now, key[KEY_HEAD_BYTES:end], key[KEY_HEAD_BYTES:] if res.range_attr is not None else None, units, throttled
+    )

@@ -29,7 +29,7 @@ from fractions import Fraction
 from typing import Any
 
 from dynastore.limits import PARTITION_SLACK_WRITE_UNITS
-from dynastore.storage import keycodec
+from dynastore.storage import keyspace
 from dynastore.storage.itemcodec import stored_size
 from dynastore.storage.kv import KV
 
@@ -173,7 +173,7 @@ def grow_for_throughput(pmap: PartitionMap, read: int, write: int, limits: Parti
 def item_sizes(kv: KV, prefix: bytes, lo: int, hi: int) -> Iterator[tuple[int, int]]:
     """(partition hash, item size) of every stored item in ``[lo, hi)`` of the hash space under ``prefix``."""
     start = prefix + lo.to_bytes(4, "big")
-    end = prefix + hi.to_bytes(4, "big") if hi < HASH_SPACE else keycodec.prefix_end(prefix)
+    end = prefix + hi.to_bytes(4, "big") if hi < HASH_SPACE else keyspace.prefix_end(prefix)
     with kv.read() as txn:
         for key, raw in txn.iter_range(start, end):
             yield int.from_bytes(key[5:9], "big"), stored_size(raw)

@@ -29,13 +29,12 @@ from dynastore.engine.capacity.partitions import (
     split_point,
 )
 from dynastore.model.table_schema import DELETING, BillingMode, IndexDef, KeyAttr, ProvisionedThroughput, TableDef
-from dynastore.storage import keycodec
+from dynastore.storage import keyspace
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.kv import KV
 
 AS_IF_TAG = "dynastore:partitions"  # reserved tag: behave as if the table held this many partitions
 PERSIST_SECONDS = 60.0
-_RECORD_PREFIX = "#capacity:"  # "#" cannot start a table name, so these never collide with table records
 
 # ---------------------------------------------------------------------------------------------- state
 
@@ -127,7 +126,7 @@ class Capacity:
         now = self.clock.now()
         arn = td.arn(self.config.region, self.config.account_id)
         if st is None:
-            st = TableState(td, Resource(None, arn, keycodec.table_prefix(td.table_id), td, self.meters))
+            st = TableState(td, Resource(None, arn, keyspace.table_prefix(td.table_id), td, self.meters))
             self.tables[td.table_id] = st
             if not self._load(st, td):
                 self._fresh(st, st.base, td, None)
@@ -139,7 +138,7 @@ class Capacity:
             changed = True
         for name, idx in live.items():
             if name not in st.gsis:
-                res = Resource(idx, f"{arn}/index/{name}", keycodec.index_prefix(idx.index_id), td, self.meters)
+                res = Resource(idx, f"{arn}/index/{name}", keyspace.index_prefix(idx.index_id), td, self.meters)
                 st.gsis[name] = res
                 self._fresh(st, res, td, idx)
                 changed = True
@@ -276,7 +275,7 @@ class Capacity:
     # ---- persistence --------------------------------------------------------------------------------------
     def _load(self, st: TableState, td: TableDef) -> bool:
         with self.kv.read() as txn:
-            raw = txn.get(keycodec.meta_key(f"{_RECORD_PREFIX}{td.table_id}"))
+            raw = txn.get(keyspace.capacity_record_key(td.table_id))
         if raw is None:
             return False
         rec = orjson.loads(raw)
@@ -287,7 +286,7 @@ class Capacity:
             idx = td.index(name) if name else None
             if idx is None or idx.kind != "GSI":
                 continue
-            res = Resource(idx, f"{st.base.arn}/index/{name}", keycodec.index_prefix(idx.index_id), td, self.meters)
+            res = Resource(idx, f"{st.base.arn}/index/{name}", keyspace.index_prefix(idx.index_id), td, self.meters)
             res.load_record(idx_rec)
             st.gsis[name] = res
         for name, (status, mode, at) in rec.get("insights", {}).items():
@@ -314,7 +313,7 @@ class Capacity:
             },
         }
         with self.kv.write() as txn:
-            txn.put(keycodec.meta_key(f"{_RECORD_PREFIX}{st.td.table_id}"), orjson.dumps(rec))
+            txn.put(keyspace.capacity_record_key(st.td.table_id), orjson.dumps(rec))
         st.dirty = False
         st.last_persist = self.clock.now()
 
