@@ -7,10 +7,11 @@ from typing import Any
 
 import orjson
 
+from dynastore.api.collection_metrics import collection_metrics
+from dynastore.api.consumed_capacity import consumed_capacity
 from dynastore.engine.capacity import admission
-from dynastore.engine.capacity.units import consumed_capacity, write_half_units
+from dynastore.engine.capacity.units import write_half_units
 from dynastore.engine.context import Context
-from dynastore.engine.indexes import collection_metrics
 from dynastore.engine.writes import ConditionFailedError, WriteResult
 from dynastore.errors import ConditionalCheckFailedException
 from dynastore.expressions import ExpressionContext, legacy
