@@ -19,10 +19,10 @@ from typing import Any
 import orjson
 
 from dynastore import messages
+from dynastore.api.consumed_capacity import consumed_capacity
 from dynastore.api.scan import check_attributes_to_get, check_expression_maps, check_key_paths, wants_capacity
 from dynastore.engine import reads
 from dynastore.engine.capacity import admission
-from dynastore.engine.capacity.units import consumed_capacity
 from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key, storage_key
 from dynastore.errors import DynamoError, ValidationException

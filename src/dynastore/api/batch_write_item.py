@@ -19,9 +19,10 @@ from __future__ import annotations
 from typing import Any
 
 from dynastore import messages
+from dynastore.api.consumed_capacity import consumed_capacity
 from dynastore.api.item_requests import item_collection_metrics
 from dynastore.engine import writes
-from dynastore.engine.capacity.units import consumed_capacity, write_half_units
+from dynastore.engine.capacity.units import write_half_units
 from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key, storage_key
 from dynastore.errors import ValidationException

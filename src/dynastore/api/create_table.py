@@ -11,65 +11,46 @@ definition" (dynalite).
 
 from __future__ import annotations
 
-import datetime
 import uuid
 from typing import Any
 
 from dynastore import limits, messages
-from dynastore.api.tags import parse_tags
+from dynastore.api.table_description import table_description
+from dynastore.api.table_requests import (
+    build_key_schema,
+    build_on_demand,
+    build_projection,
+    build_sse,
+    build_throughput,
+    check_capacity_bounds,
+    check_gsi_key_schema,
+    check_on_demand,
+    check_projected_total,
+    check_projection,
+    check_sse,
+    check_table_class,
+    invalid,
+    parse_tags,
+    stream_label,
+)
 from dynastore.engine.context import Context
-from dynastore.errors import LimitExceededException, ValidationException
+from dynastore.errors import ValidationException
 from dynastore.model.table_schema import (
     CREATING,
-    SSE,
     BillingMode,
     IndexDef,
     KeyAttr,
-    KeySchema,
-    OnDemandThroughput,
-    Projection,
     ProvisionedThroughput,
     StreamSpec,
     TableDef,
 )
 from dynastore.model.warm_throughput import warm_from_request
 
-__all__ = [
-    "handle",
-    "invalid",
-    "check_capacity_bounds",
-    "check_gsi_key_schema",
-    "check_index_keys",
-    "check_projected_total",
-    "check_projection",
-    "stream_label",
-]
-
-MAX_CAPACITY_UNITS = 1_000_000_000_000
-TABLE_CLASSES = ("STANDARD", "STANDARD_INFREQUENT_ACCESS")
+__all__ = ["handle"]
 
 
-def invalid(detail: str) -> ValidationException:
-    """A ValidationException with DynamoDB's "One or more parameter values were invalid: " prefix."""
-    return ValidationException(messages.INVALID_PARAMS.format(detail=detail))
-
-
-def check_capacity_bounds(pt: dict[str, Any]) -> None:
-    """The value range of both members, then the per-table quota DescribeLimits reports (a table or a GSI)."""
-    values = [(member, pt.get(member)) for member in ("ReadCapacityUnits", "WriteCapacityUnits")]
-    for member, value in values:
-        if isinstance(value, int) and value > MAX_CAPACITY_UNITS:
-            raise ValidationException(messages.CAPACITY_OUT_OF_BOUNDS.format(value=value, member=member))
-    quotas = (limits.TABLE_MAX_READ_CAPACITY, limits.TABLE_MAX_WRITE_CAPACITY)
-    for (member, value), quota in zip(values, quotas, strict=True):
-        if isinstance(value, int) and value > quota:
-            raise LimitExceededException(
-                messages.CAPACITY_OVER_TABLE_QUOTA.format(member=member, value=value, quota=quota)
-            )
-
-
-def check_index_keys(key_schema: list[dict[str, Any]], defs: list[str]) -> None:
-    """Definition, duplicate-name and HASH/RANGE order checks shared by every index."""
+def _check_index_keys(key_schema: list[dict[str, Any]], defs: list[str]) -> None:
+    """An LSI's key schema: every key defined, no name twice, HASH then RANGE."""
     keys = [k["AttributeName"] for k in key_schema]
     if any(k not in defs for k in keys):
         raise invalid(messages.KEY_ATTRS_NOT_DEFINED.format(keys=", ".join(map(str, keys)), defs=", ".join(defs)))
@@ -79,90 +60,6 @@ def check_index_keys(key_schema: list[dict[str, Any]], defs: list[str]) -> None:
         raise ValidationException(messages.FIRST_KEY_NOT_HASH)
     if len(key_schema) > 1 and key_schema[1].get("KeyType") != "RANGE":
         raise ValidationException(messages.SECOND_KEY_NOT_RANGE)
-
-
-def check_gsi_key_schema(key_schema: list[dict[str, Any]], index: str) -> None:
-    """A GSI's KeySchema: HASH elements first (at least one), then RANGE elements, at most
-    ``limits.MAX_GSI_KEY_ATTRIBUTES`` of each (multi-attribute keys), no name twice. Definitions are checked
-    by the caller. A classic one- or two-element schema gets the classic texts."""
-    if key_schema[0].get("KeyType") != "HASH":
-        raise ValidationException(messages.FIRST_KEY_NOT_HASH)
-    names = [k["AttributeName"] for k in key_schema]
-    if len(key_schema) == 2 and names[0] == names[1]:
-        raise ValidationException(messages.HASH_RANGE_SAME_NAME)
-    seen: set[str] = set()
-    for name in names:
-        if name in seen:
-            raise ValidationException(messages.GSI_KEY_DUPLICATE)
-        seen.add(name)
-    kinds = [k.get("KeyType") for k in key_schema]
-    first_range = kinds.index("RANGE") if "RANGE" in kinds else len(kinds)
-    if "HASH" in kinds[first_range:]:
-        raise ValidationException(messages.GSI_KEY_ORDER)
-    for kind, count in (("HASH", first_range), ("RANGE", len(kinds) - first_range)):
-        if count > limits.MAX_GSI_KEY_ATTRIBUTES:
-            raise invalid(messages.GSI_TOO_MANY_KEY_ATTRIBUTES.format(kind=kind))
-
-
-def check_projection(projection: dict[str, Any]) -> None:
-    ptype = projection.get("ProjectionType")
-    if ptype is None:
-        raise invalid(messages.PROJECTION_TYPE_NULL)
-    non_key = projection.get("NonKeyAttributes")
-    if non_key is not None and ptype != "INCLUDE":
-        raise invalid(messages.PROJECTION_NON_KEY_SPECIFIED.format(type=ptype))
-    if ptype == "INCLUDE":
-        if not non_key:
-            raise invalid(messages.PROJECTION_INCLUDE_WITHOUT_NON_KEY)
-        seen: set[str] = set()
-        for name in non_key:
-            if name in seen:
-                raise invalid(messages.PROJECTION_DUPLICATE_NON_KEY.format(name=name))
-            seen.add(name)
-
-
-def build_key_schema(key_schema: list[dict[str, Any]], types: dict[str, str]) -> KeySchema:
-    """A checked KeySchema (HASH elements first) as a model value; multi-attribute GSI keys included."""
-    hashes = tuple(KeyAttr(k["AttributeName"], types[k["AttributeName"]]) for k in key_schema if k["KeyType"] == "HASH")
-    ranges = tuple(
-        KeyAttr(k["AttributeName"], types[k["AttributeName"]]) for k in key_schema if k["KeyType"] == "RANGE"
-    )
-    return KeySchema(hashes[0], ranges[0] if ranges else None, hashes[1:], ranges[1:])
-
-
-def build_projection(projection: dict[str, Any]) -> Projection:
-    return Projection(projection["ProjectionType"], tuple(projection.get("NonKeyAttributes") or ()))
-
-
-def build_throughput(pt: dict[str, Any] | None) -> ProvisionedThroughput | None:
-    if pt is None:
-        return None
-    return ProvisionedThroughput(pt["ReadCapacityUnits"], pt["WriteCapacityUnits"])
-
-
-def build_on_demand(odt: dict[str, Any] | None) -> OnDemandThroughput | None:
-    if not odt:
-        return None
-    return OnDemandThroughput(odt.get("MaxReadRequestUnits"), odt.get("MaxWriteRequestUnits"))
-
-
-def check_on_demand(odt: dict[str, Any] | None, billing: BillingMode, *, allow_clear: bool) -> None:
-    if not odt:
-        return
-    for member in ("MaxReadRequestUnits", "MaxWriteRequestUnits"):
-        value = odt.get(member)
-        if value is None:
-            continue
-        if billing is BillingMode.PROVISIONED:
-            raise invalid(messages.ON_DEMAND_WITH_PROVISIONED.format(member=member))
-        if value < 1 and not (allow_clear and value == -1):
-            raise invalid(messages.ON_DEMAND_OUT_OF_RANGE.format(member=member))
-
-
-def stream_label(now: float) -> str:
-    """A stream label: the enable time as ISO 8601 with milliseconds (DynamoDB's format)."""
-    moment = datetime.datetime.fromtimestamp(now, tz=datetime.UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
 
 
 def _check_throughput(req: dict[str, Any], billing: BillingMode) -> None:
@@ -236,7 +133,7 @@ def _check_lsis(req: dict[str, Any], defs: list[str], names: set[str]) -> None:
     table_hash = table_keys[0]["AttributeName"]
     for lsi in lsis:
         name = lsi["IndexName"]
-        check_index_keys(lsi["KeySchema"], defs)
+        _check_index_keys(lsi["KeySchema"], defs)
         if len(lsi["KeySchema"]) != 2:
             raise invalid(messages.LSI_NEEDS_RANGE.format(index=name))
         index_hash = lsi["KeySchema"][0]["AttributeName"]
@@ -279,15 +176,6 @@ def _check_gsis(req: dict[str, Any], defs: list[str], names: set[str], billing: 
         raise invalid(messages.TOO_MANY_GSIS.format(limit=limits.MAX_GSI_PER_TABLE))
 
 
-def check_projected_total(projections: list[dict[str, Any]], existing: int = 0) -> None:
-    """At most 100 NonKeyAttributes over all indexes of a table (one attribute in two indexes counts twice)."""
-    total = existing
-    for projection in projections:
-        total += len(projection.get("NonKeyAttributes") or ())
-    if total > limits.MAX_PROJECTED_NON_KEY_ATTRIBUTES:
-        raise invalid(messages.PROJECTION_TOO_MANY_NON_KEY.format(limit=limits.MAX_PROJECTED_NON_KEY_ATTRIBUTES))
-
-
 def _check_stream(spec: dict[str, Any] | None) -> None:
     if spec is None:
         return
@@ -296,39 +184,6 @@ def _check_stream(spec: dict[str, Any] | None) -> None:
             raise invalid(messages.CREATE_STREAM_NEEDS_VIEW_TYPE)
     elif spec.get("StreamViewType") is not None:
         raise invalid(messages.CREATE_STREAM_DISABLED_VIEW_TYPE)
-
-
-def check_sse(spec: dict[str, Any] | None) -> None:
-    if spec is None:
-        return
-    enabled = spec.get("Enabled")
-    if enabled is False:
-        if spec.get("SSEType") is not None:
-            raise invalid(messages.SSE_TYPE_WITHOUT_ENABLED)
-        if spec.get("KMSMasterKeyId") is not None:
-            raise invalid(messages.SSE_KMS_KEY_WITHOUT_ENABLED)
-        return
-    if spec.get("SSEType") == "AES256":
-        raise invalid(messages.SSE_AES256_UNSUPPORTED)
-    if spec.get("KMSMasterKeyId") is not None and spec.get("SSEType") != "KMS":
-        raise invalid(messages.SSE_KMS_KEY_NEEDS_KMS)
-
-
-def build_sse(spec: dict[str, Any] | None, region: str, account_id: str) -> SSE | None:
-    """KMS encryption when enabled; None (AWS-owned key, no SSEDescription) otherwise."""
-    if spec is None or not spec.get("Enabled"):
-        return None
-    key = spec.get("KMSMasterKeyId")
-    if key is None:
-        key = f"arn:aws:kms:{region}:{account_id}:key/{uuid.uuid4()}"
-    elif not key.startswith("arn:"):
-        key = f"arn:aws:kms:{region}:{account_id}:key/{key}"
-    return SSE("KMS", key)
-
-
-def check_table_class(value: str | None) -> None:
-    if value is not None and value not in TABLE_CLASSES:
-        raise ValidationException(messages.INVALID_TABLE_CLASS)
 
 
 def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
@@ -351,7 +206,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     table = _build(req, ctx, billing, tags)
     ctx.catalog.create(table)
     # A CreateTable response carries WarmThroughput only where the request configured it (DynamoDB's).
-    return {"TableDescription": ctx.catalog.describe(table, warm=False)}
+    return {"TableDescription": table_description(ctx, table, warm=False)}
 
 
 def _build(req: dict[str, Any], ctx: Context, billing: BillingMode, tags: tuple[tuple[str, str], ...]) -> TableDef:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dynastore.api.table_description import table_description
 from dynastore.engine.context import Context
 
 __all__ = ["handle"]
@@ -12,4 +13,4 @@ __all__ = ["handle"]
 def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     """Raises ResourceNotFoundException ``Requested resource not found: Table: <name> not found``."""
     table = ctx.catalog.get(req["TableName"])
-    return {"Table": ctx.catalog.describe(table)}
+    return {"Table": table_description(ctx, table)}

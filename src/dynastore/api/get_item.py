@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from dynastore import messages
+from dynastore.api.consumed_capacity import consumed_capacity
 from dynastore.api.item_requests import expression_context
 from dynastore.api.scan import check_key_paths
 from dynastore.engine.capacity import admission
-from dynastore.engine.capacity.units import consumed_capacity, read_half_units
+from dynastore.engine.capacity.units import read_half_units
 from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key, storage_key
 from dynastore.errors import ValidationException

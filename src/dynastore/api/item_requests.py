@@ -7,8 +7,9 @@ from typing import Any
 
 import orjson
 
-from dynastore.engine.capacity.units import consumed_capacity, write_half_units
-from dynastore.engine.indexes import collection_metrics
+from dynastore.api.collection_metrics import collection_metrics
+from dynastore.api.consumed_capacity import consumed_capacity
+from dynastore.engine.capacity.units import write_half_units
 from dynastore.engine.writes import ConditionFailedError, WriteResult
 from dynastore.errors import ConditionalCheckFailedException
 from dynastore.expressions import ExpressionCache, ExpressionContext, legacy

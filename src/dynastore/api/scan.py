@@ -15,10 +15,11 @@ from typing import Any
 import orjson
 
 from dynastore import limits, messages
+from dynastore.api.consumed_capacity import consumed_capacity
 from dynastore.api.item_requests import expression_context
 from dynastore.engine import indexes
 from dynastore.engine.capacity import admission
-from dynastore.engine.capacity.units import consumed_capacity, read_half_units
+from dynastore.engine.capacity.units import read_half_units
 from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key
 from dynastore.engine.reads import (

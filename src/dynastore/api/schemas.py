@@ -94,7 +94,7 @@ KEY_SCHEMA = List(
     max_len=2,
 )
 # A GSI's KeySchema may hold up to 4 HASH and 4 RANGE elements (multi-attribute keys): no length constraint
-# here; api/create_table.check_gsi_key_schema counts each kind.
+# here; api/table_requests.check_gsi_key_schema counts each kind.
 GSI_KEY_SCHEMA = List(KEY_SCHEMA.member, not_null=True, min_len=1)
 PROVISIONED_THROUGHPUT = Struct(
     "ProvisionedThroughput",

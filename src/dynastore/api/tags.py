@@ -6,11 +6,11 @@ ARN, as DynamoDB reports it for most of those windows).
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import replace
 from typing import Any
 
 from dynastore import limits, messages
+from dynastore.api.table_requests import MAX_TAG_KEY_LENGTH, parse_tags
 from dynastore.engine.context import Context
 from dynastore.errors import ResourceNotFoundException, ValidationException
 from dynastore.model.table_schema import CREATING, DELETING, TableDef
@@ -20,55 +20,7 @@ __all__ = [
     "handle_list_tags_of_resource",
     "handle_tag_resource",
     "handle_untag_resource",
-    "parse_tags",
 ]
-
-MAX_TAG_KEY_LENGTH = 128
-MAX_TAG_VALUE_LENGTH = 256
-_TAG_PUNCTUATION = frozenset("_.:/=+-@")
-
-
-def _is_tag_text(text: str) -> bool:
-    """AWS's tag character set: letters, digits and spaces of any script, plus ``_ . : / = + - @``."""
-    for ch in text:
-        if ch in _TAG_PUNCTUATION:
-            continue
-        category = unicodedata.category(ch)
-        if category[0] not in ("L", "N", "Z"):
-            return False
-    return True
-
-
-def _check_key(key: Any) -> str:
-    if not isinstance(key, str) or not 1 <= len(key) <= MAX_TAG_KEY_LENGTH or not _is_tag_text(key):
-        raise ValidationException(messages.TAG_KEY_INVALID.format(key="null" if key is None else key))
-    if key.startswith("aws:"):
-        raise ValidationException(messages.TAG_KEY_AWS_PREFIX.format(key=key))
-    return key
-
-
-def parse_tags(
-    tags: list[dict[str, Any]], existing: tuple[tuple[str, str], ...], *, require: bool
-) -> tuple[tuple[str, str], ...]:
-    """Validate ``tags`` and merge them over ``existing`` (a new value replaces the old one, order kept)."""
-    if require and not tags:
-        raise ValidationException(messages.TAGS_EMPTY)
-    seen: set[str] = set()
-    parsed: list[tuple[str, str]] = []
-    for tag in tags:
-        key = _check_key(tag.get("Key"))
-        value = tag.get("Value")
-        if not isinstance(value, str) or len(value) > MAX_TAG_VALUE_LENGTH or not _is_tag_text(value):
-            raise ValidationException(messages.TAG_VALUE_INVALID.format(value="null" if value is None else value))
-        if key in seen:
-            raise ValidationException(messages.TAG_KEYS_DUPLICATE.format(key=key))
-        seen.add(key)
-        parsed.append((key, value))
-    merged = dict(existing)
-    merged.update(parsed)
-    if len(merged) > limits.MAX_TAGS_PER_RESOURCE:
-        raise ValidationException(messages.TAGS_TOO_MANY)
-    return tuple(merged.items())
 
 
 def _resolve(req: dict[str, Any], ctx: Context) -> tuple[str, str, bool]:

@@ -21,9 +21,10 @@ from typing import Any
 import orjson
 
 from dynastore import messages
+from dynastore.api.consumed_capacity import consumed_capacity
 from dynastore.api.item_requests import item_collection_metrics
 from dynastore.engine import transactions, writes
-from dynastore.engine.capacity.units import consumed_capacity, write_half_units
+from dynastore.engine.capacity.units import write_half_units
 from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key, key_schema_problem, storage_key
 from dynastore.errors import ValidationException

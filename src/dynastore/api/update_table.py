@@ -20,7 +20,8 @@ from dataclasses import replace
 from typing import Any
 
 from dynastore import limits, messages
-from dynastore.api.create_table import (
+from dynastore.api.table_description import table_description
+from dynastore.api.table_requests import (
     MAX_CAPACITY_UNITS,
     build_key_schema,
     build_on_demand,
@@ -145,7 +146,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
         return _Update(req, td, ctx, now).apply()
 
     new = ctx.catalog.update(name, mutate)
-    return {"TableDescription": ctx.catalog.describe(new)}
+    return {"TableDescription": table_description(ctx, new)}
 
 
 class _Update:

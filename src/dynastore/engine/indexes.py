@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -53,7 +52,6 @@ __all__ = [
     "TableLayout",
     "apply_write",
     "catch_up",
-    "collection_metrics",
     "entry_for",
     "layout_of",
     "maintain",
@@ -62,8 +60,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("dynastore")
-
-_GB = 1024**3
 
 
 # ---------------------------------------------------------------------------------------------- layouts
@@ -334,18 +330,6 @@ def _update_collection(
             txn.delete(record_key)
     effects.collection_key = {hash_attr.name: {hash_attr.type: payload}}
     effects.collection_size = max(size, 0)
-
-
-def collection_metrics(effects: IndexEffects | None) -> dict[str, Any] | None:
-    """The wire ItemCollectionMetrics of a write (None for tables without LSIs).
-
-    DynamoDB documents only that the estimate is a [lower, upper] range in GB; dynastore knows the exact size
-    and reports the whole gigabytes around it: [floor(GB), floor(GB) + 1].
-    """
-    if effects is None or effects.collection_key is None:
-        return None
-    low = float(math.floor(effects.collection_size / _GB))
-    return {"ItemCollectionKey": effects.collection_key, "SizeEstimateRangeGB": [low, low + 1.0]}
 
 
 # ---------------------------------------------------------------------------------------------- background work

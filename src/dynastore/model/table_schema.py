@@ -5,25 +5,25 @@ catalog swaps it in. Lifecycle transitions are *lazy*: a transitional status (CR
 time it ends (``status_until``) and ``settle(now)`` returns the table as it is at ``now``. Nothing has to run
 when the time passes, and a persisted ``CREATING until T`` record means ``ACTIVE`` once ``T`` is behind us.
 
-``to_record``/``from_record`` give the JSON-able form the catalog stores; ``describe`` gives DynamoDB's wire
-``TableDescription``.
+``to_record``/``from_record`` give the JSON-able form the catalog stores; api/table_description.py builds
+DynamoDB's wire ``TableDescription`` from these values.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import time
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from dynastore.model.warm_throughput import WarmThroughput, describe_warm
+from dynastore.model.warm_throughput import WarmThroughput
 
 __all__ = [
     "ACTIVE",
     "CREATING",
     "DELETING",
     "UPDATING",
+    "ZERO_THROUGHPUT",
     "BillingMode",
     "IndexDef",
     "KeyAttr",
@@ -95,11 +95,6 @@ class KeySchema:
     def is_multi_attribute(self) -> bool:
         return bool(self.more_hash or self.more_range)
 
-    def to_wire(self) -> list[dict[str, str]]:
-        out = [{"AttributeName": k.name, "KeyType": "HASH"} for k in self.hash_keys]
-        out.extend({"AttributeName": k.name, "KeyType": "RANGE"} for k in self.range_keys)
-        return out
-
     def to_record(self) -> list[list[str]]:
         if not self.is_multi_attribute:
             return [[k.name, k.type] for k in self.attributes]
@@ -122,12 +117,6 @@ class Projection:
     type: str  # "ALL" | "KEYS_ONLY" | "INCLUDE"
     non_key_attributes: tuple[str, ...] = ()
 
-    def to_wire(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"ProjectionType": self.type}
-        if self.non_key_attributes:
-            out["NonKeyAttributes"] = sorted(self.non_key_attributes)
-        return out
-
 
 @dataclass(frozen=True, slots=True)
 class ProvisionedThroughput:
@@ -136,17 +125,6 @@ class ProvisionedThroughput:
     last_increase: float | None = None
     last_decrease: float | None = None
     decreases_today: int = 0
-
-    def to_wire(self, now: float) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.last_increase is not None:
-            out["LastIncreaseDateTime"] = self.last_increase
-        if self.last_decrease is not None:
-            out["LastDecreaseDateTime"] = self.last_decrease
-        out["NumberOfDecreasesToday"] = self.decreases_on(now)
-        out["ReadCapacityUnits"] = self.read
-        out["WriteCapacityUnits"] = self.write
-        return out
 
     def decreases_on(self, now: float) -> int:
         """Decreases in the UTC day of ``now`` (the counter resets at midnight UTC)."""
@@ -169,14 +147,6 @@ ZERO_THROUGHPUT = ProvisionedThroughput(0, 0)
 class OnDemandThroughput:
     max_read: int | None = None
     max_write: int | None = None
-
-    def to_wire(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        if self.max_read is not None:
-            out["MaxReadRequestUnits"] = self.max_read
-        if self.max_write is not None:
-            out["MaxWriteRequestUnits"] = self.max_write
-        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,29 +243,6 @@ class IndexDef:
             size_bytes=rec.get("bytes", 0),
             warm=WarmThroughput.from_record(rec.get("warm")),
         )
-
-    def describe(self, table_arn_: str, billing: BillingMode, now: float, *, warm: bool = True) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "IndexName": self.name,
-            "KeySchema": self.key_schema.to_wire(),
-            "Projection": self.projection.to_wire(),
-        }
-        if self.kind == "GSI":
-            out["IndexStatus"] = self.status
-            if self.online and (self.status == CREATING or (self.status == UPDATING and self.backfilling)):
-                out["Backfilling"] = self.backfilling
-            pt = self.throughput if self.throughput is not None else ZERO_THROUGHPUT
-            if billing is BillingMode.PAY_PER_REQUEST:
-                pt = dataclasses.replace(pt, read=0, write=0)
-            out["ProvisionedThroughput"] = pt.to_wire(now)
-        out["IndexSizeBytes"] = self.size_bytes
-        out["ItemCount"] = self.item_count
-        out["IndexArn"] = f"{table_arn_}/index/{self.name}"
-        if self.kind == "GSI" and self.on_demand is not None:
-            out["OnDemandThroughput"] = self.on_demand.to_wire()
-        if self.kind == "GSI" and (warm or self.warm is not None):
-            out["WarmThroughput"] = describe_warm(self.warm, self.status)
-        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -448,88 +395,6 @@ class TableDef:
             warm=WarmThroughput.from_record(rec.get("warm")),
         )
 
-    # ---- wire ---------------------------------------------------------------------------------------------
+    # ---- names --------------------------------------------------------------------------------------------
     def arn(self, region: str, account_id: str) -> str:
         return table_arn(region, account_id, self.name)
-
-    def describe(
-        self,
-        region: str,
-        account_id: str,
-        *,
-        now: float | None = None,
-        item_count: int | None = None,
-        size_bytes: int | None = None,
-        warm: bool = True,
-    ) -> dict[str, Any]:
-        """DynamoDB's ``TableDescription``, members in DynamoDB's order, optional members only when set.
-
-        Choices where DynamoDB's behaviour is not pinned down by a public source:
-        ``BillingModeSummary`` appears for PAY_PER_REQUEST tables, for tables created with an explicit
-        BillingMode and for tables that were switched; ``TableClassSummary`` appears once a TableClass was
-        given; ``AttributeDefinitions`` and ``NonKeyAttributes`` are sorted by name (as DynamoDB echoes them).
-        ``warm`` False (a CreateTable response): WarmThroughput only where the request configured it.
-        """
-        now = time.time() if now is None else now
-        arn = self.arn(region, account_id)
-        desc: dict[str, Any] = {
-            "AttributeDefinitions": [
-                {"AttributeName": a.name, "AttributeType": a.type}
-                for a in sorted(self.attribute_definitions, key=lambda a: a.name)
-            ],
-            "TableName": self.name,
-            "KeySchema": self.key_schema.to_wire(),
-            "TableStatus": self.status,
-            "CreationDateTime": self.created_at,
-        }
-        pt = self.throughput
-        if self.billing_mode is BillingMode.PAY_PER_REQUEST:
-            pt = dataclasses.replace(pt, read=0, write=0)
-        desc["ProvisionedThroughput"] = pt.to_wire(now)
-        desc["TableSizeBytes"] = self.size_bytes if size_bytes is None else size_bytes
-        desc["ItemCount"] = self.item_count if item_count is None else item_count
-        desc["TableArn"] = arn
-        desc["TableId"] = self.uuid
-        summary = self._billing_summary()
-        if summary is not None:
-            desc["BillingModeSummary"] = summary
-        if self.lsis:
-            desc["LocalSecondaryIndexes"] = [i.describe(arn, self.billing_mode, now) for i in self.lsis]
-        if self.gsis:
-            desc["GlobalSecondaryIndexes"] = [i.describe(arn, self.billing_mode, now, warm=warm) for i in self.gsis]
-        if self.stream is not None:
-            if self.stream.enabled:
-                desc["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": self.stream.view_type}
-            if self.stream.label is not None:
-                desc["LatestStreamLabel"] = self.stream.label
-                desc["LatestStreamArn"] = f"{arn}/stream/{self.stream.label}"
-        if self.sse is not None:
-            desc["SSEDescription"] = {
-                "Status": "ENABLED",
-                "SSEType": self.sse.sse_type,
-                "KMSMasterKeyArn": self.sse.kms_key_arn,
-            }
-        if self.table_class is not None:
-            cls_summary: dict[str, Any] = {"TableClass": self.table_class}
-            if self.table_class_updated_at is not None:
-                cls_summary["LastUpdateDateTime"] = self.table_class_updated_at
-            desc["TableClassSummary"] = cls_summary
-        desc["DeletionProtectionEnabled"] = self.deletion_protection
-        if self.on_demand is not None:
-            desc["OnDemandThroughput"] = self.on_demand.to_wire()
-        if warm or self.warm is not None:
-            desc["WarmThroughput"] = describe_warm(self.warm, ACTIVE if self.status == UPDATING else self.status)
-        return desc
-
-    def _billing_summary(self) -> dict[str, Any] | None:
-        if self.billing_mode is BillingMode.PAY_PER_REQUEST:
-            out: dict[str, Any] = {"BillingMode": "PAY_PER_REQUEST"}
-            if self.last_update_to_pay_per_request is not None:
-                out["LastUpdateToPayPerRequestDateTime"] = self.last_update_to_pay_per_request
-            return out
-        if self.billing_mode_explicit or self.last_update_to_pay_per_request is not None:
-            out = {"BillingMode": "PROVISIONED"}
-            if self.last_update_to_pay_per_request is not None:
-                out["LastUpdateToPayPerRequestDateTime"] = self.last_update_to_pay_per_request
-            return out
-        return None

@@ -3,7 +3,8 @@
 DynamoDB reports it in DescribeTable for every table and GSI: the value a CreateTable / UpdateTable configured
 (a unit left out keeps the baseline), else the baseline every new table starts with
 (``limits.WARM_READ_UNITS`` / ``limits.WARM_WRITE_UNITS``). A CreateTable response carries it only when the
-request configured it. dynastore stores and reports it; it does not change how requests are admitted.
+request configured it (api/table_description.py describes it). dynastore stores and reports it; it does not
+change how requests are admitted.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from dynastore import limits
 
-__all__ = ["WarmThroughput", "describe_warm", "warm_from_request"]
+__all__ = ["WarmThroughput", "warm_from_request"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,10 +38,3 @@ def warm_from_request(spec: dict[str, Any] | None, current: WarmThroughput | Non
     read = spec.get("ReadUnitsPerSecond")
     write = spec.get("WriteUnitsPerSecond")
     return WarmThroughput(base.read if read is None else read, base.write if write is None else write)
-
-
-def describe_warm(warm: WarmThroughput | None, status: str) -> dict[str, Any]:
-    """``TableWarmThroughputDescription`` / ``GlobalSecondaryIndexWarmThroughputDescription``."""
-    read = limits.WARM_READ_UNITS if warm is None else warm.read
-    write = limits.WARM_WRITE_UNITS if warm is None else warm.write
-    return {"ReadUnitsPerSecond": read, "WriteUnitsPerSecond": write, "Status": status}

@@ -30,7 +30,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import orjson
 
@@ -195,12 +194,12 @@ class Catalog:
         st = self._stats.get(name)
         return (0, 0) if st is None else (st.items, st.bytes)
 
-    def describe(self, td: TableDef, *, warm: bool = True) -> dict[str, Any]:
-        """``td.describe`` with this server's region/account and the live item statistics."""
+    def with_live_stats(self, td: TableDef) -> TableDef:
+        """``td`` carrying the live item statistics of the table and its indexes (DescribeTable reports them)."""
         st = self._stats.get(td.name)
         if st is not None and td.name in self._tables:
             td = st.applied_to(td)
-        return td.describe(self._config.region, self._config.account_id, now=self._now(), warm=warm)
+        return td
 
     def arn(self, name: str) -> str:
         return f"arn:aws:dynamodb:{self._config.region}:{self._config.account_id}:table/{name}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dynastore.engine.capacity.units import consumed_capacity, read_half_units, write_half_units
+from dynastore.engine.capacity.units import read_half_units, write_half_units
 
 
 @pytest.mark.parametrize(
@@ -23,16 +23,3 @@ def test_transactional_reads_cost_double_a_strong_read() -> None:
 def test_writes_round_up_to_1_kb(size: int, half_units: int) -> None:
     assert write_half_units(size) == half_units
     assert write_half_units(size, transactional=True) == 2 * half_units
-
-
-def test_consumed_capacity_shapes() -> None:
-    assert consumed_capacity(None, "t", 3) is None
-    assert consumed_capacity("NONE", "t", 3) is None
-    assert consumed_capacity("TOTAL", "t", 3) == {"TableName": "t", "CapacityUnits": 1.5}
-    assert consumed_capacity("INDEXES", "t", 2, gsi_half_units={"g": 2}, lsi_half_units={"l": 1}) == {
-        "TableName": "t",
-        "CapacityUnits": 2.5,
-        "Table": {"CapacityUnits": 1.0},
-        "LocalSecondaryIndexes": {"l": {"CapacityUnits": 0.5}},
-        "GlobalSecondaryIndexes": {"g": {"CapacityUnits": 1.0}},
-    }

@@ -1,4 +1,4 @@
-"""TableDef: record round-trips, lazy settling, and the wire TableDescription shapes."""
+"""TableDef: record round-trips and lazy settling (its wire TableDescription: tests/unit/api)."""
 
 from __future__ import annotations
 
@@ -66,135 +66,6 @@ def test_record_round_trip_through_json() -> None:
     assert TableDef.from_record(orjson.loads(orjson.dumps(td.to_record()))) == td
 
 
-def test_describe_full_shape() -> None:
-    desc = full_table().describe("us-east-1", "000000000000", now=NOW)
-    assert list(desc) == [
-        "AttributeDefinitions",
-        "TableName",
-        "KeySchema",
-        "TableStatus",
-        "CreationDateTime",
-        "ProvisionedThroughput",
-        "TableSizeBytes",
-        "ItemCount",
-        "TableArn",
-        "TableId",
-        "BillingModeSummary",
-        "LocalSecondaryIndexes",
-        "GlobalSecondaryIndexes",
-        "StreamSpecification",
-        "LatestStreamLabel",
-        "LatestStreamArn",
-        "SSEDescription",
-        "TableClassSummary",
-        "DeletionProtectionEnabled",
-        "WarmThroughput",
-    ]
-    assert desc["AttributeDefinitions"] == [
-        {"AttributeName": "a", "AttributeType": "S"},
-        {"AttributeName": "b", "AttributeType": "N"},
-        {"AttributeName": "c", "AttributeType": "B"},
-    ]
-    assert desc["KeySchema"] == [
-        {"AttributeName": "a", "KeyType": "HASH"},
-        {"AttributeName": "b", "KeyType": "RANGE"},
-    ]
-    assert desc["ProvisionedThroughput"] == {
-        "LastIncreaseDateTime": NOW,
-        "NumberOfDecreasesToday": 0,
-        "ReadCapacityUnits": 5,
-        "WriteCapacityUnits": 6,
-    }
-    assert desc["TableArn"] == ARN
-    assert desc["TableId"] == "0000-uuid"
-    assert desc["BillingModeSummary"] == {"BillingMode": "PROVISIONED"}
-    assert desc["LocalSecondaryIndexes"] == [
-        {
-            "IndexName": "l1",
-            "KeySchema": [
-                {"AttributeName": "a", "KeyType": "HASH"},
-                {"AttributeName": "c", "KeyType": "RANGE"},
-            ],
-            "Projection": {"ProjectionType": "KEYS_ONLY"},
-            "IndexSizeBytes": 0,
-            "ItemCount": 0,
-            "IndexArn": ARN + "/index/l1",
-        }
-    ]
-    assert desc["GlobalSecondaryIndexes"] == [
-        {
-            "IndexName": "g1",
-            "KeySchema": [{"AttributeName": "c", "KeyType": "HASH"}],
-            "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["x", "z"]},
-            "IndexStatus": "CREATING",  # no Backfilling: an index created with its table (not online)
-            "ProvisionedThroughput": {
-                "NumberOfDecreasesToday": 0,
-                "ReadCapacityUnits": 1,
-                "WriteCapacityUnits": 2,
-            },
-            "IndexSizeBytes": 0,
-            "ItemCount": 0,
-            "IndexArn": ARN + "/index/g1",
-            "OnDemandThroughput": {"MaxReadRequestUnits": 10},
-            "WarmThroughput": {"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 4000, "Status": "CREATING"},
-        }
-    ]
-    assert desc["LatestStreamArn"] == ARN + "/stream/2023-11-14T22:13:20.000"
-    assert desc["SSEDescription"] == {
-        "Status": "ENABLED",
-        "SSEType": "KMS",
-        "KMSMasterKeyArn": "arn:aws:kms:us-east-1:000000000000:key/k",
-    }
-    assert desc["TableClassSummary"] == {"TableClass": "STANDARD"}
-
-
-def test_describe_minimal_provisioned_table() -> None:
-    td = TableDef("t1", 1, "u", KeySchema(KeyAttr("a", "S")), (KeyAttr("a", "S"),), NOW)
-    desc = td.describe("us-east-1", "000000000000", now=NOW, item_count=4, size_bytes=40)
-    assert desc == {
-        "AttributeDefinitions": [{"AttributeName": "a", "AttributeType": "S"}],
-        "TableName": "t1",
-        "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}],
-        "TableStatus": "ACTIVE",
-        "CreationDateTime": NOW,
-        "ProvisionedThroughput": {
-            "NumberOfDecreasesToday": 0,
-            "ReadCapacityUnits": 0,
-            "WriteCapacityUnits": 0,
-        },
-        "TableSizeBytes": 40,
-        "ItemCount": 4,
-        "TableArn": ARN,
-        "TableId": "u",
-        "DeletionProtectionEnabled": False,
-        "WarmThroughput": {"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 4000, "Status": "ACTIVE"},
-    }
-
-
-def test_pay_per_request_reports_zero_throughput() -> None:
-    td = TableDef(
-        "t1",
-        1,
-        "u",
-        KeySchema(KeyAttr("a", "S")),
-        (KeyAttr("a", "S"),),
-        NOW,
-        billing_mode=BillingMode.PAY_PER_REQUEST,
-        last_update_to_pay_per_request=NOW,
-        throughput=ProvisionedThroughput(5, 5),
-    )
-    desc = td.describe("us-east-1", "000000000000", now=NOW)
-    assert desc["ProvisionedThroughput"] == {
-        "NumberOfDecreasesToday": 0,
-        "ReadCapacityUnits": 0,
-        "WriteCapacityUnits": 0,
-    }
-    assert desc["BillingModeSummary"] == {
-        "BillingMode": "PAY_PER_REQUEST",
-        "LastUpdateToPayPerRequestDateTime": NOW,
-    }
-
-
 def test_settle_applies_pending_changes() -> None:
     td = full_table()
     assert td.settle(NOW + 4) is td
@@ -212,12 +83,8 @@ def test_decreases_today_resets_at_utc_midnight() -> None:
 def test_multi_attribute_key_schema_round_trips() -> None:
     schema = KeySchema(KeyAttr("a", "S"), KeyAttr("c", "N"), (KeyAttr("b", "B"),), (KeyAttr("d", "S"),))
     assert schema.names == ("a", "b", "c", "d")
-    assert [(k["AttributeName"], k["KeyType"]) for k in schema.to_wire()] == [
-        ("a", "HASH"),
-        ("b", "HASH"),
-        ("c", "RANGE"),
-        ("d", "RANGE"),
-    ]
+    assert [k.name for k in schema.hash_keys] == ["a", "b"]
+    assert [k.name for k in schema.range_keys] == ["c", "d"]
     assert KeySchema.from_record(schema.to_record()) == schema
     classic = KeySchema(KeyAttr("a", "S"), KeyAttr("c", "N"))
     assert classic.to_record() == [["a", "S"], ["c", "N"]]  # the stored form of existing tables is unchanged

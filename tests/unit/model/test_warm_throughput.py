@@ -1,8 +1,8 @@
-"""Warm throughput values: a request's units over the configured or baseline ones, and their description."""
+"""Warm throughput values: a request's units over the configured or baseline ones, and their record."""
 
 from __future__ import annotations
 
-from dynastore.model.warm_throughput import WarmThroughput, describe_warm, warm_from_request
+from dynastore.model.warm_throughput import WarmThroughput, warm_from_request
 
 
 def test_a_unit_left_out_keeps_the_baseline_or_the_configured_value() -> None:
@@ -13,13 +13,7 @@ def test_a_unit_left_out_keeps_the_baseline_or_the_configured_value() -> None:
     assert warm_from_request(None, current) is current
 
 
-def test_description_and_record() -> None:
-    assert describe_warm(None, "ACTIVE") == {
-        "ReadUnitsPerSecond": 12000,
-        "WriteUnitsPerSecond": 4000,
-        "Status": "ACTIVE",
-    }
+def test_record_round_trip() -> None:
     warm = WarmThroughput(13000, 4500)
-    assert describe_warm(warm, "CREATING")["ReadUnitsPerSecond"] == 13000
     assert WarmThroughput.from_record(warm.to_record()) == warm
     assert WarmThroughput.from_record(None) is None

@@ -125,8 +125,8 @@ def test_stats_in_memory_then_flushed() -> None:
     cat.add_stats("t1", -1, -100)
     cat.add_stats("missing", 1, 1)  # ignored
     assert cat.stats("t1") == (1, 200)
-    desc = cat.describe(cat.get("t1"))
-    assert desc["ItemCount"] == 1 and desc["TableSizeBytes"] == 200
+    live = cat.with_live_stats(cat.get("t1"))
+    assert (live.item_count, live.size_bytes) == (1, 200)
     assert Catalog.load(kv, config).stats("t1") == (0, 0)  # not written per item
     clock.advance(61)
     cat.maintain()

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
 
 from dynastore.limits import CONTRIBUTOR_WINDOW_SECONDS
 
-__all__ = ["ContributorCounters", "Counts", "describe_counts"]
+__all__ = ["ContributorCounters", "Counts"]
 
 _MINUTE = 60.0
 
@@ -91,7 +90,3 @@ class ContributorCounters:
         while minutes and minutes[0].start + _MINUTE <= now - CONTRIBUTOR_WINDOW_SECONDS:
             minutes.popleft()
         return minute
-
-
-def describe_counts(counts: Counts) -> dict[str, Any]:
-    return {"ConsumedThroughputUnits": counts.consumed, "ThrottleCount": counts.throttled}

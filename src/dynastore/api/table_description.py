@@ -1,0 +1,190 @@
+"""DynamoDB's wire ``TableDescription`` of a table, built from its model values (model/table_schema.py).
+
+CreateTable, UpdateTable, DeleteTable and DescribeTable answer with it. Members come in DynamoDB's order and
+optional members only when set. Choices where DynamoDB's behaviour is not pinned down by a public source:
+``BillingModeSummary`` appears for PAY_PER_REQUEST tables, for tables created with an explicit BillingMode
+and for tables that were switched; ``TableClassSummary`` appears once a TableClass was given;
+``AttributeDefinitions`` and ``NonKeyAttributes`` are sorted by name (as DynamoDB echoes them).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from dynastore import limits
+from dynastore.engine.context import Context
+from dynastore.model.table_schema import (
+    ACTIVE,
+    CREATING,
+    UPDATING,
+    ZERO_THROUGHPUT,
+    BillingMode,
+    IndexDef,
+    KeySchema,
+    OnDemandThroughput,
+    Projection,
+    ProvisionedThroughput,
+    TableDef,
+)
+from dynastore.model.warm_throughput import WarmThroughput
+
+__all__ = [
+    "describe_index",
+    "describe_table",
+    "key_schema_description",
+    "on_demand_description",
+    "projection_description",
+    "throughput_description",
+    "table_description",
+    "warm_description",
+]
+
+
+def table_description(ctx: Context, td: TableDef, *, warm: bool = True) -> dict[str, Any]:
+    """``describe_table`` of ``td`` with the live item statistics, this server's region and account, and now."""
+    config = ctx.config
+    return describe_table(ctx.catalog.with_live_stats(td), config.region, config.account_id, ctx.clock.now(), warm=warm)
+
+
+def describe_table(td: TableDef, region: str, account_id: str, now: float, *, warm: bool = True) -> dict[str, Any]:
+    """The ``TableDescription`` of ``td`` at ``now`` (its ItemCount / TableSizeBytes as ``td`` carries them).
+
+    ``warm`` False (a CreateTable or DeleteTable response): WarmThroughput only where the request configured it.
+    """
+    arn = td.arn(region, account_id)
+    desc: dict[str, Any] = {
+        "AttributeDefinitions": [
+            {"AttributeName": a.name, "AttributeType": a.type}
+            for a in sorted(td.attribute_definitions, key=lambda a: a.name)
+        ],
+        "TableName": td.name,
+        "KeySchema": key_schema_description(td.key_schema),
+        "TableStatus": td.status,
+        "CreationDateTime": td.created_at,
+    }
+    desc["ProvisionedThroughput"] = throughput_description(_billed(td.throughput, td.billing_mode), now)
+    desc["TableSizeBytes"] = td.size_bytes
+    desc["ItemCount"] = td.item_count
+    desc["TableArn"] = arn
+    desc["TableId"] = td.uuid
+    summary = _billing_summary(td)
+    if summary is not None:
+        desc["BillingModeSummary"] = summary
+    if td.lsis:
+        desc["LocalSecondaryIndexes"] = [describe_index(i, arn, td.billing_mode, now) for i in td.lsis]
+    if td.gsis:
+        desc["GlobalSecondaryIndexes"] = [describe_index(i, arn, td.billing_mode, now, warm=warm) for i in td.gsis]
+    if td.stream is not None:
+        if td.stream.enabled:
+            desc["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": td.stream.view_type}
+        if td.stream.label is not None:
+            desc["LatestStreamLabel"] = td.stream.label
+            desc["LatestStreamArn"] = f"{arn}/stream/{td.stream.label}"
+    if td.sse is not None:
+        desc["SSEDescription"] = {
+            "Status": "ENABLED",
+            "SSEType": td.sse.sse_type,
+            "KMSMasterKeyArn": td.sse.kms_key_arn,
+        }
+    if td.table_class is not None:
+        class_summary: dict[str, Any] = {"TableClass": td.table_class}
+        if td.table_class_updated_at is not None:
+            class_summary["LastUpdateDateTime"] = td.table_class_updated_at
+        desc["TableClassSummary"] = class_summary
+    desc["DeletionProtectionEnabled"] = td.deletion_protection
+    if td.on_demand is not None:
+        desc["OnDemandThroughput"] = on_demand_description(td.on_demand)
+    if warm or td.warm is not None:
+        # An UPDATING table's warm throughput is not itself changing: DynamoDB shows it ACTIVE.
+        desc["WarmThroughput"] = warm_description(td.warm, ACTIVE if td.status == UPDATING else td.status)
+    return desc
+
+
+def describe_index(
+    index: IndexDef, table_arn: str, billing: BillingMode, now: float, *, warm: bool = True
+) -> dict[str, Any]:
+    """A ``LocalSecondaryIndexDescription`` or ``GlobalSecondaryIndexDescription``."""
+    out: dict[str, Any] = {
+        "IndexName": index.name,
+        "KeySchema": key_schema_description(index.key_schema),
+        "Projection": projection_description(index.projection),
+    }
+    is_gsi = index.kind == "GSI"
+    if is_gsi:
+        out["IndexStatus"] = index.status
+        if index.online and (index.status == CREATING or (index.status == UPDATING and index.backfilling)):
+            out["Backfilling"] = index.backfilling
+        throughput = index.throughput if index.throughput is not None else ZERO_THROUGHPUT
+        out["ProvisionedThroughput"] = throughput_description(_billed(throughput, billing), now)
+    out["IndexSizeBytes"] = index.size_bytes
+    out["ItemCount"] = index.item_count
+    out["IndexArn"] = f"{table_arn}/index/{index.name}"
+    if is_gsi and index.on_demand is not None:
+        out["OnDemandThroughput"] = on_demand_description(index.on_demand)
+    if is_gsi and (warm or index.warm is not None):
+        out["WarmThroughput"] = warm_description(index.warm, index.status)
+    return out
+
+
+def key_schema_description(schema: KeySchema) -> list[dict[str, str]]:
+    """A ``KeySchema`` list: every HASH element, then every RANGE element."""
+    out = [{"AttributeName": k.name, "KeyType": "HASH"} for k in schema.hash_keys]
+    out.extend({"AttributeName": k.name, "KeyType": "RANGE"} for k in schema.range_keys)
+    return out
+
+
+def projection_description(projection: Projection) -> dict[str, Any]:
+    out: dict[str, Any] = {"ProjectionType": projection.type}
+    if projection.non_key_attributes:
+        out["NonKeyAttributes"] = sorted(projection.non_key_attributes)
+    return out
+
+
+def throughput_description(throughput: ProvisionedThroughput, now: float) -> dict[str, Any]:
+    """A ``ProvisionedThroughputDescription`` (NumberOfDecreasesToday counts the UTC day of ``now``)."""
+    out: dict[str, Any] = {}
+    if throughput.last_increase is not None:
+        out["LastIncreaseDateTime"] = throughput.last_increase
+    if throughput.last_decrease is not None:
+        out["LastDecreaseDateTime"] = throughput.last_decrease
+    out["NumberOfDecreasesToday"] = throughput.decreases_on(now)
+    out["ReadCapacityUnits"] = throughput.read
+    out["WriteCapacityUnits"] = throughput.write
+    return out
+
+
+def on_demand_description(on_demand: OnDemandThroughput) -> dict[str, int]:
+    out: dict[str, int] = {}
+    if on_demand.max_read is not None:
+        out["MaxReadRequestUnits"] = on_demand.max_read
+    if on_demand.max_write is not None:
+        out["MaxWriteRequestUnits"] = on_demand.max_write
+    return out
+
+
+def warm_description(warm: WarmThroughput | None, status: str) -> dict[str, Any]:
+    """``TableWarmThroughputDescription`` / ``GlobalSecondaryIndexWarmThroughputDescription``: the configured
+    warm throughput, else the baseline every table starts with."""
+    read = limits.WARM_READ_UNITS if warm is None else warm.read
+    write = limits.WARM_WRITE_UNITS if warm is None else warm.write
+    return {"ReadUnitsPerSecond": read, "WriteUnitsPerSecond": write, "Status": status}
+
+
+def _billed(throughput: ProvisionedThroughput, billing: BillingMode) -> ProvisionedThroughput:
+    """On-demand tables and their GSIs report zero read and write capacity (the dates and counter stay)."""
+    if billing is BillingMode.PAY_PER_REQUEST:
+        return dataclasses.replace(throughput, read=0, write=0)
+    return throughput
+
+
+def _billing_summary(td: TableDef) -> dict[str, Any] | None:
+    if td.billing_mode is BillingMode.PAY_PER_REQUEST:
+        out: dict[str, Any] = {"BillingMode": "PAY_PER_REQUEST"}
+    elif td.billing_mode_explicit or td.last_update_to_pay_per_request is not None:
+        out = {"BillingMode": "PROVISIONED"}
+    else:
+        return None
+    if td.last_update_to_pay_per_request is not None:
+        out["LastUpdateToPayPerRequestDateTime"] = td.last_update_to_pay_per_request
+    return out
