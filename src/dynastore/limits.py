@@ -50,7 +50,7 @@ MAX_TRANSACT_PAYLOAD_BYTES = 4 * 1024 * 1024  # items plus expressions of one Tr
 CLIENT_TOKEN_TTL_SECONDS = 600  # a ClientRequestToken is remembered this long after its request finished
 TOKEN_SWEEP_PER_WRITE = 8  # expired tokens forgotten by each TransactWriteItems that stores one
 
-# Capacity model (engine/partitions.py, engine/throttle.py; see docs/capacity.md).
+# Capacity model (engine/capacity/partitions.py, engine/capacity/buckets.py; see docs/capacity.md).
 BURST_SECONDS = 300  # unused capacity a partition retains for bursts
 PARTITION_SLACK_WRITE_UNITS = 1  # throughput within one write unit of a partition boundary needs no new partition
 ON_DEMAND_INITIAL_READ = 12000  # what a new on-demand table sustains at once (read request units/s)

@@ -1,6 +1,6 @@
 """dynastore's own HTTP endpoints under ``/dynastore/`` (JSON in, JSON out; no DynamoDB protocol, no auth).
 
-* ``GET  /dynastore/partitions/<table>``: every partition of the table and its GSIs (capacity_view.py).
+* ``GET  /dynastore/partitions/<table>``: every partition of the table and its GSIs (engine/capacity/view.py).
 * ``POST /dynastore/partitions/<table>`` ``{"as_if": N}`` (0 or null: stop) and/or ``{"rebuild": true}`` and/or
   ``{"spend_burst": true}`` (every partition of the table and its GSIs loses its burst credit).
 * ``GET  /dynastore/contributors/<table>?index=&window=&top=``: Contributor Insights' top keys.

@@ -1,6 +1,6 @@
 """UpdateContributorInsights, DescribeContributorInsights, ListContributorInsights.
 
-Enabling starts per-key counters (engine/contributors.py) for the table or one of its GSIs; the top keys
+Enabling starts per-key counters (engine/capacity/contributors.py) for the table or one of its GSIs; the top keys
 are reported by the extension endpoint ``/dynastore/contributors/<table>`` and ``dynastore partitions
 --contributors`` (CloudWatch is not there). Update answers ENABLING/DISABLING and the change is complete at
 once: Describe and List show ENABLED/DISABLED. The status is persisted with the table's partition map.

@@ -10,7 +10,7 @@ one that would have been throttled counts what it was served).
 Nothing here runs unless the log is on: the server then builds a ``LoggedProtocol`` instead of a ``Protocol``.
 Every piece of a line is had without parsing anything again: the operation is in a header, the table names in
 the request the operation was given (decoded once, by the protocol), the error in the exception, the capacity
-in the capacity model's meters (engine/throttle.Meter: totals the request's difference is taken from).
+in the capacity model's meters (engine/capacity/buckets.Meter: totals the request's difference is taken from).
 """
 
 from __future__ import annotations
