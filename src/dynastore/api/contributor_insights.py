@@ -1,6 +1,6 @@
 """UpdateContributorInsights, DescribeContributorInsights, ListContributorInsights.
 
-Enabling starts per-key counters (engine/capacity/contributors.py) for the table or one of its GSIs; the top keys
+Enabling starts per-key counters (engine/capacity/insights.py) for the table or one of its GSIs; the top keys
 are reported by the extension endpoint ``/dynastore/contributors/<table>`` and ``dynastore partitions
 --contributors`` (CloudWatch is not there). Update answers ENABLING/DISABLING and the change is complete at
 once: Describe and List show ENABLED/DISABLED. The status is persisted with the table's partition map.
@@ -10,15 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynastore import messages
-from dynastore.engine.capacity.contributors import ContributorCounters
-from dynastore.engine.capacity.state import Resource, TableState
+from dynastore.engine.capacity import insights
+from dynastore.engine.capacity.insights import InsightsStatus
 from dynastore.engine.context import Context
-from dynastore.errors import ResourceNotFoundException
 
 __all__ = ["handle_describe", "handle_list", "handle_update"]
 
-_DEFAULT_MODE = "ACCESSED_AND_THROTTLED_KEYS"
 _DEFAULT_PAGE = 10
 
 
@@ -29,84 +26,55 @@ def _table_name(name: str) -> str:
     return name
 
 
-def _resource(ctx: Context, req: dict[str, Any]) -> tuple[TableState, Resource]:
-    name = _table_name(req["TableName"])
-    td = ctx.catalog.get(name)
-    st = ctx.capacity.state(td)
-    index = req.get("IndexName")
-    if index is None:
-        return st, st.base
-    res = st.gsis.get(index)
-    if res is None:
-        raise ResourceNotFoundException(messages.INDEX_NOT_FOUND_FOR_TABLE.format(index=index, name=name))
-    return st, res
+def _named(status: InsightsStatus) -> dict[str, Any]:
+    out: dict[str, Any] = {"TableName": status.table_name}
+    if status.index_name is not None:
+        out["IndexName"] = status.index_name
+    return out
 
 
 def handle_update(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    st, res = _resource(ctx, req)
-    now = ctx.clock.now()
-    mode = req.get("ContributorInsightsMode") or _DEFAULT_MODE
-    if req["ContributorInsightsAction"] == "ENABLE":
-        res.insights_status = ("ENABLED", mode, now)
-        if res.insights is None or res.insights.mode != mode:
-            res.insights = ContributorCounters(mode)
-        status = "ENABLING"
-    else:
-        previous = res.insights_status
-        res.insights_status = ("DISABLED", previous[1] if previous else mode, now)
-        res.insights = None
-        status = "DISABLING"
-    ctx.capacity.persist(st)
-    out: dict[str, Any] = {"TableName": st.td.name}
-    if res.index_name is not None:
-        out["IndexName"] = res.index_name
-    out["ContributorInsightsStatus"] = status
-    out["ContributorInsightsMode"] = res.insights_status[1]
+    enable = req["ContributorInsightsAction"] == "ENABLE"
+    name = _table_name(req["TableName"])
+    status = insights.change(ctx, name, req.get("IndexName"), enable=enable, mode=req.get("ContributorInsightsMode"))
+    out = _named(status)
+    out["ContributorInsightsStatus"] = "ENABLING" if enable else "DISABLING"
+    out["ContributorInsightsMode"] = status.mode
     return out
 
 
 def handle_describe(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    st, res = _resource(ctx, req)
-    out: dict[str, Any] = {"TableName": st.td.name}
-    if res.index_name is not None:
-        out["IndexName"] = res.index_name
-    status = res.insights_status
-    if status is None:
+    status = insights.status(ctx, _table_name(req["TableName"]), req.get("IndexName"))
+    out = _named(status)
+    if status.state is None:
         out["ContributorInsightsStatus"] = "DISABLED"
         return out
-    state, mode, at = status
-    if state == "ENABLED":
-        out["ContributorInsightsRuleList"] = _rules(st, res, mode, at)
-    out["ContributorInsightsStatus"] = state
-    out["LastUpdateDateTime"] = at
-    out["ContributorInsightsMode"] = mode
+    assert status.mode is not None and status.updated_at is not None
+    if status.state == "ENABLED":
+        out["ContributorInsightsRuleList"] = _rules(status, status.mode, status.updated_at)
+    out["ContributorInsightsStatus"] = status.state
+    out["LastUpdateDateTime"] = status.updated_at
+    out["ContributorInsightsMode"] = status.mode
     return out
 
 
-def _rules(st: TableState, res: Resource, mode: str, at: float) -> list[str]:
-    resource = st.td.name if res.index_name is None else f"{st.td.name}-{res.index_name}"
-    kinds = ["PKC", "PKT"] + (["SKC", "SKT"] if res.range_attr is not None else [])
+def _rules(status: InsightsStatus, mode: str, at: float) -> list[str]:
+    resource = status.table_name if status.index_name is None else f"{status.table_name}-{status.index_name}"
+    kinds = ["PKC", "PKT"] + (["SKC", "SKT"] if status.has_sort_key else [])
     if mode == "THROTTLED_KEYS":
         kinds = [k for k in kinds if k.endswith("T")]
     return [f"DynamoDBContributorInsights-{kind}-{resource}-{int(at * 1000)}" for kind in kinds]
 
 
 def handle_list(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    cap = ctx.capacity
     names = [_table_name(req["TableName"])] if req.get("TableName") else ctx.catalog.list_names()
     summaries: list[dict[str, Any]] = []
-    for name in names:
-        td = ctx.catalog.get(name)
-        st = cap.state(td)
-        for res in st.resources():
-            entry: dict[str, Any] = {"TableName": name}
-            if res.index_name is not None:
-                entry["IndexName"] = res.index_name
-            status = res.insights_status
-            entry["ContributorInsightsStatus"] = "DISABLED" if status is None else status[0]
-            if status is not None:
-                entry["ContributorInsightsMode"] = status[1]
-            summaries.append(entry)
+    for status in insights.statuses(ctx, names):
+        entry = _named(status)
+        entry["ContributorInsightsStatus"] = "DISABLED" if status.state is None else status.state
+        if status.mode is not None:
+            entry["ContributorInsightsMode"] = status.mode
+        summaries.append(entry)
     start = 0
     token = req.get("NextToken")
     if token:

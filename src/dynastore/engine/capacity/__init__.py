@@ -5,7 +5,7 @@
 * buckets.py: token buckets per partition and table (burst, adaptive capacity, account limits).
 * state.py: the capacity model of one dynastore (``ctx.capacity``): per table and GSI their partitions and buckets.
 * admission.py: what every data-plane operation calls before and after it reads or writes.
-* contributors.py: Contributor Insights' counters of the most used keys.
+* contributors.py: Contributor Insights' counters of the most used keys; insights.py: turning them on and off.
 * view.py: the partition and contributor views the admin endpoints and the partitions CLI show.
 * decreases.py: the daily limit on provisioned-throughput decreases (UpdateTable).
 """
