@@ -33,6 +33,7 @@ from dynastore.api.table_requests import (
     parse_tags,
     stream_label,
 )
+from dynastore.engine import tables
 from dynastore.engine.context import Context
 from dynastore.errors import ValidationException
 from dynastore.model.table_schema import (
@@ -204,7 +205,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     tags = parse_tags(req.get("Tags") or [], existing=(), require=False)
 
     table = _build(req, ctx, billing, tags)
-    ctx.catalog.create(table)
+    tables.create(ctx, table)
     # A CreateTable response carries WarmThroughput only where the request configured it (DynamoDB's).
     return {"TableDescription": table_description(ctx, table, warm=False)}
 

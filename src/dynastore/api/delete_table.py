@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dynastore.api.table_description import table_description
+from dynastore.engine import tables
 from dynastore.engine.context import Context
 
 __all__ = ["handle"]
@@ -13,7 +14,7 @@ __all__ = ["handle"]
 def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     """Errors (from ``Catalog.delete``): ResourceNotFoundException; ResourceInUseException while the table is
     CREATING, UPDATING or DELETING; ValidationException when deletion protection is on."""
-    table = ctx.catalog.delete(req["TableName"])
+    table = tables.delete(ctx, req["TableName"])
     desc = table_description(ctx, table, warm=False)
     for member in _NOT_IN_DELETE_RESPONSE:
         desc.pop(member, None)

@@ -11,6 +11,7 @@ from typing import Any
 
 from dynastore import limits, messages
 from dynastore.api.table_requests import MAX_TAG_KEY_LENGTH, parse_tags
+from dynastore.engine import tables
 from dynastore.engine.context import Context
 from dynastore.errors import ResourceNotFoundException, ValidationException
 from dynastore.model.table_schema import CREATING, DELETING, TableDef
@@ -46,7 +47,7 @@ def handle_tag_resource(req: dict[str, Any], ctx: Context) -> bytes:
     parse_tags(new_tags, (), require=True)
     td = _table(ctx, name, arn, is_stream)
     merged = parse_tags(new_tags, td.tags, require=True)
-    ctx.catalog.update(name, lambda cur: replace(cur, tags=merged))
+    tables.change(ctx, name, lambda cur: replace(cur, tags=merged))
     return EMPTY_RESPONSE
 
 
@@ -64,7 +65,7 @@ def handle_untag_resource(req: dict[str, Any], ctx: Context) -> bytes:
     removed = set(keys)
     remaining = tuple((k, v) for k, v in td.tags if k not in removed)
     if remaining != td.tags:
-        ctx.catalog.update(name, lambda cur: replace(cur, tags=remaining))
+        tables.change(ctx, name, lambda cur: replace(cur, tags=remaining))
     return EMPTY_RESPONSE
 
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from dynastore import messages
+from dynastore.engine import tables
 from dynastore.engine.context import Context
 from dynastore.errors import ValidationException
 from dynastore.model.table_schema import CREATING, DELETING, TableDef, TtlSpec
@@ -36,7 +37,7 @@ def handle_update(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
             raise ValidationException(messages.TTL_DIFFERENT_ATTRIBUTE.format(name=current.attribute_name))
         return replace(td, ttl=TtlSpec(attribute, False))
 
-    ctx.catalog.update(req["TableName"], mutate)
+    tables.change(ctx, req["TableName"], mutate)
     return {"TimeToLiveSpecification": {"Enabled": enabled, "AttributeName": attribute}}
 
 

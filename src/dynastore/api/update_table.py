@@ -38,6 +38,7 @@ from dynastore.api.table_requests import (
     invalid,
     stream_label,
 )
+from dynastore.engine import tables
 from dynastore.engine.capacity.decreases import check_throughput_decrease
 from dynastore.engine.context import Context
 from dynastore.errors import (
@@ -139,13 +140,11 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     _check_request(req)
     name: str = req["TableName"]
     now = ctx.clock.now()
-    current = ctx.catalog.get(name)  # ResourceNotFoundException before any state rule
-    ctx.capacity.state(current)  # the partition map as it is before the change (docs/capacity.md)
 
     def mutate(td: TableDef) -> TableDef:
         return _Update(req, td, ctx, now).apply()
 
-    new = ctx.catalog.update(name, mutate)
+    new = tables.update(ctx, name, mutate)
     return {"TableDescription": table_description(ctx, new)}
 
 

@@ -1,0 +1,38 @@
+"""The control plane's changes to tables, as the engine runs them: the one place a table is created, changed or
+deleted (the catalog, storage/catalog.py, keeps the definitions; what else a change must reach, such as the
+capacity model, is told here)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dynastore.engine.context import Context
+from dynastore.model.table_schema import TableDef
+
+__all__ = ["change", "create", "delete", "update"]
+
+Mutation = Callable[[TableDef], TableDef]
+
+
+def create(ctx: Context, table: TableDef) -> TableDef:
+    """Store a new table (ResourceInUseException when the name is taken, even by a table being deleted)."""
+    return ctx.catalog.create(table)
+
+
+def update(ctx: Context, name: str, mutate: Mutation) -> TableDef:
+    """UpdateTable: ``mutate(current)`` (which raises to refuse the change) replaces the table. The capacity
+    model sees the table as it was first, so partitions are sized from the throughput before the change
+    (docs/capacity.md)."""
+    current = ctx.catalog.get(name)  # ResourceNotFoundException before any rule of the change
+    ctx.capacity.state(current)
+    return ctx.catalog.update(name, mutate)
+
+
+def change(ctx: Context, name: str, mutate: Mutation) -> TableDef:
+    """A change of a table's settings that leaves its schema and throughput alone (tags, time to live)."""
+    return ctx.catalog.update(name, mutate)
+
+
+def delete(ctx: Context, name: str) -> TableDef:
+    """Start deleting a table; returns its DELETING definition (its items are purged in the background)."""
+    return ctx.catalog.delete(name)
