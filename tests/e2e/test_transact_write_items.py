@@ -390,6 +390,31 @@ class TestConflicts:
         assert get(held, table, "b") == {"pk": {"S": "b"}}
         assert get(held, table, "a") == {"pk": {"S": "a"}}
 
+    def test_a_batch_wholly_held_runs_nothing_and_reports_only_the_held_items(self, held: Any) -> None:
+        table, other = create_table(held, "S"), create_table(held, "S")
+        held.transact_write_items(TransactItems=[put(table, "a")])
+        request = {"PutRequest": {"Item": {"pk": {"S": "a"}, "v": {"S": "2"}}}}
+        response = held.batch_write_item(RequestItems={table: [request]}, ReturnConsumedCapacity="TOTAL")
+        assert {k: v for k, v in response.items() if k != "ResponseMetadata"} == {
+            "UnprocessedItems": {table: [request]}
+        }
+        # A batch that partly runs reports the capacity of the tables whose requests ran.
+        response = held.batch_write_item(
+            RequestItems={table: [request], other: [{"PutRequest": {"Item": {"pk": {"S": "x"}}}}]},
+            ReturnConsumedCapacity="TOTAL",
+        )
+        assert response["UnprocessedItems"] == {table: [request]}
+        assert response["ConsumedCapacity"] == [{"TableName": other, "CapacityUnits": 1.0}]
+
+    def test_a_held_item_is_validated_with_the_rest_of_the_batch(self, held: Any) -> None:
+        table = create_table(held, "S")
+        held.transact_write_items(TransactItems=[put(table, "a")])
+        too_large = {"pk": {"S": "a"}, "v": {"S": "x" * 410_000}}
+        assert error_of(lambda: held.batch_write_item(RequestItems={table: [{"PutRequest": {"Item": too_large}}]})) == (
+            "ValidationException",
+            "Item size has exceeded the maximum allowed size",
+        )
+
     def test_a_retry_while_the_first_is_in_progress(self, held: Any) -> None:
         table = create_table(held, "S")
         held.transact_write_items(TransactItems=[put(table, "t")], ClientRequestToken="in-flight")

@@ -44,8 +44,29 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
             if (request.get("PutRequest") is None) == (request.get("DeleteRequest") is None):
                 raise ValidationException(messages.BATCH_WRITE_REQUEST_SHAPE)
         checked_sizes.extend(_check_request(request) for request in requests)
-    sizes = iter(checked_sizes)  # in the order the requests are planned below
+    planned, sources = _plan(ctx, request_items, checked_sizes)
+    outcome = writes.perform_batch(ctx, planned)
+    response: dict[str, Any] = {"UnprocessedItems": _unprocessed(sources, outcome)}
+    if not outcome.ran:
+        return response  # every item is held by a transaction: nothing ran, nothing to report
+    written = [(i, result) for i, result in enumerate(outcome.results) if result is not None]
+    mode = req.get("ReturnConsumedCapacity")
+    if mode is not None and mode != "NONE":
+        names = [sources[i][0] for i, _ in written]  # as the request named each table (a name or an ARN)
+        held = set(outcome.deferred)
+        tables = dict.fromkeys(name for i, (name, _) in enumerate(sources) if i not in held)  # in request order
+        response["ConsumedCapacity"] = _capacity(mode, tables, names, [result for _, result in written])
+    if req.get("ReturnItemCollectionMetrics") == "SIZE":
+        response["ItemCollectionMetrics"] = item_collection_metrics((planned[i][0], result) for i, result in written)
+    return response
 
+
+def _plan(
+    ctx: Context, request_items: dict[str, list[dict[str, Any]]], checked_sizes: list[int]
+) -> tuple[list[Planned], list[tuple[str, dict[str, Any]]]]:
+    """Each request's table, key and plan, in request order, with the table name and request it came from.
+    Checks every table (ResourceNotFoundException), every key against its schema, and two requests on one key."""
+    sizes = iter(checked_sizes)
     planned: list[Planned] = []
     sources: list[tuple[str, dict[str, Any]]] = []
     for table_name, requests in request_items.items():
@@ -63,21 +84,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
             plan = writes.PutPlan(put["Item"], size=size) if put is not None else writes.DeletePlan()
             planned.append((table, key, plan))
             sources.append((table_name, request))
-
-    outcome = writes.perform_batch(ctx, planned)
-    response: dict[str, Any] = {"UnprocessedItems": _unprocessed(sources, outcome)}
-    if not outcome.ran:
-        return response  # every item is held by a transaction: nothing ran, nothing to report
-    ran = [i for i in range(len(planned)) if i not in set(outcome.deferred)]
-    written = [(i, result) for i, result in enumerate(outcome.results) if result is not None]
-    mode = req.get("ReturnConsumedCapacity")
-    if mode is not None and mode != "NONE":
-        names = [sources[i][0] for i, _ in written]  # as the request named each table (a name or an ARN)
-        tables = dict.fromkeys(sources[i][0] for i in ran)  # the tables with a request that ran, in request order
-        response["ConsumedCapacity"] = _capacity(mode, tables, names, [result for _, result in written])
-    if req.get("ReturnItemCollectionMetrics") == "SIZE":
-        response["ItemCollectionMetrics"] = item_collection_metrics((planned[i][0], result) for i, result in written)
-    return response
+    return planned, sources
 
 
 def _unprocessed(sources: list[tuple[str, dict[str, Any]]], outcome: writes.BatchOutcome) -> dict[str, Any]:
