@@ -157,9 +157,7 @@ def test_gsi_short_of_write_capacity_throttles_the_table_write() -> None:
     ctx, _ = make_ctx()
     intrusion = KeyAttr("intrusion", "S")
     by_intrusion = gsi(ctx, "by-intrusion", intrusion, 1, 2)
-    td = create(
-        ctx, "weather", 1, 12000, hash_key=KeyAttr("pk", "S"), more_attributes=(intrusion,), gsis=(by_intrusion,)
-    )
+    td = create(ctx, "weather", 1, 12000, more_attributes=(intrusion,), gsis=(by_intrusion,))
     errors: list[ProvisionedThroughputExceededException] = []
     for i in range(604):
         try:
@@ -222,3 +220,76 @@ def test_a_batch_writes_what_is_admitted_and_reports_the_rest() -> None:
     with pytest.raises(ProvisionedThroughputExceededException):  # none admitted: the refusal is raised
         writes.perform_batch(ctx, planned[2:])
     assert ctx.catalog.stats("batched")[0] == 2
+
+
+def test_a_refund_gives_back_the_table_and_index_lanes() -> None:
+    ctx, _ = make_ctx()
+    intrusion = KeyAttr("intrusion", "S")
+    td = create(ctx, "undo", 1, 5, more_attributes=(intrusion,), gsis=(gsi(ctx, "by-intrusion", intrusion, 1, 3),))
+    st = ctx.capacity.find("undo")
+    table_lane, index_lane = st.base.writes[0], st.gsis["by-intrusion"].writes[0]
+    before = (table_lane.share.tokens, index_lane.share.tokens)
+    item: Item = {"pk": {"S": "a"}, "intrusion": {"S": "yes"}}
+    ticket = admission.admit_write(ctx, td, key_of(td, "a"), 4, item=item)
+    assert (table_lane.share.tokens, index_lane.share.tokens) == (before[0] - 2, before[1] - 2)
+    admission.refund(ctx, ticket)  # e.g. a transaction cancelled after this part was admitted
+    assert (table_lane.share.tokens, index_lane.share.tokens) == before
+    assert ticket.extra == []
+
+
+def test_the_index_is_charged_what_the_write_did_to_it() -> None:
+    ctx, _ = make_ctx()
+    intrusion = KeyAttr("intrusion", "S")
+    td = create(
+        ctx, "indexed", 10, 10, more_attributes=(intrusion,), gsis=(gsi(ctx, "by-intrusion", intrusion, 10, 10),)
+    )
+    index_writes = ctx.capacity.find("indexed").gsis["by-intrusion"].writes
+    put(ctx, td, {"pk": {"S": "a"}, "intrusion": {"S": "yes"}})
+    assert sum(lane.consumed for lane in index_writes) == 1  # a new index entry
+    put(ctx, td, {"pk": {"S": "a"}, "intrusion": {"S": "yes"}})
+    assert sum(lane.consumed for lane in index_writes) == 1  # unchanged in the index: admitted, then given back
+    put(ctx, td, {"pk": {"S": "a"}, "intrusion": {"S": "no"}})
+    assert sum(lane.consumed for lane in index_writes) == 3  # a changed index key: a delete and a put
+    writes.perform(ctx, td, key_of(td, "a"), writes.DeletePlan())
+    assert sum(lane.consumed for lane in index_writes) == 4  # admitted on the table only, charged afterwards
+
+
+def test_a_read_is_settled_at_its_real_cost() -> None:
+    ctx, _ = make_ctx()
+    td = create(ctx, "scan", 1, 1)
+    key = key_of(td, "a")
+    lane = ctx.capacity.find("scan").base.reads[0]
+    for _ in range(300):  # a new partition's 301 units less 300: one unit left
+        admission.admit_read(ctx, td, key, 2)
+    ticket = admission.admit_read(ctx, td, key, 1)
+    admission.settle_read(ctx, ticket, 9)  # the page cost more than its estimate: charged, never refused
+    assert (ticket.half_units, lane.consumed) == (9, 300 + 4.5)
+    assert lane.share.tokens == 1 - 4.5  # a debt the partition pays back
+    refused = admission.attempt_read(ctx, td, key, 1)
+    assert isinstance(refused, ProvisionedThroughputExceededException)
+    assert refused.to_body()["ThrottlingReasons"][0]["reason"] == "TableReadProvisionedThroughputExceeded"
+
+
+def test_read_cost_is_the_stored_items_size() -> None:
+    ctx, _ = make_ctx()
+    td = create(ctx, "sized", 1, 10)
+    put(ctx, td, {"pk": {"S": "a"}, "v": {"S": "x" * 5000}})
+    with ctx.kv.read() as txn:
+        raw = txn.get(key_of(td, "a"))
+    assert admission.read_cost(raw, consistent=False) == 2
+    assert admission.read_cost(raw, consistent=True) == 4
+    assert admission.read_cost(None, consistent=True) == 2  # nothing found: the minimum
+
+
+def test_a_deletion_without_capacity_keeps_the_partition_counts() -> None:
+    ctx, _ = make_ctx()
+    td = create(ctx, "expiring", 1, 10)
+    put(ctx, td, {"pk": {"S": "a"}, "v": {"S": "x" * 100}})
+    part = ctx.capacity.find("expiring").base.pmap.partitions[0]
+    size = part.bytes
+    assert (part.items, size > 100) == (1, True)
+    admission.account_deleted(ctx, td, key_of(td, "a"), 0)  # nothing was there: nothing moves
+    assert (part.items, part.bytes) == (1, size)
+    admission.account_deleted(ctx, td, key_of(td, "a"), size)  # a TTL deletion
+    assert (part.items, part.bytes) == (0, 0)
+    assert ctx.capacity.find("expiring").base.writes[0].consumed == 1
