@@ -1,14 +1,10 @@
-"""The partition map: every worked example of the seeds, as formulas, as maps, and through the API."""
+"""The partition map (engine/capacity/partitions.py): every worked example of the seeds as formulas and maps,
+and measuring and splitting stored data."""
 
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
 
-import pytest
-
-from dynastore.app import build_context
-from dynastore.config import Config
 from dynastore.engine.capacity.partitions import (
     HASH_SPACE,
     PartitionLimits,
@@ -21,14 +17,10 @@ from dynastore.engine.capacity.partitions import (
     partitions_for_throughput,
     split_point,
 )
-from dynastore.engine.context import Context
 from dynastore.model.item_size import item_size
-from dynastore.protocol import dispatch
 from dynastore.storage import keycodec, keyspace
-from dynastore.storage.catalog import Catalog
 from dynastore.storage.itemcodec import encode_item
 from dynastore.storage.memory_kv import MemoryKV
-from dynastore.util.clock import ManualClock
 
 GB = 1024**3
 DDB = PartitionLimits(10 * GB, 3000, 1000)
@@ -153,146 +145,3 @@ def test_one_item_collection_cannot_split() -> None:
     _store(kv, 4, ["same"])
     pmap = PartitionMap.even(1)
     assert split_point(kv, keyspace.table_prefix(4), pmap.partitions[0]) is None
-
-
-# ---------------------------------------------------------------- the same examples through the API
-
-
-def make_ctx(**config: Any) -> tuple[Context, dict[str, Any]]:
-    clock = ManualClock()
-    cfg = Config(in_memory=True, clock=clock, **config)
-    kv = MemoryKV()
-    ctx = build_context(cfg, kv, Catalog.load(kv, cfg))
-    return ctx, dispatch.bind(ctx)
-
-
-def call(ops: dict[str, Any], op: str, **body: Any) -> Any:
-    return ops[op].run(body)
-
-
-def create(ops: dict[str, Any], name: str, read: int, write: int, **extra: Any) -> None:
-    call(
-        ops,
-        "CreateTable",
-        TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        ProvisionedThroughput={"ReadCapacityUnits": read, "WriteCapacityUnits": write},
-        **extra,
-    )
-
-
-def view(ctx: Context, name: str) -> list[tuple[float, float]]:
-    st = ctx.capacity.find(name)
-    return st.base.pmap.shares(st.base.read_units, st.base.write_units)
-
-
-def test_api_update_table_to_8000_rcu_doubles() -> None:
-    ctx, ops = make_ctx()
-    create(ops, "seed", 5000, 2000)
-    assert view(ctx, "seed") == [(1250.0, 500.0)] * 4
-    call(
-        ops,
-        "UpdateTable",
-        TableName="seed",
-        ProvisionedThroughput={"ReadCapacityUnits": 8000, "WriteCapacityUnits": 2000},
-    )
-    assert view(ctx, "seed") == [(1000.0, 250.0)] * 8
-
-
-def test_api_size_split_of_one_partition() -> None:
-    ctx, ops = make_ctx(partition_size_limit=1000)
-    create(ops, "fill", 5000, 2000)
-    assert len(view(ctx, "fill")) == 4
-    names = [
-        n
-        for n in (f"user{i}" for i in range(400))
-        if int.from_bytes(keyspace.partition_hash(keycodec.encode_string(n)), "big") < HASH_SPACE // 4
-    ][:12]
-    for name in names:
-        call(ops, "PutItem", TableName="fill", Item={"pk": {"S": name}, "v": {"S": "x" * 100}})
-        if len(view(ctx, "fill")) == 5:
-            break
-    assert sorted(view(ctx, "fill"), reverse=True) == [(1250.0, 500.0)] * 3 + [(625.0, 250.0)] * 2
-    st = ctx.capacity.find("fill")
-    assert sum(p.bytes for p in st.base.pmap) == ctx.catalog.stats("fill")[1]
-    assert all(p.bytes <= 1000 for p in st.base.pmap)
-
-
-def test_api_bulk_load_then_200_wcu() -> None:
-    ctx, ops = make_ctx()
-    create(ops, "bulk", 1, 11000)
-    assert [w for _, w in view(ctx, "bulk")] == [1000.0] * 11
-    call(
-        ops, "UpdateTable", TableName="bulk", ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 200}
-    )
-    assert len(view(ctx, "bulk")) == 11
-    assert all(abs(w - 200 / 11) < 1e-9 for _, w in view(ctx, "bulk"))
-
-
-def test_api_rebuild_from_size_65_units_is_7() -> None:
-    ctx, ops = make_ctx(partition_size_limit=1000)
-    create(ops, "restore", 1, 1000)
-    total = 0
-    i = 0
-    while total <= 6000:
-        item = {"pk": {"S": f"k{i:03d}"}, "v": {"S": "x" * 96}}
-        call(ops, "PutItem", TableName="restore", Item=item)
-        ctx.clock.advance(1)  # type: ignore[attr-defined]
-        total += 2 + 4 + 1 + 96
-        i += 1
-    assert ctx.catalog.stats("restore")[1] == total  # 6,489 bytes at a 1,000-byte partition limit
-    cap = ctx.capacity
-    cap.rebuild(cap.find("restore"))
-    assert len(view(ctx, "restore")) == 7
-
-
-def test_map_survives_a_restart() -> None:
-    ctx, ops = make_ctx(partition_size_limit=1000)
-    create(ops, "keep", 5000, 2000)
-    call(
-        ops,
-        "UpdateTable",
-        TableName="keep",
-        ProvisionedThroughput={"ReadCapacityUnits": 8000, "WriteCapacityUnits": 2000},
-    )
-    assert len(view(ctx, "keep")) == 8
-    ctx.capacity.set_as_if(ctx.capacity.find("keep"), 3)
-    kv = ctx.kv
-    again = build_context(ctx.config, kv, Catalog.load(kv, ctx.config))
-    st = again.capacity.find("keep")
-    assert len(st.base.natural) == 8
-    assert st.as_if == 3 and len(st.base.pmap) == 3
-
-
-def test_table_behaves_as_if_it_held_n_partitions() -> None:
-    ctx, ops = make_ctx()
-    create(ops, "asif", 400, 400)
-    assert len(view(ctx, "asif")) == 1
-    cap = ctx.capacity
-    cap.set_as_if(cap.find("asif"), 40)
-    assert view(ctx, "asif") == [(10.0, 10.0)] * 40
-    cap.set_as_if(cap.find("asif"), 0)
-    assert len(view(ctx, "asif")) == 1
-
-
-def test_as_if_through_the_reserved_tag() -> None:
-    ctx, ops = make_ctx()
-    create(ops, "tagged", 400, 400, Tags=[{"Key": "dynastore:partitions", "Value": "8"}])
-    assert view(ctx, "tagged") == [(50.0, 50.0)] * 8
-
-
-@pytest.mark.parametrize(("billing", "count"), [("PAY_PER_REQUEST", 8)])
-def test_on_demand_tables_start_as_dynamodb_sizes_them(billing: str, count: int) -> None:
-    ctx, ops = make_ctx()
-    call(
-        ops,
-        "CreateTable",
-        TableName="odt",
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        BillingMode=billing,
-    )
-    st = ctx.capacity.find("odt")
-    assert len(st.base.pmap) == count  # 12,000 RRU + 4,000 WRU at once: ceil(4 + 4)
-    assert (st.base.read_total.rate, st.base.write_total.rate) == (12000.0, 4000.0)
