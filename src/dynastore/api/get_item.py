@@ -32,12 +32,12 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any] | bytes:
 
     capacity_mode = req.get("ReturnConsumedCapacity")
     wants_capacity = capacity_mode is not None and capacity_mode != "NONE"
-    found = result.found
-    if found and projection is None and not wants_capacity:
-        return b'{"Item":' + result.item_json() + b"}"  # the stored JSON goes out as it is, never decoded
+    stored_json = result.item_json
+    if stored_json is not None and projection is None and not wants_capacity:
+        return b'{"Item":' + stored_json + b"}"  # the stored JSON goes out as it is, never decoded
 
     response: dict[str, Any] = {}
-    if found:
+    if stored_json is not None:
         item = result.item()
         response["Item"] = item if projection is None else project(item, projection)
     consumed = consumed_capacity(capacity_mode, req["TableName"], result.half_units)

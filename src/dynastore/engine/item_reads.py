@@ -59,22 +59,15 @@ class GetItemRequest:
 
 
 class GetItemResult:
-    """What a GetItem found, and the half read units it consumed."""
+    """What a GetItem found, and the half read units it consumed. ``item_json`` is the found item's wire JSON as
+    stored, ready to splice into a response (None when there is no item); ``item()`` decodes it."""
 
-    __slots__ = ("_raw", "half_units")
+    __slots__ = ("item_json", "half_units", "_raw")
 
     def __init__(self, raw: bytes | None, half_units: int) -> None:
         self._raw = raw
+        self.item_json: Final = None if raw is None else item_json(raw)
         self.half_units: Final = half_units
-
-    @property
-    def found(self) -> bool:
-        return self._raw is not None
-
-    def item_json(self) -> Json:
-        """The found item's wire JSON as stored, ready to splice into a response."""
-        assert self._raw is not None
-        return item_json(self._raw)
 
     def item(self) -> Item:
         """The found item, decoded."""
