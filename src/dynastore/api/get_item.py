@@ -47,6 +47,14 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any] | bytes:
 
 
 def _projection(req: dict[str, Any], cache: ExpressionCache) -> Any:
+    get = req.get
+    if (
+        get("ProjectionExpression") is None
+        and get("AttributesToGet") is None
+        and get("ExpressionAttributeNames") is None
+        and get("ExpressionAttributeValues") is None
+    ):
+        return None  # most GetItems: nothing to resolve, no name or value that could go unused
     attributes = req.get("AttributesToGet")
     if attributes is not None:
         seen: set[str] = set()
