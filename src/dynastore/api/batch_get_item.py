@@ -18,12 +18,17 @@ from typing import Any
 import orjson
 
 from dynastore import messages
-from dynastore.api.read_requests import check_attributes_to_get, check_expression_maps, check_key_paths, wants_capacity
+from dynastore.api.read_requests import (
+    check_attributes_to_get,
+    check_expression_maps,
+    check_key_paths,
+    json_array,
+    wants_capacity,
+)
 from dynastore.engine.capacity.units import consumed_capacity
 from dynastore.engine.context import Context
 from dynastore.engine.item_reads import BatchGetRequest, BatchGetResult, batch_get
 from dynastore.engine.keys import check_table_key, storage_key
-from dynastore.engine.pages import json_array
 from dynastore.errors import ValidationException
 from dynastore.expressions import ExpressionCache, ExpressionContext, ResolvedProjection, legacy
 from dynastore.limits import MAX_BATCH_GET

@@ -15,7 +15,7 @@ import orjson
 from dynastore import limits, messages
 from dynastore.engine.capacity.units import consumed_capacity, read_half_units
 from dynastore.engine.key_spaces import IndexKeySpace, KeySpace, table_space
-from dynastore.engine.pages import Page, TableFetch, condition_paths, json_array
+from dynastore.engine.pages import Json, Page, TableFetch, condition_paths
 from dynastore.errors import ValidationException
 from dynastore.expressions import ExpressionContext, ResolvedCondition, ResolvedProjection, legacy
 from dynastore.expressions import check_expression_maps as expression_maps
@@ -196,6 +196,11 @@ def check_key_paths(table: TableDef, paths: Iterable[ResolvedPath]) -> None:
 def wants_capacity(req: dict[str, Any]) -> bool:
     mode = req.get("ReturnConsumedCapacity")
     return mode is not None and mode != "NONE"
+
+
+def json_array(items: list[Json]) -> bytes:
+    """``[a,b,...]`` of ready JSON fragments (items as the engine read them)."""
+    return b"[" + b",".join(items) + b"]"
 
 
 def page_response(req: dict[str, Any], table: TableDef, space: KeySpace, page: Page, *, count_only: bool) -> bytes:

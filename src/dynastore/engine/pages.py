@@ -53,7 +53,6 @@ __all__ = [
     "PageRequest",
     "TableFetch",
     "condition_paths",
-    "json_array",
     "read_page",
     "read_range",
 ]
@@ -264,8 +263,3 @@ def condition_paths(condition: ResolvedCondition) -> list[ResolvedPath]:
             for arg in node.args:
                 operand(arg)
     return paths
-
-
-def json_array(items: list[Json]) -> bytes:
-    """``[a,b,...]`` of ready JSON fragments."""
-    return b"[" + b",".join(items) + b"]"
