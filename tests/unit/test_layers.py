@@ -27,7 +27,7 @@ ROOT = "dynastore"
 #       partitions_cli, app, admin, testing                 lazily imported Server
 #   6   protocol                                            HTTP, JSON, signing, dispatch to the operations
 #   5   api                                                 one module per DynamoDB operation, the Context
-#   4   engine                                              reads, writes, indexes, transactions, capacity
+#   4   engine                                              pages, item reads, writes, indexes, transactions, capacity
 #   3   expressions                                         expression parsing, resolution and evaluation
 #   2   storage, validation                                 the KV and its key layout; request validation
 #   1   model                                               table schemas, attribute values, item sizes
@@ -238,6 +238,13 @@ def test_known_violations_still_exist() -> None:
     assert not gone, f"fixed, so delete from KNOWN_VIOLATIONS: {sorted(gone)}"
 
 
+def test_api_reaches_storage_only_through_the_engine() -> None:
+    """The engine owns every read and write: an operation's handler never opens the store, encodes a key or
+    decodes an item itself (it may name what it needs through ``engine.context.Context``)."""
+    direct = [imp.where() for imp in imports() if unit_of(imp.importer) == "api" and unit_of(imp.imported) == "storage"]
+    assert not direct, "api/ imports storage/ directly: " + ", ".join(direct)
+
+
 # ---------------------------------------------------------------- the checker itself
 
 
@@ -253,7 +260,7 @@ def test_every_kind_of_import_is_seen(tmp_path: Path) -> None:
         "from typing import TYPE_CHECKING\n"
         "import dynastore.storage.kv\n"
         "from dynastore import messages\n"
-        "from dynastore.engine import reads as r\n"
+        "from dynastore.engine import pages as r\n"
         "from dynastore.errors import ValidationException\n"
         "if TYPE_CHECKING:\n"
         "    from dynastore.api.item_requests import write_condition\n"
@@ -264,7 +271,7 @@ def test_every_kind_of_import_is_seen(tmp_path: Path) -> None:
     found = [(imp.imported, imp.line) for imp in _imports_of("dynastore.model.probe", source, known)]
     assert sorted(found) == [
         ("dynastore.api.item_requests", 7),
-        ("dynastore.engine.reads", 4),
+        ("dynastore.engine.pages", 4),
         ("dynastore.errors", 5),
         ("dynastore.messages", 3),
         ("dynastore.protocol.encoding", 9),
@@ -275,9 +282,9 @@ def test_every_kind_of_import_is_seen(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("module", "path_name", "statement", "expected"),
     [
-        ("dynastore.engine.reads", "reads.py", "from . import writes", "dynastore.engine.writes"),
-        ("dynastore.engine.reads", "reads.py", "from ..storage import kv", "dynastore.storage.kv"),
-        ("dynastore.engine", "__init__.py", "from .reads import x", "dynastore.engine.reads"),
+        ("dynastore.engine.pages", "pages.py", "from . import writes", "dynastore.engine.writes"),
+        ("dynastore.engine.pages", "pages.py", "from ..storage import kv", "dynastore.storage.kv"),
+        ("dynastore.engine", "__init__.py", "from .pages import x", "dynastore.engine.pages"),
     ],
 )
 def test_relative_imports_resolve(tmp_path: Path, module: str, path_name: str, statement: str, expected: str) -> None:

@@ -7,15 +7,12 @@ from typing import Any
 from dynastore import messages
 from dynastore.api.consumed_capacity import consumed_capacity
 from dynastore.api.item_requests import expression_context
-from dynastore.api.scan import check_key_paths
-from dynastore.engine.capacity import admission
-from dynastore.engine.capacity.units import read_half_units
+from dynastore.api.read_requests import check_key_paths
 from dynastore.engine.context import Context
-from dynastore.engine.keys import check_table_key, storage_key
+from dynastore.engine.item_reads import GetItemRequest, get_item
+from dynastore.engine.keys import check_table_key
 from dynastore.errors import ValidationException
 from dynastore.expressions import ExpressionCache, legacy, project
-from dynastore.model.item_size import item_size
-from dynastore.storage.itemcodec import decode_item, item_json
 from dynastore.validation.attribute_values import check_item, check_name
 from dynastore.validation.common import check_expression_params
 
@@ -30,32 +27,34 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any] | bytes:
     check_table_key(table, key, is_full_item=False)
     if projection is not None:
         check_key_paths(table, projection.paths)
-    item_key = storage_key(table, key)
-    with ctx.kv.read() as txn:
-        raw = txn.get(item_key)
     # Capacity (docs/capacity.md): a read has no effect, so it is admitted at its exact cost after it ran.
-    admission.admit_read(ctx, table, item_key, admission.read_cost(raw, consistent=bool(req.get("ConsistentRead"))))
+    result = get_item(ctx, GetItemRequest(table, key, consistent=bool(req.get("ConsistentRead"))))
 
     capacity_mode = req.get("ReturnConsumedCapacity")
     wants_capacity = capacity_mode is not None and capacity_mode != "NONE"
-    if raw is not None and projection is None and not wants_capacity:
-        return b'{"Item":' + item_json(raw) + b"}"  # the stored JSON goes out as it is, never decoded
+    stored_json = result.item_json
+    if stored_json is not None and projection is None and not wants_capacity:
+        return b'{"Item":' + stored_json + b"}"  # the stored JSON goes out as it is, never decoded
 
     response: dict[str, Any] = {}
-    size = 0
-    if raw is not None:
-        item = decode_item(raw)
-        size = item_size(item)
+    if stored_json is not None:
+        item = result.item()
         response["Item"] = item if projection is None else project(item, projection)
-    consumed = consumed_capacity(
-        capacity_mode, req["TableName"], read_half_units(size, consistent=bool(req.get("ConsistentRead")))
-    )
+    consumed = consumed_capacity(capacity_mode, req["TableName"], result.half_units)
     if consumed is not None:
         response["ConsumedCapacity"] = consumed
     return response
 
 
 def _projection(req: dict[str, Any], cache: ExpressionCache) -> Any:
+    get = req.get
+    if (
+        get("ProjectionExpression") is None
+        and get("AttributesToGet") is None
+        and get("ExpressionAttributeNames") is None
+        and get("ExpressionAttributeValues") is None
+    ):
+        return None  # most GetItems: nothing to resolve, no name or value that could go unused
     attributes = req.get("AttributesToGet")
     if attributes is not None:
         seen: set[str] = set()

@@ -13,7 +13,7 @@ from typing import Any
 
 from dynastore import messages
 from dynastore.api.item_requests import expression_context
-from dynastore.api.scan import (
+from dynastore.api.read_requests import (
     check_attributes_to_get,
     check_condition_values,
     check_expression_maps,
@@ -25,20 +25,19 @@ from dynastore.api.scan import (
     key_attributes,
     key_space,
     page_response,
-    read_page_admitted,
     select_rule_problem,
     table_part,
 )
 from dynastore.engine.context import Context
+from dynastore.engine.key_spaces import KeySpace, key_condition_bounds, sort_key_satisfies
 from dynastore.engine.keys import check_table_key
-from dynastore.engine.reads import KeySpace, PageRequest, condition_paths, range_bounds
+from dynastore.engine.pages import PageRequest, condition_paths, read_page
 from dynastore.errors import ResourceNotFoundException, ValidationException
 from dynastore.expressions import KeyCondition, KeyTemplate, KeyTemplates, ResolvedCondition, legacy
 from dynastore.expressions.key_condition import build_key_condition, build_multi_key_condition
 from dynastore.expressions.tokens import ExpressionError
 from dynastore.model.table_schema import TableDef
 from dynastore.model.values import Item
-from dynastore.storage.keycodec import encode_value
 from dynastore.validation import common
 from dynastore.validation.attribute_values import check_key_value
 
@@ -78,7 +77,7 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
             _remember_key_condition(ctx.key_templates, req, space, condition)
     _check_key_values(space, condition)
     prefix = space.partition_prefix(condition.hash_values)
-    lo, hi = _condition_bounds(space, condition, prefix)
+    lo, hi = key_condition_bounds(space, condition, prefix)
     reverse = req.get("ScanIndexForward") is False
     start = req.get("ExclusiveStartKey")
     if start is not None:
@@ -104,23 +103,11 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
         projection=projection,
         count_only=req.get("Select") == "COUNT",
         fetch=fetch,
+        consistent=bool(req.get("ConsistentRead")),
+        admit_at=prefix,
     )
-    page = read_page_admitted(ctx, table, space, prefix, page_request, consistent=bool(req.get("ConsistentRead")))
+    page = read_page(ctx, page_request)
     return page_response(req, table, space, page, count_only=page_request.count_only)
-
-
-def _condition_bounds(space: KeySpace, condition: KeyCondition, prefix: bytes) -> tuple[bytes, bytes]:
-    """``[lo, hi)`` of the key condition: the partition, narrowed by the equalities on leading sort attributes
-    (multi-attribute index keys) and the condition on the sort attribute after them."""
-    range_keys = space.key_schema.range_keys
-    if not range_keys or condition.range_op is None:
-        return range_bounds(prefix, "S", None, ())
-    stem = prefix + b"".join(
-        encode_value(attr.type, value[attr.type])
-        for attr, value in zip(range_keys, condition.sort_prefix, strict=False)
-    )
-    attr = range_keys[len(condition.sort_prefix)]
-    return range_bounds(stem, attr.type, condition.range_op, condition.range_values)
 
 
 def check_expression_params(req: dict[str, Any]) -> None:
@@ -257,8 +244,7 @@ def _start_key(
         lo, hi = bounds
         matches = lo <= start_key < hi
     else:
-        lo, hi = range_bounds(b"\x01", range_key.type, condition.range_op, condition.range_values)
-        matches = lo <= b"\x01" + encode_value(range_key.type, start[range_key.name][range_key.type]) < hi
+        matches = sort_key_satisfies(range_key, condition, start[range_key.name])
     if not matches:
         raise ValidationException(messages.START_KEY_RANGE_MISMATCH)
     if not same_hash:

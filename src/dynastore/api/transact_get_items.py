@@ -12,15 +12,12 @@ from typing import Any
 
 from dynastore import messages
 from dynastore.api.consumed_capacity import consumed_capacity
-from dynastore.api.scan import check_key_paths
+from dynastore.api.read_requests import check_key_paths
 from dynastore.engine import transactions
-from dynastore.engine.capacity import admission
-from dynastore.engine.capacity.units import read_half_units
 from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key, key_schema_problem, storage_key
-from dynastore.errors import DynamoError, ValidationException
+from dynastore.errors import ValidationException
 from dynastore.expressions import ExpressionCache, ExpressionContext, project
-from dynastore.model.item_size import item_size
 from dynastore.validation.attribute_values import check_item
 from dynastore.validation.common import check_expression_params
 
@@ -55,43 +52,23 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
         seen.add(key)
         actions.append(transactions.GetAction(table, key))
 
-    items = transactions.execute_get(ctx, actions)
-    costs = [
-        read_half_units(0 if item is None else item_size(item), consistent=True, transactional=True) for item in items
-    ]
-    _admit(ctx, actions, costs)
+    outcomes = transactions.execute_get(ctx, actions)
 
     responses: list[dict[str, Any]] = []
     units: dict[str, int] = {}
-    for action, item, projection, cost in zip(actions, items, projections, costs, strict=True):
+    for action, outcome, projection in zip(actions, outcomes, projections, strict=True):
+        item = outcome.item
         if item is None:
             responses.append({})
         else:
             responses.append({"Item": item if projection is None else project(item, projection)})
         name = action.table.name
-        units[name] = units.get(name, 0) + cost
+        units[name] = units.get(name, 0) + outcome.half_units
     response: dict[str, Any] = {"Responses": responses}
     mode = req.get("ReturnConsumedCapacity")
     if mode is not None and mode != "NONE":
         response["ConsumedCapacity"] = [consumed_capacity(mode, name, half) for name, half in units.items()]
     return response
-
-
-def _admit(ctx: Context, actions: list[transactions.GetAction], costs: list[int]) -> None:
-    """Admit every read, or none: a refusal cancels the transaction and gives back what the others took."""
-    tickets: list[admission.Ticket] = []
-    refusals: list[DynamoError | None] = []
-    for action, cost in zip(actions, costs, strict=True):
-        outcome = admission.attempt_read(ctx, action.table, action.key, cost)
-        if isinstance(outcome, DynamoError):
-            refusals.append(outcome)
-        else:
-            tickets.append(outcome)
-            refusals.append(None)
-    if len(tickets) < len(actions):
-        for ticket in tickets:
-            admission.refund(ctx, ticket)
-        raise transactions.canceled_by_throttling(refusals)
 
 
 def _projection(get: dict[str, Any], cache: ExpressionCache) -> Any:

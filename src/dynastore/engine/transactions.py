@@ -44,13 +44,14 @@ from dynastore.limits import CLIENT_TOKEN_TTL_SECONDS, TOKEN_SWEEP_PER_WRITE
 from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
 from dynastore.model.values import Item
-from dynastore.storage.itemcodec import decode_item
+from dynastore.storage.itemcodec import decode_item, stored_size
 from dynastore.storage.keyspace import TOKEN_EXPIRY_PREFIX, TOKEN_PREFIX
 from dynastore.storage.kv import WriteTxn
 
 __all__ = [
     "ConditionCheckPlan",
     "GetAction",
+    "GetOutcome",
     "TokenRecord",
     "TransactionLocks",
     "WriteAction",
@@ -321,8 +322,16 @@ class GetAction:
     key: bytes
 
 
-def execute_get(ctx: Context, actions: list[GetAction]) -> list[Item | None]:
-    """Read every item from one snapshot; TransactionCanceledException if a transaction holds any of them."""
+@dataclass(frozen=True, slots=True)
+class GetOutcome:
+    item: Item | None
+    half_units: int  # the read's transactional cost (two strongly consistent reads)
+
+
+def execute_get(ctx: Context, actions: list[GetAction]) -> list[GetOutcome]:
+    """Read every item from one snapshot and admit every read at its exact transactional cost (a read has no
+    effect, so it is admitted after it ran, as GetItem is). TransactionCanceledException if a transaction holds
+    any of the items, or if the capacity model refuses any read (what the others took is given back)."""
     locks = ctx.locks
     if not locks.idle:
         conflicts = [locks.is_locked(action.key) for action in actions]
@@ -330,4 +339,27 @@ def execute_get(ctx: Context, actions: list[GetAction]) -> list[Item | None]:
             raise _canceled([REASON_CONFLICT if hit else REASON_NONE for hit in conflicts])
     with ctx.kv.read() as txn:
         raws = [txn.get(action.key) for action in actions]
-    return [decode_item(raw) if raw is not None else None for raw in raws]
+    costs = [
+        read_half_units(0 if raw is None else stored_size(raw), consistent=True, transactional=True) for raw in raws
+    ]
+    _admit_gets(ctx, actions, costs)
+    return [
+        GetOutcome(decode_item(raw) if raw is not None else None, cost) for raw, cost in zip(raws, costs, strict=True)
+    ]
+
+
+def _admit_gets(ctx: Context, actions: list[GetAction], costs: list[int]) -> None:
+    """Admit every read, or none: a refusal cancels the transaction and gives back what the others took."""
+    tickets: list[admission.Ticket] = []
+    refusals: list[DynamoError | None] = []
+    for action, cost in zip(actions, costs, strict=True):
+        outcome = admission.attempt_read(ctx, action.table, action.key, cost)
+        if isinstance(outcome, DynamoError):
+            refusals.append(outcome)
+        else:
+            tickets.append(outcome)
+            refusals.append(None)
+    if len(tickets) < len(actions):
+        for ticket in tickets:
+            admission.refund(ctx, ticket)
+        raise canceled_by_throttling(refusals)

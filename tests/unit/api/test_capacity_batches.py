@@ -13,10 +13,9 @@ from typing import Any
 import pytest
 
 from dynastore import messages
-from dynastore.api.batch_get_item import _Admission
 from dynastore.app import build_context
 from dynastore.config import Config
-from dynastore.engine import reads, transactions
+from dynastore.engine import transactions
 from dynastore.engine.capacity import admission
 from dynastore.engine.context import Context
 from dynastore.engine.keys import storage_key
@@ -28,7 +27,6 @@ from dynastore.errors import (
 )
 from dynastore.protocol import dispatch
 from dynastore.storage.catalog import Catalog
-from dynastore.storage.kv import ReadTxn
 from dynastore.storage.memory_kv import MemoryKV
 from dynastore.util.clock import ManualClock
 
@@ -125,36 +123,6 @@ def test_batch_get_admits_at_the_exact_cost_and_refuses_the_rest(table: tuple[Co
     assert lane(ctx, "tbl", write=False).consumed == 2
     with pytest.raises(ProvisionedThroughputExceededException):
         ops["BatchGetItem"].run({"RequestItems": {"tbl": {"Keys": keys[1:]}}})
-
-
-class _CountingTxn:
-    def __init__(self, txn: ReadTxn) -> None:
-        self.txn = txn
-        self.gets = 0
-
-    def get(self, key: bytes) -> bytes | None:
-        self.gets += 1
-        return self.txn.get(key)
-
-    def iter_range(self, lo: bytes, hi: bytes, *, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
-        return self.txn.iter_range(lo, hi, reverse=reverse)
-
-
-def test_batch_get_looks_each_item_up_once_and_gives_back_keys_past_the_response_limit() -> None:
-    ctx, ops = make_ctx()
-    create(ctx, ops, "big", 3, 20)  # one partition of 3 RCU
-    ops["BatchWriteItem"].run({"RequestItems": {"big": [put(sk, size=5000) for sk in range(3)]}})
-    table = ctx.catalog.get("big")
-    requests = [reads.GetRequest(table, tuple(storage_key(table, key(sk)) for sk in range(3)))]
-    with ctx.kv.read() as txn:
-        counting = _CountingTxn(txn)
-        admit = _Admission(ctx, counting, requests)
-        results = reads.batch_get(admit, requests, admit=admit, response_bytes=11_000)  # room for two items
-    assert counting.gets == 3
-    assert results[0].unprocessed == [2]
-    assert lane(ctx, "big", write=False).consumed == 3  # three items of one unit admitted...
-    admit.refund_unprocessed(requests, results)
-    assert lane(ctx, "big", write=False).consumed == 2  # ...and the one left unprocessed given back
 
 
 # ---------------------------------------------------------------- transactions

@@ -1,6 +1,6 @@
-"""engine.reads on secondary indexes: the index KeySpace (partitions, multi-attribute keys, segments, start and
-last-evaluated keys) and LSI table fetches. Index entries are seeded with ``indexes.entry_for``, the layout the
-write side stores (memory and lmdb)."""
+"""Key spaces and pages on secondary indexes: the index KeySpace (partitions, multi-attribute keys, segments,
+start and last-evaluated keys) and LSI table fetches. Index entries are seeded with ``indexes.entry_for``, the
+layout the write side stores (memory and lmdb)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from dynastore.config import Config
 from dynastore.engine import writes
 from dynastore.engine.context import Context
 from dynastore.engine.indexes import entry_for
+from dynastore.engine.key_spaces import IndexKeySpace, range_bounds
 from dynastore.engine.keys import storage_key
-from dynastore.engine.reads import IndexKeySpace, PageRequest, TableFetch, range_bounds, read_page
+from dynastore.engine.pages import PageRequest, TableFetch, read_range
 from dynastore.expressions import ExpressionContext
 from dynastore.model.table_schema import IndexDef, TableDef
 from dynastore.storage.catalog import Catalog
@@ -102,7 +103,7 @@ def _n(value: int) -> dict[str, str]:
 
 def _read(ctx: Context, req: PageRequest) -> tuple[list[dict[str, Any]], Any]:
     with ctx.kv.read() as txn:
-        page = read_page(txn, req)
+        page = read_range(txn, req)
     return [orjson.loads(item) for item in page.items], page
 
 

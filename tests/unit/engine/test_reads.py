@@ -1,4 +1,5 @@
-"""engine.reads: key ranges, pages (Limit, 1 MB, filters, direction), BatchGetItem limits (memory and lmdb)."""
+"""Key spaces, pages and BatchGetItem lookups: key ranges, pages (Limit, 1 MB, filters, direction), BatchGetItem
+limits (memory and lmdb)."""
 
 from __future__ import annotations
 
@@ -18,17 +19,10 @@ from dynastore.app import build_context
 from dynastore.config import Config
 from dynastore.engine import writes
 from dynastore.engine.context import Context
+from dynastore.engine.item_reads import BatchGetRequest, read_batch
+from dynastore.engine.key_spaces import TableKeySpace, range_bounds, table_space
 from dynastore.engine.keys import storage_key
-from dynastore.engine.reads import (
-    GetRequest,
-    PageRequest,
-    TableKeySpace,
-    batch_get,
-    condition_paths,
-    range_bounds,
-    read_page,
-    table_space,
-)
+from dynastore.engine.pages import PageRequest, condition_paths, read_range
 from dynastore.expressions import ExpressionContext
 from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
@@ -85,7 +79,7 @@ def _page(ctx: Context, table: TableDef, pk: str, **options: Any) -> Any:
     space = TableKeySpace(table)
     lo, hi = range_bounds(space.partition_prefix(({"S": pk},)), "N", options.pop("op", None), options.pop("values", ()))
     with ctx.kv.read() as txn:
-        return read_page(txn, PageRequest(space, lo, hi, **options))
+        return read_range(txn, PageRequest(space, lo, hi, **options))
 
 
 def test_table_space_is_made_once_per_table_definition(loaded: tuple[Context, TableDef]) -> None:
@@ -163,7 +157,7 @@ class TestPages:
         with ctx.kv.read() as txn:
             for segment in range(7):
                 lo, hi = space.segment(segment, 7)
-                seen += [bytes(item) for item in read_page(txn, PageRequest(space, lo, hi)).items]
+                seen += [bytes(item) for item in read_range(txn, PageRequest(space, lo, hi)).items]
         assert len(seen) == len(set(seen)) == 20
 
     def test_last_key_round_trips(self, loaded: tuple[Context, TableDef]) -> None:
@@ -178,7 +172,7 @@ class TestBatchGet:
         ctx, table = loaded
         keys = (storage_key(table, _item("a", 1)), storage_key(table, _item("z", 1)))
         with ctx.kv.read() as txn:
-            (result,) = batch_get(txn, [GetRequest(table, keys, consistent=True)])
+            (result,) = read_batch(txn, [BatchGetRequest(table, keys, consistent=True)])
         assert len(result.items) == 1 and result.unprocessed == []
         assert result.half_units == 4  # each key rounded on its own: 1 unit found + 1 unit missing, consistent
 
@@ -187,9 +181,9 @@ class TestBatchGet:
         keys = tuple(storage_key(table, _item("b", sk)) for sk in range(5))
         size = item_size(_item("b", 0, v=0)) + item_size(_item("b", 1, v=1))
         with ctx.kv.read() as txn:
-            (result,) = batch_get(txn, [GetRequest(table, keys)], response_bytes=size)
+            (result,) = read_batch(txn, [BatchGetRequest(table, keys)], response_bytes=size)
             assert (len(result.items), result.unprocessed) == (2, [2, 3, 4])
-            (result,) = batch_get(txn, [GetRequest(table, keys)], admit=lambda _table, key: key != keys[1])
+            (result,) = read_batch(txn, [BatchGetRequest(table, keys)], admit=lambda _table, key: key != keys[1])
             assert (len(result.items), result.unprocessed) == (4, [1])
 
 
