@@ -32,9 +32,14 @@ plus the synced records, so the view holds every acknowledged write and nothing 
 taken back are reported to ``watch_losses`` listeners. Writes are then refused (``StorageUnavailableError``;
 deletes still run on a full disk, which gives up the reserve file) until ``retry_writes`` succeeds.
 
-Long keys (keys longer than LMDB allows) are stored as chains of groups: storage/lmdb_layout.py.
+This module holds the store and its commit path (batches, seals, syncs, rotation, taking back and retrying). The
+rest of the engine, one concept a module: the transactions (storage/lmdb_txn.py), opening the store, its
+directory lock and the replay of a left-over log (storage/lmdb_startup.py), the checkpoint thread
+(storage/lmdb_checkpoint.py), the refusal state a failure leaves (storage/lmdb_failures.py), the helper process
+that syncs the log (storage/lmdb_log_sync.py), and the layout of long keys, longer than LMDB allows, as chains of
+groups (storage/lmdb_layout.py).
 
-No lmdb type or ``Any`` is visible outside this module and lmdb_layout; lmdb errors become ``StorageError``.
+No lmdb type or ``Any`` is visible outside the lmdb_* modules; lmdb errors become ``StorageError``.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ import lmdb
 
 from dynastore.storage import disk_space, wal
 from dynastore.storage.kv import DurabilityError, LossListener, StorageError, StorageUnavailableError
+from dynastore.storage.lmdb_checkpoint import Checkpoint
 from dynastore.storage.lmdb_failures import FailureState, room_inside
 from dynastore.storage.lmdb_log_sync import LogSync
 from dynastore.storage.lmdb_startup import DIRECTORY_MODE as DIRECTORY_MODE
@@ -102,8 +108,7 @@ class LmdbKV:
         )
         self._writer_open = False
         self._batch_log: list[bytes] = []  # the log payload of the open batch's committed writes
-        self._checkpoint: threading.Thread | None = None  # running, or finished but its segments not yet dropped
-        self._checkpointed: list[int] | None = None  # set by the checkpoint thread: segments now safe to drop
+        self._checkpoint: Checkpoint | None = None  # running, or finished but its segments not yet dropped
         self._log_sync: LogSync | None = None
         self._commit_seq = 0
         # Positions in the log. Records before _store_pos are in LMDB's file; records before _durable_pos are
@@ -270,7 +275,7 @@ class LmdbKV:
         """Append a commit's operations to the write-ahead log; retire a full segment. Raises ``StorageError``."""
         log_ = self._wal_or_fail()
         log_.append(pieces)
-        if self._checkpointed is not None:
+        if self._checkpoint is not None and self._checkpoint.done is not None:
             self._finish_checkpoint()
         if log_.full and self._checkpoint is None:
             self._commit_batch()  # every record of a retired segment must be in the store's file
@@ -304,30 +309,15 @@ class LmdbKV:
     def _start_checkpoint(self, retired: list[int]) -> None:
         """Sync the store in the background; the retired segments, whose records it then holds, are dropped by
         the owner thread afterwards."""
-        thread = threading.Thread(target=self._run_checkpoint, args=(retired,), name="lmdb-checkpoint", daemon=True)
-        self._checkpoint = thread
-        thread.start()
-
-    def _run_checkpoint(self, retired: list[int]) -> None:
-        try:
-            # Every record in a retired segment was committed to the store before the segment was retired.
-            self._check("lmdb.sync")
-            self._env.sync(True)
-        except (lmdb.Error, OSError):
-            # The segments stay: the log still holds their records durably; the next checkpoint retries.
-            log.exception("checkpoint failed; the write-ahead log keeps its segments")
-            retired = []
-        self._checkpointed = retired
+        checkpoint = Checkpoint(self._env, retired, self._check)
+        self._checkpoint = checkpoint
+        checkpoint.start()
 
     def _finish_checkpoint(self) -> None:
-        assert self._wal is not None and self._checkpoint is not None
-        retired, self._checkpointed = self._checkpointed or [], None
-        self._checkpoint.join()
+        checkpoint = self._checkpoint
+        assert checkpoint is not None
         self._checkpoint = None
-        try:
-            self._wal.drop(retired)
-        except OSError as e:
-            raise DurabilityError(f"write-ahead log segments cannot be removed: {e}") from e
+        checkpoint.finish(self._wal_or_fail())
 
     # ------------------------------------------------------------ failures
 
@@ -398,7 +388,7 @@ class LmdbKV:
         except StorageError:
             return False
         try:
-            if self._checkpointed is not None:
+            if self._checkpoint is not None and self._checkpoint.done is not None:
                 self._finish_checkpoint()
             self._commit_batch()
         except StorageError as e:
