@@ -22,19 +22,20 @@ class Checkpoint:
     """Syncs ``env`` in a thread of its own (once started); ``retired``: the segments the file then holds;
     ``check``: the fault-injection seam (point ``lmdb.sync``)."""
 
-    __slots__ = ("_thread", "done")
+    # Not "_thread": a compiled build names the field "__thread", a C keyword.
+    __slots__ = ("_worker", "done")
 
     def __init__(self, env: lmdb.Environment, retired: list[int], check: Callable[[str], None]) -> None:
-        self._thread = threading.Thread(
+        self._worker = threading.Thread(
             target=self._run, args=(env, retired, check), name="lmdb-checkpoint", daemon=True
         )
         self.done: list[int] | None = None  # set by the checkpoint thread: segments now safe to drop
 
     def start(self) -> None:
-        self._thread.start()
+        self._worker.start()
 
     def join(self) -> None:
-        self._thread.join()
+        self._worker.join()
 
     def _run(self, env: lmdb.Environment, retired: list[int], check: Callable[[str], None]) -> None:
         try:
@@ -50,7 +51,7 @@ class Checkpoint:
     def finish(self, log_: wal.WriteAheadLog) -> None:
         """Wait for the thread, then drop the segments it made safe to drop (none if it failed)."""
         retired, self.done = self.done or [], None
-        self._thread.join()
+        self._worker.join()
         try:
             log_.drop(retired)
         except OSError as e:
