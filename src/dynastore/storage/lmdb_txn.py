@@ -1,0 +1,129 @@
+"""The LMDB engine's transactions: reads (on their own, or through the open batch) and writes.
+
+A write transaction records its puts and deletes for the write-ahead log as it goes (storage/wal.py) and, once
+LMDB committed it, hands that payload to the store that began it (``WriteOwner``: storage/lmdb_kv.py), which
+seals it into the log with the batch. lmdb errors become ``StorageError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from types import TracebackType
+from typing import TYPE_CHECKING, Protocol
+
+import lmdb
+
+from dynastore.storage import wal
+from dynastore.storage.kv import StorageError
+from dynastore.storage.lmdb_layout import Layout, delete_long, get_long, put_long, scan_root, scan_root_reverse
+
+if TYPE_CHECKING:
+    _Txn = lmdb.Transaction[bytes]
+
+__all__ = ["BatchReadTxn", "LmdbReadTxn", "LmdbWriteTxn", "WriteOwner"]
+
+
+class WriteOwner(Protocol):
+    """The store a write transaction reports to when it ends."""
+
+    def _write_closed(self) -> None:
+        """The transaction is leaving (before its commit): another may begin."""
+
+    def _write_committed(self, log: list[bytes] | None, written: int, batched: bool) -> None:
+        """LMDB committed the transaction: ``log`` is its log payload (None without a log), ``written`` the bytes
+        its puts carried, ``batched`` whether it committed into the open batch."""
+
+
+class LmdbReadTxn:
+    __slots__ = ("_txn", "_lay")
+
+    def __init__(self, txn: _Txn, lay: Layout) -> None:
+        self._txn = txn
+        self._lay = lay
+
+    def __enter__(self) -> LmdbReadTxn:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._txn.abort()
+
+    def get(self, key: bytes) -> bytes | None:
+        try:
+            if len(key) <= self._lay.root_max:
+                return self._txn.get(key)
+            return get_long(self._txn, self._lay, key)
+        except lmdb.Error as e:
+            raise StorageError(f"lmdb get failed: {e}") from e
+
+    def iter_range(self, lo: bytes, hi: bytes, *, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+        if lo >= hi:
+            return iter(())
+        if reverse:
+            return scan_root_reverse(self._txn, self._lay, lo, hi)
+        return scan_root(self._txn, self._lay, lo, hi)
+
+
+class BatchReadTxn(LmdbReadTxn):
+    """A read through the open batch: leaving it keeps the batch open."""
+
+    __slots__ = ()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        pass
+
+
+class LmdbWriteTxn(LmdbReadTxn):
+    """``txn`` began by ``owner`` (``batched``: a child of its open batch); ``logged``: record the writes for
+    the write-ahead log."""
+
+    __slots__ = ("_owner", "_batched", "_written", "_log")
+
+    def __init__(self, owner: WriteOwner, txn: _Txn, lay: Layout, batched: bool, logged: bool) -> None:
+        super().__init__(txn, lay)
+        self._owner = owner
+        self._batched = batched
+        self._written = 0
+        self._log: list[bytes] | None = [] if logged else None  # this transaction's log payload
+
+    def __enter__(self) -> LmdbWriteTxn:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        owner = self._owner
+        owner._write_closed()
+        if exc_type is not None:
+            self._txn.abort()
+            return
+        try:
+            self._txn.commit()
+        except lmdb.Error as e:
+            raise StorageError(f"lmdb commit failed: {e}") from e
+        owner._write_committed(self._log, self._written, self._batched)
+
+    def put(self, key: bytes, value: bytes) -> None:
+        self._written += len(key) + len(value)
+        if self._log is not None:
+            self._log += (wal.encode_put(key, value), key, value)
+        try:
+            if len(key) <= self._lay.root_max:
+                self._txn.put(key, value)
+            else:
+                put_long(self._txn, self._lay, key, value)
+        except lmdb.Error as e:
+            raise StorageError(f"lmdb put failed: {e}") from e
+
+    def delete(self, key: bytes) -> bool:
+        if self._log is not None:
+            self._log += (wal.encode_delete(key), key)
+        try:
+            if len(key) <= self._lay.root_max:
+                return self._txn.delete(key)
+            return delete_long(self._txn, self._lay, key)
+        except lmdb.Error as e:
+            raise StorageError(f"lmdb delete failed: {e}") from e
