@@ -71,7 +71,7 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
         filt, projection = filter_and_projection(req, exprs, legacy_filter)
         exprs.check_unused()
         table = ctx.catalog.get_active(req["TableName"])
-        space = key_space(table, req)
+        space = key_space(ctx, table, req)
         condition = _key_condition(req, space, key_condition)
         if space.index is None:
             _remember_key_condition(ctx.key_templates, req, space, condition)
@@ -153,7 +153,7 @@ def _known_key_condition(req: dict[str, Any], ctx: Context) -> tuple[TableDef, K
         table = ctx.catalog.get_active(req["TableName"])
     except ResourceNotFoundException:
         return None  # the full path reports expression errors first
-    space = key_space(table, req)
+    space = key_space(ctx, table, req)
     key = _template_key(req, space)
     template = ctx.key_templates.get(key) if key is not None else None
     if template is None:

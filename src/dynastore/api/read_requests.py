@@ -15,7 +15,8 @@ import orjson
 from dynastore import limits, messages
 from dynastore.api.consumed_capacity import consumed_capacity
 from dynastore.engine.capacity.units import read_half_units
-from dynastore.engine.key_spaces import IndexKeySpace, KeySpace, table_space
+from dynastore.engine.context import Context
+from dynastore.engine.key_spaces import IndexKeySpace, KeySpace
 from dynastore.engine.pages import Json, Page, TableFetch, condition_paths
 from dynastore.errors import ValidationException
 from dynastore.expressions import ExpressionContext, ResolvedCondition, ResolvedProjection, legacy
@@ -98,12 +99,12 @@ def filter_and_projection(
     return filt, projection
 
 
-def key_space(table: TableDef, req: dict[str, Any]) -> KeySpace:
+def key_space(ctx: Context, table: TableDef, req: dict[str, Any]) -> KeySpace:
     """The table, or the index ``IndexName`` names once it may be read (ACTIVE; strongly consistent reads
     only from the table and its LSIs)."""
     index_name = req.get("IndexName")
     if index_name is None:
-        return table_space(table)
+        return ctx.table_spaces.of(table)
     index = table.index(index_name)
     if index is None:
         raise ValidationException(messages.INDEX_NOT_IN_TABLE.format(index=index_name))

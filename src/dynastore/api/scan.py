@@ -60,7 +60,7 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
     exprs.check_unused()
 
     table = ctx.catalog.get_active(req["TableName"])
-    space = key_space(table, req)
+    space = key_space(ctx, table, req)
     lo, hi = space.segment(segment, total)
     start = req.get("ExclusiveStartKey")
     if start is not None:

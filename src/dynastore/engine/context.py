@@ -9,6 +9,7 @@ from __future__ import annotations
 from dynastore.config import Config
 from dynastore.engine.capacity.state import Capacity
 from dynastore.engine.index_state import IndexState
+from dynastore.engine.key_spaces import TableSpaces
 from dynastore.engine.transaction_locks import TransactionLocks
 from dynastore.expressions.cache import ExpressionCache, KeyTemplates
 from dynastore.storage.catalog import Catalog
@@ -29,6 +30,7 @@ class Context:
         "ttl_cursors",
         "expressions",
         "key_templates",
+        "table_spaces",
     )
 
     def __init__(
@@ -51,6 +53,7 @@ class Context:
         self.ttl_cursors: dict[int, bytes] = {}  # where each table's TTL sweep goes on (table id -> storage key)
         self.expressions = expressions  # parsed expressions, shared by all requests
         self.key_templates = key_templates  # remembered Query key-condition shapes
+        self.table_spaces = TableSpaces()  # the key space of each table definition in use
 
     @property
     def clock(self) -> Clock:

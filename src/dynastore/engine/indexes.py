@@ -56,7 +56,6 @@ __all__ = [
     "layout_of",
     "maintain",
     "propagate",
-    "table_item_key",
 ]
 
 log = logging.getLogger("dynastore")
@@ -188,16 +187,6 @@ def entry_for(table: TableDef, index: IndexDef, item: Item) -> tuple[bytes, byte
         return None
     projected = _project(lay, item)
     return key, encode_item(projected, item_size(projected))
-
-
-def table_item_key(table: TableDef, index: IndexDef, entry_key: bytes) -> bytes:
-    """The storage key of the table item an index entry belongs to."""
-    pos = 9  # tag, index id, partition hash
-    for attr in index.key_schema.hash_keys + index.key_schema.range_keys:
-        _, pos = keycodec.decode_value(attr.type, entry_key, pos)
-    table_keys = entry_key[pos:]
-    _, hash_end = keycodec.decode_value(table.key_schema.hash_key.type, table_keys, 0)
-    return keyspace.item_key(table.table_id, table_keys[:hash_end], table_keys[hash_end:] or None)
 
 
 # ---------------------------------------------------------------------------------------------- key checks

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from dynastore.engine.indexes import table_item_key
+from dynastore.engine.keys import table_item_key
 from dynastore.expressions import KeyCondition
 from dynastore.model.table_schema import IndexDef, KeyAttr, KeySchema, TableDef
 from dynastore.model.values import AttributeValue, Item
@@ -35,10 +35,10 @@ __all__ = [
     "IndexKeySpace",
     "KeySpace",
     "TableKeySpace",
+    "TableSpaces",
     "key_condition_bounds",
     "range_bounds",
     "sort_key_satisfies",
-    "table_space",
 ]
 
 
@@ -81,8 +81,8 @@ class KeySpace(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class TableKeySpace:
-    """A table's items: ``I | table_id | phash | hash_enc | range_enc``. Make it with ``table_space``, which
-    keeps one per table definition (the key attributes are read on every request)."""
+    """A table's items: ``I | table_id | phash | hash_enc | range_enc``. A dynastore keeps one per table definition
+    (``ctx.table_spaces``, ``TableSpaces``): the key attributes are read on every request."""
 
     table: TableDef
     key_schema: KeySchema = field(init=False)
@@ -122,19 +122,24 @@ class TableKeySpace:
         return key
 
 
-_TABLE_SPACES: dict[int, TableKeySpace] = {}
-_TABLE_SPACES_MAX = 1024
+class TableSpaces:
+    """The key space of each table, made once per table definition and kept by the dynastore (``ctx``): a
+    catalog change makes a new TableDef, and the cached space holds the old one, so a reused ``id`` is told
+    apart. Emptied when full."""
 
+    __slots__ = ("_spaces", "_max")
 
-def table_space(table: TableDef) -> TableKeySpace:
-    """The key space of ``table``, made once per table definition (a catalog change makes a new TableDef; the
-    cached space holds the old one, so its id is not reused while it is cached)."""
-    space = _TABLE_SPACES.get(id(table))
-    if space is None or space.table is not table:
-        if len(_TABLE_SPACES) >= _TABLE_SPACES_MAX:
-            _TABLE_SPACES.clear()
-        space = _TABLE_SPACES[id(table)] = TableKeySpace(table)
-    return space
+    def __init__(self, maxsize: int = 1024) -> None:
+        self._spaces: dict[int, TableKeySpace] = {}
+        self._max = maxsize
+
+    def of(self, table: TableDef) -> TableKeySpace:
+        space = self._spaces.get(id(table))
+        if space is None or space.table is not table:
+            if len(self._spaces) >= self._max:
+                self._spaces.clear()
+            space = self._spaces[id(table)] = TableKeySpace(table)
+        return space
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dynastore import messages
-from dynastore.model.table_schema import TableDef
+from dynastore.model.table_schema import IndexDef, TableDef
 from dynastore.model.values import Item
-from dynastore.storage.keycodec import encode_value
-from dynastore.storage.keyspace import item_key
+from dynastore.storage.keycodec import decode_value, encode_value
+from dynastore.storage.keyspace import KEY_HEAD_BYTES, item_key
 from dynastore.validation.attribute_values import check_key
 
 
@@ -61,3 +61,13 @@ def key_attributes(table: TableDef, item: Item) -> Item:
     if range_key is not None:
         key[range_key.name] = item[range_key.name]
     return key
+
+
+def table_item_key(table: TableDef, index: IndexDef, entry_key: bytes) -> bytes:
+    """The storage key of the table item a secondary index entry belongs to (the entry's key ends with it)."""
+    pos = KEY_HEAD_BYTES  # tag, index id, partition hash
+    for attr in index.key_schema.hash_keys + index.key_schema.range_keys:
+        _, pos = decode_value(attr.type, entry_key, pos)
+    table_keys = entry_key[pos:]
+    _, hash_end = decode_value(table.key_schema.hash_key.type, table_keys, 0)
+    return item_key(table.table_id, table_keys[:hash_end], table_keys[hash_end:] or None)

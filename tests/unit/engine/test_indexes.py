@@ -14,7 +14,7 @@ from dynastore.config import Config
 from dynastore.engine import indexes, writes
 from dynastore.engine.context import Context
 from dynastore.engine.gsi_backlog import decode_record, encode_record
-from dynastore.engine.keys import storage_key
+from dynastore.engine.keys import storage_key, table_item_key
 from dynastore.errors import ItemCollectionSizeLimitExceededException, ValidationException
 from dynastore.model.table_schema import ACTIVE, CREATING, IndexDef, KeySchema, Projection, TableDef
 from dynastore.storage import keyspace
@@ -142,7 +142,7 @@ def test_entry_key_orders_by_index_key_then_table_key_and_maps_back(table: Table
     high = indexes.entry_for(table, by_h, {**ITEM, "sk": {"S": "0"}, "n": {"N": "2"}})
     assert low is not None and high is not None
     assert low[0] < high[0]
-    assert indexes.table_item_key(table, by_h, low[0]) == storage_key(table, {"pk": ITEM["pk"], "sk": {"S": "9"}})
+    assert table_item_key(table, by_h, low[0]) == storage_key(table, {"pk": ITEM["pk"], "sk": {"S": "9"}})
 
 
 def test_sparse_item_has_no_entry(table: TableDef) -> None:

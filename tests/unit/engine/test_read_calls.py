@@ -14,7 +14,7 @@ from dynastore.engine import transactions
 from dynastore.engine.capacity.units import read_half_units
 from dynastore.engine.context import Context
 from dynastore.engine.item_reads import BatchGetRequest, GetItemRequest, batch_get, get_item
-from dynastore.engine.key_spaces import IndexKeySpace, table_space
+from dynastore.engine.key_spaces import IndexKeySpace, TableKeySpace
 from dynastore.engine.keys import storage_key
 from dynastore.engine.pages import PageRequest, read_page, read_range
 from dynastore.errors import ProvisionedThroughputExceededException, TransactionCanceledException
@@ -63,7 +63,7 @@ def test_get_item_refused_raises_and_takes_nothing() -> None:
 
 
 def _partition_page(ctx: Context, table: Any, pk: str, **options: Any) -> Any:
-    space = table_space(table)
+    space = TableKeySpace(table)
     prefix = space.partition_prefix(({"S": pk},))
     lo, hi = prefix, prefix + b"\xff"
     return read_page(ctx, PageRequest(space, lo, hi, admit_at=prefix, **options))

@@ -20,7 +20,7 @@ from dynastore.config import Config
 from dynastore.engine import writes
 from dynastore.engine.context import Context
 from dynastore.engine.item_reads import BatchGetRequest, read_batch
-from dynastore.engine.key_spaces import TableKeySpace, range_bounds, table_space
+from dynastore.engine.key_spaces import TableKeySpace, TableSpaces, range_bounds
 from dynastore.engine.keys import storage_key
 from dynastore.engine.pages import PageRequest, condition_paths, read_range
 from dynastore.expressions import ExpressionContext
@@ -84,8 +84,9 @@ def _page(ctx: Context, table: TableDef, pk: str, **options: Any) -> Any:
 
 def test_table_space_is_made_once_per_table_definition(loaded: tuple[Context, TableDef]) -> None:
     _, table = loaded
-    space = table_space(table)
-    assert table_space(table) is space
+    spaces = TableSpaces()
+    space = spaces.of(table)
+    assert spaces.of(table) is space
     assert (space.hash_key, space.range_key, space.key_schema) == (
         table.key_schema.hash_key,
         table.key_schema.range_key,
@@ -93,7 +94,7 @@ def test_table_space_is_made_once_per_table_definition(loaded: tuple[Context, Ta
     )
     assert space.index is None
     changed = dataclasses.replace(table, item_count=table.item_count + 1)  # what a catalog change makes
-    assert table_space(changed) is not space and table_space(changed).table is changed
+    assert spaces.of(changed) is not space and spaces.of(changed).table is changed
 
 
 def _sks(page: Any) -> list[int]:
