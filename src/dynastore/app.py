@@ -14,8 +14,9 @@ import logging
 
 from dynastore.admin import routes
 from dynastore.config import Config
-from dynastore.engine import indexes, ttl
+from dynastore.engine import indexes, retention, ttl
 from dynastore.engine.capacity.state import Capacity
+from dynastore.engine.changelog import ChangeLog
 from dynastore.engine.context import Context
 from dynastore.engine.index_state import IndexState
 from dynastore.engine.transaction_locks import TransactionLocks
@@ -52,7 +53,8 @@ def build_context(config: Config, kv: KV, catalog: Catalog) -> Context:
         kv,
         catalog,
         capacity=Capacity(config, kv, catalog),
-        indexes=IndexState(config, kv),
+        indexes=IndexState(config),
+        changelog=ChangeLog(kv, config.clock, config.gsi_propagation_delay),
         locks=TransactionLocks(kv, config.clock, config.transaction_lock_hold),
         expressions=ExpressionCache(),
         key_templates=KeyTemplates(),
@@ -139,6 +141,7 @@ class Dynastore:
             try:
                 self.catalog.maintain()
                 more = indexes.maintain(self.engine)
+                more |= retention.trim(self.engine)
                 ttl.sweep(self.engine)  # paced by this loop: a chunk per table per pass, never back to back
             except Exception:
                 log.exception("maintenance failed")
@@ -148,7 +151,7 @@ class Dynastore:
         """Apply the GSI backlog soon after each write: woken by the write, then a chunk per loop turn, so
         requests keep being served in between. A short pause lets concurrent writes share one transaction."""
         wanted = asyncio.Event()
-        self.engine.indexes.backlog.wake = wanted.set
+        self.engine.changelog.wake = wanted.set
         wanted.set()  # records left by an earlier run (a crash) are applied at once
         while True:
             await wanted.wait()

@@ -59,9 +59,14 @@ ADAPTIVE_CAPACITY_DELAY = 300.0  # seconds a partition throttles before adaptive
 THROUGHPUT_FREE_DECREASES = 4  # decreases per UTC day before the once-an-hour rule applies
 THROUGHPUT_DECREASE_INTERVAL = 3600  # seconds between later decreases
 CONTRIBUTOR_WINDOW_SECONDS = 3600  # how far back Contributor Insights counters reach
+
+# Streams (engine/changelog.py, engine/stream_shards.py; see docs/streams.md).
+STREAM_RETENTION_SECONDS = 24 * 3600  # a stream record is readable this long; a disabled stream too
+STREAM_SHARD_ROLLOVER_SECONDS = 4 * 3600  # an open shard is closed and succeeded by a child after this long
+CHANGELOG_TRIM_RECORDS = 1000  # records a maintenance pass trims per storage transaction
 CONTRIBUTOR_TOP = 10  # keys reported per rule by default
 
-# Secondary indexes (engine/indexes.py, engine/gsi_backlog.py; see docs/indexes.md).
+# Secondary indexes (engine/indexes.py, engine/changelog.py; see docs/indexes.md).
 ITEM_COLLECTION_MAX_BYTES = 10 * 1024 * 1024 * 1024  # one partition key's items plus LSI entries (tables with LSIs)
 GSI_BACKLOG_RECORDS_PER_TXN = 512  # backlog records applied per storage transaction by the propagator
 GSI_READ_CATCH_UP_RECORDS = 8192  # at most this many pending backlog records applied by a GSI read before it reads

@@ -78,7 +78,7 @@ def _route(ctx: Context, method: str, parts: list[str], query: dict[str, str], b
         return _clock(ctx, method, body)
     if parts == ["indexes"]:
         if method == "POST" and _body(body).get("reset"):
-            ctx.indexes.backlog.reset_lag()
+            ctx.changelog.reset_lag()
         return indexes.lag_summary(ctx)
     if len(parts) == 2 and parts[0] in ("partitions", "contributors"):
         st = ctx.capacity.find(parts[1])

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from dynastore.config import Config
 from dynastore.engine.capacity.state import Capacity
+from dynastore.engine.changelog import ChangeLog
 from dynastore.engine.index_state import IndexState
 from dynastore.engine.key_spaces import TableSpaces
+from dynastore.engine.stream_shards import StreamShards
 from dynastore.engine.transaction_locks import TransactionLocks
 from dynastore.expressions.cache import ExpressionCache, KeyTemplates
 from dynastore.storage.catalog import Catalog
@@ -26,6 +28,8 @@ class Context:
         "catalog",
         "capacity",
         "indexes",
+        "changelog",
+        "shards",
         "locks",
         "ttl_cursors",
         "expressions",
@@ -40,6 +44,7 @@ class Context:
         catalog: Catalog,
         capacity: Capacity,
         indexes: IndexState,
+        changelog: ChangeLog,
         locks: TransactionLocks,
         expressions: ExpressionCache,
         key_templates: KeyTemplates,
@@ -48,7 +53,9 @@ class Context:
         self.kv = kv  # the store: every read and write is a transaction of it
         self.catalog = catalog  # table definitions and statistics
         self.capacity = capacity  # partitions, buckets, admission, Contributor Insights
-        self.indexes = indexes  # GSI backlog and backfill pacing
+        self.indexes = indexes  # item-collection limit and backfill pacing
+        self.changelog = changelog  # every item change of tables with a stream or GSIs (GSI propagation, streams)
+        self.shards = StreamShards(kv, capacity)  # the stream shards of each table
         self.locks = locks  # keys of transactions whose commit is not final yet
         self.ttl_cursors: dict[int, bytes] = {}  # where each table's TTL sweep goes on (table id -> storage key)
         self.expressions = expressions  # parsed expressions, shared by all requests

@@ -1,4 +1,4 @@
-"""Secondary indexes, the write side: index entries, key checks, LSI writes, the GSI backlog, backfills,
+"""Secondary indexes, the write side: index entries, key checks, LSI writes, GSI changes, backfills,
 item collections and index write units.
 
 An index entry (the contract with the read side, docs/indexes.md):
@@ -13,8 +13,8 @@ An item lacking an index key attribute has no entry (sparse indexes). A write wh
 attribute of the wrong type, or an empty string/binary one, is refused (ValidationException) before anything
 is written. Which indexes a write maintains: every LSI, every GSI that is not DELETING.
 
-LSI entries are written in the write's own storage transaction. GSI changes go to the durable backlog
-(engine/gsi_backlog.py) in that same transaction and are applied asynchronously, usually within milliseconds;
+LSI entries are written in the write's own storage transaction. GSI changes go to the durable change log
+(engine/changelog.py) in that same transaction and are applied asynchronously, usually within milliseconds;
 a GSI read first applies whatever is still pending (``catch_up``), so it sees every write acknowledged before it.
 New GSIs are filled by a background backfill (``maintain``) whose cursor is stored with each chunk it copies.
 """
@@ -30,8 +30,8 @@ import orjson
 
 from dynastore import limits, messages
 from dynastore.engine.capacity.units import write_half_units
+from dynastore.engine.changelog import GsiChange, IndexTarget
 from dynastore.engine.context import Context
-from dynastore.engine.gsi_backlog import Change, IndexTarget
 from dynastore.engine.index_state import IndexState
 from dynastore.errors import ItemCollectionSizeLimitExceededException, ValidationException
 from dynastore.limits import GSI_BACKLOG_RECORDS_PER_TXN, GSI_READ_CATCH_UP_RECORDS
@@ -226,6 +226,7 @@ class IndexEffects:
     lsi_stats: list[tuple[int, int, int]] = field(default_factory=list)  # (index id, item delta, byte delta)
     collection_key: Item | None = None  # tables with LSIs: the item collection's partition key
     collection_size: int = 0  # ... and its size after the write, in bytes
+    gsi_changes: list[GsiChange] = field(default_factory=list)  # GSI entry changes, logged with the item change
 
 
 def apply_write(
@@ -248,7 +249,7 @@ def apply_write(
         check_item_keys(layout, new, updated=updated)
     effects = IndexEffects()
     table_keys = key[KEY_HEAD_BYTES:]
-    changes: list[Change] = []
+    changes: list[GsiChange] = []
     entry_bytes = 0
     old_memo: dict[str, bytes | None] = {}
     new_memo: dict[str, bytes | None] = {}
@@ -277,21 +278,20 @@ def apply_write(
             items_delta = (new_key is not None) - (old_key is not None)
             effects.lsi_stats.append((lay.index.index_id, items_delta, new_entry_size - old_entry_size))
             entry_bytes += new_entry_size - old_entry_size
-    if changes:
-        state.backlog.add(txn, changes)
+    effects.gsi_changes = changes  # logged with the item change (engine/changelog.py), applied soon after
     if layout.lsis:
         _update_collection(state, txn, table, key, new_size - old_size + entry_bytes, effects)
     return effects
 
 
-def _delete(lay: IndexLayout, txn: WriteTxn, key: bytes, changes: list[Change]) -> None:
+def _delete(lay: IndexLayout, txn: WriteTxn, key: bytes, changes: list[GsiChange]) -> None:
     if lay.is_lsi:
         txn.delete(key)
     else:
         changes.append((key, None))
 
 
-def _put(lay: IndexLayout, txn: WriteTxn, key: bytes, value: bytes, changes: list[Change]) -> None:
+def _put(lay: IndexLayout, txn: WriteTxn, key: bytes, value: bytes, changes: list[GsiChange]) -> None:
     if lay.is_lsi:
         txn.put(key, value)
     else:
@@ -325,8 +325,8 @@ def _update_collection(
 
 
 def propagate(ctx: Context, max_records: int = GSI_BACKLOG_RECORDS_PER_TXN) -> bool:
-    """Apply one chunk of the GSI backlog; True while records are left."""
-    return ctx.indexes.backlog.apply(_gsi_targets(ctx), ctx.catalog.add_index_stats, max_records)
+    """Apply the GSI changes of one chunk of the change log; True while records are left."""
+    return ctx.changelog.apply(_gsi_targets(ctx), ctx.catalog.add_index_stats, max_records)
 
 
 def catch_up(ctx: Context, budget: int = GSI_READ_CATCH_UP_RECORDS) -> None:
@@ -339,7 +339,7 @@ def catch_up(ctx: Context, budget: int = GSI_READ_CATCH_UP_RECORDS) -> None:
     what the index holds and leaves the rest to the propagator. With ``--gsi-propagation-delay`` nothing is
     applied early: the simulated lag shows.
     """
-    backlog = ctx.indexes.backlog
+    backlog = ctx.changelog
     if backlog.applied_through >= backlog.last_added or backlog.simulates_lag:
         return
     target = backlog.last_added
@@ -450,4 +450,4 @@ def _backfilled(td: TableDef, index_name: str) -> TableDef:
 
 def lag_summary(ctx: Context) -> dict[str, Any]:
     """The GSI propagation lag (extension endpoint ``GET /dynastore/indexes``)."""
-    return ctx.indexes.backlog.lag_summary()
+    return ctx.changelog.lag_summary()

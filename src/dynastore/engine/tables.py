@@ -25,7 +25,10 @@ def update(ctx: Context, name: str, mutate: Mutation) -> TableDef:
     (docs/capacity.md)."""
     current = ctx.catalog.get(name)  # ResourceNotFoundException before any rule of the change
     ctx.capacity.state(current)
-    return ctx.catalog.update(name, mutate)
+    new = ctx.catalog.update(name, mutate)
+    if _streaming(current) and not _streaming(new):
+        _end_stream(ctx, new)
+    return new
 
 
 def change(ctx: Context, name: str, mutate: Mutation) -> TableDef:
@@ -35,4 +38,18 @@ def change(ctx: Context, name: str, mutate: Mutation) -> TableDef:
 
 def delete(ctx: Context, name: str) -> TableDef:
     """Start deleting a table; returns its DELETING definition (its items are purged in the background)."""
-    return ctx.catalog.delete(name)
+    table = ctx.catalog.delete(name)
+    if _streaming(table):
+        _end_stream(ctx, table)
+    return table
+
+
+def _streaming(table: TableDef) -> bool:
+    return table.stream is not None and table.stream.enabled
+
+
+def _end_stream(ctx: Context, table: TableDef) -> None:
+    """The stream was disabled or its table deleted: its open shards close at the last change logged (its
+    records stay readable for the retention period)."""
+    with ctx.kv.write() as txn:
+        ctx.shards.close_stream(txn, table.table_id, ctx.changelog.next_seq - 1, ctx.clock.now())

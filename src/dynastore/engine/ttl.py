@@ -91,7 +91,7 @@ def _delete(ctx: Context, table: TableDef, key: bytes, condition: object) -> Non
     if not locks.idle and locks.is_locked(key):
         return
     try:
-        result = writes.execute(ctx, table, key, writes.DeletePlan(condition))
+        result = writes.execute(ctx, table, key, writes.DeletePlan(condition, by_service=True))
     except (writes.ConditionFailedError, DynamoError):
         return
     admission.account_deleted(ctx, table, key, result.old_size)

@@ -21,13 +21,14 @@ from dynastore.engine import indexes
 from dynastore.engine.capacity import admission
 from dynastore.engine.capacity.admission import MIN_WRITE_HALF_UNITS
 from dynastore.engine.capacity.units import write_half_units
+from dynastore.engine.changelog import NO_EVENT, event_of
 from dynastore.engine.context import Context
 from dynastore.errors import DynamoError, TransactionConflictException, ValidationException
 from dynastore.expressions import apply_update, creates_item, evaluate
 from dynastore.limits import MAX_ITEM_BYTES
 from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
-from dynastore.model.values import Item
+from dynastore.model.values import Item, values_equal
 from dynastore.storage.itemcodec import decode_item, encode_item, stored_size
 from dynastore.storage.kv import WriteTxn
 from dynastore.validation.attribute_values import nesting_exceeded
@@ -84,11 +85,12 @@ class PutPlan:
 
 
 class DeletePlan:
-    __slots__ = ("condition", "return_old")
+    __slots__ = ("condition", "return_old", "by_service")
 
-    def __init__(self, condition: Any = None, return_old: bool = False) -> None:
+    def __init__(self, condition: Any = None, return_old: bool = False, *, by_service: bool = False) -> None:
         self.condition: Final = condition
         self.return_old: Final = return_old
+        self.by_service: Final = by_service  # DynamoDB itself deletes (TTL): its stream record says so
 
     @property
     def needs_old(self) -> bool:
@@ -268,25 +270,21 @@ def execute_batch(ctx: Context, writes: list[tuple[TableDef, bytes, Plan]]) -> l
 
 
 def apply_in(ctx: Context, txn: WriteTxn, table: TableDef, key: bytes, plan: Plan) -> WriteResult:
-    """Apply ``plan`` to the item at ``key`` inside ``txn``, with the index maintenance ``table`` needs."""
-    if table.lsis or table.gsis:
-        return _apply(txn, key, plan, table=table, index_state=ctx.indexes)
+    """Apply ``plan`` to the item at ``key`` inside ``txn``, with the index maintenance and the change log entry
+    ``table`` needs (a table without indexes or stream pays this one test)."""
+    if table.lsis or table.gsis or (table.stream is not None and table.stream.enabled):
+        return _apply(txn, key, plan, table=table, ctx=ctx)
     return _apply(txn, key, plan)
 
 
 def _apply(
-    txn: WriteTxn,
-    key: bytes,
-    plan: Plan,
-    *,
-    table: TableDef | None = None,
-    index_state: indexes.IndexState | None = None,
+    txn: WriteTxn, key: bytes, plan: Plan, *, table: TableDef | None = None, ctx: Context | None = None
 ) -> WriteResult:
-    """With ``table`` and ``index_state`` (a table with indexes) the old item is always decoded and the indexes
-    are maintained in ``txn``."""
+    """With ``table`` and ``ctx`` (a table with indexes or a stream) the old item is always decoded, the indexes
+    are maintained and the change is logged in ``txn``."""
     raw = txn.get(key)
-    maintained = index_state is not None and table is not None
-    old = decode_item(raw) if raw is not None and (maintained or plan.needs_old) else None
+    followed = ctx is not None and table is not None
+    old = decode_item(raw) if raw is not None and (followed or plan.needs_old) else None
     applied = plan.apply(old)
     if applied is CONDITION_FAILED:
         raise ConditionFailedError(old)
@@ -301,16 +299,57 @@ def _apply(
     elif raw is not None:
         txn.delete(key)
     effects = None
-    if index_state is not None and table is not None:
-        effects = indexes.apply_write(
-            index_state,
-            txn,
-            table,
-            key,
-            (old, raw, old_size, new, new_raw, new_size),
-            updated=isinstance(plan, UpdatePlan),
-        )
+    if ctx is not None and table is not None:
+        if table.lsis or table.gsis:
+            effects = indexes.apply_write(
+                ctx.indexes,
+                txn,
+                table,
+                key,
+                (old, raw, old_size, new, new_raw, new_size),
+                updated=isinstance(plan, UpdatePlan),
+            )
+        by_service = isinstance(plan, DeletePlan) and plan.by_service
+        _log_change(ctx, txn, table, key, (old, raw, new, new_raw), effects, by_service)
     return WriteResult(raw is not None, old, new, old_size, new_size, applied.updated_paths, effects)
+
+
+def _log_change(
+    ctx: Context,
+    txn: WriteTxn,
+    table: TableDef,
+    key: bytes,
+    change: tuple[Item | None, bytes | None, Item | None, bytes | None],
+    effects: indexes.IndexEffects | None,
+    by_service: bool,
+) -> None:
+    """Append the change to the change log when a stream or a GSI needs it: with the stored old and new item
+    for the stream (nothing when the item's data did not change), with the GSI entry changes for propagation."""
+    old, old_raw, new, new_raw = change
+    gsi = effects.gsi_changes if effects is not None else []
+    stream = table.stream
+    streaming = stream is not None and stream.enabled
+    event = NO_EVENT
+    if streaming:
+        unchanged = old_raw == new_raw or (old is not None and new is not None and values_equal({"M": old}, {"M": new}))
+        event = event_of(old_raw, new_raw, not unchanged)
+    if event == NO_EVENT and not gsi:
+        return
+    log = ctx.changelog
+    shard = 0
+    if event != NO_EVENT:
+        shard = ctx.shards.shard_for(txn, table, key, log.next_seq, ctx.clock.now())
+    log.append(
+        txn,
+        table_id=table.table_id,
+        shard=shard,
+        event=event,
+        by_service=by_service,
+        key=key,
+        old=old_raw if shard else None,
+        new=new_raw if shard else None,
+        gsi=gsi,
+    )
 
 
 def _new_size(plan: Plan, new: Item | None) -> int:

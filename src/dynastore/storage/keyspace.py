@@ -12,7 +12,9 @@ tag                 key                                                         
 ``X`` index entry   ``X | index_id:4 | phash(idx_hash_enc):4 | idx_hash_enc |``    engine/indexes.py
                     ``idx_range_enc | hash_enc | range_enc``
 ``C`` catalog       ``C | name (UTF-8)``: a table's name, or a reserved name below  storage/catalog.py and others
-``Q`` GSI backlog   ``Q | sequence:8``                                              engine/gsi_backlog.py
+``H`` change log    ``H | sequence:8``                                              engine/changelog.py
+``Q`` GSI pending   ``Q | sequence:8`` (the change record's GSI changes unapplied)  engine/changelog.py
+``S`` shard record  ``S | table_id:4 | shard:4 | sequence:8``                       engine/changelog.py
 ``L`` collection    ``L | table_id:4 | hash_enc``                                   engine/indexes.py
 ``T 00`` token      ``T 00 | client request token (UTF-8)``                         engine/transactions.py
 ``T 01`` expiry     ``T 01 | expires_at_ms:8 | client request token (UTF-8)``       engine/transactions.py
@@ -36,7 +38,11 @@ from typing import Final
 __all__ = [
     "ALL_TAGS",
     "BACKFILL_CURSOR_PREFIX",
-    "BACKLOG_TAG",
+    "CHANGELOG_RECORD",
+    "CHANGE_TAG",
+    "GSI_PENDING_TAG",
+    "SHARDS_RECORD_PREFIX",
+    "SHARD_RECORD_TAG",
     "CAPACITY_RECORD_PREFIX",
     "COLLECTION_TAG",
     "INDEX_TAG",
@@ -52,8 +58,14 @@ __all__ = [
     "TOKEN_EXPIRY_PREFIX",
     "TOKEN_PREFIX",
     "backfill_cursor_key",
-    "backlog_key",
-    "backlog_prefix",
+    "change_key",
+    "change_prefix",
+    "gsi_pending_key",
+    "gsi_pending_prefix",
+    "shard_record_key",
+    "shard_record_prefix",
+    "shard_records_of_table",
+    "shards_record_key",
     "capacity_record_key",
     "collection_key",
     "collection_prefix",
@@ -80,8 +92,14 @@ ITEM_TAG: Final = b"I"
 INDEX_TAG: Final = b"X"
 # Catalog records: C | name. Value: an orjson record with a "kind" (table definitions and the reserved names).
 META_TAG: Final = b"C"
-# GSI backlog: Q | sequence:8. Value: index updates waiting to be applied, in commit order (engine/gsi_backlog.py).
-BACKLOG_TAG: Final = b"Q"
+# The change log: H | sequence:8. Value: one item change with its GSI entry changes, in commit order
+# (engine/changelog.py).
+CHANGE_TAG: Final = b"H"
+# GSI changes still to apply: Q | sequence:8, marking the change log record of that sequence number. Value:
+# empty (a backlog record of an earlier version, holding its changes itself, is applied the same way).
+GSI_PENDING_TAG: Final = b"Q"
+# Stream shards' records: S | table_id:4 | shard:4 | sequence:8. Value: empty; the record is the change log's.
+SHARD_RECORD_TAG: Final = b"S"
 # Item collections: L | table_id:4 | enc(partition key). Value: size:8, the bytes of one partition key's items
 # and LSI entries (tables with LSIs only; the 10 GB item-collection limit).
 COLLECTION_TAG: Final = b"L"
@@ -91,7 +109,17 @@ TOKEN_PREFIX: Final = b"T\x00"
 # Token expiry index: T 01 | expires_at_ms:8 | token. Value: empty; swept in expiry order.
 TOKEN_EXPIRY_PREFIX: Final = b"T\x01"
 
-ALL_TAGS: Final = (ITEM_TAG, INDEX_TAG, META_TAG, BACKLOG_TAG, COLLECTION_TAG, TOKEN_PREFIX, TOKEN_EXPIRY_PREFIX)
+ALL_TAGS: Final = (
+    ITEM_TAG,
+    INDEX_TAG,
+    META_TAG,
+    CHANGE_TAG,
+    GSI_PENDING_TAG,
+    SHARD_RECORD_TAG,
+    COLLECTION_TAG,
+    TOKEN_PREFIX,
+    TOKEN_EXPIRY_PREFIX,
+)
 
 # Bytes before the partition key's encoding in an item key and in an index entry: tag, id:4, phash:4.
 KEY_HEAD_BYTES: Final = 9
@@ -109,8 +137,14 @@ CAPACITY_RECORD_PREFIX: Final = "#capacity:"
 # "#backfill:<index_id>" -> {"kind": "backfill", "next": hex key}: where a new GSI's backfill continues.
 BACKFILL_CURSOR_PREFIX: Final = "#backfill:"
 
-RESERVED_RECORD_NAMES: Final = (SEQUENCE_RECORD, PURGE_RECORD)
-RESERVED_RECORD_PREFIXES: Final = (CAPACITY_RECORD_PREFIX, BACKFILL_CURSOR_PREFIX)
+# {"kind": "changelog", "next": N}: the change log's next sequence number, saved when records are trimmed.
+CHANGELOG_RECORD: Final = "#changelog"
+# "#shards:<table_id>" -> {"kind": "shards", ...}: a table's stream shards and their lineage
+# (engine/stream_shards.py).
+SHARDS_RECORD_PREFIX: Final = "#shards:"
+
+RESERVED_RECORD_NAMES: Final = (SEQUENCE_RECORD, PURGE_RECORD, CHANGELOG_RECORD)
+RESERVED_RECORD_PREFIXES: Final = (CAPACITY_RECORD_PREFIX, BACKFILL_CURSOR_PREFIX, SHARDS_RECORD_PREFIX)
 
 # ---------------------------------------------------------------- partition hash
 
@@ -184,13 +218,37 @@ def index_hash_key_prefix(index_id: int, idx_hash_enc: bytes) -> bytes:
 # ---------------------------------------------------------------- other records
 
 
-def backlog_prefix() -> bytes:
-    return BACKLOG_TAG
+def change_prefix() -> bytes:
+    return CHANGE_TAG
 
 
-def backlog_key(seq: int) -> bytes:
-    """A GSI backlog record: sequence numbers are big-endian, so records iterate in the order they were written."""
-    return BACKLOG_TAG + seq.to_bytes(8, "big")
+def change_key(seq: int) -> bytes:
+    """A change log record: sequence numbers are big-endian, so records iterate in the order they were written."""
+    return CHANGE_TAG + seq.to_bytes(8, "big")
+
+
+def gsi_pending_prefix() -> bytes:
+    return GSI_PENDING_TAG
+
+
+def gsi_pending_key(seq: int) -> bytes:
+    return GSI_PENDING_TAG + seq.to_bytes(8, "big")
+
+
+def shard_record_prefix(table_id: int, shard: int) -> bytes:
+    return SHARD_RECORD_TAG + table_id.to_bytes(4, "big") + shard.to_bytes(4, "big")
+
+
+def shard_record_key(table_id: int, shard: int, seq: int) -> bytes:
+    return shard_record_prefix(table_id, shard) + seq.to_bytes(8, "big")
+
+
+def shard_records_of_table(table_id: int) -> bytes:
+    return SHARD_RECORD_TAG + table_id.to_bytes(4, "big")
+
+
+def shards_record_key(table_id: int) -> bytes:
+    return meta_key(f"{SHARDS_RECORD_PREFIX}{table_id}")
 
 
 def collection_prefix(table_id: int) -> bytes:

@@ -12,8 +12,8 @@ from dynastore.api import create_table
 from dynastore.app import build_context
 from dynastore.config import Config
 from dynastore.engine import indexes, writes
+from dynastore.engine.changelog import MODIFY, decode_record, encode_record
 from dynastore.engine.context import Context
-from dynastore.engine.gsi_backlog import decode_record, encode_record
 from dynastore.engine.keys import storage_key, table_item_key
 from dynastore.errors import ItemCollectionSizeLimitExceededException, ValidationException
 from dynastore.model.table_schema import ACTIVE, CREATING, IndexDef, KeySchema, Projection, TableDef
@@ -205,7 +205,7 @@ def test_bad_index_key_is_refused_and_nothing_written(ctx: Context, table: Table
     assert info.value.message == message
     with ctx.kv.read() as txn:
         assert txn.get(storage_key(table, ITEM)) is None
-    assert not ctx.indexes.backlog.has_pending()
+    assert not ctx.changelog.has_pending()
 
 
 def test_empty_index_key_from_an_update_has_the_update_text(ctx: Context, table: TableDef) -> None:
@@ -284,9 +284,19 @@ def test_item_collection_metrics_and_limit() -> None:
 # ---------------------------------------------------------------------------------------------- backlog
 
 
-def test_backlog_record_round_trip() -> None:
+def test_change_record_round_trip() -> None:
     changes: list[tuple[bytes, bytes | None]] = [(b"X\x00\x01k", b"value"), (b"X\x00\x02z", None)]
-    assert decode_record(encode_record(12.5, changes)) == (12.5, changes)
+    raw = encode_record(12.5, 7, 3, MODIFY, True, b"I\x00key", b"old", None, changes)
+    record = decode_record(42, raw)
+    assert (record.seq, record.at, record.table_id, record.shard, record.event_name, record.by_service) == (
+        42,
+        12.5,
+        7,
+        3,
+        "MODIFY",
+        True,
+    )
+    assert (record.key, record.old, record.new, record.gsi) == (b"I\x00key", b"old", None, changes)
 
 
 def test_backlog_survives_a_restart_and_is_applied_once() -> None:
@@ -305,7 +315,7 @@ def test_backlog_survives_a_restart_and_is_applied_once() -> None:
 
 
 def test_a_gsi_read_catches_up_with_the_writes_before_it(ctx: Context, table: TableDef) -> None:
-    backlog = ctx.indexes.backlog
+    backlog = ctx.changelog
     assert backlog.applied_through >= backlog.last_added  # nothing pending: catch_up is one comparison
     for i in range(5):
         put(ctx, table, {**ITEM, "sk": {"S": str(i)}})

@@ -177,10 +177,20 @@ def test_index_segments() -> None:
     assert lo == ks.index_prefix(3) + bytes(4) and hi == ks.prefix_end(ks.index_prefix(3))
 
 
-def test_backlog_keys_iterate_in_sequence_order() -> None:
-    assert ks.backlog_key(1) == b"Q" + bytes(7) + b"\x01"
-    assert ks.backlog_key(255) < ks.backlog_key(256) < ks.backlog_key(1 << 40)
-    assert ks.backlog_key(3).startswith(ks.backlog_prefix())
+def test_change_log_keys_iterate_in_sequence_order() -> None:
+    assert ks.change_key(1) == b"H" + bytes(7) + b"\x01"
+    assert ks.change_key(255) < ks.change_key(256) < ks.change_key(1 << 40)
+    assert ks.change_key(3).startswith(ks.change_prefix())
+    assert ks.gsi_pending_key(3) == b"Q" + bytes(7) + b"\x03"
+    assert ks.gsi_pending_key(3).startswith(ks.gsi_pending_prefix())
+
+
+def test_shard_record_keys_group_a_shard_in_sequence_order() -> None:
+    key = ks.shard_record_key(7, 2, 300)
+    assert key == b"S" + (7).to_bytes(4, "big") + (2).to_bytes(4, "big") + (300).to_bytes(8, "big")
+    assert key.startswith(ks.shard_record_prefix(7, 2)) and key.startswith(ks.shard_records_of_table(7))
+    assert ks.shard_record_key(7, 2, 299) < key < ks.shard_record_key(7, 3, 0)
+    assert ks.shards_record_key(7) == b"C#shards:7"
 
 
 def test_collection_key_layout() -> None:

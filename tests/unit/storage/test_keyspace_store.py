@@ -7,8 +7,9 @@ from typing import Any
 
 from dynastore.app import build_context
 from dynastore.config import Config
-from dynastore.engine import indexes
+from dynastore.engine import indexes, retention
 from dynastore.engine.context import Context
+from dynastore.limits import STREAM_RETENTION_SECONDS
 from dynastore.protocol import dispatch
 from dynastore.storage import keyspace as ks
 from dynastore.storage.catalog import Catalog
@@ -68,6 +69,7 @@ def _every_kind_of_record() -> tuple[Context, list[bytes]]:
             "KeySchema": _key("pk", "sk"),
             "AttributeDefinitions": [_attr("pk"), _attr("sk")],
             "BillingMode": "PAY_PER_REQUEST",
+            "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
         }
     )
     for i in range(3):
@@ -76,7 +78,7 @@ def _every_kind_of_record() -> tuple[Context, list[bytes]]:
     ops["TransactWriteItems"].run(
         {"ClientRequestToken": "token", "TransactItems": [{"Put": {"TableName": "tbl", "Item": _item("q", "1")}}]}
     )
-    seen = _keys(kv)  # GSI backlog records are still waiting here
+    seen = _keys(kv)  # GSI changes are still waiting here
     ops["UpdateTable"].run(
         {
             "TableName": "tbl",
@@ -90,6 +92,11 @@ def _every_kind_of_record() -> tuple[Context, list[bytes]]:
     clock.advance(120)
     ctx.catalog.maintain(max_keys=1)  # the deleted table is queued for purging, one key purged
     indexes.maintain(ctx)  # the new GSI's backfill copies one item and leaves its cursor
+    seen += _keys(kv)
+    while indexes.propagate(ctx):
+        pass
+    clock.advance(STREAM_RETENTION_SECONDS)
+    retention.trim(ctx)  # the stream's records pass their retention: trimmed, the next sequence number saved
     return ctx, seen + _keys(kv)
 
 

@@ -1,0 +1,19 @@
+"""The retention period of the change log: records a stream no longer offers are trimmed (DynamoDB keeps stream
+records for 24 hours), and so are the closed shards they belonged to."""
+
+from __future__ import annotations
+
+from dynastore.engine.context import Context
+from dynastore.limits import CHANGELOG_TRIM_RECORDS, STREAM_RETENTION_SECONDS
+
+__all__ = ["trim"]
+
+
+def trim(ctx: Context) -> bool:
+    """One chunk of trimming, from the maintenance loop; True while more records are due."""
+    now = ctx.clock.now()
+    more = ctx.changelog.trim(now - STREAM_RETENTION_SECONDS, CHANGELOG_TRIM_RECORDS)
+    with ctx.kv.write() as txn:
+        for table_id in ctx.shards.loaded():
+            ctx.shards.forget_expired(txn, table_id, now)
+    return more

@@ -1,0 +1,210 @@
+"""Stream shards: where each change of a table with an enabled stream goes, and their lineage.
+
+DynamoDB gives a stream one shard per partition of the table; a shard is closed when its partition splits (its
+children cover the halves) and, as DynamoDB does, rolled over after about four hours (a child with the same hash
+range). A reader that reads a parent before its children sees each item's changes once and in order, because an
+item's hash stays in one open shard at a time.
+
+Shards are numbered per table from 1 (0 means "in no stream") and persisted with their lineage under
+``keyspace.shards_record_key(table_id)`` in the transaction that changes them: number, parent, hash range, the
+stream label they belong to, when they opened, the first sequence number they may hold and, once closed, the
+last. Shards of an earlier stream of the table stay listed until the retention period has passed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from dynastore.engine.capacity.state import Capacity
+from dynastore.limits import STREAM_RETENTION_SECONDS, STREAM_SHARD_ROLLOVER_SECONDS
+from dynastore.model.table_schema import TableDef
+from dynastore.storage import keyspace
+from dynastore.storage.kv import KV, ReadTxn, WriteTxn
+
+__all__ = ["Shard", "StreamShards", "TableShards"]
+
+
+class Shard:
+    __slots__ = ("number", "parent", "lo", "hi", "label", "opened_at", "first_seq", "last_seq", "closed_at")
+
+    def __init__(
+        self,
+        number: int,
+        parent: int,
+        lo: int,
+        hi: int,
+        label: str,
+        opened_at: float,
+        first_seq: int,
+        last_seq: int | None = None,
+        closed_at: float | None = None,
+    ) -> None:
+        self.number = number
+        self.parent = parent  # 0: none
+        self.lo = lo  # the hash range [lo, hi) of the table's keys it holds
+        self.hi = hi
+        self.label = label  # the stream it belongs to
+        self.opened_at = opened_at
+        self.first_seq = first_seq  # no record of it has a smaller sequence number
+        self.last_seq = last_seq  # closed: no record of it has a larger one
+        self.closed_at = closed_at
+
+    @property
+    def is_open(self) -> bool:
+        return self.last_seq is None
+
+    def to_record(self) -> list[Any]:
+        return [self.number, self.parent, self.lo, self.hi, self.label, self.opened_at, self.first_seq,
+                self.last_seq, self.closed_at]  # fmt: skip
+
+    @classmethod
+    def from_record(cls, rec: list[Any]) -> Shard:
+        return cls(int(rec[0]), int(rec[1]), int(rec[2]), int(rec[3]), str(rec[4]), float(rec[5]), int(rec[6]),
+                   None if rec[7] is None else int(rec[7]), None if rec[8] is None else float(rec[8]))  # fmt: skip
+
+
+class TableShards:
+    """The shards of one table, all streams: ``open`` sorted by hash range."""
+
+    __slots__ = ("table_id", "shards", "next_number", "open")
+
+    def __init__(self, table_id: int, shards: list[Shard], next_number: int) -> None:
+        self.table_id = table_id
+        self.shards = shards
+        self.next_number = next_number
+        self.open = sorted((s for s in shards if s.is_open), key=lambda s: s.lo)
+
+    def covering(self, h: int) -> Shard | None:
+        for shard in self.open:
+            if shard.lo <= h < shard.hi:
+                return shard
+        return None
+
+    def of_stream(self, label: str) -> list[Shard]:
+        return [s for s in self.shards if s.label == label]
+
+    def to_record(self) -> bytes:
+        return orjson.dumps(
+            {"kind": "shards", "next": self.next_number, "shards": [s.to_record() for s in self.shards]}
+        )
+
+
+class StreamShards:
+    """The shard maps of one dynastore's tables, loaded on first use and saved in the writes that change them."""
+
+    def __init__(self, kv: KV, capacity: Capacity) -> None:
+        self._kv = kv
+        self._capacity = capacity
+        self._tables: dict[int, TableShards] = {}
+
+    def of(self, table_id: int, txn: ReadTxn | None = None) -> TableShards:
+        shards = self._tables.get(table_id)
+        if shards is None:
+            shards = self._tables[table_id] = self._load(table_id, txn)
+        return shards
+
+    def _load(self, table_id: int, txn: ReadTxn | None) -> TableShards:
+        if txn is None:
+            with self._kv.read() as own:
+                raw = own.get(keyspace.shards_record_key(table_id))
+        else:
+            raw = txn.get(keyspace.shards_record_key(table_id))
+        if raw is None:
+            return TableShards(table_id, [], 1)
+        rec = orjson.loads(raw)
+        return TableShards(table_id, [Shard.from_record(r) for r in rec["shards"]], int(rec["next"]))
+
+    def loaded(self) -> list[int]:
+        """The tables whose shards are in memory (every table that has had a stream since the start)."""
+        return list(self._tables)
+
+    def forget(self, table_id: int) -> None:
+        """The store took back writes: read the table's shards again when next needed."""
+        self._tables.pop(table_id, None)
+
+    def clear(self) -> None:
+        self._tables.clear()
+
+    # ---- the write path ---------------------------------------------------------------------------------------
+    def shard_for(self, txn: WriteTxn, table: TableDef, key: bytes, seq: int, now: float) -> int:
+        """The number of the open shard of ``table``'s stream that holds the item at storage key ``key``; opens,
+        splits and rolls shards over first when the stream, its partitions or the clock call for it. ``seq``: the
+        sequence number the change will take."""
+        stream = table.stream
+        assert stream is not None and stream.label is not None
+        shards = self.of(table.table_id, txn)
+        h = int.from_bytes(key[5:9], "big")
+        shard = shards.covering(h)
+        changed = False
+        if shard is None or shard.label != stream.label:
+            self._open_stream(shards, table, stream.label, seq, now)
+            changed = True
+            shard = shards.covering(h)
+            assert shard is not None
+        partition = self._partition_range(table, h)
+        if (shard.lo, shard.hi) != partition or now - shard.opened_at >= STREAM_SHARD_ROLLOVER_SECONDS:
+            shard = self._succeed(shards, shard, table, seq, now, h)
+            changed = True
+        if changed:
+            txn.put(keyspace.shards_record_key(table.table_id), shards.to_record())
+        return shard.number
+
+    def _partition_range(self, table: TableDef, h: int) -> tuple[int, int]:
+        pmap = self._capacity.state(table).base.natural
+        p = pmap.partitions[pmap.index_of(h)]
+        return p.lo, p.hi
+
+    def _open_stream(self, shards: TableShards, table: TableDef, label: str, seq: int, now: float) -> None:
+        """A new stream (or the first change since it was enabled): close the shards of earlier streams and open
+        one per partition."""
+        for old in list(shards.open):
+            _close(old, seq - 1, now)
+        pmap = self._capacity.state(table).base.natural
+        for p in pmap.partitions:
+            shards.shards.append(Shard(shards.next_number, 0, p.lo, p.hi, label, now, seq))
+            shards.next_number += 1
+        shards.open = sorted((s for s in shards.shards if s.is_open), key=lambda s: s.lo)
+
+    def _succeed(self, shards: TableShards, parent: Shard, table: TableDef, seq: int, now: float, h: int) -> Shard:
+        """Close ``parent``; its children cover its range, one per partition inside it (one when it only rolled
+        over). Returns the child that holds hash ``h``."""
+        _close(parent, seq - 1, now)
+        pmap = self._capacity.state(table).base.natural
+        ranges = [
+            (max(p.lo, parent.lo), min(p.hi, parent.hi))
+            for p in pmap.partitions
+            if p.lo < parent.hi and p.hi > parent.lo
+        ]
+        for lo, hi in ranges or [(parent.lo, parent.hi)]:
+            shards.shards.append(Shard(shards.next_number, parent.number, lo, hi, parent.label, now, seq))
+            shards.next_number += 1
+        shards.open = sorted((s for s in shards.shards if s.is_open), key=lambda s: s.lo)
+        child = shards.covering(h)
+        assert child is not None
+        return child
+
+    # ---- disabling and retention ------------------------------------------------------------------------------
+    def close_stream(self, txn: WriteTxn, table_id: int, last_seq: int, now: float) -> None:
+        """The stream was disabled (or its table deleted): its open shards end at ``last_seq``."""
+        shards = self.of(table_id, txn)
+        if not shards.open:
+            return
+        for shard in shards.open:
+            _close(shard, last_seq, now)
+        shards.open = []
+        txn.put(keyspace.shards_record_key(table_id), shards.to_record())
+
+    def forget_expired(self, txn: WriteTxn, table_id: int, now: float) -> None:
+        """Drop closed shards whose records have all passed the retention period."""
+        shards = self.of(table_id, txn)
+        keep = [s for s in shards.shards if s.closed_at is None or now - s.closed_at < STREAM_RETENTION_SECONDS]
+        if len(keep) != len(shards.shards):
+            shards.shards = keep
+            txn.put(keyspace.shards_record_key(table_id), shards.to_record())
+
+
+def _close(shard: Shard, last_seq: int, now: float) -> None:
+    shard.last_seq = max(last_seq, shard.first_seq - 1)
+    shard.closed_at = now
