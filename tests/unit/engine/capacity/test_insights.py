@@ -15,8 +15,7 @@ from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import KeyAttr, TableDef
 from dynastore.model.values import Item
 from dynastore.storage.catalog import Catalog
-
-from .tables import T0, create, gsi, make_ctx
+from tests.unit.engine.tables import T0, create, gsi, make_ctx
 
 COLOR = KeyAttr("color", "S")
 

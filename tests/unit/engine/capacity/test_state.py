@@ -15,8 +15,7 @@ from dynastore.model.table_schema import ProvisionedThroughput, TableDef
 from dynastore.model.values import Item
 from dynastore.storage import keycodec, keyspace
 from dynastore.storage.catalog import Catalog
-
-from .tables import create, key_of, make_ctx
+from tests.unit.engine.tables import create, key_of, make_ctx
 
 
 def view(ctx: Context, name: str) -> list[tuple[float, float]]:
