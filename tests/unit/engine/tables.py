@@ -56,10 +56,11 @@ SK = KeyAttr("sk", "N")
 
 def make_ctx(kv: KV | None = None, *, now: float = T0, **config: Any) -> tuple[Context, ManualClock]:
     """A dynastore on ``kv`` (a new in-memory store when None; pass the same one to "restart" on it), its clock
-    standing still at ``now`` until advanced; ``config`` overrides Config's defaults."""
+    standing still at ``now`` until advanced; ``config`` overrides Config's defaults (``in_memory`` follows the
+    store)."""
     clock = ManualClock(now)
-    cfg = Config(in_memory=True, clock=clock, **config)
     store = kv if kv is not None else MemoryKV()
+    cfg = Config(clock=clock, **{"in_memory": isinstance(store, MemoryKV), **config})
     return build_context(cfg, store, Catalog.load(store, cfg)), clock
 
 
