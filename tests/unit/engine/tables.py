@@ -46,6 +46,7 @@ __all__ = [
     "make_ctx",
     "put",
     "read_consumed",
+    "restart",
     "spend_burst",
 ]
 
@@ -62,6 +63,11 @@ def make_ctx(kv: KV | None = None, *, now: float = T0, **config: Any) -> tuple[C
     store = kv if kv is not None else MemoryKV()
     cfg = Config(clock=clock, **{"in_memory": isinstance(store, MemoryKV), **config})
     return build_context(cfg, store, Catalog.load(store, cfg)), clock
+
+
+def restart(ctx: Context) -> Context:
+    """A new dynastore on ``ctx``'s store and config (its clock where it stood), as after a restart."""
+    return build_context(ctx.config, ctx.kv, Catalog.load(ctx.kv, ctx.config))
 
 
 def gsi(
