@@ -11,9 +11,6 @@ from typing import Any
 import orjson
 import pytest
 
-from dynastore.api import create_table
-from dynastore.app import build_context
-from dynastore.config import Config
 from dynastore.engine import writes
 from dynastore.engine.context import Context
 from dynastore.engine.indexes import entry_for
@@ -21,13 +18,12 @@ from dynastore.engine.key_spaces import IndexKeySpace, range_bounds
 from dynastore.engine.keys import storage_key
 from dynastore.engine.pages import PageRequest, TableFetch, read_range
 from dynastore.expressions import ExpressionContext
-from dynastore.model.table_schema import IndexDef, TableDef
-from dynastore.storage.catalog import Catalog
+from dynastore.model.table_schema import IndexDef, KeyAttr, KeySchema, TableDef
 from dynastore.storage.keycodec import encode_value
 from dynastore.storage.kv import KV
 from dynastore.storage.lmdb_kv import LmdbKV
 from dynastore.storage.memory_kv import MemoryKV
-from dynastore.util.clock import ManualClock
+from tests.unit.engine import tables
 
 
 @pytest.fixture(params=["memory", "lmdb"])
@@ -37,43 +33,26 @@ def kv(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KV]:
     store.close()
 
 
-def _key(name: str, kind: str) -> dict[str, str]:
-    return {"AttributeName": name, "KeyType": kind}
-
-
 def _table(kv: KV) -> tuple[Context, TableDef]:
-    config = Config(in_memory=isinstance(kv, MemoryKV), clock=ManualClock())
-    ctx = build_context(config, kv, Catalog.load(kv, config))
-    attrs = {"pk": "S", "sk": "N", "lsk": "S", "g": "S", "gs": "N", "t": "S", "r": "S", "rd": "N", "m": "S"}
-    create_table.handle(
-        {
-            "TableName": "t",
-            "KeySchema": [_key("pk", "HASH"), _key("sk", "RANGE")],
-            "AttributeDefinitions": [{"AttributeName": n, "AttributeType": t} for n, t in attrs.items()],
-            "BillingMode": "PAY_PER_REQUEST",
-            "LocalSecondaryIndexes": [
-                {
-                    "IndexName": "by_lsk",
-                    "KeySchema": [_key("pk", "HASH"), _key("lsk", "RANGE")],
-                    "Projection": {"ProjectionType": "KEYS_ONLY"},
-                }
-            ],
-            "GlobalSecondaryIndexes": [
-                {
-                    "IndexName": "by_g",
-                    "KeySchema": [_key("g", "HASH"), _key("gs", "RANGE")],
-                    "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["v"]},
-                },
-                {
-                    "IndexName": "multi",
-                    "KeySchema": [_key("t", "HASH"), _key("r", "HASH"), _key("rd", "RANGE"), _key("m", "RANGE")],
-                    "Projection": {"ProjectionType": "ALL"},
-                },
-            ],
-        },
-        ctx,
+    """pk (S) / sk (N); LSI "by_lsk" (pk, lsk) KEYS_ONLY; GSI "by_g" (g, gs N) INCLUDE [v]; GSI "multi" of
+    partition attributes t, r and sort attributes rd (N), m, projecting ALL."""
+    ctx, _ = tables.make_ctx(kv)
+    multi = KeySchema(
+        KeyAttr("t", "S"), KeyAttr("rd", "N"), more_hash=(KeyAttr("r", "S"),), more_range=(KeyAttr("m", "S"),)
     )
-    return ctx, ctx.catalog.get("t")
+    table = tables.create(
+        ctx,
+        "t",
+        range_key=tables.SK,
+        lsis=(tables.lsi(ctx, "by_lsk", KeyAttr("lsk", "S")),),
+        gsis=(
+            tables.gsi(
+                ctx, "by_g", KeyAttr("g", "S"), range_key=KeyAttr("gs", "N"), projection="INCLUDE", non_key=("v",)
+            ),
+            tables.gsi(ctx, "multi", multi, projection="ALL"),
+        ),
+    )
+    return ctx, table
 
 
 def _seed(ctx: Context, table: TableDef, items: list[dict[str, Any]]) -> None:

@@ -1,5 +1,5 @@
-"""engine.indexes and engine.gsi_backlog: entries, sparse indexes, key checks, LSI writes in the item's
-transaction, the durable GSI backlog, backfills, index write units, item collections and statistics."""
+"""engine.indexes and engine.changelog: entries, sparse indexes, key checks, LSI writes in the item's
+transaction, GSI changes in the durable change log, backfills, index write units, item collections and statistics."""
 
 from __future__ import annotations
 
@@ -8,72 +8,41 @@ from typing import Any
 
 import pytest
 
-from dynastore.api import create_table
-from dynastore.app import build_context
-from dynastore.config import Config
 from dynastore.engine import indexes, writes
+from dynastore.engine import tables as engine_tables
 from dynastore.engine.changelog import MODIFY, decode_record, encode_record
 from dynastore.engine.context import Context
 from dynastore.engine.keys import storage_key, table_item_key
 from dynastore.errors import ItemCollectionSizeLimitExceededException, ValidationException
-from dynastore.model.table_schema import ACTIVE, CREATING, IndexDef, KeySchema, Projection, TableDef
+from dynastore.model.table_schema import ACTIVE, CREATING, IndexDef, KeyAttr, KeySchema, Projection, TableDef
 from dynastore.storage import keyspace
-from dynastore.storage.catalog import Catalog
 from dynastore.storage.itemcodec import decode_item
 from dynastore.storage.kv import KV
 from dynastore.storage.memory_kv import MemoryKV
 from dynastore.util.clock import ManualClock
+from tests.unit.engine import tables
 
 Item = dict[str, Any]
 
 
-def _attr(name: str, kind: str) -> dict[str, str]:
-    return {"AttributeName": name, "AttributeType": kind}
-
-
-def _key(name: str, kind: str) -> dict[str, str]:
-    return {"AttributeName": name, "KeyType": kind}
-
-
 def make_ctx(kv: KV | None = None, **config: Any) -> Context:
-    cfg = Config(in_memory=True, clock=ManualClock(), **config)
-    store = kv if kv is not None else MemoryKV()
-    return build_context(cfg, store, Catalog.load(store, cfg))
+    ctx, _ = tables.make_ctx(kv, **config)
+    return ctx
 
 
 def create_indexed(ctx: Context, name: str = "t") -> TableDef:
     """pk/sk table; LSI "by_n" (pk, n) KEYS_ONLY; GSI "by_g" (g) ALL; GSI "by_h" (h, n) INCLUDE [x]."""
-    create_table.handle(
-        {
-            "TableName": name,
-            "KeySchema": [_key("pk", "HASH"), _key("sk", "RANGE")],
-            "AttributeDefinitions": [
-                _attr("pk", "S"),
-                _attr("sk", "S"),
-                _attr("n", "N"),
-                _attr("g", "S"),
-                _attr("h", "S"),
-            ],
-            "BillingMode": "PAY_PER_REQUEST",
-            "LocalSecondaryIndexes": [
-                {
-                    "IndexName": "by_n",
-                    "KeySchema": [_key("pk", "HASH"), _key("n", "RANGE")],
-                    "Projection": {"ProjectionType": "KEYS_ONLY"},
-                }
-            ],
-            "GlobalSecondaryIndexes": [
-                {"IndexName": "by_g", "KeySchema": [_key("g", "HASH")], "Projection": {"ProjectionType": "ALL"}},
-                {
-                    "IndexName": "by_h",
-                    "KeySchema": [_key("h", "HASH"), _key("n", "RANGE")],
-                    "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["x"]},
-                },
-            ],
-        },
+    n = KeyAttr("n", "N")
+    return tables.create(
         ctx,
+        name,
+        range_key=KeyAttr("sk", "S"),
+        lsis=(tables.lsi(ctx, "by_n", n),),
+        gsis=(
+            tables.gsi(ctx, "by_g", KeyAttr("g", "S"), projection="ALL"),
+            tables.gsi(ctx, "by_h", KeyAttr("h", "S"), range_key=n, projection="INCLUDE", non_key=("x",)),
+        ),
     )
-    return ctx.catalog.get_active(name)
 
 
 @pytest.fixture
@@ -361,7 +330,7 @@ def test_propagation_delay_holds_records_until_due() -> None:
 
 def test_changes_for_a_deleted_gsi_are_dropped(ctx: Context, table: TableDef) -> None:
     put(ctx, table, ITEM)
-    ctx.catalog.update("t", lambda td: replace(td, gsis=(replace(td.gsis[0], status="DELETING"), td.gsis[1])))
+    engine_tables.update(ctx, "t", lambda td: replace(td, gsis=(replace(td.gsis[0], status="DELETING"), td.gsis[1])))
     settle(ctx)
     assert index_items(ctx, table.gsis[0]) == []
     assert len(index_items(ctx, table.gsis[1])) == 1
@@ -374,14 +343,14 @@ def add_gsi(ctx: Context, name: str, attr: str) -> IndexDef:
     index = IndexDef(
         name=name,
         kind="GSI",
-        key_schema=KeySchema(ctx.catalog.get("t").key_schema.hash_key.__class__(attr, "S")),
+        key_schema=KeySchema(KeyAttr(attr, "S")),
         projection=Projection("KEYS_ONLY"),
         index_id=ctx.catalog.next_table_id(),
         status=CREATING,
         backfilling=True,
         online=True,
     )
-    ctx.catalog.update("t", lambda td: replace(td, gsis=(*td.gsis, index)))
+    engine_tables.update(ctx, "t", lambda td: replace(td, gsis=(*td.gsis, index)))
     return index
 
 

@@ -20,16 +20,32 @@ from dynastore.engine.pages import PageRequest, read_page, read_range
 from dynastore.errors import ProvisionedThroughputExceededException, TransactionCanceledException
 from dynastore.limits import MAX_PAGE_BYTES
 from dynastore.model.item_size import item_size
-from dynastore.model.table_schema import KeyAttr
+from dynastore.model.table_schema import IndexDef, KeyAttr, TableDef
 from dynastore.storage.kv import KV, ReadTxn
-from tests.unit.engine.tables import gsi, item, make_context, make_table, put, read_consumed
+from tests.unit.engine.tables import SK, create, gsi, item, make_ctx, put, read_consumed, spend_burst
+
+
+def make_context() -> Context:
+    """Partitions of at most 60 RCU and 20 WCU, so a table's throughput maps to few, small partitions."""
+    ctx, _ = make_ctx(partition_max_rcu=60, partition_max_wcu=20)
+    return ctx
+
+
+def make_table(ctx: Context, read: int | None = None, *, gsis: tuple[IndexDef, ...] = ()) -> TableDef:
+    """Table "t" (pk S, sk N): on demand, or provisioned at ``read`` RCU and 20 WCU with its burst spent (a
+    read past one second of its share is throttled)."""
+    table = create(ctx, "t", read, None if read is None else 20, range_key=SK, gsis=gsis)
+    if read is not None:
+        spend_burst(ctx, table)
+    return table
+
 
 # ---------------------------------------------------------------- get_item
 
 
 def test_get_item_of_a_missing_item_costs_the_minimum() -> None:
     ctx = make_context()
-    table = make_table(ctx, read=10, spend_burst=True)
+    table = make_table(ctx, 10)
     result = get_item(ctx, GetItemRequest(table, item("a", 1)))
     assert result.item_json is None
     assert result.half_units == 1  # half a unit, eventually consistent
@@ -39,7 +55,7 @@ def test_get_item_of_a_missing_item_costs_the_minimum() -> None:
 
 def test_get_item_gives_the_stored_json_and_the_decoded_item_at_its_exact_cost() -> None:
     ctx = make_context()
-    table = make_table(ctx, read=10, spend_burst=True)
+    table = make_table(ctx, 10)
     stored = item("a", 1, v="x" * 5000)
     put(ctx, table, [stored])
     result = get_item(ctx, GetItemRequest(table, item("a", 1), consistent=True))
@@ -51,7 +67,7 @@ def test_get_item_gives_the_stored_json_and_the_decoded_item_at_its_exact_cost()
 
 def test_get_item_refused_raises_and_takes_nothing() -> None:
     ctx = make_context()
-    table = make_table(ctx, read=2, spend_burst=True)  # one partition, 2 RCU left
+    table = make_table(ctx, 2)  # one partition, 2 RCU left
     put(ctx, table, [item("a", 1, v="x" * 5000)])  # two units, strongly consistent
     get_item(ctx, GetItemRequest(table, item("a", 1), consistent=True))
     with pytest.raises(ProvisionedThroughputExceededException):
@@ -71,7 +87,7 @@ def _partition_page(ctx: Context, table: Any, pk: str, **options: Any) -> Any:
 
 def test_a_page_stops_at_limit_and_is_settled_at_what_it_read() -> None:
     ctx = make_context()
-    table = make_table(ctx, read=10, spend_burst=True)
+    table = make_table(ctx, 10)
     items = [item("a", sk, v="x" * 1000) for sk in range(10)]
     put(ctx, table, items)
     page = _partition_page(ctx, table, "a", limit=3, consistent=True)
@@ -97,7 +113,7 @@ def test_a_page_ends_after_the_item_that_reaches_one_megabyte() -> None:
 
 def test_a_throttled_page_raises_before_reading() -> None:
     ctx = make_context()
-    table = make_table(ctx, read=1, spend_burst=True)
+    table = make_table(ctx, 1)
     put(ctx, table, [item("a", sk, v="x" * 4000) for sk in range(3)])
     page = _partition_page(ctx, table, "a")  # admitted at half a unit, settled at 1.5
     assert read_consumed(ctx, table) == 1.5
@@ -109,7 +125,7 @@ def test_a_throttled_page_raises_before_reading() -> None:
 
 def test_a_gsi_page_first_applies_the_writes_acknowledged_before_it() -> None:
     ctx = make_context()
-    index = gsi(ctx, "by_g", KeyAttr("g", "S"))
+    index = gsi(ctx, "by_g", KeyAttr("g", "S"), range_key=SK, projection="ALL")
     table = make_table(ctx, gsis=(index,))
     put(ctx, table, [item("a", sk, g="red") for sk in range(3)])
     backlog = ctx.changelog
@@ -129,7 +145,7 @@ def test_a_gsi_page_first_applies_the_writes_acknowledged_before_it() -> None:
 
 def test_batch_get_leaves_refused_keys_unprocessed_and_raises_when_none_was_read() -> None:
     ctx = make_context()
-    table = make_table(ctx, read=2, spend_burst=True)
+    table = make_table(ctx, 2)
     put(ctx, table, [item("a", sk, v="x" * 5000) for sk in range(3)])  # two units each, strongly consistent
     keys = tuple(storage_key(table, item("a", sk)) for sk in range(3))
     (result,) = batch_get(ctx, [BatchGetRequest(table, keys, consistent=True)])
@@ -169,7 +185,7 @@ class _CountingKV:
 
 def test_batch_get_looks_each_item_up_once_and_gives_back_keys_past_the_response_limit() -> None:
     ctx = make_context()
-    table = make_table(ctx, read=3, spend_burst=True)  # one partition of 3 RCU
+    table = make_table(ctx, 3)  # one partition of 3 RCU
     put(ctx, table, [item("a", sk, v="x" * 5000) for sk in range(3)])
     keys = tuple(storage_key(table, item("a", sk)) for sk in range(3))
     counting = _CountingKV(ctx.kv)
@@ -185,7 +201,7 @@ def test_batch_get_looks_each_item_up_once_and_gives_back_keys_past_the_response
 
 def test_transactional_gets_are_admitted_at_twice_a_consistent_read() -> None:
     ctx = make_context()
-    table = make_table(ctx, read=40, spend_burst=True)
+    table = make_table(ctx, 40)
     stored = item("a", 1, v="x" * 5000)
     put(ctx, table, [stored])
     actions = [transactions.GetAction(table, storage_key(table, item("a", sk))) for sk in (1, 2)]
@@ -197,7 +213,7 @@ def test_transactional_gets_are_admitted_at_twice_a_consistent_read() -> None:
 
 def test_a_refused_transactional_get_cancels_and_gives_back_the_others() -> None:
     ctx = make_context()
-    table = make_table(ctx, read=3, spend_burst=True)  # one partition, 3 RCU left
+    table = make_table(ctx, 3)  # one partition, 3 RCU left
     put(ctx, table, [item("a", 1, v="x" * 1000)])
     actions = [transactions.GetAction(table, storage_key(table, item("a", sk))) for sk in (1, 2)]
     with pytest.raises(TransactionCanceledException) as info:

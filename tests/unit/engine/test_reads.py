@@ -14,9 +14,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dynastore.api import create_table
-from dynastore.app import build_context
-from dynastore.config import Config
 from dynastore.engine import writes
 from dynastore.engine.context import Context
 from dynastore.engine.item_reads import BatchGetRequest, read_batch
@@ -25,13 +22,12 @@ from dynastore.engine.keys import storage_key
 from dynastore.engine.pages import PageRequest, condition_paths, read_range
 from dynastore.expressions import ExpressionContext
 from dynastore.model.item_size import item_size
-from dynastore.model.table_schema import TableDef
-from dynastore.storage.catalog import Catalog
+from dynastore.model.table_schema import KeyAttr, TableDef
 from dynastore.storage.keycodec import encode_value
 from dynastore.storage.kv import KV
 from dynastore.storage.lmdb_kv import LmdbKV
 from dynastore.storage.memory_kv import MemoryKV
-from dynastore.util.clock import ManualClock
+from tests.unit.engine import tables
 
 
 @pytest.fixture(params=["memory", "lmdb"])
@@ -42,17 +38,9 @@ def kv(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KV]:
 
 
 def _context(kv: KV, range_type: str | None = "N") -> Context:
-    config = Config(in_memory=isinstance(kv, MemoryKV), clock=ManualClock())
-    ctx = build_context(config, kv, Catalog.load(kv, config))
-    schema = [{"AttributeName": "pk", "KeyType": "HASH"}]
-    definitions = [{"AttributeName": "pk", "AttributeType": "S"}]
-    if range_type is not None:
-        schema.append({"AttributeName": "sk", "KeyType": "RANGE"})
-        definitions.append({"AttributeName": "sk", "AttributeType": range_type})
-    create_table.handle(
-        {"TableName": "t", "KeySchema": schema, "AttributeDefinitions": definitions, "BillingMode": "PAY_PER_REQUEST"},
-        ctx,
-    )
+    """Table "t": partition key pk (S), sort key sk of ``range_type`` (none when None), on demand."""
+    ctx, _ = tables.make_ctx(kv)
+    tables.create(ctx, "t", range_key=None if range_type is None else KeyAttr("sk", range_type))
     return ctx
 
 

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dynastore.api import create_table
-from dynastore.app import build_context
-from dynastore.config import Config
 from dynastore.engine import transactions, writes
 from dynastore.engine.context import Context
 from dynastore.engine.keys import storage_key
@@ -25,26 +21,17 @@ from dynastore.expressions import ExpressionContext
 from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
 from dynastore.storage import keyspace
-from dynastore.storage.catalog import Catalog
 from dynastore.storage.itemcodec import decode_item
 from dynastore.storage.kv import KV
 from dynastore.storage.lmdb_kv import LmdbKV
 from dynastore.storage.memory_kv import MemoryKV
 from dynastore.util.clock import ManualClock
+from tests.unit.engine import tables
 
 
 def _context(kv: KV, hold: float = 0.0) -> Context:
-    config = Config(in_memory=isinstance(kv, MemoryKV), clock=ManualClock(), transaction_lock_hold=hold)
-    ctx = build_context(config, kv, Catalog.load(kv, config))
-    create_table.handle(
-        {
-            "TableName": "t",
-            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
-            "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
-            "BillingMode": "PAY_PER_REQUEST",
-        },
-        ctx,
-    )
+    ctx, _ = tables.make_ctx(kv, transaction_lock_hold=hold)
+    tables.create(ctx, "t")  # partition key pk (S), on demand
     return ctx
 
 
@@ -277,8 +264,7 @@ def test_the_token_survives_a_reopen(tmp_path: Path) -> None:
     kv.close()
     reopened = LmdbKV(tmp_path / "db")
     try:
-        config = dataclasses.replace(ctx.config)
-        ctx2 = build_context(config, reopened, Catalog.load(reopened, config))
+        ctx2, _ = tables.make_ctx(reopened)  # the clock where the first server's stood
         assert transactions.find_token(ctx2, "tok", "h") is not None
     finally:
         reopened.close()

@@ -6,35 +6,28 @@ from typing import Any
 
 import pytest
 
-from dynastore.api import create_table, put_item, time_to_live
-from dynastore.engine import ttl
+from dynastore.engine import ttl, writes
 from dynastore.engine.context import Context
+from dynastore.engine.keys import storage_key
+from dynastore.model.item_size import item_size
+from dynastore.model.table_schema import TtlSpec
 from dynastore.storage import keyspace
 from dynastore.storage.itemcodec import decode_item
-from tests.unit.engine.test_indexes import make_ctx
+from tests.unit.engine import tables
 
-NOW = 1_700_000_000  # the ManualClock's start
+NOW = int(tables.T0)  # the ManualClock's start
 
 
 def table(ctx: Context, name: str = "ttl", *, enabled: bool = True) -> None:
-    create_table.handle(
-        {
-            "TableName": name,
-            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
-            "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
-            "BillingMode": "PAY_PER_REQUEST",
-        },
-        ctx,
-    )
-    if enabled:
-        time_to_live.handle_update(
-            {"TableName": name, "TimeToLiveSpecification": {"Enabled": True, "AttributeName": "exp"}}, ctx
-        )
+    """An on-demand table of partition key ``pk`` (S), its time to live on attribute ``exp`` when ``enabled``."""
+    tables.create(ctx, name, ttl=TtlSpec("exp", True) if enabled else None)
 
 
 def put(ctx: Context, pk: str, exp: dict[str, Any] | None, name: str = "ttl") -> None:
+    """Write as PutItem does (admitted and settled, so the partition view counts the item)."""
     item: dict[str, Any] = {"pk": {"S": pk}} | ({"exp": exp} if exp is not None else {})
-    put_item.handle({"TableName": name, "Item": item}, ctx)
+    td = ctx.catalog.get(name)
+    writes.perform(ctx, td, storage_key(td, item), writes.PutPlan(item, size=item_size(item)))
 
 
 def keys(ctx: Context, name: str = "ttl") -> set[str]:
@@ -44,7 +37,7 @@ def keys(ctx: Context, name: str = "ttl") -> set[str]:
 
 
 def test_only_number_times_in_the_past_five_years_expire() -> None:
-    ctx = make_ctx()
+    ctx, clock = tables.make_ctx()
     table(ctx)
     put(ctx, "past", {"N": str(NOW - 1)})
     put(ctx, "now", {"N": str(NOW)})
@@ -56,7 +49,7 @@ def test_only_number_times_in_the_past_five_years_expire() -> None:
     put(ctx, "missing", None)
     assert ttl.sweep(ctx) is False
     assert keys(ctx) == {"future", "string", "set", "ancient", "missing"}
-    ctx.clock.advance(60)  # type: ignore[attr-defined]
+    clock.advance(60)
     ttl.sweep(ctx)
     assert keys(ctx) == {"string", "set", "ancient", "missing"}
     assert ctx.catalog.stats("ttl")[0] == 4
@@ -65,7 +58,7 @@ def test_only_number_times_in_the_past_five_years_expire() -> None:
 
 
 def test_disabled_or_absent_ttl_deletes_nothing() -> None:
-    ctx = make_ctx()
+    ctx, _ = tables.make_ctx()
     table(ctx, enabled=False)
     put(ctx, "past", {"N": str(NOW - 1)})
     ttl.sweep(ctx)
@@ -74,7 +67,7 @@ def test_disabled_or_absent_ttl_deletes_nothing() -> None:
 
 def test_a_large_table_is_swept_a_chunk_per_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ttl, "SWEEP_CHUNK", 3)
-    ctx = make_ctx()
+    ctx, _ = tables.make_ctx()
     table(ctx)
     for i in range(7):
         put(ctx, f"k{i}", {"N": str(NOW - 1)})

@@ -4,41 +4,25 @@ from __future__ import annotations
 
 import pytest
 
-from dynastore.api import create_table
-from dynastore.app import build_context
-from dynastore.config import Config
 from dynastore.engine import writes
 from dynastore.engine.context import Context
 from dynastore.engine.keys import storage_key
 from dynastore.errors import ValidationException
 from dynastore.expressions import ExpressionContext
 from dynastore.model.table_schema import TableDef
-from dynastore.storage.catalog import Catalog
 from dynastore.storage.itemcodec import decode_item
-from dynastore.storage.memory_kv import MemoryKV
-from dynastore.util.clock import ManualClock
+from tests.unit.engine import tables
 
 
 @pytest.fixture
 def ctx() -> Context:
-    config = Config(in_memory=True, clock=ManualClock())
-    kv = MemoryKV()
-    context = build_context(config, kv, Catalog.load(kv, config))
-    create_table.handle(
-        {
-            "TableName": "t",
-            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
-            "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
-            "BillingMode": "PAY_PER_REQUEST",
-        },
-        context,
-    )
+    context, _ = tables.make_ctx()
     return context
 
 
 @pytest.fixture
 def table(ctx: Context) -> TableDef:
-    return ctx.catalog.get_active("t")
+    return tables.create(ctx, "t")  # partition key pk (S), on demand
 
 
 def stored(ctx: Context, table: TableDef, pk: str) -> object:

@@ -18,8 +18,7 @@ from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import KeyAttr, OnDemandThroughput, TableDef
 from dynastore.model.values import Item
 from dynastore.storage import keyspace
-
-from .tables import create, gsi, key_of, make_ctx
+from tests.unit.engine.tables import create, gsi, key_of, make_ctx
 
 
 def put(ctx: Context, td: TableDef, item: Item, condition: object = None) -> writes.WriteResult:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from dynastore.app import build_context
 from dynastore.engine import writes
 from dynastore.engine.capacity import insights
 from dynastore.engine.context import Context
@@ -14,9 +13,7 @@ from dynastore.errors import ResourceNotFoundException
 from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import KeyAttr, TableDef
 from dynastore.model.values import Item
-from dynastore.storage.catalog import Catalog
-
-from .tables import T0, create, gsi, make_ctx
+from tests.unit.engine.tables import T0, create, gsi, make_ctx, restart
 
 COLOR = KeyAttr("color", "S")
 
@@ -94,7 +91,7 @@ def test_the_status_survives_a_restart() -> None:
     ctx, _ = make_ctx()
     table_with_gsi(ctx)
     insights.change(ctx, "paint", "by-color", enable=True, mode="THROTTLED_KEYS")
-    again = build_context(ctx.config, ctx.kv, Catalog.load(ctx.kv, ctx.config))
+    again = restart(ctx)
     assert state(insights.status(again, "paint", "by-color")) == ("by-color", "ENABLED", "THROTTLED_KEYS", T0, False)
     counters = again.capacity.find("paint").gsis["by-color"].insights
     assert counters is not None and counters.mode == "THROTTLED_KEYS"

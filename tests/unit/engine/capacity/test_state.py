@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from dynastore.app import build_context
 from dynastore.engine import tables, writes
 from dynastore.engine.capacity.partitions import HASH_SPACE
 from dynastore.engine.context import Context
@@ -14,9 +13,7 @@ from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import ProvisionedThroughput, TableDef
 from dynastore.model.values import Item
 from dynastore.storage import keycodec, keyspace
-from dynastore.storage.catalog import Catalog
-
-from .tables import create, key_of, make_ctx
+from tests.unit.engine.tables import create, key_of, make_ctx, restart
 
 
 def view(ctx: Context, name: str) -> list[tuple[float, float]]:
@@ -77,8 +74,7 @@ def test_map_survives_a_restart() -> None:
     tables.update(ctx, "keep", lambda td: dataclasses.replace(td, throughput=ProvisionedThroughput(8000, 2000)))
     assert len(view(ctx, "keep")) == 8
     ctx.capacity.set_as_if(ctx.capacity.find("keep"), 3)
-    kv = ctx.kv
-    again = build_context(ctx.config, kv, Catalog.load(kv, ctx.config))
+    again = restart(ctx)
     st = again.capacity.find("keep")
     assert len(st.base.natural) == 8
     assert st.as_if == 3 and len(st.base.pmap) == 3

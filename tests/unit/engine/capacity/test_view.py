@@ -13,8 +13,7 @@ from dynastore.limits import CONTRIBUTOR_WINDOW_SECONDS
 from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import KeyAttr, TableDef
 from dynastore.model.values import Item
-
-from .tables import T0, create, gsi, make_ctx
+from tests.unit.engine.tables import T0, create, gsi, make_ctx
 
 COLOR = KeyAttr("color", "S")
 
