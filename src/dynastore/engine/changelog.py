@@ -309,7 +309,7 @@ class ChangeLog:
                 yield decode_record(seq, raw)
 
     def trim(self, before: float, max_records: int) -> bool:
-        """Delete up to ``max_records`` records written before ``before`` (the retention period passed) whose GSI
+        """Delete up to ``max_records`` records written at or before ``before`` (their retention passed) whose GSI
         changes are applied; True while more may be due. The next sequence number is saved, so sequence numbers
         never go back even when the log empties."""
         prefix = keyspace.change_prefix()
@@ -318,7 +318,7 @@ class ChangeLog:
             for key, raw in txn.iter_range(prefix, keyspace.prefix_end(prefix)):
                 seq = _seq_of(key)
                 record = decode_record(seq, raw)
-                if record.at >= before or trimmed >= max_records:
+                if record.at > before or trimmed >= max_records:
                     break
                 if txn.get(keyspace.gsi_pending_key(seq)) is not None:
                     break  # its GSI changes come first

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from dynastore.engine.capacity.partitions import PartitionMap
 from dynastore.engine.capacity.state import Capacity
 from dynastore.limits import STREAM_RETENTION_SECONDS, STREAM_SHARD_ROLLOVER_SECONDS
 from dynastore.model.table_schema import TableDef
@@ -151,8 +152,14 @@ class StreamShards:
             txn.put(keyspace.shards_record_key(table.table_id), shards.to_record())
         return shard.number
 
+    def _partitions(self, table: TableDef) -> PartitionMap:
+        """The table's partition map as the capacity model has it (made current before the write transaction
+        opened, engine/writes.py ``prepare``; never brought up to date here, which may write)."""
+        st = self._capacity.tables.get(table.table_id)
+        return st.base.natural if st is not None else PartitionMap.even(1)
+
     def _partition_range(self, table: TableDef, h: int) -> tuple[int, int]:
-        pmap = self._capacity.state(table).base.natural
+        pmap = self._partitions(table)
         p = pmap.partitions[pmap.index_of(h)]
         return p.lo, p.hi
 
@@ -161,7 +168,7 @@ class StreamShards:
         one per partition."""
         for old in list(shards.open):
             _close(old, seq - 1, now)
-        pmap = self._capacity.state(table).base.natural
+        pmap = self._partitions(table)
         for p in pmap.partitions:
             shards.shards.append(Shard(shards.next_number, 0, p.lo, p.hi, label, now, seq))
             shards.next_number += 1
@@ -171,7 +178,7 @@ class StreamShards:
         """Close ``parent``; its children cover its range, one per partition inside it (one when it only rolled
         over). Returns the child that holds hash ``h``."""
         _close(parent, seq - 1, now)
-        pmap = self._capacity.state(table).base.natural
+        pmap = self._partitions(table)
         ranges = [
             (max(p.lo, parent.lo), min(p.hi, parent.hi))
             for p in pmap.partitions

@@ -200,6 +200,8 @@ def execute_write(
             raise _canceled([REASON_CONFLICT if hit else REASON_NONE for hit in conflicts])
 
     results: list[writes.WriteResult] = []
+    for action in actions:
+        writes.prepare(ctx, action.table)
     with ctx.kv.write() as txn:
         reasons: list[dict[str, Any]] = []
         failed = False

@@ -254,6 +254,7 @@ def settle(ctx: Context, ticket: admission.Ticket, result: WriteResult) -> None:
 def execute(ctx: Context, table: TableDef, key: bytes, plan: Plan) -> WriteResult:
     """Apply ``plan`` to the item at ``key`` atomically. Raises ConditionFailedError (nothing written), or
     StorageUnavailableError while the store refuses writes (a delete still runs on a full disk: it frees space)."""
+    prepare(ctx, table)
     with ctx.kv.write(frees_space=isinstance(plan, DeletePlan)) as txn:
         result = apply_in(ctx, txn, table, key, plan)
     _record_stats(ctx, table, result)
@@ -262,11 +263,20 @@ def execute(ctx: Context, table: TableDef, key: bytes, plan: Plan) -> WriteResul
 
 def execute_batch(ctx: Context, writes: list[tuple[TableDef, bytes, Plan]]) -> list[WriteResult]:
     """Apply unconditional plans to distinct keys in one storage transaction (BatchWriteItem)."""
+    for table, _, _ in writes:
+        prepare(ctx, table)
     with ctx.kv.write(frees_space=all(isinstance(plan, DeletePlan) for _, _, plan in writes)) as txn:
         results = [apply_in(ctx, txn, table, key, plan) for table, key, plan in writes]
     for (table, _, _), result in zip(writes, results, strict=True):
         _record_stats(ctx, table, result)
     return results
+
+
+def prepare(ctx: Context, table: TableDef) -> None:
+    """Before a write transaction on a table with a stream: its shards follow the partition map, which must be
+    current before the transaction opens (bringing it up to date may write)."""
+    if table.stream is not None and table.stream.enabled:
+        ctx.capacity.state(table)
 
 
 def apply_in(ctx: Context, txn: WriteTxn, table: TableDef, key: bytes, plan: Plan) -> WriteResult:
