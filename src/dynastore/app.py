@@ -71,6 +71,8 @@ class Dynastore:
         # Writes the store took back after a storage failure may have changed tables: read them again.
         self.kv.watch_losses(lambda durable, lost_through: self.catalog.reload())
         self.engine = build_context(config, self.kv, self.catalog)
+        # ... and the stream shards they may have opened or closed: read them again when next needed.
+        self.kv.watch_losses(lambda durable, lost_through: self.engine.shards.clear())
         self.protocol = self._protocol()
         self.committer: GroupCommitter | None = None
         self._tasks: list[asyncio.Task[None]] = []
