@@ -97,10 +97,13 @@ def test_serve_help_shows_every_default_and_its_environment_variable() -> None:
         "--reserved-descriptors": "64",
         "--max-buffered-request-bytes": str(256 * 1024**2),
         "--write-buffer-bytes": str(1024**2),
+        "--trigger": "None",
+        "--triggers-file": "None",
     }
     assert set(options) == {"-h", *expected}
     for flag, default in expected.items():
-        env_name = "DYNASTORE_" + flag[2:].upper().replace("-", "_")
+        # --trigger is repeatable; its variable holds a JSON array of them
+        env_name = "DYNASTORE_TRIGGERS" if flag == "--trigger" else "DYNASTORE_" + flag[2:].upper().replace("-", "_")
         switch = "=1" if default in ("on", "off") else ""
         assert f"(default: {default}; {env_name}{switch})" in options[flag], options[flag]
 
