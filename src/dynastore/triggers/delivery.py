@@ -11,7 +11,7 @@ import asyncio
 import inspect
 import urllib.error
 import urllib.request
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import orjson
@@ -20,7 +20,7 @@ from dynastore.triggers.spec import TriggerSpec
 
 __all__ = ["Deliver", "DeliveryFailed", "delivery_for"]
 
-Deliver = Callable[[bytes], Awaitable[None]]
+Deliver = Callable[[bytes], Coroutine[Any, Any, None]]
 _OUTPUT_KEPT = 500  # characters of a failed command's output kept as its error
 
 

@@ -284,8 +284,10 @@ class TriggerRunner:
         table = self._table
         shards: list[dict[str, Any]] = []
         if checkpoint is not None and table is not None:
-            for shard in self._ctx.shards.of(checkpoint.table_id).of_stream(checkpoint.label):
-                shards.append(self._shard_view(table, shard, checkpoint))
+            listed = self._ctx.shards.of(checkpoint.table_id).of_stream(checkpoint.label)
+            by_number = {s.number: s for s in listed}
+            for shard in listed:
+                shards.append(self._shard_view(table, shard, by_number.get(shard.parent), checkpoint))
         return {
             "name": spec.name,
             "table": spec.table,
@@ -297,7 +299,9 @@ class TriggerRunner:
             "last_error": self.last_error,
         }
 
-    def _shard_view(self, table: TableDef, shard: Shard, checkpoint: Checkpoint) -> dict[str, Any]:
+    def _shard_view(
+        self, table: TableDef, shard: Shard, parent: Shard | None, checkpoint: Checkpoint
+    ) -> dict[str, Any]:
         state = self.shards.get(shard.number) or ShardState()
         done = checkpoint.done.get(shard.number)
         in_flight = None
@@ -312,7 +316,7 @@ class TriggerRunner:
             }
         return {
             "shard_id": shard_id(table, shard.number, shard.opened_at),
-            "parent_shard_id": None,
+            "parent_shard_id": None if parent is None else shard_id(table, parent.number, parent.opened_at),
             "open": shard.is_open,
             "finished": shard.number in checkpoint.finished,
             "checkpoint": None if done is None else sequence_number(done),

@@ -124,7 +124,7 @@ def parse_trigger(raw: Mapping[str, Any], default_name: str | None = None) -> Tr
     """One trigger from its JSON/TOML object."""
     if not isinstance(raw, Mapping):
         raise TriggerConfigError("a trigger must be a JSON object (or a TOML table)")
-    table = raw.get("Table", raw.get("TableName"))
+    table = _text("a trigger", "Table", raw.get("Table", raw.get("TableName")))
     name = raw.get("Name", default_name if default_name is not None else table)
     where = f"trigger {name!r}"
     unknown = sorted(set(raw) - _KNOWN)
@@ -132,7 +132,7 @@ def parse_trigger(raw: Mapping[str, Any], default_name: str | None = None) -> Tr
         raise TriggerConfigError(f"{where}: unknown parameters {', '.join(unknown)}")
     return TriggerSpec(
         name=_text(where, "Name", name),
-        table=_text(where, "Table", table),
+        table=table,
         command=_command(where, raw.get("Command")),
         url=None if raw.get("Url") is None else _text(where, "Url", raw["Url"]),
         timeout=_number(where, raw, "Timeout", TRIGGER_TIMEOUT_DEFAULT),

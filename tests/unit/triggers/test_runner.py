@@ -215,6 +215,8 @@ def test_a_child_shard_is_read_only_after_its_parent_is_finished() -> None:
     assert recorder.calls == [["a"]]
     assert step(runner)
     assert recorder.calls == [["a"], ["b"]]
+    parent, child = runner.view()["shards"]
+    assert parent["finished"] and not parent["open"] and child["parent_shard_id"] == parent["shard_id"]
 
 
 def test_the_checkpoint_survives_a_restart() -> None:
