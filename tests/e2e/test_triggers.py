@@ -120,6 +120,7 @@ def test_records_come_in_batches_of_the_batch_size_and_the_window_sends_the_rest
     assert batches(tmp_path)[2]["keys"] == ["k6"]
     seqs = [s for b in batches(tmp_path) for s in b["seqs"]]
     assert seqs == sorted(seqs) and all(len(s) == 21 for s in seqs)
+    wait_for(lambda: checkpoint_of(server) == seqs[-1])  # checkpointed once the command has exited
     (view,) = admin(server, "triggers")["triggers"]
     (shard,) = view["shards"]
     assert view["name"] == "audit" and view["kind"] == "command"
@@ -160,6 +161,7 @@ def test_a_failing_record_is_isolated_by_bisection_and_written_to_the_failure_fi
     admin(server, "clock", {"advance": 60})
     wait_for(lambda: len(batches(tmp_path)) == 3)
     assert batches(tmp_path)[2]["keys"] == ["e"]  # the shard went on
+    wait_for(lambda: checkpoint_of(server) == batches(tmp_path)[2]["seqs"][0])
     (shard,) = admin(server, "triggers")["triggers"][0]["shards"]
     assert shard["failures"] == 1 and shard["last_error"] == "exit status 1: a bad record"
 
