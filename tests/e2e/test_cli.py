@@ -245,3 +245,15 @@ def test_a_wrong_choice_in_the_environment_is_refused(tmp_path: Path) -> None:
         "dynastore serve: error: DYNASTORE_LOG_FORMAT: invalid choice: 'xml' (choose from text, json)\n"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_wrong_trigger_is_one_line_and_creates_nothing(tmp_path: Path) -> None:
+    result = run("serve", "--port", "0", "--trigger", '{"Table": "t", "Command": "cat", "BatchSize": 0}', cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == ("dynastore serve: error: trigger 't': BatchSize must be from 1 to 10000")
+    result = run("serve", "--port", "0", cwd=tmp_path, env={"DYNASTORE_TRIGGERS": "[{"})
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1].startswith(
+        "dynastore serve: error: --trigger (or DYNASTORE_TRIGGERS): not JSON"
+    )
+    assert list(tmp_path.iterdir()) == []

@@ -155,7 +155,7 @@ def parse_triggers(definitions: Sequence[str], env_value: str = "", file: Path |
     if env_value.strip():
         raws += _json_list("DYNASTORE_TRIGGERS", env_value)
     for text in definitions:
-        raws += _json_list("--trigger", text)
+        raws += _json_list("--trigger (or DYNASTORE_TRIGGERS)", text)
     if file is not None:
         raws += read_triggers_file(file)
     specs = [parse_trigger(raw) for raw in raws]

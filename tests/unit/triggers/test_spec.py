@@ -93,7 +93,7 @@ def test_a_bad_file_is_one_line(tmp_path: Path) -> None:
     bad.write_text("[[trigger]\n")
     with pytest.raises(TriggerConfigError, match="is not TOML"):
         parse_triggers([], "", bad)
-    with pytest.raises(TriggerConfigError, match="--trigger: not JSON"):
+    with pytest.raises(TriggerConfigError, match=r"--trigger \(or DYNASTORE_TRIGGERS\): not JSON"):
         parse_triggers(["{"])
 
 
