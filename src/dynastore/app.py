@@ -130,7 +130,7 @@ class Dynastore:
 
     async def stop(self) -> None:
         """End the background work, make the last writes durable and close the store."""
-        self.triggers.stop()
+        await self.triggers.stop()
         for task in self._tasks:
             task.cancel()
         self._tasks = []

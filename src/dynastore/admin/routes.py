@@ -67,6 +67,8 @@ def handle(
     query = {k: v[-1] for k, v in parse_qs(url.query).items()}
     try:
         if parts == ["triggers"]:
+            if method != "GET":
+                raise _Refused(405, f"{method} is not supported here")
             payload: Any = {"triggers": [] if triggers is None else triggers.view()}
         else:
             payload = _route(ctx, method, parts, query, body)

@@ -2,7 +2,8 @@
 
 ``Triggers.start(loop)`` begins one task per trigger (a round, then a pause of ``POLL_INTERVAL`` unless the
 round moved something), ``stop()`` cancels them: a batch in flight is abandoned, not checkpointed, and delivered
-again after the next start. Nothing runs while the store is read-only (after a storage failure).
+again after the next start (an HTTP request or a plain callable already running in a worker thread finishes
+there, within the trigger's timeout for HTTP). Nothing runs while the store is read-only (after a storage failure).
 """
 
 from __future__ import annotations
@@ -41,10 +42,12 @@ class Triggers:
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         self._tasks = [loop.create_task(self._run(runner)) for runner in self.runners]
 
-    def stop(self) -> None:
-        for task in self._tasks:
+    async def stop(self) -> None:
+        """Cancel every trigger and wait until each has let go (a command in flight is killed)."""
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
             task.cancel()
-        self._tasks = []
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _run(self, runner: TriggerRunner) -> None:
         kv = self._ctx.kv

@@ -49,6 +49,8 @@ def test_a_python_trigger_runs_with_the_dynastore() -> None:
         (view,) = orjson.loads(response.body)["triggers"]
         assert view["name"] == "py" and view["kind"] == "python"
         assert sum(s["records_delivered"] for s in view["shards"]) == 3
+        refused = routes.handle(app.engine, "POST", {"content-type": "application/json"}, "/dynastore/triggers", b"{}")
+        assert refused.status == 405
         await app.stop()
 
     asyncio.run(main())
