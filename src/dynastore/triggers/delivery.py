@@ -70,10 +70,10 @@ def _post_blocking(url: str, body: bytes, timeout: float) -> None:
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - the operator's own URL
             status = response.status
-    except urllib.error.HTTPError as e:
-        status = e.code
-    except (urllib.error.URLError, OSError) as e:
-        reason = getattr(e, "reason", e)
+    except urllib.error.HTTPError as answered:
+        status = answered.code
+    except (urllib.error.URLError, OSError) as unreachable:  # (a name of its own: mypyc types each name once)
+        reason = getattr(unreachable, "reason", unreachable)
         raise DeliveryFailed(f"POST {url} failed: {reason}") from None
     if not 200 <= status < 300:
         raise DeliveryFailed(f"POST {url} answered HTTP {status}")

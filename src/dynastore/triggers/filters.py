@@ -70,7 +70,7 @@ def _check_matcher(key: str, matcher: Any) -> None:
         return
     if len(matcher) != 1:
         raise ValueError(f"a matcher of {key!r} must have exactly one operator")
-    ((op, arg),) = matcher.items()
+    op, arg = next(iter(matcher.items()))
     if op in ("prefix", "suffix", "equals-ignore-case"):
         ok = isinstance(arg, str)
     elif op == "exists":
@@ -127,7 +127,7 @@ def _leaf(matchers: list[Any], found: Any) -> bool:
 def _one(matcher: Any, value: Any) -> bool:
     if not isinstance(matcher, dict):
         return value is not _ABSENT and _equal(matcher, value)
-    ((op, arg),) = matcher.items()
+    op, arg = next(iter(matcher.items()))
     if op == "exists":
         return (value is not _ABSENT) is bool(arg)
     if value is _ABSENT:
@@ -145,7 +145,7 @@ def _one(matcher: Any, value: Any) -> bool:
         )
     # anything-but
     if isinstance(arg, dict):
-        ((how, text),) = arg.items()
+        how, text = next(iter(arg.items()))
         if not isinstance(value, str):
             return True
         return not (value.startswith(text) if how == "prefix" else value.endswith(text))

@@ -175,18 +175,18 @@ def read_triggers_file(path: Path) -> list[Any]:
     """The triggers of a JSON file (an array, or {"triggers": [...]}) or a TOML file ([[trigger]] tables)."""
     try:
         text = path.read_bytes()
-    except OSError as e:
-        raise TriggerConfigError(f"cannot read the triggers file {path}: {e.strerror}") from None
+    except OSError as unreadable:
+        raise TriggerConfigError(f"cannot read the triggers file {path}: {unreadable.strerror}") from None
     if path.suffix.lower() == ".toml":
         try:
             data: Any = tomllib.loads(text.decode("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-            raise TriggerConfigError(f"the triggers file {path} is not TOML: {e}") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as not_toml:
+            raise TriggerConfigError(f"the triggers file {path} is not TOML: {not_toml}") from None
     else:
         try:
             data = orjson.loads(text)
-        except orjson.JSONDecodeError as e:
-            raise TriggerConfigError(f"the triggers file {path} is not JSON: {e}") from None
+        except orjson.JSONDecodeError as not_json:
+            raise TriggerConfigError(f"the triggers file {path} is not JSON: {not_json}") from None
     if isinstance(data, dict):
         data = data.get("trigger", data.get("triggers", [data] if "Table" in data else []))
     if not isinstance(data, list):
