@@ -4,7 +4,9 @@ stopped with the other background work, inspected at GET /dynastore/triggers."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -69,3 +71,19 @@ def test_configured_triggers_come_from_config() -> None:
         app.close()
     with pytest.raises(TriggerConfigError, match="BatchSize must be from 1 to 10000"):
         Dynastore(Config(in_memory=True, triggers=('{"Table": "t", "Command": "cat", "BatchSize": 0}',)))
+
+
+def test_triggers_from_the_environment(tmp_path: Path) -> None:
+    file = tmp_path / "t.toml"
+    file.write_text('[[trigger]]\nName = "f"\nTable = "t"\nUrl = "http://127.0.0.1:1/"\n')
+    env = {
+        "DYNASTORE_TRIGGERS": '[{"Name": "e", "Table": "t", "Command": "cat"}]',
+        "DYNASTORE_TRIGGERS_FILE": str(file),
+    }
+    config = Config.from_env(env)
+    assert config.triggers_file == file
+    app = Dynastore(dataclasses.replace(config, in_memory=True))
+    try:
+        assert [(r.spec.name, r.spec.kind) for r in app.triggers.runners] == [("e", "command"), ("f", "http")]
+    finally:
+        app.close()
