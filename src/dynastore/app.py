@@ -2,8 +2,9 @@
 
 ``Dynastore(config)`` opens the store and builds the catalog, the engine's components (engine/context.py) and
 the protocol that answers requests. ``start(loop)`` begins its background work on an asyncio loop (group
-commit, GSI propagation, housekeeping) and ``stop()`` ends it and closes the store. It knows nothing of sockets:
-server.py adapts it to HTTP, and any other host (in a test process, a cluster node) can drive the same object.
+commit, GSI propagation, housekeeping, triggers) and ``stop()`` ends it and closes the store. It knows nothing
+of sockets: server.py adapts it to HTTP, and any other host (in a test process, a cluster node) can drive the
+same object.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from dynastore.protocol.request_log import LoggedProtocol, RequestLog
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.group_commit import GroupCommitter
 from dynastore.storage.kv import KV, StorageError
+from dynastore.triggers.service import Triggers
+from dynastore.triggers.spec import TriggerSpec, parse_triggers
 
 __all__ = ["Dynastore", "open_storage"]
 
@@ -73,13 +76,15 @@ class Dynastore:
         self.engine = build_context(config, self.kv, self.catalog)
         # ... and the stream shards they may have opened or closed: read them again when next needed.
         self.kv.watch_losses(lambda durable, lost_through: self.engine.shards.clear())
+        # Configured triggers (a wrong one raises TriggerConfigError); add_trigger adds Python ones before start.
+        self.triggers = Triggers(self.engine, parse_triggers(config.triggers, file=config.triggers_file))
         self.protocol = self._protocol()
         self.committer: GroupCommitter | None = None
         self._tasks: list[asyncio.Task[None]] = []
 
     def _protocol(self) -> Protocol:
         operations = dispatch.bind(self.engine)
-        admin = routes.bind(self.engine)
+        admin = routes.bind(self.engine, self.triggers)
         kv = self.kv
 
         def commit_seq() -> int:
@@ -103,6 +108,13 @@ class Dynastore:
             meters=self.engine.capacity.meters,
         )
 
+    def add_trigger(self, spec: TriggerSpec) -> None:
+        """Drive a handler from a table's stream (docs/triggers.md); before ``start``. A Python callable goes in
+        ``TriggerSpec(name=..., table=..., handler=fn)``."""
+        if self._tasks:
+            raise RuntimeError("add triggers before the dynastore starts")
+        self.triggers.add(spec)
+
     def serving_on(self, port: int) -> None:
         """The port requests arrive on (with port 0 the operating system chose it; DescribeEndpoints reports it)."""
         self.config = dataclasses.replace(self.config, port=port)
@@ -115,10 +127,12 @@ class Dynastore:
         if isinstance(self.protocol, LoggedProtocol):
             self.protocol.durability = committer
         self._tasks = [loop.create_task(self._maintain()), loop.create_task(self._propagate())]
+        self.triggers.start(loop)
         return committer
 
     async def stop(self) -> None:
         """End the background work, make the last writes durable and close the store."""
+        await self.triggers.stop()
         for task in self._tasks:
             task.cancel()
         self._tasks = []

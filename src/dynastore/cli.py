@@ -98,6 +98,7 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
     serve.add_argument(
         "--log-format", choices=("text", "json"), default=defaults.log_format, help="the request log's lines"
     )
+    _add_trigger_flags(serve, defaults)
     _add_partitions_command(commands, defaults)
     return parser
 
@@ -130,6 +131,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             log_requests=args.log_requests,
             log_format=args.log_format,
         )
+        config = _with_triggers(config, args)
+        _check_triggers(serve_parser(parser), config)
         serve(_with_network(_with_indexes(_with_capacity(config, args), args), args))
     elif args.command == "partitions":
         from dynastore.admin.partitions_cli import run
@@ -137,9 +140,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(run(args))
 
 
+def serve_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    serve: argparse.ArgumentParser = next(
+        a for a in parser._actions if isinstance(a, argparse._SubParsersAction)
+    ).choices["serve"]
+    return serve
+
+
 def _check_choices(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """argparse checks the choices of a flag given, not of a default: one from the environment is checked here."""
-    serve = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["serve"]
+    serve = serve_parser(parser)
     for action in serve._actions:
         value = getattr(args, action.dest, None)
         if action.choices is not None and value not in action.choices:
@@ -288,3 +298,38 @@ def _add_partitions_command(commands: Any, defaults: Config) -> None:
     )
     cmd.add_argument("--contributors", action="store_true", help="also show Contributor Insights' top keys")
     cmd.add_argument("--json", action="store_true", help="print the raw JSON")
+
+
+# ---- triggers (docs/triggers.md) --------------------------------------------------------------------------------
+def _add_trigger_flags(serve: argparse.ArgumentParser, defaults: Config) -> None:
+    serve.add_argument(
+        "--trigger",
+        dest="triggers",
+        action="append",
+        default=None,
+        metavar="JSON",
+        help="a trigger: a JSON object with Lambda's event source mapping parameters and a Command or Url "
+        "(repeatable; flags replace DYNASTORE_TRIGGERS, a JSON array)",
+    )
+    serve.add_argument(
+        "--triggers-file",
+        type=Path,
+        default=defaults.triggers_file,
+        metavar="PATH",
+        help="a JSON or TOML file of more triggers",
+    )
+
+
+def _with_triggers(config: Config, args: argparse.Namespace) -> Config:
+    triggers = config.triggers if args.triggers is None else tuple(args.triggers)
+    return dataclasses.replace(config, triggers=triggers, triggers_file=args.triggers_file)
+
+
+def _check_triggers(serve: argparse.ArgumentParser, config: Config) -> None:
+    """A wrong trigger stops the start with one line, before the store is opened."""
+    from dynastore.triggers.spec import TriggerConfigError, parse_triggers
+
+    try:
+        parse_triggers(config.triggers, file=config.triggers_file)
+    except TriggerConfigError as e:
+        serve.error(str(e))

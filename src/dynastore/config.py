@@ -80,6 +80,10 @@ class Config:
     # The request log (protocol/request_log.py): one line per request on stderr, as "text" or "json".
     log_requests: bool = False
     log_format: str = "text"
+    # Triggers (docs/triggers.md): each a JSON object (or a JSON array of them), and a JSON or TOML file of more;
+    # parsed and checked by the triggers package when the dynastore is built.
+    triggers: tuple[str, ...] = ()
+    triggers_file: Path | None = None
     clock: Clock = field(default_factory=SystemClock, compare=False)
 
     @classmethod
@@ -102,6 +106,8 @@ class Config:
             transaction_lock_hold=float(env.get("DYNASTORE_TRANSACTION_LOCK_HOLD", base.transaction_lock_hold)),
             log_requests=env.get("DYNASTORE_LOG_REQUESTS", "").lower() in ("1", "true", "yes"),
             log_format=env.get("DYNASTORE_LOG_FORMAT", base.log_format),
+            triggers=(env["DYNASTORE_TRIGGERS"],) if env.get("DYNASTORE_TRIGGERS", "").strip() else (),
+            triggers_file=Path(env["DYNASTORE_TRIGGERS_FILE"]) if env.get("DYNASTORE_TRIGGERS_FILE") else None,
             **_capacity_from_env(env, base),
             **_indexes_from_env(env, base),
             **_network_from_env(env, base),

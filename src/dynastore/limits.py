@@ -97,3 +97,14 @@ MAX_ATTRIBUTE_NAME_BYTES = 65535
 # The reserve file a store keeps for a full disk (storage/disk_space.py): room for the batch in flight (up to
 # 16 MB of writes, whose pages LMDB copies on write) and for the deletes that free space.
 DISK_RESERVE_BYTES = 32 * 1024 * 1024
+
+# ---- triggers (docs/triggers.md): Lambda's bounds for a DynamoDB event source mapping ---------------------------
+TRIGGER_BATCH_SIZE_DEFAULT = 100
+TRIGGER_BATCH_SIZE_MAX = 10_000
+TRIGGER_BATCHING_WINDOW_MAX = 300  # seconds (MaximumBatchingWindowInSeconds)
+TRIGGER_RETRY_ATTEMPTS_MAX = 10_000  # MaximumRetryAttempts (-1: until the record expires)
+TRIGGER_RECORD_AGE_MIN = 60  # MaximumRecordAgeInSeconds (-1: until the record expires)
+TRIGGER_RECORD_AGE_MAX = 604_800
+TRIGGER_TIMEOUT_DEFAULT = 60.0  # seconds a command or HTTP delivery may take before it counts as failed
+TRIGGER_RETRY_DELAY_DEFAULT = 1.0  # seconds before the first retry of a failed batch; doubled per retry
+TRIGGER_RETRY_DELAY_MAX = 60.0

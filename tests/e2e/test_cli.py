@@ -97,10 +97,13 @@ def test_serve_help_shows_every_default_and_its_environment_variable() -> None:
         "--reserved-descriptors": "64",
         "--max-buffered-request-bytes": str(256 * 1024**2),
         "--write-buffer-bytes": str(1024**2),
+        "--trigger": "None",
+        "--triggers-file": "None",
     }
     assert set(options) == {"-h", *expected}
     for flag, default in expected.items():
-        env_name = "DYNASTORE_" + flag[2:].upper().replace("-", "_")
+        # --trigger is repeatable; its variable holds a JSON array of them
+        env_name = "DYNASTORE_TRIGGERS" if flag == "--trigger" else "DYNASTORE_" + flag[2:].upper().replace("-", "_")
         switch = "=1" if default in ("on", "off") else ""
         assert f"(default: {default}; {env_name}{switch})" in options[flag], options[flag]
 
@@ -240,5 +243,17 @@ def test_a_wrong_choice_in_the_environment_is_refused(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.endswith(
         "dynastore serve: error: DYNASTORE_LOG_FORMAT: invalid choice: 'xml' (choose from text, json)\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_wrong_trigger_is_one_line_and_creates_nothing(tmp_path: Path) -> None:
+    result = run("serve", "--port", "0", "--trigger", '{"Table": "t", "Command": "cat", "BatchSize": 0}', cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == ("dynastore serve: error: trigger 't': BatchSize must be from 1 to 10000")
+    result = run("serve", "--port", "0", cwd=tmp_path, env={"DYNASTORE_TRIGGERS": "[{"})
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1].startswith(
+        "dynastore serve: error: --trigger (or DYNASTORE_TRIGGERS): not JSON"
     )
     assert list(tmp_path.iterdir()) == []

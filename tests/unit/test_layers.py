@@ -24,7 +24,7 @@ ROOT = "dynastore"
 # rank  units                                               what they are
 # ----  --------------------------------------------------  ------------------------------------------------
 #   7   dynastore (package), __main__, cli, server,         entry points: command line, server assembly, the
-#       partitions_cli, app, admin, testing                 lazily imported Server
+#       partitions_cli, app, admin, testing, triggers       lazily imported Server; host-side features
 #   6   protocol                                            HTTP, JSON, signing, dispatch to the operations
 #   5   api                                                 one module per DynamoDB operation, the Context
 #   4   engine                                              pages, item reads, writes, indexes, transactions, capacity
@@ -44,6 +44,7 @@ RANKS: dict[str, int] = {
     "app": 7,
     "admin": 7,
     "testing": 7,
+    "triggers": 7,
     "protocol": 6,
     "api": 5,
     "engine": 4,

@@ -6,6 +6,8 @@
 * ``GET  /dynastore/contributors/<table>?index=&window=&top=``: Contributor Insights' top keys.
 * ``GET  /dynastore/indexes``: the GSI propagation lag (percentiles in milliseconds of the last records applied)
   and the backlog; ``POST`` ``{"reset": true}`` forgets the lag samples (to measure one load phase).
+* ``GET  /dynastore/triggers``: every trigger (docs/triggers.md) and, per shard of its stream, the checkpoint,
+  the batch in flight, retries, the last error and the batches discarded.
 * ``GET  /dynastore/clock`` and, with ``--manual-clock``, ``POST /dynastore/clock`` ``{"advance": seconds}`` or
   ``{"set": epoch_seconds}``: the server's time, for tests that must not sleep.
 
@@ -31,6 +33,7 @@ from dynastore.engine.context import Context
 from dynastore.errors import DynamoError
 from dynastore.limits import MAX_AS_IF_PARTITIONS
 from dynastore.protocol.protocol import RawResponse
+from dynastore.triggers.service import Triggers
 from dynastore.util.clock import ManualClock
 
 __all__ = ["bind", "handle"]
@@ -45,14 +48,16 @@ class _Refused(Exception):
         self.text = text
 
 
-def bind(ctx: Context) -> Callable[[str, dict[str, str], str, bytes], RawResponse]:
+def bind(ctx: Context, triggers: Triggers | None = None) -> Callable[[str, dict[str, str], str, bytes], RawResponse]:
     def run(method: str, headers: dict[str, str], path: str, body: bytes) -> RawResponse:
-        return handle(ctx, method, headers, path, body)
+        return handle(ctx, method, headers, path, body, triggers)
 
     return run
 
 
-def handle(ctx: Context, method: str, headers: dict[str, str], target: str, body: bytes) -> RawResponse:
+def handle(
+    ctx: Context, method: str, headers: dict[str, str], target: str, body: bytes, triggers: Triggers | None = None
+) -> RawResponse:
     if method not in ("GET", "POST"):
         return _refusal(405, f"{method} is not supported here")
     if method == "POST" and headers.get("content-type", "").split(";", 1)[0].strip().lower() != _JSON:
@@ -61,7 +66,12 @@ def handle(ctx: Context, method: str, headers: dict[str, str], target: str, body
     parts = [unquote(p) for p in url.path.split("/")[2:] if p]
     query = {k: v[-1] for k, v in parse_qs(url.query).items()}
     try:
-        payload = _route(ctx, method, parts, query, body)
+        if parts == ["triggers"]:
+            if method != "GET":
+                raise _Refused(405, f"{method} is not supported here")
+            payload: Any = {"triggers": [] if triggers is None else triggers.view()}
+        else:
+            payload = _route(ctx, method, parts, query, body)
     except _Refused as e:
         return _refusal(e.status, e.text)
     except DynamoError as error:

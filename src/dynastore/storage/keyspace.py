@@ -57,6 +57,7 @@ __all__ = [
     "SEQUENCE_RECORD",
     "TOKEN_EXPIRY_PREFIX",
     "TOKEN_PREFIX",
+    "TRIGGER_RECORD_PREFIX",
     "backfill_cursor_key",
     "change_key",
     "change_prefix",
@@ -81,6 +82,7 @@ __all__ = [
     "prefix_end",
     "segment_bounds",
     "table_prefix",
+    "trigger_record_key",
 ]
 
 # ---------------------------------------------------------------- tags
@@ -142,9 +144,17 @@ CHANGELOG_RECORD: Final = "#changelog"
 # "#shards:<table_id>" -> {"kind": "shards", ...}: a table's stream shards and their lineage
 # (engine/stream_shards.py).
 SHARDS_RECORD_PREFIX: Final = "#shards:"
+# "#trigger:<name>" -> {"kind": "trigger", ...}: a trigger's checkpoint, per shard of the stream it follows the
+# sequence number of the last record delivered (or skipped) and which shards it finished (triggers/checkpoints.py).
+TRIGGER_RECORD_PREFIX: Final = "#trigger:"
 
 RESERVED_RECORD_NAMES: Final = (SEQUENCE_RECORD, PURGE_RECORD, CHANGELOG_RECORD)
-RESERVED_RECORD_PREFIXES: Final = (CAPACITY_RECORD_PREFIX, BACKFILL_CURSOR_PREFIX, SHARDS_RECORD_PREFIX)
+RESERVED_RECORD_PREFIXES: Final = (
+    CAPACITY_RECORD_PREFIX,
+    BACKFILL_CURSOR_PREFIX,
+    SHARDS_RECORD_PREFIX,
+    TRIGGER_RECORD_PREFIX,
+)
 
 # ---------------------------------------------------------------- partition hash
 
@@ -275,6 +285,10 @@ def capacity_record_key(table_id: int) -> bytes:
 
 def backfill_cursor_key(index_id: int) -> bytes:
     return meta_key(f"{BACKFILL_CURSOR_PREFIX}{index_id}")
+
+
+def trigger_record_key(name: str) -> bytes:
+    return meta_key(f"{TRIGGER_RECORD_PREFIX}{name}")
 
 
 # ---------------------------------------------------------------- ranges

@@ -3,6 +3,7 @@ record kind added without a tag of its own (or with a tag another kind already u
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from dynastore.app import build_context
@@ -14,6 +15,9 @@ from dynastore.protocol import dispatch
 from dynastore.storage import keyspace as ks
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.memory_kv import MemoryKV
+from dynastore.triggers.delivery import delivery_for
+from dynastore.triggers.runner import TriggerRunner
+from dynastore.triggers.spec import TriggerSpec
 from dynastore.util.clock import ManualClock
 
 _ALL = {"ProjectionType": "ALL"}
@@ -37,6 +41,14 @@ def _item(pk: str, sk: str, **more: str) -> dict[str, Any]:
 def _keys(kv: MemoryKV) -> list[bytes]:
     with kv.read() as txn:
         return [key for key, _ in txn.iter_range(b"", b"\xff")]
+
+
+def _deliver_stream(ctx: Context, table: str) -> None:
+    async def ignore(event: dict[str, Any]) -> None:
+        pass
+
+    spec = TriggerSpec(name="follow", table=table, handler=ignore)
+    asyncio.run(TriggerRunner(spec, ctx, delivery_for(spec)).step())
 
 
 def _every_kind_of_record() -> tuple[Context, list[bytes]]:
@@ -78,6 +90,7 @@ def _every_kind_of_record() -> tuple[Context, list[bytes]]:
     ops["TransactWriteItems"].run(
         {"ClientRequestToken": "token", "TransactItems": [{"Put": {"TableName": "tbl", "Item": _item("q", "1")}}]}
     )
+    _deliver_stream(ctx, "gone")  # a trigger's checkpoint
     seen = _keys(kv)  # GSI changes are still waiting here
     ops["UpdateTable"].run(
         {
