@@ -27,7 +27,7 @@ def update(ctx: Context, name: str, mutate: Mutation) -> TableDef:
     ctx.capacity.state(current)
     new = ctx.catalog.update(name, mutate)
     if _streaming(current) and not _streaming(new):
-        _end_stream(ctx, new)
+        _end_stream(ctx, current)
     return new
 
 
@@ -49,7 +49,11 @@ def _streaming(table: TableDef) -> bool:
 
 
 def _end_stream(ctx: Context, table: TableDef) -> None:
-    """The stream was disabled or its table deleted: its open shards close at the last change logged (its
-    records stay readable for the retention period)."""
+    """The stream was disabled or its table deleted (``table``: as it was, stream enabled): its open shards close
+    at the last change logged (its records stay readable for the retention period)."""
+    stream = table.stream
+    assert stream is not None and stream.label is not None and stream.view_type is not None
     with ctx.kv.write() as txn:
-        ctx.shards.close_stream(txn, table.table_id, ctx.changelog.next_seq - 1, ctx.clock.now())
+        ctx.shards.close_stream(
+            txn, table.table_id, stream.label, stream.view_type, ctx.changelog.next_seq - 1, ctx.clock.now()
+        )
