@@ -326,6 +326,7 @@ def _open_shards(ctx: Context, stream: _Stream) -> None:
     """An enabled stream shows its shards before its first change: open them now (a write would otherwise)."""
     if any(s.label == stream.label for s in stream.shards.open):
         return
+    ctx.capacity.state(stream.table)  # its partitions (loading them may write: not inside the transaction below)
     with ctx.kv.write() as txn:
         ctx.shards.open_stream(txn, stream.table, ctx.changelog.next_seq, ctx.clock.now())
 
