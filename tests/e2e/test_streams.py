@@ -3,47 +3,16 @@ records of each kind of write in each view type (a server of its own, on a manua
 
 from __future__ import annotations
 
-import json
 import re
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import ADMIN, create_table, error_of, make_client, make_streams_client, unique_name
-from tests.e2e.server_process import ServerProcess
-from tests.e2e.stream_reader import all_shards, read_shard
+from tests.e2e.conftest import create_table, error_of, unique_name
+from tests.e2e.stream_reader import Server
 
 VIEW_TYPES = ["KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES"]
-
-
-class Server:
-    def __init__(self) -> None:
-        self.process = ServerProcess("--manual-clock")
-        self.url = self.process.url
-        self.ddb = make_client(self.url)
-        self.streams = make_streams_client(self.url)
-
-    def clock(self, advance: float | None = None) -> float:
-        data = None if advance is None else json.dumps({"advance": advance}).encode()
-        request = urllib.request.Request(f"{self.url}/dynastore/clock", data=data, headers=ADMIN)
-        with urllib.request.urlopen(request) as response:
-            now: float = json.loads(response.read())["now"]
-            return now
-
-    def stream_table(self, view_type: str = "NEW_AND_OLD_IMAGES", **extra: Any) -> tuple[str, str]:
-        """A new table with a stream: (name, stream ARN)."""
-        name = create_table(
-            self.ddb, "S", StreamSpecification={"StreamEnabled": True, "StreamViewType": view_type}, **extra
-        )
-        return name, self.ddb.describe_table(TableName=name)["Table"]["LatestStreamArn"]
-
-    def records(self, arn: str) -> list[dict[str, Any]]:
-        """Every record of the stream, shard by shard (the tables here have no splits)."""
-        return [
-            r for shard in all_shards(self.streams, arn) for r in read_shard(self.streams, arn, shard["ShardId"], None)
-        ]
 
 
 @pytest.fixture(scope="module")
