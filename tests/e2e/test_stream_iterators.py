@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -95,7 +96,7 @@ def test_get_records_errors(server: Server) -> None:
         "Invalid ShardIterator",
     )
     for limit, constraint in ((0, "greater than or equal to 1"), (1001, "less than or equal to 1000")):
-        assert error_of(lambda limit=limit: streams.get_records(ShardIterator=it, Limit=limit)) == (
+        assert error_of(partial(streams.get_records, ShardIterator=it, Limit=limit)) == (
             "ValidationException",
             f"1 validation error detected: Value '{limit}' at 'limit' failed to satisfy constraint: "
             f"Member must have value {constraint}",
@@ -116,7 +117,7 @@ def test_get_shard_iterator_errors(server: Server) -> None:
         "Requested resource not found: Shard does not exist",
     )
     for kind in ("AT_SEQUENCE_NUMBER", "AFTER_SEQUENCE_NUMBER"):
-        assert error_of(lambda kind=kind: iterator(server, arn, shard, kind)) == (
+        assert error_of(partial(iterator, server, arn, shard, kind)) == (
             "ValidationException",
             f"Must specify a sequence number with {kind} iterator type",
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -68,7 +69,7 @@ def test_list_streams_errors(server: Server) -> None:
         f"Requested resource not found: Table: {missing} not found",
     )
     for limit, constraint in ((0, "greater than or equal to 1"), (101, "less than or equal to 100")):
-        assert error_of(lambda limit=limit: server.streams.list_streams(Limit=limit)) == (
+        assert error_of(partial(server.streams.list_streams, Limit=limit)) == (
             "ValidationException",
             f"1 validation error detected: Value '{limit}' at 'limit' failed to satisfy constraint: "
             f"Member must have value {constraint}",
