@@ -200,3 +200,23 @@ def test_retention_trims_records_and_ended_streams(server: Server) -> None:
         "ResourceNotFoundException",
         f"Requested resource not found: Stream: {arn} not found",
     )
+
+
+def test_a_deleted_table_s_stream_stays_readable_for_24_hours(server: Server) -> None:
+    name, arn, shard = one_shard_table(server)
+    put(server, name, "a")
+    server.ddb.delete_table(TableName=name)
+    server.ddb.get_waiter("table_not_exists").wait(TableName=name, WaiterConfig={"Delay": 0.05, "MaxAttempts": 200})
+    listed = server.streams.list_streams(TableName=name)["Streams"]
+    assert [s["StreamArn"] for s in listed] == [arn]
+    description = server.streams.describe_stream(StreamArn=arn)["StreamDescription"]
+    assert (description["StreamStatus"], description["TableName"]) == ("DISABLED", name)
+    page = server.streams.get_records(ShardIterator=iterator(server, arn, shard, "TRIM_HORIZON"))
+    assert keys(page) == ["a"]
+    assert "NextShardIterator" not in page
+    server.clock(advance=24 * 3600 + 1)
+    assert error_of(lambda: server.streams.list_streams(TableName=name)) == (
+        "ResourceNotFoundException",
+        f"Requested resource not found: Table: {name} not found",
+    )
+    assert error_of(lambda: server.streams.describe_stream(StreamArn=arn))[0] == "ResourceNotFoundException"

@@ -10,7 +10,8 @@ Shards are numbered per table from 1 (0 means "in no stream") and persisted with
 stream label they belong to, when they opened, the first sequence number they may hold and, once closed, the
 last. Shards of an earlier stream of the table stay listed until the retention period has passed, and so does
 the stream itself: when a stream ends (disabled, or its table deleted) its label, view type and end time are kept
-in the same record (``ended``), which is how a disabled stream is still described and read.
+in the same record (``ended``), which is how a disabled stream is still described and read. The definitions of
+deleted tables that had a stream are kept as long (``keyspace.DELETED_STREAMS_RECORD``), so their streams are too.
 """
 
 from __future__ import annotations
@@ -126,6 +127,7 @@ class StreamShards:
         self._kv = kv
         self._capacity = capacity
         self._tables: dict[int, TableShards] = {}
+        self._deleted: list[tuple[TableDef, float]] | None = None  # (table, deleted at), loaded on first use
 
     def of(self, table_id: int, txn: ReadTxn | None = None) -> TableShards:
         shards = self._tables.get(table_id)
@@ -155,6 +157,30 @@ class StreamShards:
 
     def clear(self) -> None:
         self._tables.clear()
+        self._deleted = None
+
+    # ---- deleted tables ---------------------------------------------------------------------------------------
+    def deleted_tables(self) -> list[tuple[TableDef, float]]:
+        """Deleted tables whose streams are still readable, with when they were deleted."""
+        if self._deleted is None:
+            with self._kv.read() as txn:
+                raw = txn.get(keyspace.meta_key(keyspace.DELETED_STREAMS_RECORD))
+            rec = {} if raw is None else orjson.loads(raw)
+            self._deleted = [(TableDef.from_record(t), float(at)) for t, at in rec.get("tables", ())]
+        return self._deleted
+
+    def remember_deleted(self, txn: WriteTxn, table: TableDef, now: float) -> None:
+        """``table`` (which had a stream) is being deleted: its streams stay readable for the retention period."""
+        deleted = [*self.deleted_tables(), (table, now)]
+        self._save_deleted(txn, deleted)
+
+    def _save_deleted(self, txn: WriteTxn, deleted: list[tuple[TableDef, float]]) -> None:
+        self._deleted = deleted
+        tables = [[t.to_record(), at] for t, at in deleted]
+        txn.put(
+            keyspace.meta_key(keyspace.DELETED_STREAMS_RECORD),
+            orjson.dumps({"kind": "deleted-streams", "tables": tables}),
+        )
 
     # ---- the write path ---------------------------------------------------------------------------------------
     def shard_for(self, txn: WriteTxn, table: TableDef, key: bytes, seq: int, now: float) -> int:
@@ -233,6 +259,13 @@ class StreamShards:
         shards.open = []
         shards.ended[label] = EndedStream(label, view_type, now)
         txn.put(keyspace.shards_record_key(table_id), shards.to_record())
+
+    def forget_deleted(self, txn: WriteTxn, now: float) -> None:
+        """Forget the deleted tables whose streams have passed the retention period."""
+        deleted = self.deleted_tables()
+        keep = [(t, at) for t, at in deleted if now - at < STREAM_RETENTION_SECONDS]
+        if len(keep) != len(deleted):
+            self._save_deleted(txn, keep)
 
     def forget_expired(self, txn: WriteTxn, table_id: int, now: float) -> None:
         """Drop closed shards whose records have all passed the retention period."""

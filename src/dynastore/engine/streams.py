@@ -39,7 +39,7 @@ from dynastore.limits import (
     STREAM_RETENTION_SECONDS,
 )
 from dynastore.model.item_size import item_size
-from dynastore.model.table_schema import KeySchema, TableDef
+from dynastore.model.table_schema import DELETING, KeySchema, TableDef
 from dynastore.storage.itemcodec import decode_item, stored_size
 
 __all__ = [
@@ -237,7 +237,8 @@ class _Stream:
 
 
 def _streams_of(ctx: Context, table: TableDef) -> list[_Stream]:
-    """The table's streams a reader may still see: the enabled one and those ended within the retention period."""
+    """The table's streams a reader may still see: the enabled one (unless the table is being deleted or is gone)
+    and those ended within the retention period."""
     config = ctx.config
     table_arn = table.arn(config.region, config.account_id)
     shards = ctx.shards.of(table.table_id)
@@ -248,7 +249,8 @@ def _streams_of(ctx: Context, table: TableDef) -> list[_Stream]:
             arn = f"{table_arn}/stream/{ended.label}"
             found[ended.label] = _Stream(arn, table, ended.label, DISABLED, ended.view_type, shards)
     stream = table.stream
-    if stream is not None and stream.enabled and stream.label is not None and stream.view_type is not None:
+    live = table.status != DELETING
+    if live and stream is not None and stream.enabled and stream.label is not None and stream.view_type is not None:
         arn = f"{table_arn}/stream/{stream.label}"
         found[stream.label] = _Stream(arn, table, stream.label, ENABLED, stream.view_type, shards)
     return sorted(found.values(), key=lambda s: s.label)
@@ -261,12 +263,35 @@ def _find(ctx: Context, arn: str, *, validate: bool = True) -> _Stream:
             raise ValidationException(messages.INVALID_STREAM_ARN)
         raise ResourceNotFoundException(messages.STREAM_NOT_FOUND.format(arn=arn))
     region, account, name, label = match.groups()
-    table = ctx.catalog.find(name) if (region, account) == (ctx.config.region, ctx.config.account_id) else None
-    if table is not None:
-        for stream in _streams_of(ctx, table):
-            if stream.label == label:
-                return stream
+    if (region, account) == (ctx.config.region, ctx.config.account_id):
+        for table in _tables_named(ctx, name):
+            for stream in _streams_of(ctx, table):
+                if stream.label == label:
+                    return stream
     raise ResourceNotFoundException(messages.STREAM_NOT_FOUND.format(arn=arn))
+
+
+def _tables_named(ctx: Context, name: str) -> list[TableDef]:
+    """The table of that name and the deleted ones whose streams are still readable."""
+    table = ctx.catalog.find(name)
+    found = [] if table is None else [table]
+    seen = {t.table_id for t in found}
+    found.extend(t for t in _deleted(ctx) if t.name == name and t.table_id not in seen)
+    return found
+
+
+def _all_tables(ctx: Context) -> list[TableDef]:
+    """Every table, and the deleted ones whose streams are still readable."""
+    found = [t for t in (ctx.catalog.find(n) for n in ctx.catalog.list_names()) if t is not None]
+    seen = {t.table_id for t in found}
+    found.extend(t for t in _deleted(ctx) if t.table_id not in seen)
+    return found
+
+
+def _deleted(ctx: Context) -> list[TableDef]:
+    """The deleted tables whose streams are readable now (the trim forgets them a little later)."""
+    now = ctx.clock.now()
+    return [t for t, at in ctx.shards.deleted_tables() if now - at < STREAM_RETENTION_SECONDS]
 
 
 # ---- the calls ------------------------------------------------------------------------------------------------
@@ -276,11 +301,16 @@ def list_streams(
     """The streams (all tables', or ``table_name``'s) in ARN order after ``exclusive_start_arn``; the last ARN
     returned when more follow."""
     if table_name is not None:
-        table = ctx.catalog.get(table_name)  # ResourceNotFoundException naming the table
-        tables = [table]
+        tables = _tables_named(ctx, table_name)
+        if not tables:
+            raise ResourceNotFoundException(messages.TABLE_NOT_FOUND.format(name=table_name))
     else:
-        tables = [t for t in (ctx.catalog.find(n) for n in ctx.catalog.list_names()) if t is not None]
-    streams = sorted((s for t in tables for s in _streams_of(ctx, t)), key=lambda s: s.arn)
+        tables = _all_tables(ctx)
+    by_arn: dict[str, _Stream] = {}
+    for table in tables:  # the live table first: its stream wins over a deleted one's of the same label
+        for stream in _streams_of(ctx, table):
+            by_arn.setdefault(stream.arn, stream)
+    streams = sorted(by_arn.values(), key=lambda s: s.arn)
     if exclusive_start_arn is not None:
         streams = [s for s in streams if s.arn > exclusive_start_arn]
     page = streams[:limit]

@@ -39,6 +39,7 @@ __all__ = [
     "ALL_TAGS",
     "BACKFILL_CURSOR_PREFIX",
     "CHANGELOG_RECORD",
+    "DELETED_STREAMS_RECORD",
     "CHANGE_TAG",
     "GSI_PENDING_TAG",
     "SHARDS_RECORD_PREFIX",
@@ -142,8 +143,11 @@ CHANGELOG_RECORD: Final = "#changelog"
 # "#shards:<table_id>" -> {"kind": "shards", ...}: a table's stream shards and their lineage
 # (engine/stream_shards.py).
 SHARDS_RECORD_PREFIX: Final = "#shards:"
+# {"kind": "deleted-streams", "tables": [[table record, deleted at], ...]}: deleted tables whose streams are
+# still readable (engine/stream_shards.py).
+DELETED_STREAMS_RECORD: Final = "#deleted-streams"
 
-RESERVED_RECORD_NAMES: Final = (SEQUENCE_RECORD, PURGE_RECORD, CHANGELOG_RECORD)
+RESERVED_RECORD_NAMES: Final = (SEQUENCE_RECORD, PURGE_RECORD, CHANGELOG_RECORD, DELETED_STREAMS_RECORD)
 RESERVED_RECORD_PREFIXES: Final = (CAPACITY_RECORD_PREFIX, BACKFILL_CURSOR_PREFIX, SHARDS_RECORD_PREFIX)
 
 # ---------------------------------------------------------------- partition hash

@@ -184,3 +184,27 @@ def test_list_streams_pages_in_arn_order() -> None:
 @pytest.fixture
 def clock_ctx() -> tuple[Context, ManualClock]:
     return builder.make_ctx()
+
+
+def test_a_deleted_table_s_streams_stay_readable_for_the_retention_period() -> None:
+    ctx, clock = builder.make_ctx()
+    table, arn = streamed(ctx)
+    builder.put(ctx, table, [builder.item("a")])
+    tables.delete(ctx, "tbl")
+    ctx.catalog.maintain()  # the deletion completes
+    assert ctx.catalog.find("tbl") is None
+    ctx = builder.restart(ctx)  # what is kept is in the store
+    view = streams.describe_stream(ctx, arn, 100, None)
+    assert (view.status, view.table_name) == ("DISABLED", "tbl")
+    (shard,) = view.shards
+    assert [c.event_name for c in read_all(ctx, arn, shard.shard_id)] == ["INSERT"]
+    later = "2023-11-14T22:13:21.000"
+    again = builder.create(ctx, "tbl", 5, 5, stream=StreamSpec(True, "KEYS_ONLY", later))
+    assert again.table_id != table.table_id  # a new table of the same name: both tables' streams are listed
+    listed = [(s.arn, s.label) for s in streams.list_streams(ctx, "tbl", 100, None)[0]]
+    assert listed == [(arn, LABEL), (arn.replace(LABEL, later), later)]
+    assert streams.describe_stream(ctx, arn, 100, None).status == "DISABLED"
+    clock.advance(STREAM_RETENTION_SECONDS)
+    retention.trim(ctx)
+    assert ctx.shards.deleted_tables() == []
+    assert builder.restart(ctx).shards.deleted_tables() == []
