@@ -109,7 +109,8 @@ def _decode_iterator(text: str) -> tuple[str, int, int, float]:
         raw = base64.urlsafe_b64decode(payload) if sep else b""
     except (binascii.Error, ValueError):
         raw = b""
-    if len(raw) != _ITERATOR.size or zlib.crc32(raw[:-4], zlib.crc32(arn.encode())) != int.from_bytes(raw[-4:]):
+    checksum = zlib.crc32(raw[:-4], zlib.crc32(arn.encode()))
+    if len(raw) != _ITERATOR.size or checksum != int.from_bytes(raw[-4:], "big"):
         raise ValidationException(messages.INVALID_SHARD_ITERATOR)
     shard, after_seq, issued, _ = _ITERATOR.unpack(raw)
     return arn, shard, after_seq, issued
@@ -224,7 +225,7 @@ def decode_change(key_schema: KeySchema, view_type: str, record: ChangeRecord) -
 class _Stream:
     __slots__ = ("arn", "table", "label", "status", "view_type", "shards")
 
-    def __init__(self, arn: str, table: TableDef, label: str, status: str, view_type: str, shards: TableShards):
+    def __init__(self, arn: str, table: TableDef, label: str, status: str, view_type: str, shards: TableShards) -> None:
         self.arn = arn
         self.table = table
         self.label = label
