@@ -208,3 +208,22 @@ def test_a_deleted_table_s_streams_stay_readable_for_the_retention_period() -> N
     retention.trim(ctx)
     assert ctx.shards.deleted_tables() == []
     assert builder.restart(ctx).shards.deleted_tables() == []
+
+
+def test_an_idle_shard_s_iterator_keeps_up_with_the_log() -> None:
+    """Polling an idle shard for more than a day while another table's records are trimmed is no trimmed read."""
+    ctx, clock = builder.make_ctx()
+    _, arn = streamed(ctx)
+    shard = only_shard(ctx, arn)
+    busy = builder.create(ctx, "busy", 5, 5, stream=StreamSpec(True, "KEYS_ONLY", LABEL))
+    ctx.capacity.state(busy)
+    iterator = streams.get_shard_iterator(ctx, arn, shard, "LATEST", None)
+    for step in range(26 * 6):  # every 10 minutes for 26 hours, a change of the busy table each hour
+        if step % 6 == 0:
+            builder.put(ctx, busy, [builder.item(f"k{step}")])
+        clock.advance(600)
+        retention.trim(ctx)
+        page = streams.get_records(ctx, iterator, 1000)
+        assert page.changes == [] and page.next_iterator is not None
+        iterator = page.next_iterator
+    assert ctx.changelog.trimmed_through >= 0  # the busy table's first records were trimmed
