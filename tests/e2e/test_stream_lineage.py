@@ -77,9 +77,16 @@ def test_every_change_once_in_order_across_splits_and_a_restart(tmp_path: Path) 
         consumer.poll(server.streams)
         consumer.poll(server.streams)  # nothing new: nothing twice
         shards = server.streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
+        parent = next(s["ParentShardId"] for s in shards if "ParentShardId" in s)
+        children = server.streams.describe_stream(
+            StreamArn=arn, ShardFilter={"Type": "CHILD_SHARDS", "ShardId": parent}
+        )["StreamDescription"]["Shards"]
     finally:
         server.process.stop()
     assert sum("ParentShardId" in s for s in shards) >= 4, "the partitions split: shards have children"
+    assert children == [s for s in shards if s.get("ParentShardId") == parent]
+    parent_end = next(s for s in shards if s["ShardId"] == parent)["SequenceNumberRange"]["EndingSequenceNumber"]
+    assert all(c["SequenceNumberRange"]["StartingSequenceNumber"] > parent_end for c in children)
     numbers = [r["dynamodb"]["SequenceNumber"] for r in consumer.records]
     assert len(numbers) == len(set(numbers)) == sum(len(v) for v in expected.values())
     assert seen(consumer) == expected
