@@ -10,7 +10,7 @@ from typing import Any
 import botocore.loaders
 import pytest
 
-from dynastore.protocol.dispatch import DYNAMODB_OPERATIONS, OPERATIONS, not_served
+from dynastore.protocol.dispatch import DYNAMODB_OPERATIONS, OPERATIONS, STREAMS_OPERATIONS, not_served
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "operations.md"
 STATUSES = {"supported", "partial", "in progress", "not yet"}
@@ -18,18 +18,20 @@ SERVED = {"supported", "partial"}
 _ROW = re.compile(r"^\| *([A-Za-z]+) *\| *([a-z ]+?) *\|(.*)\|\s*$")
 
 
-def _model() -> dict[str, Any]:
-    model: dict[str, Any] = botocore.loaders.Loader().load_service_model("dynamodb", "service-2")
+def _model(service: str = "dynamodb") -> dict[str, Any]:
+    model: dict[str, Any] = botocore.loaders.Loader().load_service_model(service, "service-2")
     return model
 
 
 MODEL = _model()
 MODEL_OPERATIONS = sorted(MODEL["operations"])
+STREAMS_MODEL = _model("dynamodbstreams")
+STREAMS_MODEL_OPERATIONS = sorted(STREAMS_MODEL["operations"])
 
 
-def _input_members(operation: str) -> list[str]:
-    shape = MODEL["operations"][operation].get("input", {}).get("shape")
-    return list(MODEL["shapes"][shape]["members"]) if shape else []
+def _input_members(operation: str, model: dict[str, Any] = MODEL) -> list[str]:
+    shape = model["operations"][operation].get("input", {}).get("shape")
+    return list(model["shapes"][shape]["members"]) if shape else []
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +42,17 @@ def text() -> str:
 @pytest.fixture(scope="module")
 def statuses(text: str) -> dict[str, str]:
     """Operation -> status, from the rows of the "## Operations" table."""
-    section = text.split("## Operations", 1)[1].split("\n## ", 1)[0]
+    return _statuses(text, "## Operations")
+
+
+@pytest.fixture(scope="module")
+def streams_statuses(text: str) -> dict[str, str]:
+    """Operation -> status, from the rows of the "## DynamoDB Streams operations" table."""
+    return _statuses(text, "## DynamoDB Streams operations")
+
+
+def _statuses(text: str, heading: str) -> dict[str, str]:
+    section = text.split(f"{heading}\n", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
     out: dict[str, str] = {}
     for line in section.splitlines():
         match = _ROW.match(line)
@@ -110,3 +122,26 @@ def test_not_yet_operations_are_refused_by_name(statuses: dict[str, str]) -> Non
 def test_not_served_is_a_frozenset() -> None:
     # Protocol declares a frozenset, and compiled code checks declared types at run time.
     assert type(not_served()) is frozenset
+
+
+def test_streams_operations_are_the_models(streams_statuses: dict[str, str]) -> None:
+    """Every DynamoDB Streams operation is served and documented (botocore's ``dynamodbstreams`` model)."""
+    assert len(STREAMS_MODEL_OPERATIONS) >= 4
+    assert sorted(STREAMS_OPERATIONS) == STREAMS_MODEL_OPERATIONS
+    assert sorted(streams_statuses) == STREAMS_MODEL_OPERATIONS
+    assert set(streams_statuses.values()) <= SERVED
+
+
+@pytest.mark.parametrize("operation", STREAMS_MODEL_OPERATIONS)
+def test_streams_operation_lists_every_parameter(text: str, operation: str) -> None:
+    documented = {m.group(1): m.group(2) for m in map(_ROW.match, _section(text, operation).splitlines()) if m}
+    for member in _input_members(operation, STREAMS_MODEL):
+        assert member in documented, f"{operation}.{member} is missing from its parameter table"
+        assert documented[member] in STATUSES, f"{operation}.{member} has no valid status"
+
+
+@pytest.mark.parametrize("operation", STREAMS_MODEL_OPERATIONS)
+def test_streams_request_shapes_have_the_models_members(operation: str) -> None:
+    shape, _ = STREAMS_OPERATIONS[operation]
+    served = {name for name, _ in shape.members}
+    assert served <= set(_input_members(operation, STREAMS_MODEL))

@@ -97,6 +97,7 @@ class Dynastore:
                 commit_seq=commit_seq,
                 extension=admin,
                 not_served=dispatch.not_served(),
+                streams_operations=dispatch.bind_streams(self.engine),
             )
         return LoggedProtocol(
             operations,
@@ -104,6 +105,7 @@ class Dynastore:
             commit_seq=commit_seq,
             extension=admin,
             not_served=dispatch.not_served(),
+            streams_operations=dispatch.bind_streams(self.engine),
             request_log=RequestLog(self.config.log_format),
             meters=self.engine.capacity.meters,
         )

@@ -14,6 +14,7 @@ Hierarchy::
       ProvisionedThroughputExceededException, LimitExceededException, ItemCollectionSizeLimitExceededException,
       TransactionCanceledException, TransactionConflictException, TransactionInProgressException,
       IdempotentParameterMismatchException, RequestLimitExceeded     com.amazonaws.dynamodb.v20120810
+      ExpiredIteratorException, TrimmedDataAccessException         (DynamoDB Streams) the same namespace
       InternalServerError               500
       ServiceUnavailable                503 (writes refused while the store is read-only, e.g. a full disk)
 
@@ -28,6 +29,7 @@ __all__ = [
     "AccessDeniedException",
     "ConditionalCheckFailedException",
     "DynamoError",
+    "ExpiredIteratorException",
     "IdempotentParameterMismatchException",
     "IncompleteSignatureException",
     "InternalServerError",
@@ -46,6 +48,7 @@ __all__ = [
     "TransactionCanceledException",
     "TransactionConflictException",
     "TransactionInProgressException",
+    "TrimmedDataAccessException",
     "UnknownOperationException",
     "UnrecognizedClientException",
     "ValidationException",
@@ -170,6 +173,14 @@ class TransactionInProgressException(DynamoError):
 
 class IdempotentParameterMismatchException(DynamoError):
     message_key = "Message"
+
+
+class ExpiredIteratorException(DynamoError):
+    pass
+
+
+class TrimmedDataAccessException(DynamoError):
+    pass
 
 
 class InternalServerError(DynamoError):

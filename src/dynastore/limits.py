@@ -62,6 +62,8 @@ CONTRIBUTOR_WINDOW_SECONDS = 3600  # how far back Contributor Insights counters 
 
 # Streams (engine/changelog.py, engine/stream_shards.py; see docs/streams.md).
 STREAM_RETENTION_SECONDS = 24 * 3600  # a stream record is readable this long; a disabled stream too
+STREAM_ITERATOR_LIFETIME_SECONDS = 15 * 60  # a shard iterator expires this long after it was issued
+STREAM_READ_MAX_BYTES = 1024 * 1024  # GetRecords returns at most this many bytes of records (one at least)
 STREAM_SHARD_ROLLOVER_SECONDS = 4 * 3600  # an open shard is closed and succeeded by a child after this long
 CHANGELOG_TRIM_RECORDS = 1000  # records a maintenance pass trims per storage transaction
 CONTRIBUTOR_TOP = 10  # keys reported per rule by default

@@ -533,3 +533,18 @@ INDEX_KEY_TOO_LARGE = (
 
 # Storage failures (docs/operations.md "A full disk"): the request was not carried out.
 STORAGE_UNAVAILABLE = "The service is currently unavailable: it cannot store writes at the moment. Retry later."
+
+# DynamoDB Streams (docs/streams.md).
+STREAM_NOT_FOUND = "Requested resource not found: Stream: {arn} not found"
+SHARD_NOT_FOUND = "Requested resource not found: Shard does not exist"
+SHARD_OF_ITERATOR_NOT_FOUND = "Invalid ShardId in ShardIterator"
+INVALID_STREAM_ARN = "Invalid StreamArn"
+INVALID_SHARD_ITERATOR = "Invalid ShardIterator"
+INVALID_SHARD_ID = "Invalid ShardId"
+ITERATOR_EXPIRED = "Iterator expired. The iterator was created at time {created} while right now it is {now} which is further in the future than the tolerated delay of {tolerated} milliseconds."
+DATA_TRIMMED = "The data you are trying to access has been trimmed"
+SEQUENCE_NUMBER_REQUIRED = "Must specify a sequence number with {type} iterator type"
+SEQUENCE_NUMBER_NOT_ALLOWED = "Sequence number must not be specified with {type} iterator type"
+SEQUENCE_NUMBER_INVALID = "Invalid SequenceNumber {sequence} for shard {shard}"
+AT_TIMESTAMP_NOT_SERVED = "AT_TIMESTAMP is not a supported ShardIteratorType for DynamoDB Streams"
+SHARD_FILTER_SHARD_ID_REQUIRED = "ShardFilter ShardId is required with the CHILD_SHARDS filter type"

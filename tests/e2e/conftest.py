@@ -29,6 +29,18 @@ def make_client(url: str) -> Any:
     )
 
 
+def make_streams_client(url: str) -> Any:
+    """A DynamoDB Streams client of the same endpoint."""
+    return boto3.client(
+        "dynamodbstreams",
+        endpoint_url=url,
+        region_name="us-east-1",
+        aws_access_key_id="AKIDEXAMPLE",
+        aws_secret_access_key="secret",
+        config=BOTO_CONFIG,
+    )
+
+
 @pytest.fixture(scope="session")
 def endpoint(request: pytest.FixtureRequest) -> Iterator[str]:
     url = request.config.getoption("--url")

@@ -119,6 +119,19 @@ def test_unknown_target(raw: Raw) -> None:
     assert body == {"__type": "com.amazon.coral.service#UnknownOperationException"}
 
 
+@pytest.mark.parametrize("target", ["DynamoDBStreams_20120810.NoSuchOperation", "DynamoDBStreams_20120810.PutItem"])
+def test_unknown_streams_target(raw: Raw, target: str) -> None:
+    status, _, body = raw.call("", {}, **{"X-Amz-Target": target})
+    assert status == 400
+    assert body == {"__type": "com.amazon.coral.service#UnknownOperationException"}
+
+
+def test_a_dynamodb_target_does_not_reach_a_streams_operation(raw: Raw) -> None:
+    status, _, body = raw.call("ListStreams", {})
+    assert status == 400
+    assert body == {"__type": "com.amazon.coral.service#UnknownOperationException"}
+
+
 @pytest.mark.parametrize(
     ("method", "params", "operation"),
     [

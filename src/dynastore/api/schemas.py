@@ -473,3 +473,42 @@ LIST_CONTRIBUTOR_INSIGHTS = Struct(
 SHAPES["UpdateContributorInsights"] = UPDATE_CONTRIBUTOR_INSIGHTS
 SHAPES["DescribeContributorInsights"] = DESCRIBE_CONTRIBUTOR_INSIGHTS
 SHAPES["ListContributorInsights"] = LIST_CONTRIBUTOR_INSIGHTS
+
+# --- DynamoDB Streams (DynamoDBStreams_20120810.*) ----------
+# The model's Limits only say "at least 1"; the service also refuses more than it serves (100 streams or shards,
+# 1,000 records), reported as a constraint like the others.
+STREAM_ARN = String(min_len=37, max_len=1024)
+SHARD_ID = String(min_len=28, max_len=65)
+LIST_STREAMS = Struct(
+    "ListStreamsInput",
+    TableName=String(pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255),
+    Limit=Integer(min=1, max=100),
+    ExclusiveStartStreamArn=STREAM_ARN,
+)
+DESCRIBE_STREAM = Struct(
+    "DescribeStreamInput",
+    StreamArn=String(not_null=True, min_len=37, max_len=1024),
+    Limit=Integer(min=1, max=100),
+    ExclusiveStartShardId=SHARD_ID,
+    ShardFilter=Struct("ShardFilter", Type=Enum("CHILD_SHARDS"), ShardId=SHARD_ID),
+)
+GET_SHARD_ITERATOR = Struct(
+    "GetShardIteratorInput",
+    StreamArn=String(not_null=True, min_len=37, max_len=1024),
+    ShardId=String(not_null=True, min_len=28, max_len=65),
+    ShardIteratorType=Enum(
+        "TRIM_HORIZON", "LATEST", "AT_SEQUENCE_NUMBER", "AFTER_SEQUENCE_NUMBER", "AT_TIMESTAMP", not_null=True
+    ),
+    SequenceNumber=String(min_len=21, max_len=40),
+)
+GET_RECORDS = Struct(
+    "GetRecordsInput",
+    ShardIterator=String(not_null=True, min_len=1, max_len=2048),
+    Limit=Integer(min=1, max=1000),
+)
+STREAMS_SHAPES: dict[str, Struct] = {
+    "DescribeStream": DESCRIBE_STREAM,
+    "GetRecords": GET_RECORDS,
+    "GetShardIterator": GET_SHARD_ITERATOR,
+    "ListStreams": LIST_STREAMS,
+}

@@ -150,10 +150,16 @@ def check_on_demand(odt: dict[str, Any] | None, billing: BillingMode, *, allow_c
             raise invalid(messages.ON_DEMAND_OUT_OF_RANGE.format(member=member))
 
 
-def stream_label(now: float) -> str:
-    """A stream label: the enable time as ISO 8601 with milliseconds (DynamoDB's format)."""
+def stream_label(now: float, previous: str | None = None) -> str:
+    """A stream label: the enable time as ISO 8601 with milliseconds (DynamoDB's format). A table's labels name
+    its streams, so a new one comes after the ``previous`` one even when the clock has not moved a millisecond
+    since (a manual clock): a millisecond later than it."""
     moment = datetime.datetime.fromtimestamp(now, tz=datetime.UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
+    label = moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
+    if previous is not None and label <= previous:
+        last = datetime.datetime.strptime(previous, "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=datetime.UTC)
+        return stream_label(last.timestamp() + 0.001)
+    return label
 
 
 def check_projected_total(projections: list[dict[str, Any]], existing: int = 0) -> None:

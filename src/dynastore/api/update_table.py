@@ -352,7 +352,8 @@ class _Update:
         if spec.get("StreamEnabled"):
             if enabled_now:
                 raise ValidationException(messages.STREAM_ALREADY_ENABLED.format(name=td.name))
-            stream = StreamSpec(True, spec["StreamViewType"], stream_label(self.now))
+            previous = td.stream.label if td.stream is not None else None
+            stream = StreamSpec(True, spec["StreamViewType"], stream_label(self.now, previous))
         else:
             if not enabled_now:
                 raise ValidationException(messages.STREAM_NOTHING_TO_DISABLE.format(name=td.name))

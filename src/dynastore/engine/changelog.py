@@ -189,7 +189,7 @@ class ChangeLog:
         self._kv = kv
         self._clock = clock
         self._delay = delay
-        self._next_seq = _next_seq(kv)
+        self._next_seq, self.trimmed_through = _next_seq(kv)  # trimmed_through: newest seq trimmed (-1: none)
         self.last_added = _newest(kv, keyspace.gsi_pending_prefix())  # pending GSI records of an earlier run
         self.applied_through = -1  # seq of the newest record whose GSI changes were applied by this process
         self._enqueued: deque[tuple[int, float]] = deque()  # (seq, perf_counter) of GSI records written here
@@ -326,10 +326,11 @@ class ChangeLog:
                 if record.shard:
                     txn.delete(keyspace.shard_record_key(record.table_id, record.shard, seq))
                 trimmed += 1
+                self.trimmed_through = seq
             if trimmed:
                 txn.put(
                     keyspace.meta_key(keyspace.CHANGELOG_RECORD),
-                    orjson.dumps({"kind": "changelog", "next": self._next_seq}),
+                    orjson.dumps({"kind": "changelog", "next": self._next_seq, "trimmed": self.trimmed_through}),
                 )
         return trimmed >= max_records
 
@@ -353,13 +354,15 @@ def _newest(kv: KV, prefix: bytes) -> int:
     return -1 if last is None else _seq_of(last[0])
 
 
-def _next_seq(kv: KV) -> int:
-    saved = 0
+def _next_seq(kv: KV) -> tuple[int, int]:
+    """The next sequence number and the newest one trimmed (-1: none), from the store."""
+    saved, trimmed = 0, -1
     with kv.read() as txn:
         raw = txn.get(keyspace.meta_key(keyspace.CHANGELOG_RECORD))
     if raw is not None:
-        saved = int(orjson.loads(raw)["next"])
-    return max(saved, _newest(kv, keyspace.change_prefix()) + 1)
+        rec = orjson.loads(raw)
+        saved, trimmed = int(rec["next"]), int(rec.get("trimmed", -1))
+    return max(saved, _newest(kv, keyspace.change_prefix()) + 1), trimmed
 
 
 def _legacy_changes(raw: bytes) -> list[GsiChange]:

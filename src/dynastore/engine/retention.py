@@ -1,5 +1,6 @@
 """The retention period of the change log: records a stream no longer offers are trimmed (DynamoDB keeps stream
-records for 24 hours), and so are the closed shards they belonged to."""
+records for 24 hours), and so are the closed shards they belonged to and the deleted tables whose streams were
+still readable."""
 
 from __future__ import annotations
 
@@ -16,4 +17,5 @@ def trim(ctx: Context) -> bool:
     with ctx.kv.write() as txn:
         for table_id in ctx.shards.loaded():
             ctx.shards.forget_expired(txn, table_id, now)
+        ctx.shards.forget_deleted(txn, now)
     return more

@@ -8,7 +8,10 @@ item's hash stays in one open shard at a time.
 Shards are numbered per table from 1 (0 means "in no stream") and persisted with their lineage under
 ``keyspace.shards_record_key(table_id)`` in the transaction that changes them: number, parent, hash range, the
 stream label they belong to, when they opened, the first sequence number they may hold and, once closed, the
-last. Shards of an earlier stream of the table stay listed until the retention period has passed.
+last. Shards of an earlier stream of the table stay listed until the retention period has passed, and so does
+the stream itself: when a stream ends (disabled, or its table deleted) its label, view type and end time are kept
+in the same record (``ended``), which is how a disabled stream is still described and read. The definitions of
+deleted tables that had a stream are kept as long (``keyspace.DELETED_STREAMS_RECORD``), so their streams are too.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from dynastore.model.table_schema import TableDef
 from dynastore.storage import keyspace
 from dynastore.storage.kv import KV, ReadTxn, WriteTxn
 
-__all__ = ["Shard", "StreamShards", "TableShards"]
+__all__ = ["EndedStream", "Shard", "StreamShards", "TableShards"]
 
 
 class Shard:
@@ -66,16 +69,37 @@ class Shard:
                    None if rec[7] is None else int(rec[7]), None if rec[8] is None else float(rec[8]))  # fmt: skip
 
 
+class EndedStream:
+    """A stream that was disabled (or whose table was deleted): still readable for the retention period."""
+
+    __slots__ = ("label", "view_type", "ended_at")
+
+    def __init__(self, label: str, view_type: str, ended_at: float) -> None:
+        self.label = label
+        self.view_type = view_type
+        self.ended_at = ended_at
+
+
 class TableShards:
-    """The shards of one table, all streams: ``open`` sorted by hash range."""
+    """The shards of one table, all streams: ``open`` sorted by hash range; ``ended`` the streams that ended
+    within the retention period, by label."""
 
-    __slots__ = ("table_id", "shards", "next_number", "open")
+    __slots__ = ("table_id", "shards", "next_number", "open", "ended")
 
-    def __init__(self, table_id: int, shards: list[Shard], next_number: int) -> None:
+    def __init__(
+        self, table_id: int, shards: list[Shard], next_number: int, ended: dict[str, EndedStream] | None = None
+    ) -> None:
         self.table_id = table_id
         self.shards = shards
         self.next_number = next_number
         self.open = sorted((s for s in shards if s.is_open), key=lambda s: s.lo)
+        self.ended: dict[str, EndedStream] = {} if ended is None else ended
+
+    def shard(self, label: str, number: int) -> Shard | None:
+        for s in self.shards:
+            if s.number == number and s.label == label:
+                return s
+        return None
 
     def covering(self, h: int) -> Shard | None:
         for shard in self.open:
@@ -88,7 +112,12 @@ class TableShards:
 
     def to_record(self) -> bytes:
         return orjson.dumps(
-            {"kind": "shards", "next": self.next_number, "shards": [s.to_record() for s in self.shards]}
+            {
+                "kind": "shards",
+                "next": self.next_number,
+                "shards": [s.to_record() for s in self.shards],
+                "ended": [[e.label, e.view_type, e.ended_at] for e in self.ended.values()],
+            }
         )
 
 
@@ -99,6 +128,7 @@ class StreamShards:
         self._kv = kv
         self._capacity = capacity
         self._tables: dict[int, TableShards] = {}
+        self._deleted: list[tuple[TableDef, float]] | None = None  # (table, deleted at), loaded on first use
 
     def of(self, table_id: int, txn: ReadTxn | None = None) -> TableShards:
         shards = self._tables.get(table_id)
@@ -115,7 +145,8 @@ class StreamShards:
         if raw is None:
             return TableShards(table_id, [], 1)
         rec = orjson.loads(raw)
-        return TableShards(table_id, [Shard.from_record(r) for r in rec["shards"]], int(rec["next"]))
+        ended = {str(e[0]): EndedStream(str(e[0]), str(e[1]), float(e[2])) for e in rec.get("ended", ())}
+        return TableShards(table_id, [Shard.from_record(r) for r in rec["shards"]], int(rec["next"]), ended)
 
     def loaded(self) -> list[int]:
         """The tables whose shards are in memory (every table that has had a stream since the start)."""
@@ -127,6 +158,30 @@ class StreamShards:
 
     def clear(self) -> None:
         self._tables.clear()
+        self._deleted = None
+
+    # ---- deleted tables ---------------------------------------------------------------------------------------
+    def deleted_tables(self) -> list[tuple[TableDef, float]]:
+        """Deleted tables whose streams are still readable, with when they were deleted."""
+        if self._deleted is None:
+            with self._kv.read() as txn:
+                raw = txn.get(keyspace.meta_key(keyspace.DELETED_STREAMS_RECORD))
+            rec = {} if raw is None else orjson.loads(raw)
+            self._deleted = [(TableDef.from_record(t), float(at)) for t, at in rec.get("tables", ())]
+        return self._deleted
+
+    def remember_deleted(self, txn: WriteTxn, table: TableDef, now: float) -> None:
+        """``table`` (which had a stream) is being deleted: its streams stay readable for the retention period."""
+        deleted = [*self.deleted_tables(), (table, now)]
+        self._save_deleted(txn, deleted)
+
+    def _save_deleted(self, txn: WriteTxn, deleted: list[tuple[TableDef, float]]) -> None:
+        self._deleted = deleted
+        tables = [[t.to_record(), at] for t, at in deleted]
+        txn.put(
+            keyspace.meta_key(keyspace.DELETED_STREAMS_RECORD),
+            orjson.dumps({"kind": "deleted-streams", "tables": tables}),
+        )
 
     # ---- the write path ---------------------------------------------------------------------------------------
     def shard_for(self, txn: WriteTxn, table: TableDef, key: bytes, seq: int, now: float) -> int:
@@ -157,6 +212,15 @@ class StreamShards:
         opened, engine/writes.py ``prepare``; never brought up to date here, which may write)."""
         st = self._capacity.tables.get(table.table_id)
         return st.base.natural if st is not None else PartitionMap.even(1)
+
+    def open_stream(self, txn: WriteTxn, table: TableDef, seq: int, now: float) -> None:
+        """Open the shards of ``table``'s enabled stream before its first change (DescribeStream shows them)."""
+        stream = table.stream
+        assert stream is not None and stream.label is not None
+        shards = self.of(table.table_id, txn)
+        if not any(s.label == stream.label for s in shards.open):
+            self._open_stream(shards, table, stream.label, seq, now)
+            txn.put(keyspace.shards_record_key(table.table_id), shards.to_record())
 
     def _partition_range(self, table: TableDef, h: int) -> tuple[int, int]:
         pmap = self._partitions(table)
@@ -193,22 +257,31 @@ class StreamShards:
         return child
 
     # ---- disabling and retention ------------------------------------------------------------------------------
-    def close_stream(self, txn: WriteTxn, table_id: int, last_seq: int, now: float) -> None:
-        """The stream was disabled (or its table deleted): its open shards end at ``last_seq``."""
+    def close_stream(self, txn: WriteTxn, table_id: int, label: str, view_type: str, last_seq: int, now: float) -> None:
+        """The stream ``label`` was disabled (or its table deleted): its open shards end at ``last_seq``, and it
+        is remembered as ended (with its view type) for the retention period."""
         shards = self.of(table_id, txn)
-        if not shards.open:
-            return
         for shard in shards.open:
             _close(shard, last_seq, now)
         shards.open = []
+        shards.ended[label] = EndedStream(label, view_type, now)
         txn.put(keyspace.shards_record_key(table_id), shards.to_record())
+
+    def forget_deleted(self, txn: WriteTxn, now: float) -> None:
+        """Forget the deleted tables whose streams have passed the retention period."""
+        deleted = self.deleted_tables()
+        keep = [(t, at) for t, at in deleted if now - at < STREAM_RETENTION_SECONDS]
+        if len(keep) != len(deleted):
+            self._save_deleted(txn, keep)
 
     def forget_expired(self, txn: WriteTxn, table_id: int, now: float) -> None:
         """Drop closed shards whose records have all passed the retention period."""
         shards = self.of(table_id, txn)
         keep = [s for s in shards.shards if s.closed_at is None or now - s.closed_at < STREAM_RETENTION_SECONDS]
-        if len(keep) != len(shards.shards):
+        ended = {k: e for k, e in shards.ended.items() if now - e.ended_at < STREAM_RETENTION_SECONDS}
+        if len(keep) != len(shards.shards) or len(ended) != len(shards.ended):
             shards.shards = keep
+            shards.ended = ended
             txn.put(keyspace.shards_record_key(table_id), shards.to_record())
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from dynastore.engine.context import Context
 from dynastore.model.table_schema import TableDef
+from dynastore.storage.kv import WriteTxn
 
 __all__ = ["change", "create", "delete", "update"]
 
@@ -27,7 +28,7 @@ def update(ctx: Context, name: str, mutate: Mutation) -> TableDef:
     ctx.capacity.state(current)
     new = ctx.catalog.update(name, mutate)
     if _streaming(current) and not _streaming(new):
-        _end_stream(ctx, new)
+        _end_stream(ctx, current)
     return new
 
 
@@ -39,8 +40,14 @@ def change(ctx: Context, name: str, mutate: Mutation) -> TableDef:
 def delete(ctx: Context, name: str) -> TableDef:
     """Start deleting a table; returns its DELETING definition (its items are purged in the background)."""
     table = ctx.catalog.delete(name)
-    if _streaming(table):
-        _end_stream(ctx, table)
+    if table.stream is not None and table.stream.label is not None:
+        # its streams (the enabled one, ended now, and those that ended within the retention period) stay readable
+        ctx.shards.deleted_tables()  # loaded before the transaction (loading reads the store)
+        ctx.shards.of(table.table_id)
+        with ctx.kv.write() as txn:
+            if _streaming(table):
+                _close_stream(ctx, txn, table)
+            ctx.shards.remember_deleted(txn, table, ctx.clock.now())
     return table
 
 
@@ -49,7 +56,15 @@ def _streaming(table: TableDef) -> bool:
 
 
 def _end_stream(ctx: Context, table: TableDef) -> None:
-    """The stream was disabled or its table deleted: its open shards close at the last change logged (its
-    records stay readable for the retention period)."""
+    """The stream was disabled or its table deleted (``table``: as it was, stream enabled): its open shards close
+    at the last change logged (its records stay readable for the retention period)."""
     with ctx.kv.write() as txn:
-        ctx.shards.close_stream(txn, table.table_id, ctx.changelog.next_seq - 1, ctx.clock.now())
+        _close_stream(ctx, txn, table)
+
+
+def _close_stream(ctx: Context, txn: WriteTxn, table: TableDef) -> None:
+    stream = table.stream
+    assert stream is not None and stream.label is not None and stream.view_type is not None
+    ctx.shards.close_stream(
+        txn, table.table_id, stream.label, stream.view_type, ctx.changelog.next_seq - 1, ctx.clock.now()
+    )

@@ -1,4 +1,5 @@
-"""OPERATIONS: the single list of supported operations, each with its request shape and handler."""
+"""OPERATIONS: the single list of supported operations, each with its request shape and handler; STREAMS_OPERATIONS
+the same for the DynamoDB Streams API served on the same endpoint (target prefix ``DynamoDBStreams_20120810.``)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from dynastore.api import (
     query,
     scan,
     schemas,
+    streams,
     tags,
     time_to_live,
     transact_get_items,
@@ -62,6 +64,13 @@ OPERATIONS: dict[str, tuple[Any, Handler]] = {
     "TransactGetItems": (schemas.TRANSACT_GET_ITEMS, transact_get_items.handle),
 }
 
+STREAMS_OPERATIONS: dict[str, tuple[Any, Handler]] = {
+    "ListStreams": (schemas.LIST_STREAMS, streams.handle_list_streams),
+    "DescribeStream": (schemas.DESCRIBE_STREAM, streams.handle_describe_stream),
+    "GetShardIterator": (schemas.GET_SHARD_ITERATOR, streams.handle_get_shard_iterator),
+    "GetRecords": (schemas.GET_RECORDS, streams.handle_get_records),
+}
+
 
 # Every operation of DynamoDB's API (service model 2012-08-10; tests/test_docs.py keeps it equal to botocore's).
 # Those not in OPERATIONS answer UnknownOperationException with a message naming them (messages.OPERATION_NOT_SERVED).
@@ -92,6 +101,13 @@ def not_served() -> frozenset[str]:
 def bind(ctx: Context) -> dict[str, Operation]:
     """The operations bound to one server's services, ready for the protocol layer."""
     return {name: Operation(name, _runner(shape, handler, ctx)) for name, (shape, handler) in OPERATIONS.items()}
+
+
+def bind_streams(ctx: Context) -> dict[str, Operation]:
+    """The DynamoDB Streams operations bound to one server's services."""
+    return {
+        name: Operation(name, _runner(shape, handler, ctx)) for name, (shape, handler) in STREAMS_OPERATIONS.items()
+    }
 
 
 def _runner(shape: Any, handler: Handler, ctx: Context) -> Callable[[Any], Any]:

@@ -33,6 +33,7 @@ JSON_10 = "application/x-amz-json-1.0"
 JSON_11 = "application/x-amz-json-1.1"
 _ACCEPTED_CONTENT_TYPES = frozenset({JSON_10, JSON_11, "application/json"})
 _TARGET_PREFIXES = ("DynamoDB_20120810.", "DynamoDB_20111205.")
+STREAMS_TARGET_PREFIX = "DynamoDBStreams_20120810."  # the DynamoDB Streams API, served on the same endpoint
 UNKNOWN_OPERATION_XML = b"<UnknownOperationException/>\n"
 _HOST = re.compile(r"[A-Za-z0-9.\-\[\]:]+")  # what the health check repeats of a Host header
 
@@ -99,8 +100,10 @@ class Protocol:
         commit_seq: Callable[[], int],
         extension: Extension | None = None,
         not_served: frozenset[str] = frozenset(),
+        streams_operations: dict[str, Operation] | None = None,
     ) -> None:
         self._operations = operations
+        self._streams_operations = {} if streams_operations is None else streams_operations
         self._not_served = not_served  # DynamoDB operations refused with a message naming them
         self._extension = extension
         self._health = f"healthy: dynamodb.{region}.amazonaws.com ".encode()
@@ -198,6 +201,11 @@ class Protocol:
         return RawResponse(200, payload, commit_seq=seq_after if seq_after != seq_before else 0)
 
     def _operation(self, target: str) -> Operation:
+        if target.startswith(STREAMS_TARGET_PREFIX):
+            operation = self._streams_operations.get(target[len(STREAMS_TARGET_PREFIX) :])
+            if operation is not None:
+                return operation
+            raise UnknownOperationException()
         for prefix in _TARGET_PREFIXES:
             if target.startswith(prefix):
                 name = target[len(prefix) :]

@@ -155,6 +155,7 @@ class LoggedProtocol(Protocol):
         meters: tuple[Meter, Meter],
         extension: Extension | None = None,
         not_served: frozenset[str] = frozenset(),
+        streams_operations: dict[str, Operation] | None = None,
     ) -> None:
         super().__init__(
             {name: Operation(name, self._keeping(op.run)) for name, op in operations.items()},
@@ -162,6 +163,9 @@ class LoggedProtocol(Protocol):
             commit_seq=commit_seq,
             extension=extension,
             not_served=not_served,
+            streams_operations={
+                name: Operation(name, self._keeping(op.run)) for name, op in (streams_operations or {}).items()
+            },
         )
         self._request_log = request_log
         self._meters = meters

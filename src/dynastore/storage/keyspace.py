@@ -39,6 +39,7 @@ __all__ = [
     "ALL_TAGS",
     "BACKFILL_CURSOR_PREFIX",
     "CHANGELOG_RECORD",
+    "DELETED_STREAMS_RECORD",
     "CHANGE_TAG",
     "GSI_PENDING_TAG",
     "SHARDS_RECORD_PREFIX",
@@ -147,8 +148,11 @@ SHARDS_RECORD_PREFIX: Final = "#shards:"
 # "#trigger:<name>" -> {"kind": "trigger", ...}: a trigger's checkpoint, per shard of the stream it follows the
 # sequence number of the last record delivered (or skipped) and which shards it finished (triggers/checkpoints.py).
 TRIGGER_RECORD_PREFIX: Final = "#trigger:"
+# {"kind": "deleted-streams", "tables": [[table record, deleted at], ...]}: deleted tables whose streams are
+# still readable (engine/stream_shards.py).
+DELETED_STREAMS_RECORD: Final = "#deleted-streams"
 
-RESERVED_RECORD_NAMES: Final = (SEQUENCE_RECORD, PURGE_RECORD, CHANGELOG_RECORD)
+RESERVED_RECORD_NAMES: Final = (SEQUENCE_RECORD, PURGE_RECORD, CHANGELOG_RECORD, DELETED_STREAMS_RECORD)
 RESERVED_RECORD_PREFIXES: Final = (
     CAPACITY_RECORD_PREFIX,
     BACKFILL_CURSOR_PREFIX,
