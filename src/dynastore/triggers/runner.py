@@ -248,7 +248,7 @@ class TriggerRunner:
             "version": "1.0",
             "timestamp": _iso(self._ctx.clock.now()),
             "DDBStreamBatchInfo": {
-                "shardId": shard_id(table, shard.number, shard.opened_at),
+                "shardId": shard_id(shard),
                 "startSequenceNumber": sequence_number(first.seq),
                 "endSequenceNumber": sequence_number(last.seq),
                 "approximateArrivalOfFirstRecord": _iso(first.at),
@@ -315,8 +315,8 @@ class TriggerRunner:
                 "retries": state.pieces[0].retries,
             }
         return {
-            "shard_id": shard_id(table, shard.number, shard.opened_at),
-            "parent_shard_id": None if parent is None else shard_id(table, parent.number, parent.opened_at),
+            "shard_id": shard_id(shard),
+            "parent_shard_id": None if parent is None else shard_id(parent),
             "open": shard.is_open,
             "finished": shard.number in checkpoint.finished,
             "checkpoint": None if done is None else sequence_number(done),
