@@ -39,12 +39,14 @@ from dynastore.limits import (
     STREAM_RETENTION_SECONDS,
 )
 from dynastore.model.item_size import item_size
-from dynastore.model.table_schema import DELETING, KeySchema, TableDef
+from dynastore.model.table_schema import CREATING, DELETING, UPDATING, KeySchema, TableDef
 from dynastore.storage.itemcodec import decode_item, stored_size
 
 __all__ = [
-    "ENABLED",
     "DISABLED",
+    "DISABLING",
+    "ENABLED",
+    "ENABLING",
     "RecordsPage",
     "ShardView",
     "StreamChange",
@@ -60,6 +62,8 @@ __all__ = [
 ]
 
 ENABLED, DISABLED = "ENABLED", "DISABLED"
+ENABLING, DISABLING = "ENABLING", "DISABLING"
+_SAME_CHANGE = 0.01  # seconds: a stream change and the table status it caused are one request apart at most
 _SEQ_BASE = 10**20  # sequence numbers as 21-digit strings
 _SHARD_ID = re.compile(r"shardId-(\d{20})-([0-9a-f]{8})")
 _STREAM_ARN = re.compile(
@@ -248,13 +252,25 @@ def _streams_of(ctx: Context, table: TableDef) -> list[_Stream]:
     for ended in shards.ended.values():
         if now - ended.ended_at < STREAM_RETENTION_SECONDS:
             arn = f"{table_arn}/stream/{ended.label}"
-            found[ended.label] = _Stream(arn, table, ended.label, DISABLED, ended.view_type, shards)
+            status = DISABLING if _changing(ctx, table, ended.ended_at) else DISABLED
+            found[ended.label] = _Stream(arn, table, ended.label, status, ended.view_type, shards)
     stream = table.stream
     live = table.status != DELETING
     if live and stream is not None and stream.enabled and stream.label is not None and stream.view_type is not None:
         arn = f"{table_arn}/stream/{stream.label}"
-        found[stream.label] = _Stream(arn, table, stream.label, ENABLED, stream.view_type, shards)
+        status = ENABLING if _changing(ctx, table, _label_time(stream.label)) else ENABLED
+        found[stream.label] = _Stream(arn, table, stream.label, status, stream.view_type, shards)
     return sorted(found.values(), key=lambda s: s.label)
+
+
+def _changing(ctx: Context, table: TableDef, since: float) -> bool:
+    """Whether the table is still CREATING or UPDATING from the request that changed its stream at ``since``: then
+    the stream is ENABLING or DISABLING, as DynamoDB reports it until the table is ACTIVE again."""
+    until = table.status_until
+    if until is None or table.status not in (CREATING, UPDATING) or until <= ctx.clock.now():
+        return False
+    delay = ctx.config.create_table_delay if table.status == CREATING else ctx.config.update_table_delay
+    return abs(until - delay - since) < _SAME_CHANGE
 
 
 def _find(ctx: Context, arn: str, *, validate: bool = True) -> _Stream:
