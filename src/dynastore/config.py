@@ -80,6 +80,9 @@ class Config:
     # The request log (protocol/request_log.py): one line per request on stderr, as "text" or "json".
     log_requests: bool = False
     log_format: str = "text"
+    # Metrics for operators (docs/metrics.md): GET /metrics on the main port, and on ``metrics_port`` too if set.
+    metrics: bool = True
+    metrics_port: int | None = None
     clock: Clock = field(default_factory=SystemClock, compare=False)
 
     @classmethod
@@ -102,6 +105,8 @@ class Config:
             transaction_lock_hold=float(env.get("DYNASTORE_TRANSACTION_LOCK_HOLD", base.transaction_lock_hold)),
             log_requests=env.get("DYNASTORE_LOG_REQUESTS", "").lower() in ("1", "true", "yes"),
             log_format=env.get("DYNASTORE_LOG_FORMAT", base.log_format),
+            metrics=env.get("DYNASTORE_NO_METRICS", "").lower() not in ("1", "true", "yes"),
+            metrics_port=int(env["DYNASTORE_METRICS_PORT"]) if env.get("DYNASTORE_METRICS_PORT") else None,
             **_capacity_from_env(env, base),
             **_indexes_from_env(env, base),
             **_network_from_env(env, base),

@@ -97,6 +97,8 @@ def test_serve_help_shows_every_default_and_its_environment_variable() -> None:
         "--reserved-descriptors": "64",
         "--max-buffered-request-bytes": str(256 * 1024**2),
         "--write-buffer-bytes": str(1024**2),
+        "--no-metrics": "off",
+        "--metrics-port": "none",
     }
     assert set(options) == {"-h", *expected}
     for flag, default in expected.items():
