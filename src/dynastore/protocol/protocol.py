@@ -119,7 +119,6 @@ class Protocol:
         if path != "/" and path.split("?", 1)[0] == METRICS_PATH:
             return metrics_response(metrics, method)  # not counted: a scrape is not a request to the database
         started = time.perf_counter()
-        self._error_type = None
         response = self._answer(method, headers, body, path)
         error_type = self._error_type
         if error_type is None and response.status == 404 and response.body == UNKNOWN_OPERATION_XML:
@@ -128,6 +127,9 @@ class Protocol:
         return response
 
     def _answer(self, method: str, headers: Headers, body: bytes, path: str) -> RawResponse:
+        # Cleared here rather than in handle: there the type checker would take it to be None after the call, and
+        # compiled code checks that at run time.
+        self._error_type = None
         request_id = self._ids.next()
         if path != "/" and self._extension is not None and path.startswith(EXTENSION_PREFIX):
             response = self._extend(method, headers, path, body)  # never CORS headers: see protocol/cors.py
