@@ -46,14 +46,15 @@ LAG_QUANTILES = (0.5, 0.9, 0.99)
 
 
 def outcome_of(error_type: str | None, status: int) -> str:
-    """A request's outcome label: ok, throttled, server_error, or the client error's type."""
+    """A request's outcome label: ok, throttled, server_error, the client error's type, or client_error for a
+    refusal that is no DynamoDB error (one of the server's own endpoints answering 4xx)."""
     if error_type is None and status < 400:
         return "ok"
     if status >= 500:
         return "server_error"
     if error_type in THROTTLED:
         return "throttled"
-    return error_type if error_type is not None else "UnknownOperationException"
+    return error_type if error_type is not None else "client_error"
 
 
 class _Durability(Protocol):

@@ -75,15 +75,18 @@ def test_requests_are_counted_by_operation_and_outcome(app: Dynastore) -> None:
     headers = {**HEADERS, "x-amz-target": "DynamoDB_20120810.NoSuchThing"}
     assert app.protocol.handle("POST", headers, b"{}").status == 400
     assert app.protocol.handle("GET", {}, b"").status == 200  # the health check
+    assert app.protocol.handle("PUT", {}, b"x").status == 404  # DynamoDB's bare 404
+    assert app.protocol.handle("GET", {}, b"", "/dynastore/partitions/nothing").status == 404  # an own endpoint
     values = scrape(app)
     assert value(values, "dynastore_requests_total", operation="CreateTable", outcome="ok") == 1
     assert value(values, "dynastore_requests_total", operation="GetItem", outcome="ok") == 1
     assert value(values, "dynastore_requests_total", operation="GetItem", outcome="ResourceNotFoundException") == 1
     assert value(values, "dynastore_requests_total", operation="GetItem", outcome="ValidationException") == 1
-    assert value(values, "dynastore_requests_total", operation=OTHER, outcome="UnknownOperationException") == 1
+    assert value(values, "dynastore_requests_total", operation=OTHER, outcome="UnknownOperationException") == 2
+    assert value(values, "dynastore_requests_total", operation=OTHER, outcome="client_error") == 1
     assert value(values, "dynastore_requests_total", operation=OTHER, outcome="ok") == 1
     requests = [v for (name, _), v in values.items() if name == "dynastore_requests_total"]
-    assert sum(requests) == 6  # the scrape itself is not counted
+    assert sum(requests) == 8  # the scrape itself is not counted
     assert value(values, "dynastore_request_duration_seconds_count", operation="GetItem") == 3
     assert value(values, "dynastore_request_duration_seconds_bucket", operation="GetItem", le="+Inf") == 3
     assert value(values, "dynastore_request_duration_seconds_bucket", operation="GetItem", le="10") == 3
@@ -208,7 +211,7 @@ def test_other_methods_on_metrics_are_refused_and_the_metrics_port_serves_only_m
         ("RequestLimitExceeded", 400, "throttled"),
         ("InternalServerError", 500, "server_error"),
         ("ServiceUnavailable", 503, "server_error"),
-        (None, 404, "UnknownOperationException"),
+        (None, 404, "client_error"),
     ],
 )
 def test_outcomes(error_type: str | None, status: int, outcome: str) -> None:
