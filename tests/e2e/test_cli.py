@@ -123,6 +123,14 @@ def test_a_port_taken_from_the_environment_is_reported_too(tmp_path: Path, taken
     assert list(tmp_path.iterdir()) == []  # not even the default ./dynastore-data
 
 
+def test_a_metrics_port_in_use_is_one_line_and_creates_nothing(tmp_path: Path, taken_port: int) -> None:
+    result = run("serve", "--port", "0", "--metrics-port", str(taken_port), "--data-dir", str(tmp_path / "d"))
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr == f"dynastore: error: cannot listen on 127.0.0.1:{taken_port}: Address already in use\n"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_data_directory_under_a_file_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     result = run("serve", "--port", "0", "--data-dir", str(tmp_path / "file" / "data"))
