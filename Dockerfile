@@ -3,6 +3,8 @@
 
 # ---- build stage: the compiled wheel (mypyc needs a C compiler) and the wheels of its dependencies ----------------
 FROM python:3.11-slim AS build
+# The compiler comes from the base image's Debian release; pinning its exact version would break on every update.
+# hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends gcc libc6-dev \
     && rm -rf /var/lib/apt/lists/*
@@ -23,10 +25,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
     python -m venv --without-pip /opt/dynastore \
     && python -m pip --python /opt/dynastore/bin/python install --no-cache-dir --no-index --find-links /wheels dynastore \
-    && useradd --system --uid 10001 --user-group --home-dir /data --no-create-home --shell /usr/sbin/nologin dynastore \
+    && groupadd --system --gid 10001 dynastore \
+    && useradd --system --uid 10001 --gid 10001 --home-dir /data --no-create-home --shell /usr/sbin/nologin dynastore \
     && mkdir /data \
     && chown dynastore:dynastore /data
-USER dynastore
+# Numeric, so that a platform can tell it is not root without the image's /etc/passwd (Kubernetes' runAsNonRoot).
+USER 10001:10001
 WORKDIR /data
 VOLUME ["/data"]
 EXPOSE 8000
