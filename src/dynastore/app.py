@@ -23,6 +23,7 @@ from dynastore.engine.index_state import IndexState
 from dynastore.engine.transaction_locks import TransactionLocks
 from dynastore.expressions.cache import ExpressionCache, KeyTemplates
 from dynastore.protocol import dispatch
+from dynastore.protocol.metrics import Metrics, RequestMetrics, directory_bytes
 from dynastore.protocol.protocol import Protocol
 from dynastore.protocol.request_log import LoggedProtocol, RequestLog
 from dynastore.storage.catalog import Catalog
@@ -78,6 +79,7 @@ class Dynastore:
         self.kv.watch_losses(lambda durable, lost_through: self.engine.shards.clear())
         # Configured triggers (a wrong one raises TriggerConfigError); add_trigger adds Python ones before start.
         self.triggers = Triggers(self.engine, parse_triggers(config.triggers, file=config.triggers_file))
+        self.metrics = self._metrics()
         self.protocol = self._protocol()
         self.committer: GroupCommitter | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -98,6 +100,7 @@ class Dynastore:
                 extension=admin,
                 not_served=dispatch.not_served(),
                 streams_operations=dispatch.bind_streams(self.engine),
+                metrics=self.metrics,
             )
         return LoggedProtocol(
             operations,
@@ -108,6 +111,7 @@ class Dynastore:
             streams_operations=dispatch.bind_streams(self.engine),
             request_log=RequestLog(self.config.log_format),
             meters=self.engine.capacity.meters,
+            metrics=self.metrics,
         )
 
     def add_trigger(self, spec: TriggerSpec) -> None:
@@ -116,6 +120,25 @@ class Dynastore:
         if self._tasks:
             raise RuntimeError("add triggers before the dynastore starts")
         self.triggers.add(spec)
+
+    def _metrics(self) -> Metrics | None:
+        """What GET /metrics reports (docs/metrics.md); None with --no-metrics."""
+        if not self.config.metrics:
+            return None
+        data_dir = self.config.data_dir
+        return Metrics(
+            RequestMetrics(dispatch.OPERATIONS, dispatch.STREAMS_OPERATIONS),
+            self.engine.capacity,
+            self.catalog,
+            self.engine.changelog,
+            None if self.config.in_memory else lambda: directory_bytes(data_dir),
+        )
+
+    def _start_metrics(self, committer: GroupCommitter) -> None:
+        """Time writes until durable and count the storage syncs of ``committer``."""
+        if self.metrics is not None:
+            self.metrics.requests.durability = committer
+            committer.on_sync = self.metrics.syncs.synced
 
     def serving_on(self, port: int) -> None:
         """The port requests arrive on (with port 0 the operating system chose it; DescribeEndpoints reports it)."""
@@ -128,6 +151,7 @@ class Dynastore:
         committer = self.committer = GroupCommitter(self.kv, loop)
         if isinstance(self.protocol, LoggedProtocol):
             self.protocol.durability = committer
+        self._start_metrics(committer)
         self._tasks = [loop.create_task(self._maintain()), loop.create_task(self._propagate())]
         self.triggers.start(loop)
         return committer

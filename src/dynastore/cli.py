@@ -27,8 +27,10 @@ class _ServeHelp(argparse.HelpFormatter):
         env = "DYNASTORE_" + action.dest.upper()
         if isinstance(action, argparse._StoreTrueAction):
             return f"{text} (default: {'on' if action.default else 'off'}; {env}=1)"
+        if isinstance(action, argparse._StoreFalseAction):  # --no-X: the switch is off while X is on
+            return f"{text} (default: {'off' if action.default else 'on'}; DYNASTORE_NO_{action.dest.upper()}=1)"
         default = action.default
-        shown = f"{default:g}" if isinstance(default, float) else str(default)
+        shown = f"{default:g}" if isinstance(default, float) else "none" if default is None else str(default)
         return f"{text} (default: {shown.replace('%', '%%')}; {env})"
 
 
@@ -99,6 +101,20 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
         "--log-format", choices=("text", "json"), default=defaults.log_format, help="the request log's lines"
     )
     _add_trigger_flags(serve, defaults)
+    serve.add_argument(
+        "--no-metrics",
+        dest="metrics",
+        action="store_false",
+        default=defaults.metrics,
+        help="serve no GET /metrics and count nothing for it",
+    )
+    serve.add_argument(
+        "--metrics-port",
+        type=int,
+        default=defaults.metrics_port,
+        metavar="PORT",
+        help="also serve GET /metrics on this port (on the same host)",
+    )
     _add_partitions_command(commands, defaults)
     return parser
 
@@ -130,6 +146,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             transaction_lock_hold=args.transaction_lock_hold,
             log_requests=args.log_requests,
             log_format=args.log_format,
+            metrics=args.metrics,
+            metrics_port=args.metrics_port,
         )
         config = _with_triggers(config, args)
         _check_triggers(serve_parser(parser), config)

@@ -84,6 +84,9 @@ class Config:
     # parsed and checked by the triggers package when the dynastore is built.
     triggers: tuple[str, ...] = ()
     triggers_file: Path | None = None
+    # Metrics for operators (docs/metrics.md): GET /metrics on the main port, and on ``metrics_port`` too if set.
+    metrics: bool = True
+    metrics_port: int | None = None
     clock: Clock = field(default_factory=SystemClock, compare=False)
 
     @classmethod
@@ -108,6 +111,8 @@ class Config:
             log_format=env.get("DYNASTORE_LOG_FORMAT", base.log_format),
             triggers=(env["DYNASTORE_TRIGGERS"],) if env.get("DYNASTORE_TRIGGERS", "").strip() else (),
             triggers_file=Path(env["DYNASTORE_TRIGGERS_FILE"]) if env.get("DYNASTORE_TRIGGERS_FILE") else None,
+            metrics=env.get("DYNASTORE_NO_METRICS", "").lower() not in ("1", "true", "yes"),
+            metrics_port=int(env["DYNASTORE_METRICS_PORT"]) if env.get("DYNASTORE_METRICS_PORT") else None,
             **_capacity_from_env(env, base),
             **_indexes_from_env(env, base),
             **_network_from_env(env, base),

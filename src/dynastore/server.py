@@ -15,6 +15,8 @@ from dynastore.build_kind import PURE_PYTHON_NOTICE, is_compiled
 from dynastore.config import Config
 from dynastore.protocol import http_server
 from dynastore.protocol.connections import ConnectionLimits, Registry
+from dynastore.protocol.protocol import MetricsEndpoint
+from dynastore.storage.group_commit import GroupCommitter
 from dynastore.storage.kv import StorageError
 
 log = logging.getLogger("dynastore")
@@ -41,9 +43,13 @@ class Server:
         self.config = config
         self.app = Dynastore(config)
         self._stopping: asyncio.Event | None = None
+        self._metrics_registry: Registry | None = None  # the --metrics-port listener's connections
 
-    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
-        """Serve until stopped, on ``sockets`` (from http_server.listen) or on the configured host and port."""
+    async def serve(
+        self, sockets: list[socket.socket] | None = None, metrics_sockets: list[socket.socket] | None = None
+    ) -> None:
+        """Serve until stopped, on ``sockets`` (from http_server.listen) or on the configured host and port, and
+        GET /metrics on ``metrics_sockets`` (or the configured --metrics-port) too."""
         loop = asyncio.get_running_loop()
         self._stopping = asyncio.Event()
         if sockets is None:
@@ -54,6 +60,7 @@ class Server:
         host, port = sockets[0].getsockname()[:2]
         self.app.serving_on(port)
         print(f"dynastore listening on http://{host}:{port}", flush=True)
+        listeners += await self._serve_metrics(committer, registry, metrics_sockets)
         if not is_compiled():
             print(PURE_PYTHON_NOTICE, file=sys.stderr, flush=True)
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -64,7 +71,27 @@ class Server:
             for listener in listeners:
                 listener.close()
             registry.stop()
+            if self._metrics_registry is not None:
+                self._metrics_registry.stop()
             await self.app.stop()
+
+    async def _serve_metrics(
+        self, committer: GroupCommitter, registry: Registry, sockets: list[socket.socket] | None
+    ) -> list[asyncio.Server]:
+        """Count the main listener's connections; serve GET /metrics on its own port when one is configured."""
+        metrics = self.app.metrics
+        if metrics is None:
+            return []
+        metrics.watch_connections(registry)
+        if sockets is None:
+            if self.config.metrics_port is None:
+                return []
+            sockets = http_server.listen(self.config.host, self.config.metrics_port)
+        own = self._metrics_registry = Registry(connection_limits(self.config))
+        listeners = await http_server.start(MetricsEndpoint(metrics), committer, sockets, own)
+        host, port = sockets[0].getsockname()[:2]
+        print(f"dynastore metrics on http://{host}:{port}/metrics", flush=True)
+        return listeners
 
     def stop(self) -> None:
         if self._stopping is not None:
@@ -73,13 +100,15 @@ class Server:
     def close(self) -> None:
         self.app.close()
 
-    def run(self, sockets: list[socket.socket] | None = None) -> None:
+    def run(
+        self, sockets: list[socket.socket] | None = None, metrics_sockets: list[socket.socket] | None = None
+    ) -> None:
         try:
             import uvloop
         except ImportError:  # pragma: no cover - uvloop is a dependency everywhere but Windows
-            asyncio.run(self.serve(sockets))
+            asyncio.run(self.serve(sockets, metrics_sockets))
         else:
-            uvloop.run(self.serve(sockets))
+            uvloop.run(self.serve(sockets, metrics_sockets))
 
 
 def serve(config: Config) -> None:
@@ -90,13 +119,23 @@ def serve(config: Config) -> None:
         sockets = http_server.listen(config.host, config.port)
     except OSError as e:
         _fail(messages.CLI_CANNOT_LISTEN.format(host=config.host, port=config.port, reason=_reason(e)))
+    metrics_sockets: list[socket.socket] | None = None
     try:
+        if config.metrics and config.metrics_port is not None:
+            metrics_sockets = _listen(config.host, config.metrics_port)
         server = _open(config)
     except BaseException:
-        for sock in sockets:
+        for sock in [*sockets, *(metrics_sockets or [])]:
             sock.close()
         raise
-    server.run(sockets)
+    server.run(sockets, metrics_sockets)
+
+
+def _listen(host: str, port: int) -> list[socket.socket]:
+    try:
+        return http_server.listen(host, port)
+    except OSError as e:
+        _fail(messages.CLI_CANNOT_LISTEN.format(host=host, port=port, reason=_reason(e)))
 
 
 def _open(config: Config) -> Server:

@@ -97,8 +97,10 @@ def test_serve_help_shows_every_default_and_its_environment_variable() -> None:
         "--reserved-descriptors": "64",
         "--max-buffered-request-bytes": str(256 * 1024**2),
         "--write-buffer-bytes": str(1024**2),
-        "--trigger": "None",
-        "--triggers-file": "None",
+        "--trigger": "none",
+        "--triggers-file": "none",
+        "--no-metrics": "off",
+        "--metrics-port": "none",
     }
     assert set(options) == {"-h", *expected}
     for flag, default in expected.items():
@@ -122,6 +124,14 @@ def test_a_port_taken_from_the_environment_is_reported_too(tmp_path: Path, taken
     assert result.returncode == 1
     assert result.stderr == f"dynastore: error: cannot listen on 127.0.0.1:{taken_port}: Address already in use\n"
     assert list(tmp_path.iterdir()) == []  # not even the default ./dynastore-data
+
+
+def test_a_metrics_port_in_use_is_one_line_and_creates_nothing(tmp_path: Path, taken_port: int) -> None:
+    result = run("serve", "--port", "0", "--metrics-port", str(taken_port), "--data-dir", str(tmp_path / "d"))
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr == f"dynastore: error: cannot listen on 127.0.0.1:{taken_port}: Address already in use\n"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_data_directory_under_a_file_is_one_line(tmp_path: Path) -> None:

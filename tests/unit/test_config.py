@@ -40,3 +40,13 @@ def test_connection_limits_from_environment_and_flags() -> None:
     assert (config.idle_timeout, config.max_connections, config.write_buffer_bytes) == (2.5, 20, 4096)
     limits = connection_limits(config)
     assert (limits.idle_timeout, limits.max_connections, limits.write_buffer_bytes) == (2.5, 20, 4096)
+
+
+def test_metrics_from_environment_and_flags() -> None:
+    assert (Config.from_env({}).metrics, Config.from_env({}).metrics_port) == (True, None)
+    env = Config.from_env({"DYNASTORE_NO_METRICS": "1", "DYNASTORE_METRICS_PORT": "9100"})
+    assert (env.metrics, env.metrics_port) == (False, 9100)
+    assert _parser(env).parse_args(["serve"]).metrics is False  # the environment's default
+    args = _parser(Config()).parse_args(["serve", "--no-metrics", "--metrics-port", "9200"])
+    assert (args.metrics, args.metrics_port) == (False, 9200)
+    assert _parser(Config()).parse_args(["serve"]).metrics is True

@@ -194,7 +194,8 @@ class ChangeLog:
         self.applied_through = -1  # seq of the newest record whose GSI changes were applied by this process
         self._enqueued: deque[tuple[int, float]] = deque()  # (seq, perf_counter) of GSI records written here
         self._lags: deque[float] = deque(maxlen=_LAG_SAMPLES)
-        self.applied = 0  # GSI records applied since start (diagnostics)
+        self.applied = 0  # GSI records applied since start (diagnostics, metrics)
+        self.lag_seconds = 0.0  # the propagation lags of those records, added up (metrics)
         self.wake: Callable[[], None] | None = None  # set by the host: schedule the propagator soon
 
     # ---- writing --------------------------------------------------------------------------------------------
@@ -294,7 +295,9 @@ class ChangeLog:
         enqueued = self._enqueued
         while enqueued and enqueued[0][0] <= done_seq:
             _, at = enqueued.popleft()
-            self._lags.append(now - at)
+            lag = now - at
+            self._lags.append(lag)
+            self.lag_seconds += lag
             self.applied += 1
 
     # ---- streams --------------------------------------------------------------------------------------------
@@ -342,6 +345,15 @@ class ChangeLog:
         for name, q in (("p50_ms", 0.50), ("p90_ms", 0.90), ("p99_ms", 0.99), ("max_ms", 1.0)):
             out[name] = round(lags[min(len(lags) - 1, int(q * len(lags)))] * 1000, 3) if lags else 0.0
         return out
+
+    def lag_samples(self) -> list[float]:
+        """The propagation lags (seconds) of the last records applied, sorted."""
+        return sorted(self._lags)
+
+    @property
+    def waiting(self) -> int:
+        """GSI records written by this process and not applied yet."""
+        return len(self._enqueued)
 
     def reset_lag(self) -> None:
         self._lags.clear()

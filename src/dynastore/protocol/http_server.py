@@ -31,6 +31,7 @@ _REASONS = {
     200: b"OK",
     400: b"Bad Request",
     404: b"Not Found",
+    405: b"Method Not Allowed",
     408: b"Request Timeout",
     413: b"Request Entity Too Large",
     500: b"Internal Server Error",

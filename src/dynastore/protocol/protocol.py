@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import time
 import zlib
 from collections.abc import Callable
 from itertools import count
@@ -24,7 +25,9 @@ from dynastore.errors import (
     ServiceUnavailable,
     UnknownOperationException,
 )
-from dynastore.protocol import auth, cors, encoding
+from dynastore.protocol import auth, cors, encoding, prometheus
+from dynastore.protocol.metrics import METRICS_PATH, Metrics
+from dynastore.protocol.targets import DYNAMODB_TARGET_PREFIXES, STREAMS_TARGET_PREFIX
 from dynastore.storage.kv import StorageError, StorageUnavailableError
 
 log = logging.getLogger("dynastore")
@@ -32,8 +35,6 @@ log = logging.getLogger("dynastore")
 JSON_10 = "application/x-amz-json-1.0"
 JSON_11 = "application/x-amz-json-1.1"
 _ACCEPTED_CONTENT_TYPES = frozenset({JSON_10, JSON_11, "application/json"})
-_TARGET_PREFIXES = ("DynamoDB_20120810.", "DynamoDB_20111205.")
-STREAMS_TARGET_PREFIX = "DynamoDBStreams_20120810."  # the DynamoDB Streams API, served on the same endpoint
 UNKNOWN_OPERATION_XML = b"<UnknownOperationException/>\n"
 _HOST = re.compile(r"[A-Za-z0-9.\-\[\]:]+")  # what the health check repeats of a Host header
 
@@ -101,6 +102,7 @@ class Protocol:
         extension: Extension | None = None,
         not_served: frozenset[str] = frozenset(),
         streams_operations: dict[str, Operation] | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self._operations = operations
         self._streams_operations = {} if streams_operations is None else streams_operations
@@ -109,8 +111,27 @@ class Protocol:
         self._health = f"healthy: dynamodb.{region}.amazonaws.com ".encode()
         self._commit_seq = commit_seq
         self._ids = _RequestIds()
+        self.metrics = metrics  # None: no /metrics, nothing counted (--no-metrics)
+        self._error_type: str | None = None  # the error type of the request being answered (set by _error)
 
     def handle(self, method: str, headers: Headers, body: bytes, path: str = "/") -> RawResponse:
+        metrics = self.metrics
+        if metrics is None:
+            return self._answer(method, headers, body, path)
+        if path != "/" and path.split("?", 1)[0] == METRICS_PATH:
+            return metrics_response(metrics, method)  # not counted: a scrape is not a request to the database
+        started = time.perf_counter()
+        response = self._answer(method, headers, body, path)
+        error_type = self._error_type
+        if error_type is None and response.status == 404 and response.body == UNKNOWN_OPERATION_XML:
+            error_type = "UnknownOperationException"
+        metrics.requests.observe(headers.get("x-amz-target"), error_type, response.status, response.commit_seq, started)
+        return response
+
+    def _answer(self, method: str, headers: Headers, body: bytes, path: str) -> RawResponse:
+        # Cleared here rather than in handle: there the type checker would take it to be None after the call, and
+        # compiled code checks that at run time.
+        self._error_type = None
         request_id = self._ids.next()
         if path != "/" and self._extension is not None and path.startswith(EXTENSION_PREFIX):
             response = self._extend(method, headers, path, body)  # never CORS headers: see protocol/cors.py
@@ -157,7 +178,8 @@ class Protocol:
         return response
 
     def _error(self, error: DynamoError) -> RawResponse:
-        """The response to a request refused with ``error`` (a method: the request log records the error's type)."""
+        """The response to a request refused with ``error``; its type is kept for the metrics and the request log."""
+        self._error_type = type(error).__name__
         return _error_response(error)
 
     def _health_text(self, headers: Headers) -> bytes:
@@ -206,7 +228,7 @@ class Protocol:
             if operation is not None:
                 return operation
             raise UnknownOperationException()
-        for prefix in _TARGET_PREFIXES:
+        for prefix in DYNAMODB_TARGET_PREFIXES:
             if target.startswith(prefix):
                 name = target[len(prefix) :]
                 operation = self._operations.get(name)
@@ -216,6 +238,25 @@ class Protocol:
                     raise UnknownOperationException(messages.OPERATION_NOT_SERVED.format(operation=name))
                 break
         raise UnknownOperationException()
+
+
+class MetricsEndpoint:
+    """What the ``--metrics-port`` listener answers: ``GET /metrics``, and 404 to anything else."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self._metrics = metrics
+
+    def handle(self, method: str, headers: Headers, body: bytes, path: str = "/") -> RawResponse:
+        if path.split("?", 1)[0] == METRICS_PATH:
+            return metrics_response(self._metrics, method)
+        return RawResponse(404, b"not found: this port serves GET /metrics\n", "text/plain")
+
+
+def metrics_response(metrics: Metrics, method: str) -> RawResponse:
+    """``GET /metrics``: the page in the Prometheus text format (other methods: 405 as a plain text)."""
+    if method != "GET":
+        return RawResponse(405, b"method not allowed: GET /metrics\n", "text/plain", [("Allow", "GET")])
+    return RawResponse(200, metrics.page(), prometheus.CONTENT_TYPE)
 
 
 def _error_response(error: DynamoError) -> RawResponse:

@@ -26,8 +26,8 @@ from typing import Any
 import orjson
 
 from dynastore.engine.capacity.buckets import Meter
-from dynastore.errors import DynamoError
 from dynastore.protocol.http_server import Durability
+from dynastore.protocol.metrics import Metrics
 from dynastore.protocol.protocol import (
     EXTENSION_PREFIX,
     UNKNOWN_OPERATION_XML,
@@ -156,6 +156,7 @@ class LoggedProtocol(Protocol):
         extension: Extension | None = None,
         not_served: frozenset[str] = frozenset(),
         streams_operations: dict[str, Operation] | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         super().__init__(
             {name: Operation(name, self._keeping(op.run)) for name, op in operations.items()},
@@ -166,11 +167,11 @@ class LoggedProtocol(Protocol):
             streams_operations={
                 name: Operation(name, self._keeping(op.run)) for name, op in (streams_operations or {}).items()
             },
+            metrics=metrics,
         )
         self._request_log = request_log
         self._meters = meters
         self._request: Any = None  # the decoded request of the operation being served
-        self._error_type: str | None = None
         self.durability: Durability | None = None  # set once the server runs: writes are logged when durable
 
     def _keeping(self, run: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -179,10 +180,6 @@ class LoggedProtocol(Protocol):
             return run(request)
 
         return keep
-
-    def _error(self, error: DynamoError) -> RawResponse:
-        self._error_type = type(error).__name__
-        return super()._error(error)
 
     def handle(self, method: str, headers: Headers, body: bytes, path: str = "/") -> RawResponse:
         arrived, started = time.time(), time.perf_counter()
@@ -195,8 +192,9 @@ class LoggedProtocol(Protocol):
             operation = target.rpartition(".")[2]
         else:
             operation = f"{method} {path}"
-        # Kept by _keeping and _error during super().handle, read and cleared here. (Not cleared before the call:
-        # the type checker would take the attribute to be None after it, and compiled code checks that at run time.)
+        # Kept by _keeping and Protocol._error during super().handle, read and cleared here. (Not cleared before
+        # the call: the type checker would take the attribute to be None after it, and compiled code checks that
+        # at run time.)
         error, request = self._error_type, self._request
         self._error_type = self._request = None
         if error is None and response.status == 404 and response.body == UNKNOWN_OPERATION_XML:

@@ -28,6 +28,7 @@ import asyncio
 import heapq
 import itertools
 import logging
+import time
 from collections.abc import Callable
 
 from dynastore.storage.kv import KV, BackgroundSync, DurabilityError
@@ -57,6 +58,10 @@ class GroupCommitter:
         self._failure: BaseException | None = None  # the last flush error
         self._lost_range = (0, 0)  # the last commits taken back: seq in (first, second]
         self.flushes = 0  # completed flushes (diagnostics, tests)
+        # Told of each completed flush: (seconds it took, commits it made durable). Set by the host (metrics).
+        self.on_sync: Callable[[float, int], None] | None = None
+        self._flush_started = 0.0
+        self._durable_before = 0
         self._background: BackgroundSync | None = kv.background_sync()
         if self._background is not None:
             loop.add_reader(self._background.fileno(), self._background_done)
@@ -172,6 +177,8 @@ class GroupCommitter:
             return
         if not self._seal():
             return
+        self._flush_started = time.perf_counter()
+        self._durable_before = self._kv.durable_seq
         if self._background is not None:
             try:
                 self._flushing_to = self._background.begin()
@@ -195,6 +202,7 @@ class GroupCommitter:
             self._fail(error)
             return
         # Not fut.result(): a flush that began before a failure covers commits that were taken back since.
+        self._report(self._kv.durable_seq)
         self._synced(self._kv.durable_seq)
 
     def _background_done(self) -> None:
@@ -213,7 +221,13 @@ class GroupCommitter:
             return
         self.flushes += 1
         self._flushing_to = None
+        self._report(durable)
         self._synced(durable)
+
+    def _report(self, durable: int) -> None:
+        on_sync = self.on_sync
+        if on_sync is not None:
+            on_sync(time.perf_counter() - self._flush_started, max(0, durable - self._durable_before))
 
     def _synced(self, durable: int) -> None:
         """Everything up to ``durable`` is on disk: answer its waiters; more waiting starts the next flush."""

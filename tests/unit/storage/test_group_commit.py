@@ -399,3 +399,24 @@ def test_without_the_sync_helper_lmdb_flushes_in_a_worker_thread(
         kv.close()
 
     run(body)
+
+
+def test_each_completed_flush_reports_its_duration_and_the_commits_it_made_durable() -> None:
+    async def body() -> None:
+        fake = FakeKV()
+        gc = make(fake)
+        syncs: list[tuple[float, int]] = []
+        gc.on_sync = lambda seconds, commits: syncs.append((seconds, commits))
+        first = fake.commit()
+        gc.when_durable(first, lambda error: None)
+        await until(lambda: fake.flush_calls == 1)
+        for _ in range(3):  # arrive while the first flush runs: the next flush makes all three durable
+            gc.when_durable(fake.commit(), lambda error: None)
+        fake.gate.release()
+        await until(lambda: len(syncs) == 1)
+        fake.gate.release()
+        await until(lambda: len(syncs) == 2)
+        assert [commits for _, commits in syncs] == [1, 3]
+        assert all(seconds >= 0 for seconds, _ in syncs)
+
+    run(body)

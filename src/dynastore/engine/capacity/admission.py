@@ -179,10 +179,12 @@ def _take(
         if insights is not None:
             _count(res, insights, now, key, units * 3 if write else units, False)
         return reason
+    total.throttled += 1
     if insights is not None:
         _count(res, insights, now, key, 0.0, True)
     if not cap.enforce:
-        total.meter.units += units  # metered as consumed all the same: the request is served
+        total.meter.units += units
+        total.consumed += units  # metered as consumed all the same: the request is served
         return buckets.NOT_TAKEN  # report mode: counted as throttled, served without taking capacity
     return _error(res, reason, write)
 

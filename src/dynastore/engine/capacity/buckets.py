@@ -106,7 +106,7 @@ class Meter:
 class TableBucket(Bucket):
     """The table-level (or index-level) bucket of one direction, and what the table has consumed."""
 
-    __slots__ = ("binding", "window_start", "window_used", "peak", "meter")
+    __slots__ = ("binding", "window_start", "window_used", "peak", "meter", "consumed", "throttled")
 
     def __init__(self, rate: float, now: float, binding: int = PROVISIONED, meter: Meter | None = None) -> None:
         super().__init__(rate, rate, now)
@@ -115,6 +115,8 @@ class TableBucket(Bucket):
         self.window_used = 0.0
         self.peak = 0.0  # the highest consumption seen in a one-second window
         self.meter = Meter() if meter is None else meter  # shared by the server's buckets of one direction
+        self.consumed = 0.0  # units this table (or index) consumed since the server started (metrics)
+        self.throttled = 0  # admissions refused (or, in report mode, that would have been) since then (metrics)
 
     def account(self, units: float, now: float) -> bool:
         """Record consumption; True when a one-second window closed (the caller may revisit the peak)."""
@@ -128,6 +130,7 @@ class TableBucket(Bucket):
         self.window_used += units
         self.tokens -= units
         self.meter.units += units
+        self.consumed += units
         return closed
 
 
@@ -225,6 +228,7 @@ def refund(lane: Lane, table: TableBucket, units: float, took: int) -> None:
     whole was refused."""
     if took == NOT_TAKEN:
         table.meter.units -= units
+        table.consumed -= units
         return
     if took == BORROWED:
         lane.borrowed -= units
@@ -235,6 +239,7 @@ def refund(lane: Lane, table: TableBucket, units: float, took: int) -> None:
     table.tokens += units
     table.window_used -= units
     table.meter.units -= units
+    table.consumed -= units
 
 
 def _lifted(lane: Lane, now: float, adaptive_delay: float) -> bool:

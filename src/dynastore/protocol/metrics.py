@@ -1,0 +1,253 @@
+"""Metrics for operators: what ``GET /metrics`` answers, in the Prometheus text format (docs/metrics.md).
+
+Two kinds of source. The request side is counted as requests are answered (``RequestMetrics.observe``, called
+by ``Protocol.handle``: a dictionary look-up, a bisection and a few additions per request) and the storage
+syncs as group commit finishes them (``SyncMetrics``). Everything else is read only when the page is asked for:
+consumed capacity and throttling per table and index from the capacity model's table buckets, item counts from
+the catalog's statistics, the GSI propagation lag from the change log's samples, the open connections from the
+listeners' registries and the store's size from its files. ``Metrics`` gathers them; app.py builds it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Protocol
+
+from dynastore.engine.capacity.state import Capacity
+from dynastore.engine.changelog import ChangeLog
+from dynastore.protocol.connections import Registry
+from dynastore.protocol.prometheus import Histogram, Page
+from dynastore.protocol.targets import DYNAMODB_TARGET_PREFIXES, STREAMS_TARGET_PREFIX
+from dynastore.storage.catalog import Catalog
+
+__all__ = [
+    "LATENCY_BOUNDS",
+    "METRICS_PATH",
+    "OTHER",
+    "Metrics",
+    "RequestMetrics",
+    "SyncMetrics",
+    "directory_bytes",
+    "outcome_of",
+]
+
+METRICS_PATH = "/metrics"
+OTHER = "other"  # the operation label of requests that name no operation this server serves
+THROTTLED = frozenset({"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"})
+
+# Seconds: from a quarter of a millisecond (a cached GetItem) to ten seconds (a large Scan on a busy server).
+LATENCY_BOUNDS = (0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+# Write transactions one storage sync made durable: powers of two up to what a loaded server shares.
+GROUP_BOUNDS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+LAG_QUANTILES = (0.5, 0.9, 0.99)
+
+
+def outcome_of(error_type: str | None, status: int) -> str:
+    """A request's outcome label: ok, throttled, server_error, the client error's type, or client_error for a
+    refusal that is no DynamoDB error (one of the server's own endpoints answering 4xx)."""
+    if error_type is None and status < 400:
+        return "ok"
+    if status >= 500:
+        return "server_error"
+    if error_type in THROTTLED:
+        return "throttled"
+    return error_type if error_type is not None else "client_error"
+
+
+class _Durability(Protocol):
+    """What the request side asks to time a write until it is durable (storage/group_commit.GroupCommitter)."""
+
+    @property
+    def durable_seq(self) -> int: ...
+
+    def when_durable(self, seq: int, callback: Callable[[BaseException | None], None]) -> None: ...
+
+
+class _OperationStats:
+    __slots__ = ("outcomes", "latency")
+
+    def __init__(self) -> None:
+        self.outcomes: dict[str, int] = {}
+        self.latency = Histogram(LATENCY_BOUNDS)
+
+
+class RequestMetrics:
+    """Requests by operation and outcome, and their latency by operation (until durable, for a write)."""
+
+    def __init__(self, operations: Iterable[str], streams_operations: Iterable[str] = ()) -> None:
+        self._names = {prefix + name: name for name in operations for prefix in DYNAMODB_TARGET_PREFIXES}
+        self._names.update((STREAMS_TARGET_PREFIX + name, name) for name in streams_operations)
+        self._stats: dict[str, _OperationStats] = {}
+        self.durability: _Durability | None = None  # set once the server runs
+
+    def observe(self, target: str | None, error_type: str | None, status: int, commit_seq: int, started: float) -> None:
+        """Count one answered request (``started``: its ``time.perf_counter()`` on arrival)."""
+        name = self._names.get(target, OTHER) if target else OTHER
+        stats = self._stats.get(name)
+        if stats is None:
+            stats = self._stats[name] = _OperationStats()
+        outcome = "ok" if error_type is None and status < 400 else outcome_of(error_type, status)
+        stats.outcomes[outcome] = stats.outcomes.get(outcome, 0) + 1
+        durability = self.durability
+        if commit_seq and durability is not None and commit_seq > durability.durable_seq:
+            self._when_durable(durability, commit_seq, stats.latency, started)
+        else:
+            stats.latency.observe(time.perf_counter() - started)
+
+    def _when_durable(self, durability: _Durability, seq: int, latency: Histogram, started: float) -> None:
+        # A method of its own: only a write waiting for its sync pays for the callback.
+        durability.when_durable(seq, lambda failure: latency.observe(time.perf_counter() - started))
+
+    def write(self, page: Page) -> None:
+        names = sorted(self._stats)
+        page.family(
+            "dynastore_requests_total",
+            "counter",
+            "Requests answered, by operation and outcome (ok, throttled, server_error or the client error's type).",
+        )
+        for name in names:
+            for outcome, n in sorted(self._stats[name].outcomes.items()):
+                page.sample("dynastore_requests_total", n, ("operation", "outcome"), (name, outcome))
+        page.family(
+            "dynastore_request_duration_seconds",
+            "histogram",
+            "Seconds from a request's arrival until its answer may leave (for a write: once it is durable).",
+        )
+        for name in names:
+            page.histogram("dynastore_request_duration_seconds", self._stats[name].latency, ("operation",), (name,))
+
+
+class SyncMetrics:
+    """The storage syncs group commit ran: how long each took and how many write transactions it made durable."""
+
+    def __init__(self) -> None:
+        self.latency = Histogram(LATENCY_BOUNDS)
+        self.group = Histogram(GROUP_BOUNDS)
+
+    def synced(self, seconds: float, commits: int) -> None:
+        self.latency.observe(seconds)
+        self.group.observe(commits)
+
+    def write(self, page: Page) -> None:
+        page.family("dynastore_wal_sync_duration_seconds", "histogram", "Seconds each write-ahead-log sync took.")
+        page.histogram("dynastore_wal_sync_duration_seconds", self.latency)
+        page.family(
+            "dynastore_wal_sync_group_size",
+            "histogram",
+            "Write transactions each write-ahead-log sync made durable (the group of a group commit).",
+        )
+        page.histogram("dynastore_wal_sync_group_size", self.group)
+
+
+def directory_bytes(path: Path) -> int:
+    """Bytes of the regular files under ``path`` (the store's files, write-ahead log and reserve included)."""
+    total = 0
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        return 0
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                total += directory_bytes(Path(entry.path))
+            elif entry.is_file(follow_symlinks=False):
+                total += entry.stat(follow_symlinks=False).st_size
+        except OSError:
+            continue  # removed while counted (a retired log segment)
+    return total
+
+
+class Metrics:
+    """Every metric of one dynastore; ``page()`` is the body of ``GET /metrics``."""
+
+    def __init__(
+        self,
+        requests: RequestMetrics,
+        capacity: Capacity,
+        catalog: Catalog,
+        changelog: ChangeLog,
+        storage_bytes: Callable[[], int] | None,
+    ) -> None:
+        self.requests = requests
+        self.syncs = SyncMetrics()
+        self._capacity = capacity
+        self._catalog = catalog
+        self._changelog = changelog
+        self._storage_bytes = storage_bytes  # None: nothing on disk (--in-memory)
+        self._registries: list[Registry] = []
+
+    def watch_connections(self, registry: Registry) -> None:
+        """Count the open connections of a listener's registry."""
+        self._registries.append(registry)
+
+    def page(self) -> bytes:
+        page = Page()
+        self.requests.write(page)
+        self._write_capacity(page)
+        self._write_tables(page)
+        self._write_lag(page)
+        self.syncs.write(page)
+        if self._storage_bytes is not None:
+            page.family("dynastore_storage_bytes", "gauge", "Bytes of the files in the data directory.")
+            page.sample("dynastore_storage_bytes", self._storage_bytes())
+        page.family("dynastore_open_connections", "gauge", "Client connections open now.")
+        page.sample("dynastore_open_connections", sum(len(r.open) for r in self._registries))
+        return page.bytes()
+
+    def _write_capacity(self, page: Page) -> None:
+        rows: list[tuple[str, str, float, float, int, int]] = []
+        live = {name: self._catalog.find(name) for name in self._catalog.list_names()}
+        for st in self._capacity.tables.values():
+            td = live.get(st.td.name)
+            if td is None or td.table_id != st.td.table_id:
+                continue  # a table deleted since (or an earlier table of the same name)
+            for res in st.resources():
+                reads, writes = res.read_total, res.write_total
+                index = res.index_name or ""
+                rows.append((st.td.name, index, reads.consumed, writes.consumed, reads.throttled, writes.throttled))
+        rows.sort()
+        labels = ("table", "index")
+        help_text = 'capacity units consumed, by table and GSI (the table itself has index="").'
+        page.family("dynastore_consumed_read_capacity_units_total", "counter", "Read " + help_text)
+        for row in rows:
+            page.sample("dynastore_consumed_read_capacity_units_total", row[2], labels, row[:2])
+        page.family("dynastore_consumed_write_capacity_units_total", "counter", "Write " + help_text)
+        for row in rows:
+            page.sample("dynastore_consumed_write_capacity_units_total", row[3], labels, row[:2])
+        page.family(
+            "dynastore_throttled_requests_total",
+            "counter",
+            "Requests (or batch items, or transaction actions) refused for capacity, by table, GSI and kind "
+            "(read or write); with --capacity report, those that would have been.",
+        )
+        for row in rows:
+            page.sample("dynastore_throttled_requests_total", row[4], (*labels, "kind"), (*row[:2], "read"))
+            page.sample("dynastore_throttled_requests_total", row[5], (*labels, "kind"), (*row[:2], "write"))
+
+    def _write_tables(self, page: Page) -> None:
+        names = self._catalog.list_names()
+        page.family("dynastore_table_items", "gauge", "Items in each table (the live count DescribeTable reports).")
+        for name in names:
+            page.sample("dynastore_table_items", self._catalog.stats(name)[0], ("table",), (name,))
+        page.family("dynastore_table_size_bytes", "gauge", "Bytes of the items of each table, as DynamoDB sizes them.")
+        for name in names:
+            page.sample("dynastore_table_size_bytes", self._catalog.stats(name)[1], ("table",), (name,))
+
+    def _write_lag(self, page: Page) -> None:
+        changelog = self._changelog
+        lags = changelog.lag_samples()
+        page.family(
+            "dynastore_gsi_propagation_lag_seconds",
+            "summary",
+            "Seconds from a write to its GSI changes being applied; quantiles over the last records applied.",
+        )
+        for q in LAG_QUANTILES:
+            value = lags[min(len(lags) - 1, int(q * len(lags)))] if lags else float("nan")
+            page.sample("dynastore_gsi_propagation_lag_seconds", value, ("quantile",), (str(q),))
+        page.sample("dynastore_gsi_propagation_lag_seconds_sum", changelog.lag_seconds)
+        page.sample("dynastore_gsi_propagation_lag_seconds_count", changelog.applied)
+        page.family("dynastore_gsi_propagation_backlog", "gauge", "Writes whose GSI changes are not applied yet.")
+        page.sample("dynastore_gsi_propagation_backlog", changelog.waiting)
