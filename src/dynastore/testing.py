@@ -90,10 +90,14 @@ class _Call:
 
 class InProcess:
     """A dynastore on a background thread of this process. ``start()`` / ``stop()``, or use it as a context
-    manager: while it is active, new botocore DynamoDB clients are answered by it (see ``hook``)."""
+    manager: while it is active, new botocore DynamoDB clients are answered by it (unless ``hook_clients`` is
+    False: then only those of ``client()``, ``resource()`` and ``hook()``)."""
 
-    def __init__(self, config: Config | None = None, **overrides: Any) -> None:
+    def __init__(self, config: Config | None = None, *, hook_clients: bool = True, **overrides: Any) -> None:
         self.config = make_config(config, **overrides)
+        # Whether every DynamoDB client made while it runs is answered here, or only those of client(),
+        # resource() and hook() (a test suite that also drives servers of its own through boto3).
+        self.hook_clients = hook_clients
         self.app: Dynastore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._committer: Durability | None = None  # answers when writes are durable
@@ -115,8 +119,9 @@ class InProcess:
             thread.join()
             raise failure[0]
         self._loop, self._thread = loop, thread
-        self._set_environment()
-        _Hooks.activate(self)
+        if self.hook_clients:
+            self._set_environment()
+            _Hooks.activate(self)
         return self
 
     def stop(self) -> None:

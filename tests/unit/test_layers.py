@@ -24,7 +24,8 @@ ROOT = "dynastore"
 # rank  units                                               what they are
 # ----  --------------------------------------------------  ------------------------------------------------
 #   7   dynastore (package), __main__, cli, server,         entry points: command line, server assembly, the
-#       partitions_cli, app, admin, testing                 lazily imported Server
+#       partitions_cli, app, admin, testing,                lazily imported Server, the in-process host and
+#       pytest_plugin                                       the pytest plugin
 #   6   protocol                                            HTTP, JSON, signing, dispatch to the operations
 #   5   api                                                 one module per DynamoDB operation, the Context
 #   4   engine                                              pages, item reads, writes, indexes, transactions, capacity
@@ -44,6 +45,7 @@ RANKS: dict[str, int] = {
     "app": 7,
     "admin": 7,
     "testing": 7,
+    "pytest_plugin": 7,
     "protocol": 6,
     "api": 5,
     "engine": 4,
