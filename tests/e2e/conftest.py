@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -64,6 +66,34 @@ def ddb(request: pytest.FixtureRequest) -> Any:
     return session.client(
         region_name="us-east-1", aws_access_key_id="AKIDEXAMPLE", aws_secret_access_key="secret", config=BOTO_CONFIG
     )
+
+
+# A request sent as it is (method, path, body, headers) -> (status, body): what tests of malformed or hand-written
+# requests use, through a socket to a server or to an in-process dynastore's protocol layer.
+Send = Callable[[str, str, bytes, dict[str, str]], tuple[int, bytes]]
+
+
+@pytest.fixture(scope="session")
+def send(request: pytest.FixtureRequest) -> Send:
+    if in_process(request):
+        session: Any = request.getfixturevalue("dynastore")
+
+        def in_process_send(method: str, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+            response = session.request(method, path, body, headers)
+            return response.status, response.body
+
+        return in_process_send
+    url: str = request.getfixturevalue("endpoint")
+
+    def http_send(method: str, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+        sent = urllib.request.Request(url + path, data=body or None, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(sent, timeout=60) as response:
+                return response.status, response.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+
+    return http_send
 
 
 def unique_name(prefix: str = "t") -> str:
