@@ -3,6 +3,7 @@ are not; answers wait for durability; options, the manual clock and the decorato
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 import zlib
@@ -303,3 +304,12 @@ def test_the_decorator_gives_each_call_a_fresh_dynastore() -> None:
     assert _decorated_tables() == []
     assert _decorated_tables() == []
     assert _decorated_with_options() == "PAY_PER_REQUEST"
+
+
+def test_the_readme_example_runs() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"\n((?: {6}.*\n|\n)+)", readme.split("**In process**", 1)[1])
+    assert block is not None
+    code = "\n".join(line[6:] for line in block.group(1).splitlines())
+    assert "in_process()" in code
+    exec(compile(code, "README.md", "exec"), {})
