@@ -12,6 +12,7 @@ same requests (the dynastore's own work, which a server does too). Run:
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 import statistics
 import subprocess
@@ -116,9 +117,9 @@ def main() -> None:
             for _ in range(rounds):  # interleaved: each round runs every client in turn
                 for name, client in clients.items():
                     inside[0] = 0.0
-                    get = per_call(lambda: client.get_item(TableName=TABLE, Key=KEY), calls)
+                    get = per_call(functools.partial(client.get_item, TableName=TABLE, Key=KEY), calls)
                     inside_get, inside[0] = inside[0] / calls * 1e6, 0.0
-                    put = per_call(lambda: client.put_item(TableName=TABLE, Item=ITEM), calls)
+                    put = per_call(functools.partial(client.put_item, TableName=TABLE, Item=ITEM), calls)
                     samples[name].append((get, put))
                     if client is local:
                         handoff.append((inside_get, inside[0] / calls * 1e6))
