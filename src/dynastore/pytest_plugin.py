@@ -17,6 +17,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +34,7 @@ _LISTENING = re.compile(r"listening on (http://[\d.]+:\d+)")
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("dynastore", "dynastore (DynamoDB-compatible database) fixtures")
     group.addoption("--dynastore-mode", choices=MODES, default=None, help="where the session's dynastore runs")
-    group.addoption("--dynastore-capacity", default=None, help="the capacity mode: enforce, report or off")
+    group.addoption("--dynastore-capacity", default=None, help="the capacity mode: enforce or report")
     group.addoption(
         "--dynastore-manual-clock", action="store_true", default=None, help="time moves only when a test moves it"
     )
@@ -81,14 +82,19 @@ class ServerDynastore:
 
     def __init__(self, flags: list[str]) -> None:
         command = [sys.executable, "-m", "dynastore", "serve", "--port", "0", *flags]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        # Its log goes to a file (a pipe nobody reads would fill up and stop it), read back if it fails to start.
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.log, text=True)
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
         match = _LISTENING.search(line)
         if match is None:
             self.process.kill()
             self.process.wait()
-            raise RuntimeError(f"dynastore serve {' '.join(flags)} did not start: {line!r}")
+            self.log.seek(0)
+            reason = self.log.read().decode(errors="replace").strip()
+            self.log.close()
+            raise pytest.UsageError(f"dynastore serve {' '.join(flags)} did not start: {reason or line!r}")
         self.url = match.group(1)
 
     def stop(self) -> None:
@@ -96,6 +102,7 @@ class ServerDynastore:
         self.process.wait(timeout=60)
         if self.process.stdout is not None:
             self.process.stdout.close()
+        self.log.close()
 
     def client(self, **kwargs: Any) -> Any:
         import boto3
@@ -161,8 +168,12 @@ def dynastore(request: pytest.FixtureRequest) -> Iterator[Any]:
     from dynastore.cli import serve_config
     from dynastore.testing import InProcess
 
+    try:
+        config = serve_config(flags)
+    except SystemExit:  # argparse said why on stderr
+        raise pytest.UsageError(f"not flags of dynastore serve: {' '.join(flags)}") from None
     hook_clients = bool(request.config.getini("dynastore_hook_clients"))
-    with InProcess(serve_config(flags), hook_clients=hook_clients) as in_process:
+    with InProcess(config, hook_clients=hook_clients) as in_process:
         yield in_process
 
 

@@ -170,6 +170,16 @@ def test_a_bad_mode_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*dynastore_mode: 'cloud' is not one of inprocess, server*"])
 
 
+@pytest.mark.parametrize("mode", ["inprocess", "server"])
+def test_a_wrong_flag_is_a_usage_error_naming_it(pytester: pytest.Pytester, mode: str) -> None:
+    configure(pytester)
+    pytester.makepyfile("def test_x(dynastore):\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--dynastore-mode={mode}",
+                                           "--dynastore-capacity=sometimes")  # fmt: skip
+    assert result.ret != 0
+    assert "invalid choice: 'sometimes'" in result.stderr.str() + result.stdout.str()
+
+
 def test_a_project_not_using_the_fixtures_imports_nothing_of_dynastore(pytester: pytest.Pytester) -> None:
     configure(pytester)
     pytester.makepyfile(
