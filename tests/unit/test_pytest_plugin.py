@@ -170,6 +170,25 @@ def test_a_bad_mode_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*dynastore_mode: 'cloud' is not one of inprocess, server*"])
 
 
+def test_the_decorator_on_a_test_with_fixtures(pytester: pytest.Pytester) -> None:
+    configure(pytester)
+    pytester.makepyfile(
+        MAKE_TABLE
+        + """
+import boto3
+from dynastore.testing import mock_dynamodb
+
+@mock_dynamodb(capacity="report")
+def test_decorated(tmp_path):
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    make_table(client, "decorated")
+    assert tmp_path.is_dir()
+    assert client.list_tables()["TableNames"] == ["decorated"]
+"""
+    )
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
 @pytest.mark.parametrize("mode", ["inprocess", "server"])
 def test_a_wrong_flag_is_a_usage_error_naming_it(pytester: pytest.Pytester, mode: str) -> None:
     configure(pytester)
