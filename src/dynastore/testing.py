@@ -130,6 +130,7 @@ class InProcess:
         loop, thread, app = self._loop, self._thread, self.app
         if loop is None or thread is None or app is None:
             return
+        self._loop = None  # from here on requests are refused, not handed to a closing store
         _Hooks.deactivate(self)
         self._restore_environment()
         try:
@@ -137,7 +138,7 @@ class InProcess:
         finally:
             loop.call_soon_threadsafe(loop.stop)
             thread.join()
-            self._loop = self._thread = self._committer = None
+            self._thread = self._committer = None
 
     def __enter__(self) -> InProcess:
         return self.start()
