@@ -131,27 +131,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         _check_choices(parser, args)
         from dynastore.server import serve
 
-        config = dataclasses.replace(
-            defaults,
-            host=args.host,
-            port=args.port,
-            data_dir=args.data_dir,
-            in_memory=args.in_memory,
-            crash_safe=args.crash_safe,
-            disk_reserve=args.disk_reserve,
-            region=args.region,
-            create_table_delay=args.create_table_delay,
-            update_table_delay=args.update_table_delay,
-            delete_table_delay=args.delete_table_delay,
-            transaction_lock_hold=args.transaction_lock_hold,
-            log_requests=args.log_requests,
-            log_format=args.log_format,
-            metrics=args.metrics,
-            metrics_port=args.metrics_port,
-        )
-        config = _with_triggers(config, args)
+        config = _serve_config(defaults, args)
         _check_triggers(serve_parser(parser), config)
-        serve(_with_network(_with_indexes(_with_capacity(config, args), args), args))
+        serve(config)
     elif args.command == "partitions":
         from dynastore.admin.partitions_cli import run
 
@@ -163,6 +145,41 @@ def serve_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         a for a in parser._actions if isinstance(a, argparse._SubParsersAction)
     ).choices["serve"]
     return serve
+
+
+def serve_config(flags: Sequence[str]) -> Config:
+    """The Config ``dynastore serve FLAGS`` runs with (defaults from DYNASTORE_* variables, as for the command):
+    in-process hosts take the same flags as the server. A bad flag raises SystemExit with argparse's message."""
+    defaults = Config.from_env()
+    parser = _parser(defaults)
+    args = parser.parse_args(["serve", *flags])
+    _check_choices(parser, args)
+    config = _serve_config(defaults, args)
+    _check_triggers(serve_parser(parser), config)
+    return config
+
+
+def _serve_config(defaults: Config, args: argparse.Namespace) -> Config:
+    config = dataclasses.replace(
+        defaults,
+        host=args.host,
+        port=args.port,
+        data_dir=args.data_dir,
+        in_memory=args.in_memory,
+        crash_safe=args.crash_safe,
+        disk_reserve=args.disk_reserve,
+        region=args.region,
+        create_table_delay=args.create_table_delay,
+        update_table_delay=args.update_table_delay,
+        delete_table_delay=args.delete_table_delay,
+        transaction_lock_hold=args.transaction_lock_hold,
+        log_requests=args.log_requests,
+        log_format=args.log_format,
+        metrics=args.metrics,
+        metrics_port=args.metrics_port,
+    )
+    config = _with_triggers(config, args)
+    return _with_network(_with_indexes(_with_capacity(config, args), args), args)
 
 
 def _check_choices(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import urllib.error
+import urllib.request
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import boto3
 import pytest
 from botocore.config import Config as BotoConfig
 
-from tests.e2e.server_process import ServerProcess
+from dynastore.pytest_plugin import mode_of
 
 # What a request to dynastore's own endpoints (/dynastore/...) carries: a POST changes state only with it.
 ADMIN = {"Content-Type": "application/json"}
@@ -41,24 +43,69 @@ def make_streams_client(url: str) -> Any:
     )
 
 
+IN_PROCESS_HAS_NO_SOCKET = (
+    "speaks HTTP over a socket: an in-process dynastore has none (runs with --dynastore-mode=server, the default)"
+)
+
+
+def in_process(request: pytest.FixtureRequest) -> bool:
+    """Whether the session's dynastore (dynastore.pytest_plugin) runs in this process (--dynastore-mode=inprocess)."""
+    return not request.config.getoption("--url") and mode_of(request.config) == "inprocess"
+
+
 @pytest.fixture(scope="session")
-def endpoint(request: pytest.FixtureRequest) -> Iterator[str]:
-    url = request.config.getoption("--url")
+def endpoint(request: pytest.FixtureRequest) -> str:
+    """The URL of the session's dynastore: --url, or the plugin's server process. Functional tests must not depend
+    on timing: they write megabytes in bursts that throttle in enforce mode (as they would on DynamoDB), so the
+    session's dynastore runs with --capacity report (pyproject.toml); throttling itself is tested on servers of its
+    own (test_capacity*.py)."""
+    url: str | None = request.config.getoption("--url")
     if url:
-        yield url
-        return
-    # Functional tests must not depend on timing: they write megabytes in bursts that throttle in enforce mode
-    # (as they would on DynamoDB). Throttling itself is tested on servers of its own (test_capacity*.py).
-    server = ServerProcess("--capacity", "report")
-    try:
-        yield server.url
-    finally:
-        server.stop()
+        return url
+    if in_process(request):
+        pytest.skip(IN_PROCESS_HAS_NO_SOCKET)
+    server: Any = request.getfixturevalue("dynastore")
+    return str(server.url)
 
 
 @pytest.fixture(scope="session")
-def ddb(endpoint: str) -> Any:
-    return make_client(endpoint)
+def ddb(request: pytest.FixtureRequest) -> Any:
+    """A boto3 client of the session's dynastore (over HTTP, or answered in process)."""
+    url: str | None = request.config.getoption("--url")
+    if url:
+        return make_client(url)
+    session: Any = request.getfixturevalue("dynastore")
+    return session.client(
+        region_name="us-east-1", aws_access_key_id="AKIDEXAMPLE", aws_secret_access_key="secret", config=BOTO_CONFIG
+    )
+
+
+# A request sent as it is (method, path, body, headers) -> (status, body): what tests of malformed or hand-written
+# requests use, through a socket to a server or to an in-process dynastore's protocol layer.
+Send = Callable[[str, str, bytes, dict[str, str]], tuple[int, bytes]]
+
+
+@pytest.fixture(scope="session")
+def send(request: pytest.FixtureRequest) -> Send:
+    if in_process(request):
+        session: Any = request.getfixturevalue("dynastore")
+
+        def in_process_send(method: str, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+            response = session.request(method, path, body, headers)
+            return response.status, response.body
+
+        return in_process_send
+    url: str = request.getfixturevalue("endpoint")
+
+    def http_send(method: str, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+        sent = urllib.request.Request(url + path, data=body or None, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(sent, timeout=60) as response:
+                return response.status, response.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+
+    return http_send
 
 
 def unique_name(prefix: str = "t") -> str:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from dynastore.storage import keyspace
-from tests.e2e.conftest import ADMIN, make_client
+from tests.e2e.conftest import ADMIN, Send, make_client
 from tests.e2e.server_process import ServerProcess
 
 PTEE_TABLE = (
@@ -389,19 +389,13 @@ def test_throughput_decreases_are_limited(seeds: Server) -> None:
     assert message.endswith(" Coordinated Universal Time")
 
 
-def test_extension_errors(endpoint: str, request: pytest.FixtureRequest) -> None:
+def test_extension_errors(send: Send, request: pytest.FixtureRequest) -> None:
     if request.config.getoption("--url"):
         pytest.skip("dynastore's own endpoints")
 
     def status(path: str, body: bytes | None = None) -> tuple[int, Any]:
-        request = urllib.request.Request(
-            endpoint + path, data=body, method="GET" if body is None else "POST", headers=ADMIN
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                return response.status, json.loads(response.read())
-        except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read())
+        code, answer = send("GET" if body is None else "POST", path, body or b"", ADMIN)
+        return code, json.loads(answer)
 
     assert status("/dynastore/partitions/no_such_table") == (
         404,

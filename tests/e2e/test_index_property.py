@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.request
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.e2e.conftest import unique_name
+from tests.e2e.conftest import Send, unique_name
 
 PKS = ["a", "b", "c"]
 SKS = ["1", "2", "3"]
@@ -129,9 +128,9 @@ def canonical(items: list[dict[str, Any]]) -> list[str]:
     return sorted(json.dumps(item, sort_keys=True) for item in items)
 
 
-def settle(endpoint: str) -> None:
+def settle(send: Send) -> None:
     for _ in range(500):
-        lag = json.loads(urllib.request.urlopen(f"{endpoint}/dynastore/indexes").read())
+        lag = json.loads(send("GET", "/dynastore/indexes", b"", {})[1])
         if lag["waiting"] == 0:
             return
         time.sleep(0.01)
@@ -140,11 +139,11 @@ def settle(endpoint: str) -> None:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(WRITES, max_size=12))
-def test_every_index_is_the_projection_of_the_table(ddb: Any, endpoint: str, sequence: list[Any]) -> None:
+def test_every_index_is_the_projection_of_the_table(ddb: Any, send: Send, sequence: list[Any]) -> None:
     table = create(ddb)
     for write in sequence:
         apply(ddb, table, write)
-    settle(endpoint)
+    settle(send)
     table_items = scan_all(ddb, table)
     for index in INDEXES:
         assert canonical(scan_all(ddb, table, index)) == canonical(expected(table_items, index)), index

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.conftest import Send as SendRaw
 from tests.e2e.conftest import error_of
 from tests.e2e.test_serialization import SERIALIZATION, Raw
 
@@ -116,10 +117,8 @@ def test_well_typed_values_still_round_trip(ddb: Any, table_s: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def raw(endpoint: str) -> Any:
-    client = Raw(endpoint)
-    yield client
-    client.conn.close()
+def raw(send: SendRaw) -> Raw:
+    return Raw(send)
 
 
 def test_raw_requests(raw: Raw, table_s: str) -> None:

@@ -10,18 +10,16 @@ Phase 2: several constraint failures in one request, through boto3, in the "N va
 
 from __future__ import annotations
 
-import http.client
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlparse
 
 import pytest
 
 from dynastore.api import schemas
 from dynastore.validation import shapes
-from tests.e2e.conftest import error_of
+from tests.e2e.conftest import Send, error_of
 
 MODEL = "com.amazonaws.dynamodb.v20120810."
 SERIALIZATION = "com.amazon.coral.service#SerializationException"
@@ -198,9 +196,8 @@ def test_matrix_stays_small() -> None:
 
 
 class Raw:
-    def __init__(self, endpoint: str) -> None:
-        parsed = urlparse(endpoint)
-        self.conn = http.client.HTTPConnection(parsed.hostname or "127.0.0.1", parsed.port or 80, timeout=30)
+    def __init__(self, send: Send) -> None:
+        self.send = send
 
     def call(self, target: str, payload: Any) -> tuple[int, Any]:
         headers = {
@@ -209,16 +206,13 @@ class Raw:
             "X-Amz-Date": "20260101T000000Z",
             "Authorization": AUTH,
         }
-        self.conn.request("POST", "/", body=json.dumps(payload).encode(), headers=headers)
-        response = self.conn.getresponse()
-        return response.status, json.loads(response.read())
+        status, body = self.send("POST", "/", json.dumps(payload).encode(), headers)
+        return status, json.loads(body)
 
 
 @pytest.fixture(scope="module")
-def raw(endpoint: str) -> Any:
-    client = Raw(endpoint)
-    yield client
-    client.conn.close()
+def raw(send: Send) -> Raw:
+    return Raw(send)
 
 
 class TestSerialization:

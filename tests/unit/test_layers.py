@@ -24,7 +24,8 @@ ROOT = "dynastore"
 # rank  units                                               what they are
 # ----  --------------------------------------------------  ------------------------------------------------
 #   7   dynastore (package), __main__, cli, server,         entry points: command line, server assembly, the
-#       partitions_cli, app, admin, testing, triggers       lazily imported Server; host-side features
+#       partitions_cli, app, admin, testing, triggers,      lazily imported Server; host-side features, the
+#       pytest_plugin                                       in-process host and the pytest plugin
 #   6   protocol                                            HTTP, JSON, signing, dispatch to the operations
 #   5   api                                                 one module per DynamoDB operation, the Context
 #   4   engine                                              pages, item reads, writes, indexes, transactions, capacity
@@ -45,6 +46,7 @@ RANKS: dict[str, int] = {
     "admin": 7,
     "testing": 7,
     "triggers": 7,
+    "pytest_plugin": 7,
     "protocol": 6,
     "api": 5,
     "engine": 4,

@@ -1,0 +1,165 @@
+"""What in-process mode adds to a boto3 call: GetItem and PutItem through boto3 against
+
+* a do-nothing endpoint (a before-send handler returning a canned response): boto3's own cost,
+* an in-process dynastore (dynastore.testing.in_process),
+* a real server process (``dynastore serve --in-memory`` on 127.0.0.1),
+
+in interleaved rounds of sequential calls (medians, microseconds a call), and ``Protocol.handle`` alone for the
+same requests (the dynastore's own work, which a server does too). Run:
+``python benchmarks/in_process.py [calls] [rounds]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import re
+import statistics
+import subprocess
+import sys
+import time
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+import boto3
+from botocore.awsrequest import AWSResponse
+from botocore.config import Config as BotoConfig
+
+from dynastore.testing import InProcess, in_process
+
+TABLE = "bench_table"
+KEY = {"pk": {"S": "key-1"}}
+ITEM = {"pk": {"S": "key-1"}, "value": {"S": "x" * 100}}
+CONFIG = BotoConfig(retries={"max_attempts": 0})
+CREDENTIALS = {"region_name": "us-east-1", "aws_access_key_id": "a", "aws_secret_access_key": "b"}
+
+
+class _Raw:
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def stream(self, **_: Any) -> Any:
+        yield self.body
+
+
+def canned(request: Any, **_: Any) -> AWSResponse:
+    target = request.headers["X-Amz-Target"]
+    body = b'{"Item":{"pk":{"S":"key-1"},"value":{"S":"' + b"x" * 100 + b'"}}}' if b"GetItem" in target else b"{}"
+    headers = {"Content-Type": "application/x-amz-json-1.0", "x-amz-crc32": str(zlib.crc32(body))}
+    return AWSResponse(request.url, 200, headers, _Raw(body))
+
+
+def per_call(call: Callable[[], Any], calls: int) -> float:
+    start = time.perf_counter()
+    for _ in range(calls):
+        call()
+    return (time.perf_counter() - start) / calls * 1e6
+
+
+def create(client: Any) -> None:
+    client.create_table(
+        TableName=TABLE,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    client.put_item(TableName=TABLE, Item=ITEM)
+
+
+def handle_alone(ds: InProcess, client: Any, calls: int) -> tuple[float, float]:
+    """Protocol.handle on the loop thread for the same signed requests: the dynastore's own work, the same as a
+    server's (what in-process mode adds is the rest)."""
+    captured: dict[str, tuple[str, dict[str, str], bytes, str]] = {}
+
+    def capture(request: Any, **_: Any) -> None:
+        headers = {k.lower(): v if isinstance(v, str) else v.decode() for k, v in request.headers.items()}
+        captured[request.headers["X-Amz-Target"].decode().split(".")[1]] = ("POST", headers, request.body, "/")
+
+    client.meta.events.register_first("before-send.dynamodb", capture)
+    client.get_item(TableName=TABLE, Key=KEY)
+    client.put_item(TableName=TABLE, Item=ITEM)
+    client.meta.events.unregister("before-send.dynamodb", capture)
+    assert ds.app is not None and ds._loop is not None
+    handle = ds.app.protocol.handle
+
+    async def run(name: str) -> float:
+        method, headers, body, path = captured[name]
+        return per_call(lambda: handle(method, headers, body, path), calls)
+
+    get = asyncio.run_coroutine_threadsafe(run("GetItem"), ds._loop).result()
+    put = asyncio.run_coroutine_threadsafe(run("PutItem"), ds._loop).result()
+    return get, put
+
+
+def main() -> None:
+    calls = int(sys.argv[1]) if len(sys.argv) > 1 else 500
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 9
+    nothing = boto3.client("dynamodb", config=CONFIG, **CREDENTIALS)
+    nothing.meta.events.register("before-send.dynamodb", canned)
+    command = [sys.executable, "-m", "dynastore", "serve", "--in-memory", "--port", "0", "--capacity", "report"]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert server.stdout is not None
+        match = re.search(r"http://[\d.]+:\d+", server.stdout.readline())
+        assert match is not None
+        served = boto3.client("dynamodb", endpoint_url=match.group(0), config=CONFIG, **CREDENTIALS)
+        create(served)
+        with in_process(capacity="report", hook_clients=False) as ds:
+            local = ds.client(config=CONFIG)
+            create(local)
+            clients = {"boto3 alone (canned response)": nothing, "in-process dynastore": local,
+                       "server process (127.0.0.1)": served}  # fmt: skip
+            inside = wrap_serve(ds)
+            samples: dict[str, list[tuple[float, float]]] = {name: [] for name in clients}
+            handle: list[tuple[float, float]] = []
+            handoff: list[tuple[float, float]] = []
+            for _ in range(rounds):  # interleaved: each round runs every client in turn
+                for name, client in clients.items():
+                    inside[0] = 0.0
+                    get = per_call(functools.partial(client.get_item, TableName=TABLE, Key=KEY), calls)
+                    inside_get, inside[0] = inside[0] / calls * 1e6, 0.0
+                    put = per_call(functools.partial(client.put_item, TableName=TABLE, Item=ITEM), calls)
+                    samples[name].append((get, put))
+                    if client is local:
+                        handoff.append((inside_get, inside[0] / calls * 1e6))
+                handle.append(handle_alone(ds, local, calls))
+    finally:
+        server.terminate()
+        server.wait()
+
+    results = {name: median_pair(values) for name, values in samples.items()}
+    base_get, base_put = results["boto3 alone (canned response)"]
+    print(f"median of {rounds} interleaved rounds of {calls} calls, microseconds a call")
+    print(f"{'':36} {'GetItem':>8} {'PutItem':>8} {'+Get':>7} {'+Put':>7}")
+    for name, (get, put) in results.items():
+        print(f"{name:36} {get:8.1f} {put:8.1f} {get - base_get:7.1f} {put - base_put:7.1f}")
+    handle_get, handle_put = median_pair(handle)
+    print(f"{'Protocol.handle alone (loop thread)':36} {handle_get:8.1f} {handle_put:8.1f}")
+    serve_get, serve_put = median_pair(handoff)
+    print(f"{'in-process hand-off incl. handle':36} {serve_get:8.1f} {serve_put:8.1f}")
+    print(f"{'in-process hand-off alone':36} {serve_get - handle_get:8.1f} {serve_put - handle_put:8.1f}")
+
+
+def wrap_serve(ds: InProcess) -> list[float]:
+    """Time spent handing requests to the loop thread and back (with Protocol.handle there), inside the calls."""
+    spent = [0.0]
+    serve = ds._serve
+
+    def timed(method: str, headers: dict[str, str], body: bytes, path: str) -> Any:
+        start = time.perf_counter()
+        try:
+            return serve(method, headers, body, path)
+        finally:
+            spent[0] += time.perf_counter() - start
+
+    ds._serve = timed  # type: ignore[method-assign]
+    return spent
+
+
+def median_pair(values: list[tuple[float, float]]) -> tuple[float, float]:
+    return statistics.median(v[0] for v in values), statistics.median(v[1] for v in values)
+
+
+if __name__ == "__main__":
+    main()

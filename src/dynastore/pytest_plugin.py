@@ -1,0 +1,209 @@
+"""The pytest plugin installed with dynastore (entry point ``pytest11``): a session-wide dynastore and boto3 fixtures.
+
+Fixtures: ``dynastore`` (the session's dynastore: in process by default, or a ``dynastore serve`` process),
+``dynamodb`` (a boto3 client) and ``dynamodb_resource`` (a boto3 resource), both starting each test with no
+tables unless ``dynastore_isolation = none``. Options (command line, or the ini name in pytest.ini /
+pyproject.toml): ``--dynastore-mode`` / ``dynastore_mode`` (``inprocess`` or ``server``), ``--dynastore-capacity``
+/ ``dynastore_capacity``, ``--dynastore-manual-clock`` / ``dynastore_manual_clock``, ``--dynastore-flags`` /
+``dynastore_flags`` (any ``dynastore serve`` flags), ``dynastore_isolation`` and ``dynastore_hook_clients``.
+
+Only pytest is imported here: dynastore, boto3 and botocore load when a test first asks for a fixture, so a
+project that installs dynastore but does not use these fixtures pays nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from dynastore.testing import Response
+
+MODES = ("inprocess", "server")
+ISOLATION = ("tables", "none")
+_LISTENING = re.compile(r"listening on (http://[\d.]+:\d+)")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("dynastore", "dynastore (DynamoDB-compatible database) fixtures")
+    group.addoption("--dynastore-mode", choices=MODES, default=None, help="where the session's dynastore runs")
+    group.addoption("--dynastore-capacity", default=None, help="the capacity mode: enforce or report")
+    group.addoption(
+        "--dynastore-manual-clock", action="store_true", default=None, help="time moves only when a test moves it"
+    )
+    group.addoption("--dynastore-flags", default=None, help='more "dynastore serve" flags, e.g. "--region eu-west-1"')
+    parser.addini("dynastore_mode", "inprocess (default) or server", default="inprocess")
+    parser.addini("dynastore_capacity", "capacity mode of the session's dynastore", default="")
+    parser.addini("dynastore_manual_clock", "the session's dynastore has a manual clock", type="bool", default=False)
+    parser.addini("dynastore_flags", '"dynastore serve" flags for the session\'s dynastore', default="")
+    parser.addini("dynastore_isolation", "tables: each test starts with no tables; none: tables stay", default="tables")
+    parser.addini(
+        "dynastore_hook_clients",
+        "in process: every DynamoDB client made in the session is answered (false: only the fixtures' clients)",
+        type="bool",
+        default=True,
+    )
+
+
+def _setting(config: pytest.Config, name: str) -> Any:
+    value = config.getoption(f"--{name.replace('_', '-')}")
+    return config.getini(name) if value is None else value
+
+
+def serve_flags(config: pytest.Config) -> list[str]:
+    """The ``dynastore serve`` flags the session's dynastore runs with, from the options."""
+    flags = shlex.split(_setting(config, "dynastore_flags"))
+    capacity = _setting(config, "dynastore_capacity")
+    if capacity:
+        flags += ["--capacity", capacity]
+    if _setting(config, "dynastore_manual_clock"):
+        flags.append("--manual-clock")
+    if "--data-dir" not in flags and "--in-memory" not in flags:
+        flags.append("--in-memory")
+    return flags
+
+
+def mode_of(config: pytest.Config) -> str:
+    mode = str(_setting(config, "dynastore_mode"))
+    if mode not in MODES:
+        raise pytest.UsageError(f"dynastore_mode: {mode!r} is not one of {', '.join(MODES)}")
+    return mode
+
+
+class ServerDynastore:
+    """A ``dynastore serve`` process for the session, with the same methods as testing.InProcess."""
+
+    def __init__(self, flags: list[str]) -> None:
+        command = [sys.executable, "-m", "dynastore", "serve", "--port", "0", *flags]
+        # Its log goes to a file (a pipe nobody reads would fill up and stop it), read back if it fails to start.
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        match = _LISTENING.search(line)
+        if match is None:
+            self.process.kill()
+            self.process.wait()
+            self.log.seek(0)
+            reason = self.log.read().decode(errors="replace").strip()
+            self.log.close()
+            raise pytest.UsageError(f"dynastore serve {' '.join(flags)} did not start: {reason or line!r}")
+        self.url = match.group(1)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=60)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self.log.close()
+
+    def client(self, **kwargs: Any) -> Any:
+        import boto3
+
+        return boto3.client("dynamodb", **_client_arguments(self.url, kwargs))
+
+    def resource(self, **kwargs: Any) -> Any:
+        import boto3
+
+        return boto3.resource("dynamodb", **_client_arguments(self.url, kwargs))
+
+    def request(
+        self, method: str, path: str, body: bytes | dict[str, Any] = b"", headers: dict[str, str] | None = None
+    ) -> Response:
+        import urllib.error
+        import urllib.request
+
+        import orjson
+
+        from dynastore.testing import Response
+
+        sent = dict(headers or {})
+        if isinstance(body, dict):
+            body = orjson.dumps(body)
+            sent.setdefault("Content-Type", "application/json")
+        request = urllib.request.Request(self.url + path, data=body or None, method=method, headers=sent)
+        try:
+            with urllib.request.urlopen(request, timeout=60) as answer:
+                return Response(answer.status, {k.lower(): v for k, v in answer.headers.items()}, answer.read())
+        except urllib.error.HTTPError as e:
+            return Response(e.code, {k.lower(): v for k, v in e.headers.items()}, e.read())
+
+    def advance_clock(self, seconds: float) -> float:
+        response = self.request("POST", "/dynastore/clock", {"advance": seconds})
+        if response.status != 200:
+            raise RuntimeError(response.json()["error"])
+        return float(response.json()["now"])
+
+
+def _client_arguments(url: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    arguments: dict[str, Any] = {
+        "endpoint_url": url,
+        "region_name": "us-east-1",
+        "aws_access_key_id": "dynastore",
+        "aws_secret_access_key": "dynastore",
+    }
+    arguments.update(kwargs)
+    return arguments
+
+
+@pytest.fixture(scope="session")
+def dynastore(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The session's dynastore: a dynastore.testing.InProcess, or a ServerDynastore with ``--dynastore-mode
+    server``. Both have ``client()``, ``resource()``, ``request(method, path, body)`` and ``advance_clock(s)``."""
+    flags = serve_flags(request.config)
+    if mode_of(request.config) == "server":
+        server = ServerDynastore(flags)
+        try:
+            yield server
+        finally:
+            server.stop()
+        return
+    from dynastore.cli import serve_config
+    from dynastore.testing import InProcess
+
+    try:
+        config = serve_config(flags)
+    except SystemExit:  # argparse said why on stderr
+        raise pytest.UsageError(f"not flags of dynastore serve: {' '.join(flags)}") from None
+    hook_clients = bool(request.config.getini("dynastore_hook_clients"))
+    with InProcess(config, hook_clients=hook_clients) as in_process:
+        yield in_process
+
+
+@pytest.fixture(scope="session")
+def _dynastore_session_client(dynastore: Any) -> Any:
+    return dynastore.client()
+
+
+def delete_every_table(client: Any) -> None:
+    """A clean slate without a restart: every table deleted, and gone before this returns."""
+    names = [name for page in client.get_paginator("list_tables").paginate() for name in page["TableNames"]]
+    for name in names:
+        client.delete_table(TableName=name)
+    waiter = client.get_waiter("table_not_exists")
+    for name in names:
+        waiter.wait(TableName=name, WaiterConfig={"Delay": 0.02, "MaxAttempts": 3000})
+
+
+@pytest.fixture
+def dynamodb(request: pytest.FixtureRequest, _dynastore_session_client: Any) -> Any:
+    """A boto3 DynamoDB client of the session's dynastore; the test starts with no tables (dynastore_isolation)."""
+    isolation = request.config.getini("dynastore_isolation")
+    if isolation not in ISOLATION:
+        raise pytest.UsageError(f"dynastore_isolation: {isolation!r} is not one of {', '.join(ISOLATION)}")
+    if isolation == "tables":
+        delete_every_table(_dynastore_session_client)
+    return _dynastore_session_client
+
+
+@pytest.fixture
+def dynamodb_resource(dynamodb: Any, dynastore: Any) -> Any:
+    """A boto3 DynamoDB resource of the session's dynastore (the same clean slate as ``dynamodb``)."""
+    return dynastore.resource()

@@ -1,0 +1,214 @@
+"""The pytest plugin (dynastore.pytest_plugin), run by pytest's own ``pytester`` on small test files."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+INI = """
+[pytest]
+filterwarnings =
+    error
+    ignore::DeprecationWarning:botocore.*
+    ignore::DeprecationWarning:dateutil.*
+{extra}
+"""
+
+MAKE_TABLE = """
+def make_table(client, name):
+    client.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+"""
+
+
+def configure(pytester: pytest.Pytester, extra: str = "") -> None:
+    pytester.makeini(INI.format(extra=extra))
+
+
+def test_each_test_starts_with_no_tables_in_one_session_dynastore(pytester: pytest.Pytester) -> None:
+    configure(pytester)
+    pytester.makepyfile(
+        MAKE_TABLE
+        + """
+seen = []
+
+def test_first(dynamodb, dynastore):
+    seen.append(id(dynastore))
+    assert dynamodb.list_tables()["TableNames"] == []
+    make_table(dynamodb, "first_table")
+    dynamodb.put_item(TableName="first_table", Item={"pk": {"S": "a"}})
+    assert dynamodb.list_tables()["TableNames"] == ["first_table"]
+
+def test_second(dynamodb, dynastore):
+    seen.append(id(dynastore))
+    assert dynamodb.list_tables()["TableNames"] == []
+    make_table(dynamodb, "first_table")  # the same name again: the old one is gone, not deleting
+    assert seen[0] == seen[1]
+    assert type(dynastore).__name__ == "InProcess"
+"""
+    )
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+def test_the_resource_fixture_and_errors_as_dynamodbs(pytester: pytest.Pytester) -> None:
+    configure(pytester)
+    pytester.makepyfile(
+        MAKE_TABLE
+        + """
+import pytest
+from botocore.exceptions import ClientError
+
+def test_resource(dynamodb, dynamodb_resource):
+    make_table(dynamodb, "things")
+    table = dynamodb_resource.Table("things")
+    table.put_item(Item={"pk": "a", "n": 3})
+    assert table.get_item(Key={"pk": "a"})["Item"] == {"pk": "a", "n": 3}
+    with pytest.raises(ClientError) as info:
+        dynamodb.get_item(TableName="missing", Key={"pk": {"S": "a"}})
+    assert info.value.response["Error"] == {
+        "Code": "ResourceNotFoundException", "Message": "Requested resource not found"
+    }
+"""
+    )
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_code_under_test_making_its_own_client_is_answered(pytester: pytest.Pytester) -> None:
+    configure(pytester)
+    pytester.makepyfile(
+        MAKE_TABLE
+        + """
+import boto3
+
+def count_tables():  # application code: its own client, no endpoint
+    return len(boto3.client("dynamodb", region_name="us-east-1").list_tables()["TableNames"])
+
+def test_app(dynamodb):
+    make_table(dynamodb, "app_table")
+    assert count_tables() == 1
+"""
+    )
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_isolation_none_keeps_tables(pytester: pytest.Pytester) -> None:
+    configure(pytester, "dynastore_isolation = none")
+    pytester.makepyfile(
+        MAKE_TABLE
+        + """
+def test_first(dynamodb):
+    make_table(dynamodb, "kept_table")
+
+def test_second(dynamodb):
+    assert dynamodb.list_tables()["TableNames"] == ["kept_table"]
+"""
+    )
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+def test_options_from_the_ini_file(pytester: pytest.Pytester) -> None:
+    configure(pytester, "dynastore_manual_clock = true\ndynastore_flags = --region eu-west-1")
+    pytester.makepyfile(
+        MAKE_TABLE
+        + """
+def test_clock_and_region(dynastore, dynamodb):
+    now = dynastore.request("GET", "/dynastore/clock").json()["now"]
+    assert dynastore.advance_clock(60) == now + 60
+    make_table(dynamodb, "regional")
+    arn = dynamodb.describe_table(TableName="regional")["Table"]["TableArn"]
+    assert arn.startswith("arn:aws:dynamodb:eu-west-1:")
+"""
+    )
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+CAPACITY_TEST = (
+    MAKE_TABLE
+    + """
+def test_capacity(dynastore):
+    assert dynastore.request("GET", "/").status == 200
+    mode = dynastore.request("GET", "/dynastore/clock").json()["manual"]
+    assert mode is True
+"""
+)
+
+
+def test_command_line_options_win_over_the_ini_file(pytester: pytest.Pytester) -> None:
+    configure(pytester, "dynastore_manual_clock = false")
+    pytester.makepyfile(CAPACITY_TEST)
+    pytester.runpytest("-p", "no:cacheprovider", "--dynastore-manual-clock").assert_outcomes(passed=1)
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(failed=1)
+
+
+def test_server_mode_runs_a_server_process(pytester: pytest.Pytester) -> None:
+    configure(pytester)
+    pytester.makepyfile(
+        MAKE_TABLE
+        + """
+def test_server(dynastore, dynamodb):
+    assert dynastore.url.startswith("http://127.0.0.1:")
+    assert dynastore.process.poll() is None
+    make_table(dynamodb, "served")
+    assert dynamodb.meta.endpoint_url == dynastore.url
+    assert dynamodb.list_tables()["TableNames"] == ["served"]
+    assert dynastore.request("POST", "/dynastore/clock", {"advance": 1}).status == 400
+"""
+    )
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--dynastore-mode=server").assert_outcomes(passed=1)
+
+
+def test_a_bad_mode_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    configure(pytester, "dynastore_mode = cloud")
+    pytester.makepyfile("def test_x(dynastore):\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*dynastore_mode: 'cloud' is not one of inprocess, server*"])
+
+
+def test_the_decorator_on_a_test_with_fixtures(pytester: pytest.Pytester) -> None:
+    configure(pytester)
+    pytester.makepyfile(
+        MAKE_TABLE
+        + """
+import boto3
+from dynastore.testing import mock_dynamodb
+
+@mock_dynamodb(capacity="report")
+def test_decorated(tmp_path):
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    make_table(client, "decorated")
+    assert tmp_path.is_dir()
+    assert client.list_tables()["TableNames"] == ["decorated"]
+"""
+    )
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize("mode", ["inprocess", "server"])
+def test_a_wrong_flag_is_a_usage_error_naming_it(pytester: pytest.Pytester, mode: str) -> None:
+    configure(pytester)
+    pytester.makepyfile("def test_x(dynastore):\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--dynastore-mode={mode}",
+                                           "--dynastore-capacity=sometimes")  # fmt: skip
+    assert result.ret != 0
+    assert "invalid choice: 'sometimes'" in result.stderr.str() + result.stdout.str()
+
+
+def test_a_project_not_using_the_fixtures_imports_nothing_of_dynastore(pytester: pytest.Pytester) -> None:
+    configure(pytester)
+    pytester.makepyfile(
+        """
+import sys
+
+def test_nothing_loaded():
+    assert "dynastore.testing" not in sys.modules
+    assert "dynastore.app" not in sys.modules
+    assert "boto3" not in sys.modules
+"""
+    )
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "dynastore.pytest_plugin").assert_outcomes(passed=1)
