@@ -1,9 +1,11 @@
-"""A consumer that follows shard lineage (parents before children) sees every change of a random workload exactly
-once, in order per key, across partition splits and across a restart after kill -9."""
+"""A consumer that follows shard lineage (parents before children) sees every change of a random workload (puts,
+updates, deletes, batches, transactions, TTL deletions) exactly once, in order per key, across partition splits
+and across a restart after kill -9."""
 
 from __future__ import annotations
 
 import random
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,17 +18,34 @@ PAD = "x" * 150  # partitions of 2,000 bytes split after a dozen items
 Expected = dict[str, list[tuple[str, dict[str, Any] | None]]]  # key -> (eventName, NewImage) in order
 
 
+def _changed(key: str, new: dict[str, Any] | None, state: dict[str, Any], out: Expected) -> None:
+    """What the stream must show for ``key`` becoming ``new`` (None: deleted), if anything changed."""
+    old = state.get(key)
+    if old == new:
+        return  # nothing changed: no record
+    event = "INSERT" if old is None else "REMOVE" if new is None else "MODIFY"
+    out.setdefault(key, []).append((event, new))
+    if new is None:
+        state.pop(key, None)
+    else:
+        state[key] = new
+
+
+def _item(key: str, rng: random.Random) -> dict[str, Any]:
+    return {"pk": {"S": key}, "v": {"N": str(rng.randrange(3))}, "pad": {"S": PAD}}
+
+
 def workload(server: Server, name: str, rng: random.Random, count: int, state: dict[str, Any], out: Expected) -> None:
-    """``count`` random puts, updates and deletes; what each must have written to the stream goes to ``out``."""
+    """``count`` random puts, updates, deletes, batches and transactions; what each must have written to the
+    stream goes to ``out``."""
     for _ in range(count):
         key = rng.choice(KEYS)
-        old = state.get(key)
         roll = rng.random()
-        new: dict[str, Any] | None
-        if roll < 0.45:
-            new = {"pk": {"S": key}, "v": {"N": str(rng.randrange(3))}, "pad": {"S": PAD}}
+        if roll < 0.35:
+            new = _item(key, rng)
             server.ddb.put_item(TableName=name, Item=new)
-        elif roll < 0.8:
+            _changed(key, new, state, out)
+        elif roll < 0.6:
             value = {"N": str(rng.randrange(3))}
             server.ddb.update_item(
                 TableName=name,
@@ -34,18 +53,53 @@ def workload(server: Server, name: str, rng: random.Random, count: int, state: d
                 UpdateExpression="SET v = :v",
                 ExpressionAttributeValues={":v": value},
             )
-            new = ({} if old is None else dict(old)) | {"pk": {"S": key}, "v": value}
-        else:
+            _changed(key, dict(state.get(key) or {}) | {"pk": {"S": key}, "v": value}, state, out)
+        elif roll < 0.75:
             server.ddb.delete_item(TableName=name, Key={"pk": {"S": key}})
-            new = None
-        if old == new:
-            continue  # nothing changed: no record
-        event = "INSERT" if old is None else "REMOVE" if new is None else "MODIFY"
-        out.setdefault(key, []).append((event, new))
-        if new is None:
-            state.pop(key, None)
+            _changed(key, None, state, out)
+        elif roll < 0.88:
+            keys = rng.sample(KEYS, 3)  # distinct keys: one storage transaction, records in request order
+            news: list[dict[str, Any] | None] = [_item(k, rng) if rng.random() < 0.6 else None for k in keys]
+            requests = [
+                {"PutRequest": {"Item": item}} if item is not None else {"DeleteRequest": {"Key": {"pk": {"S": k}}}}
+                for k, item in zip(keys, news, strict=True)
+            ]
+            response = server.ddb.batch_write_item(RequestItems={name: requests})
+            assert response["UnprocessedItems"] == {}
+            for k, after in zip(keys, news, strict=True):
+                _changed(k, after, state, out)
         else:
-            state[key] = new
+            first, second = rng.sample(KEYS, 2)
+            put = _item(first, rng)
+            value = {"N": str(rng.randrange(3))}
+            update = {
+                "TableName": name,
+                "Key": {"pk": {"S": second}},
+                "UpdateExpression": "SET v = :v",
+                "ExpressionAttributeValues": {":v": value},
+            }
+            server.ddb.transact_write_items(
+                TransactItems=[{"Put": {"TableName": name, "Item": put}}, {"Update": update}]
+            )
+            _changed(first, put, state, out)
+            _changed(second, dict(state.get(second) or {}) | {"pk": {"S": second}, "v": value}, state, out)
+
+
+def expire(server: Server, name: str, rng: random.Random, state: dict[str, Any], out: Expected) -> None:
+    """Items whose time to live has passed, deleted by the service: REMOVE records, in order with the rest."""
+    server.ddb.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "exp"})
+    past = {"N": str(int(server.clock()) - 100)}
+    keys = rng.sample(KEYS, 5)
+    for key in keys:
+        item = _item(key, rng) | {"exp": past}
+        server.ddb.put_item(TableName=name, Item=item)
+        _changed(key, item, state, out)
+    for _ in range(400):  # the sweep runs in the background, a pass every half second
+        if not any("Item" in server.ddb.get_item(TableName=name, Key={"pk": {"S": k}}) for k in keys):
+            break
+        time.sleep(0.05)
+    for key in keys:
+        _changed(key, None, state, out)
 
 
 def seen(consumer: Consumer) -> Expected:
@@ -74,6 +128,7 @@ def test_every_change_once_in_order_across_splits_and_a_restart(tmp_path: Path) 
     server = Server(*args, data_dir=tmp_path)
     try:
         workload(server, name, rng, 150, state, expected)
+        expire(server, name, rng, state, expected)
         consumer.poll(server.streams)
         consumer.poll(server.streams)  # nothing new: nothing twice
         shards = server.streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
@@ -90,3 +145,6 @@ def test_every_change_once_in_order_across_splits_and_a_restart(tmp_path: Path) 
     numbers = [r["dynamodb"]["SequenceNumber"] for r in consumer.records]
     assert len(numbers) == len(set(numbers)) == sum(len(v) for v in expected.values())
     assert seen(consumer) == expected
+    by_service = [r for r in consumer.records if "userIdentity" in r]
+    assert len(by_service) == 5 and all(r["eventName"] == "REMOVE" for r in by_service)
+    assert all(r["userIdentity"] == {"Type": "Service", "PrincipalId": "dynamodb.amazonaws.com"} for r in by_service)
