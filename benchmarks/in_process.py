@@ -11,7 +11,6 @@ same requests (the dynastore's own work, which a server does too). Run:
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import re
 import statistics
@@ -68,7 +67,7 @@ def create(client: Any) -> None:
 
 
 def handle_alone(ds: InProcess, client: Any, calls: int) -> tuple[float, float]:
-    """Protocol.handle on the loop thread for the same signed requests: the dynastore's own work, the same as a
+    """Protocol.handle on the dynastore's loop for the same signed requests: the dynastore's own work, the same as a
     server's (what in-process mode adds is the rest)."""
     captured: dict[str, tuple[str, dict[str, str], bytes, str]] = {}
 
@@ -87,8 +86,8 @@ def handle_alone(ds: InProcess, client: Any, calls: int) -> tuple[float, float]:
         method, headers, body, path = captured[name]
         return per_call(lambda: handle(method, headers, body, path), calls)
 
-    get = asyncio.run_coroutine_threadsafe(run("GetItem"), ds._loop).result()
-    put = asyncio.run_coroutine_threadsafe(run("PutItem"), ds._loop).result()
+    get = ds._loop.run_until_complete(run("GetItem"))  # the caller drives the loop (no other thread runs it)
+    put = ds._loop.run_until_complete(run("PutItem"))
     return get, put
 
 
@@ -135,14 +134,14 @@ def main() -> None:
     for name, (get, put) in results.items():
         print(f"{name:36} {get:8.1f} {put:8.1f} {get - base_get:7.1f} {put - base_put:7.1f}")
     handle_get, handle_put = median_pair(handle)
-    print(f"{'Protocol.handle alone (loop thread)':36} {handle_get:8.1f} {handle_put:8.1f}")
+    print(f"{'Protocol.handle alone (on its loop)':36} {handle_get:8.1f} {handle_put:8.1f}")
     serve_get, serve_put = median_pair(handoff)
-    print(f"{'in-process hand-off incl. handle':36} {serve_get:8.1f} {serve_put:8.1f}")
-    print(f"{'in-process hand-off alone':36} {serve_get - handle_get:8.1f} {serve_put - handle_put:8.1f}")
+    print(f"{'in-process _serve incl. handle':36} {serve_get:8.1f} {serve_put:8.1f}")
+    print(f"{'in-process _serve minus handle':36} {serve_get - handle_get:8.1f} {serve_put - handle_put:8.1f}")
 
 
 def wrap_serve(ds: InProcess) -> list[float]:
-    """Time spent handing requests to the loop thread and back (with Protocol.handle there), inside the calls."""
+    """Time spent in ``_serve`` (driving the loop around Protocol.handle), inside the calls."""
     spent = [0.0]
     serve = ds._serve
 

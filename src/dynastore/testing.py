@@ -1,10 +1,16 @@
 """In-process mode: a dynastore inside the test process, answering boto3 and botocore clients without a socket.
 
-``with in_process() as ds:`` (or the ``@mock_dynamodb`` decorator) runs a dynastore (app.Dynastore) on an asyncio
-loop in a background thread. Every DynamoDB client botocore makes while it is active has a ``before-send``
-handler that hands the signed HTTP request to that thread, where ``Protocol.handle`` answers it exactly as the
-server would (validation, error codes and messages, CRC32, request ids); a response that reports a write is
-returned only once the write is durable, as the server does. Only the sending is replaced: clients of other AWS
+``with in_process() as ds:`` (or the ``@mock_dynamodb`` decorator) runs a dynastore (app.Dynastore) in this
+process. Every DynamoDB client botocore makes while it is active has a ``before-send`` handler that gives the
+signed HTTP request to ``Protocol.handle``, which answers it exactly as the server would (validation, error
+codes and messages, CRC32, request ids); a response that reports a write is returned only once the write is
+durable, as the server does.
+
+The dynastore's asyncio loop is driven by the calling thread itself, one call at a time (a lock): the call runs
+the loop until its answer is ready, which also runs the background work that is due (group commit, GSI
+propagation, housekeeping). No thread is woken, so a call costs little more than ``Protocol.handle``. A caller
+whose own thread already runs an asyncio loop (an async test calling boto3) has its call driven from a worker
+thread instead. Only the sending is replaced: clients of other AWS
 services, and clients made before the block, are left alone.
 """
 
@@ -17,7 +23,7 @@ import os
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar, overload
 from urllib.parse import urlsplit
@@ -42,6 +48,7 @@ STAND_IN_ENVIRONMENT = {
 }
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 
 def make_config(config: Config | None = None, **overrides: Any) -> Config:
@@ -69,27 +76,8 @@ class Response:
         return orjson.loads(self.body)
 
 
-class _Call:
-    """One request handed to the loop thread; the caller waits on ``done`` (a lock the loop thread releases)."""
-
-    __slots__ = ("method", "headers", "body", "path", "response", "done")
-
-    def __init__(self, method: str, headers: dict[str, str], body: bytes, path: str) -> None:
-        self.method = method
-        self.headers = headers
-        self.body = body
-        self.path = path
-        self.response: RawResponse | None = None
-        self.done = threading.Lock()
-        self.done.acquire()
-
-    def finish(self, response: RawResponse) -> None:
-        self.response = response
-        self.done.release()
-
-
 class InProcess:
-    """A dynastore on a background thread of this process. ``start()`` / ``stop()``, or use it as a context
+    """A dynastore in this process, driven by its callers. ``start()`` / ``stop()``, or use it as a context
     manager: while it is active, new botocore DynamoDB clients are answered by it (unless ``hook_clients`` is
     False: then only those of ``client()``, ``resource()`` and ``hook()``)."""
 
@@ -101,44 +89,46 @@ class InProcess:
         self.app: Dynastore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._committer: Durability | None = None  # answers when writes are durable
-        self._thread: threading.Thread | None = None
+        self._drive = threading.Lock()  # one caller runs the loop at a time
         self._saved_environment: dict[str, str | None] = {}
 
     # ---- life cycle ----------------------------------------------------------------------------------------
     def start(self) -> InProcess:
-        """Open the store and start the loop thread; new DynamoDB clients are hooked until ``stop()``."""
-        if self._thread is not None:
+        """Open the store; new DynamoDB clients are hooked until ``stop()``."""
+        if self._loop is not None:
             raise RuntimeError("this in-process dynastore is already running")
-        started = threading.Event()
-        failure: list[BaseException] = []
+        if not self.config.in_memory:
+            from dynastore.storage.lmdb_kv import DIRECTORY_MODE
+
+            self.config.data_dir.mkdir(mode=DIRECTORY_MODE, parents=True, exist_ok=True)
         loop = _new_loop()
-        thread = threading.Thread(target=self._run, args=(loop, started, failure), name="dynastore", daemon=True)
-        thread.start()
-        started.wait()
-        if failure:
-            thread.join()
-            raise failure[0]
-        self._loop, self._thread = loop, thread
+        try:
+            app = Dynastore(self.config)
+        except BaseException:
+            loop.close()
+            raise
+        self.app = app
+        self._committer = app.start(loop)
+        self._loop = loop
         if self.hook_clients:
             self._set_environment()
             _Hooks.activate(self)
         return self
 
     def stop(self) -> None:
-        """Make the last writes durable, close the store and end the loop thread. Clients hooked to this
-        dynastore refuse further requests (they never reach the network)."""
-        loop, thread, app = self._loop, self._thread, self.app
-        if loop is None or thread is None or app is None:
+        """Make the last writes durable and close the store. Clients hooked to this dynastore refuse further
+        requests (they never reach the network)."""
+        loop, app = self._loop, self.app
+        if loop is None or app is None:
             return
         self._loop = None  # from here on requests are refused, not handed to a closing store
         _Hooks.deactivate(self)
         self._restore_environment()
         try:
-            asyncio.run_coroutine_threadsafe(app.stop(), loop).result()
+            self._run(loop, app.stop())
         finally:
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join()
-            self._thread = self._committer = None
+            loop.close()
+            self._committer = None
 
     def __enter__(self) -> InProcess:
         return self.start()
@@ -150,26 +140,30 @@ class InProcess:
     def running(self) -> bool:
         return self._loop is not None
 
-    def _run(self, loop: asyncio.AbstractEventLoop, started: threading.Event, failure: list[BaseException]) -> None:
-        """The loop thread: the store is opened, used and closed here only."""
-        asyncio.set_event_loop(loop)
-        try:
-            if not self.config.in_memory:
-                from dynastore.storage.lmdb_kv import DIRECTORY_MODE
+    def _run(self, loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, T]) -> T:
+        """Run the loop until ``work`` is done (on a worker thread when this one already runs a loop)."""
+        if _running_loop() is not None:
+            return self._on_worker(lambda: self._run(loop, work))
+        with self._drive:
+            return loop.run_until_complete(work)
 
-                self.config.data_dir.mkdir(mode=DIRECTORY_MODE, parents=True, exist_ok=True)
-            self.app = Dynastore(self.config)
-            self._committer = self.app.start(loop)
-        except BaseException as e:
-            failure.append(e)
-            loop.close()
-            started.set()
-            return
-        started.set()
-        try:
-            loop.run_forever()
-        finally:
-            loop.close()
+    @staticmethod
+    def _on_worker(call: Callable[[], T]) -> T:
+        result: list[T] = []
+        failure: list[BaseException] = []
+
+        def drive() -> None:
+            try:
+                result.append(call())
+            except BaseException as e:
+                failure.append(e)
+
+        worker = threading.Thread(target=drive, name="dynastore")
+        worker.start()
+        worker.join()
+        if failure:
+            raise failure[0]
+        return result[0]
 
     # ---- clients -------------------------------------------------------------------------------------------
     def hook(self, client: Any) -> Any:
@@ -235,29 +229,32 @@ class InProcess:
         return float(response.json()["now"])
 
     def _serve(self, method: str, headers: dict[str, str], body: bytes, path: str) -> RawResponse:
-        loop = self._loop
-        if loop is None:
+        loop, app = self._loop, self.app
+        if loop is None or app is None:
             raise RuntimeError("the in-process dynastore has stopped: the request was not sent")
-        call = _Call(method, headers, body, path)
-        loop.call_soon_threadsafe(self._answer, call)
-        call.done.acquire()
-        assert call.response is not None
-        return call.response
+        if _running_loop() is not None:  # a loop cannot be run inside another on one thread: a worker does it
+            return self._on_worker(lambda: self._serve(method, headers, body, path))
+        with self._drive:
+            response = app.protocol.handle(method, headers, body, path)
+            # One turn of the loop at least: the background work due runs (the write's group commit, GSI
+            # propagation, housekeeping), and a write is answered once durable, as the server answers it.
+            return loop.run_until_complete(self._durable(loop, response))
 
-    def _answer(self, call: _Call) -> None:
-        """On the loop thread: answer ``call``, once its write (if any) is durable, as the server does."""
-        app, committer = self.app, self._committer
-        assert app is not None and committer is not None
-        try:
-            response = app.protocol.handle(call.method, call.headers, call.body, call.path)
-        except BaseException:
-            call.finish(_internal_error())
-            raise
+    async def _durable(self, loop: asyncio.AbstractEventLoop, response: RawResponse) -> RawResponse:
+        committer = self._committer
+        assert committer is not None
         seq = response.commit_seq
         if seq and seq > committer.durable_seq:
-            committer.when_durable(seq, lambda error: call.finish(response if error is None else _internal_error()))
-        else:
-            call.finish(response)
+            durable: asyncio.Future[BaseException | None] = loop.create_future()
+
+            def settled(error: BaseException | None) -> None:
+                if not durable.done():
+                    durable.set_result(error)
+
+            committer.when_durable(seq, settled)
+            if await durable is not None:
+                return _internal_error()
+        return response
 
     # ---- the environment a client needs --------------------------------------------------------------------
     def _set_environment(self) -> None:
@@ -352,13 +349,17 @@ def _body_bytes(body: Any) -> bytes:
     return data.encode() if isinstance(data, str) else bytes(data)
 
 
-def _new_loop() -> asyncio.AbstractEventLoop:
+def _running_loop() -> asyncio.AbstractEventLoop | None:
     try:
-        import uvloop
-    except ImportError:  # pragma: no cover - uvloop is a dependency everywhere but Windows
-        return asyncio.new_event_loop()
-    loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
-    return loop
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _new_loop() -> asyncio.AbstractEventLoop:
+    """The standard library's loop: started and stopped for every call, it costs a third of uvloop's there
+    (about 9 against 29 us a run on the machine measured), and the in-process dynastore serves no sockets."""
+    return asyncio.new_event_loop()
 
 
 @contextmanager

@@ -3,9 +3,9 @@ are not; answers wait for durability; options, the manual clock and the decorato
 
 from __future__ import annotations
 
+import asyncio
 import re
 import socket
-import threading
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -163,58 +163,58 @@ class _HeldDurability:
             callback(error)
 
 
-def _put_in_background(client: Any) -> tuple[threading.Thread, list[Any]]:
-    outcome: list[Any] = []
-
-    def put() -> None:
-        try:
-            outcome.append(client.put_item(TableName="things", Item={"pk": {"S": "a"}}))
-        except ClientError as e:
-            outcome.append(e.response)
-
-    thread = threading.Thread(target=put)
-    thread.start()
-    return thread, outcome
-
-
 def _hold_writes(ds: InProcess) -> _HeldDurability:
     held = _HeldDurability()
     ds._committer = held
     return held
 
 
-def _wait_for_a_waiter(ds: InProcess, held: _HeldDurability) -> None:
-    for _ in range(2000):
-        if ds.request("GET", "/").status == 200 and held.waiting:  # a round trip through the loop thread
-            return
-    raise AssertionError("the write never waited for durability")
+def _release_later(ds: InProcess, held: _HeldDurability, error: BaseException | None) -> list[int]:
+    """Release the held writes 50 ms into the next call (the loop runs while a call waits); the list gets the
+    number of writes that were waiting then."""
+    released: list[int] = []
+
+    def release() -> None:
+        released.append(len(held.waiting))
+        held.release(error)
+
+    assert ds._loop is not None
+    ds._loop.call_later(0.05, release)
+    return released
 
 
 def test_a_write_is_answered_only_once_durable(ds: InProcess) -> None:
     client = ds.client(config=NO_RETRIES)
     create(client)
     held = _hold_writes(ds)
-    thread, outcome = _put_in_background(client)
-    _wait_for_a_waiter(ds, held)
-    assert outcome == []
+    released = _release_later(ds, held, None)
+    answer = client.put_item(TableName="things", Item={"pk": {"S": "a"}})
+    assert released == [1]  # the write waited, and was answered once released
     assert held.waiting[0][0] > 0
-    assert ds._loop is not None
-    ds._loop.call_soon_threadsafe(held.release, None)
-    thread.join(30)
-    assert outcome[0]["ResponseMetadata"]["HTTPStatusCode"] == 200
+    assert answer["ResponseMetadata"]["HTTPStatusCode"] == 200
 
 
 def test_a_write_that_cannot_be_made_durable_is_answered_500(ds: InProcess) -> None:
     client = ds.client(config=NO_RETRIES)
     create(client)
     held = _hold_writes(ds)
-    thread, outcome = _put_in_background(client)
-    _wait_for_a_waiter(ds, held)
-    assert ds._loop is not None
-    ds._loop.call_soon_threadsafe(held.release, OSError("disk gone"))
-    thread.join(30)
-    assert outcome[0]["Error"]["Code"] == "InternalServerError"
-    assert outcome[0]["ResponseMetadata"]["HTTPStatusCode"] == 500
+    released = _release_later(ds, held, OSError("disk gone"))
+    with pytest.raises(ClientError) as e:
+        client.put_item(TableName="things", Item={"pk": {"S": "a"}})
+    assert released == [1]
+    assert e.value.response["Error"]["Code"] == "InternalServerError"
+    assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 500
+
+
+def test_a_call_from_inside_a_running_event_loop_is_answered(ds: InProcess) -> None:
+    client = ds.client(config=NO_RETRIES)
+    create(client)
+
+    async def from_async_code() -> list[str]:
+        names: list[str] = client.list_tables()["TableNames"]  # a loop already runs on this thread
+        return names
+
+    assert asyncio.run(from_async_code()) == ["things"]
 
 
 def test_reads_do_not_wait_for_durability(ds: InProcess) -> None:
