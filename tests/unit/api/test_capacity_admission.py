@@ -8,40 +8,8 @@ from typing import Any
 
 import pytest
 
-from dynastore.app import build_context
-from dynastore.config import Config
-from dynastore.engine.context import Context
 from dynastore.errors import LimitExceededException, ProvisionedThroughputExceededException, ThrottlingException
-from dynastore.protocol import dispatch
-from dynastore.storage.catalog import Catalog
-from dynastore.storage.memory_kv import MemoryKV
-from dynastore.util.clock import ManualClock
-
-T0 = 1_700_000_000.0
-
-
-def make_ctx(**config: Any) -> tuple[Context, dict[str, Any], ManualClock]:
-    clock = ManualClock(T0)
-    cfg = Config(in_memory=True, clock=clock, **config)
-    kv = MemoryKV()
-    ctx = build_context(cfg, kv, Catalog.load(kv, cfg))
-    return ctx, dispatch.bind(ctx), clock
-
-
-def call(ops: dict[str, Any], op: str, **body: Any) -> Any:
-    return ops[op].run(body)
-
-
-def create(ops: dict[str, Any], name: str, read: int, write: int, **extra: Any) -> None:
-    call(
-        ops,
-        "CreateTable",
-        TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        ProvisionedThroughput={"ReadCapacityUnits": read, "WriteCapacityUnits": write},
-        **extra,
-    )
+from tests.unit.api.operations import call, create, make_ctx
 
 
 def outcomes(fn: Any, count: int) -> list[str]:

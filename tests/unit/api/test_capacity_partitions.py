@@ -3,39 +3,8 @@ run through ``dispatch.bind`` on an in-memory store with a ManualClock."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from dynastore.app import build_context
-from dynastore.config import Config
 from dynastore.engine.context import Context
-from dynastore.protocol import dispatch
-from dynastore.storage.catalog import Catalog
-from dynastore.storage.memory_kv import MemoryKV
-from dynastore.util.clock import ManualClock
-
-
-def make_ctx(**config: Any) -> tuple[Context, dict[str, Any]]:
-    clock = ManualClock()
-    cfg = Config(in_memory=True, clock=clock, **config)
-    kv = MemoryKV()
-    ctx = build_context(cfg, kv, Catalog.load(kv, cfg))
-    return ctx, dispatch.bind(ctx)
-
-
-def call(ops: dict[str, Any], op: str, **body: Any) -> Any:
-    return ops[op].run(body)
-
-
-def create(ops: dict[str, Any], name: str, read: int, write: int, **extra: Any) -> None:
-    call(
-        ops,
-        "CreateTable",
-        TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        ProvisionedThroughput={"ReadCapacityUnits": read, "WriteCapacityUnits": write},
-        **extra,
-    )
+from tests.unit.api.operations import call, create, make_ctx
 
 
 def view(ctx: Context, name: str) -> list[tuple[float, float]]:
@@ -44,7 +13,7 @@ def view(ctx: Context, name: str) -> list[tuple[float, float]]:
 
 
 def test_api_update_table_to_8000_rcu_doubles() -> None:
-    ctx, ops = make_ctx()
+    ctx, ops, _ = make_ctx()
     create(ops, "seed", 5000, 2000)
     assert view(ctx, "seed") == [(1250.0, 500.0)] * 4
     call(
@@ -57,7 +26,7 @@ def test_api_update_table_to_8000_rcu_doubles() -> None:
 
 
 def test_api_bulk_load_then_200_wcu() -> None:
-    ctx, ops = make_ctx()
+    ctx, ops, _ = make_ctx()
     create(ops, "bulk", 1, 11000)
     assert [w for _, w in view(ctx, "bulk")] == [1000.0] * 11
     call(

@@ -1,0 +1,42 @@
+"""Operations driven through the api layer (``dispatch.bind``) on an in-memory dynastore with a ManualClock, for
+the api tests whose point is an operation's behaviour as a client sees it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dynastore.app import build_context
+from dynastore.config import Config
+from dynastore.engine.context import Context
+from dynastore.protocol import dispatch
+from dynastore.storage.catalog import Catalog
+from dynastore.storage.memory_kv import MemoryKV
+from dynastore.util.clock import ManualClock
+
+T0 = 1_700_000_000.0
+
+
+def make_ctx(now: float = T0, **config: Any) -> tuple[Context, dict[str, Any], ManualClock]:
+    """A dynastore's engine context, its operations (request dict -> response) and its clock."""
+    clock = ManualClock(now)
+    cfg = Config(in_memory=True, clock=clock, **config)
+    kv = MemoryKV()
+    ctx = build_context(cfg, kv, Catalog.load(kv, cfg))
+    return ctx, dispatch.bind(ctx), clock
+
+
+def call(ops: dict[str, Any], op: str, **body: Any) -> Any:
+    return ops[op].run(body)
+
+
+def create(ops: dict[str, Any], name: str, read: int, write: int, **extra: Any) -> None:
+    """A provisioned table of partition key ``pk`` (S)."""
+    call(
+        ops,
+        "CreateTable",
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        ProvisionedThroughput={"ReadCapacityUnits": read, "WriteCapacityUnits": write},
+        **extra,
+    )
