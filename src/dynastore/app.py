@@ -101,6 +101,7 @@ class Dynastore:
                 not_served=dispatch.not_served(),
                 streams_operations=dispatch.bind_streams(self.engine),
                 metrics=self.metrics,
+                account_id=self.config.account_id,
             )
         return LoggedProtocol(
             operations,
@@ -112,6 +113,7 @@ class Dynastore:
             request_log=RequestLog(self.config.log_format),
             meters=self.engine.capacity.meters,
             metrics=self.metrics,
+            account_id=self.config.account_id,
         )
 
     def add_trigger(self, spec: TriggerSpec) -> None:

@@ -51,6 +51,7 @@ RANKS: dict[str, int] = {
     "api": 5,
     "engine": 4,
     "expressions": 3,
+    "security": 3,
     "storage": 2,
     "validation": 2,
     "model": 1,

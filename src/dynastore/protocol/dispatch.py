@@ -32,6 +32,7 @@ from dynastore.api import (
 )
 from dynastore.engine.context import Context
 from dynastore.protocol.protocol import Operation
+from dynastore.security.caller import Caller
 from dynastore.validation import validate_request
 
 Handler = Callable[[dict[str, Any], Context], Any]
@@ -110,8 +111,8 @@ def bind_streams(ctx: Context) -> dict[str, Operation]:
     }
 
 
-def _runner(shape: Any, handler: Handler, ctx: Context) -> Callable[[Any], Any]:
-    def run(body: Any) -> Any:
+def _runner(shape: Any, handler: Handler, ctx: Context) -> Callable[[Any, Caller], Any]:
+    def run(body: Any, caller: Caller) -> Any:
         return handler(validate_request(shape, body), ctx)
 
     return run

@@ -28,6 +28,7 @@ from dynastore.errors import (
 from dynastore.protocol import auth, cors, encoding, prometheus
 from dynastore.protocol.metrics import METRICS_PATH, Metrics
 from dynastore.protocol.targets import DYNAMODB_TARGET_PREFIXES, STREAMS_TARGET_PREFIX
+from dynastore.security.caller import Caller, anonymous
 from dynastore.storage.kv import StorageError, StorageUnavailableError
 
 log = logging.getLogger("dynastore")
@@ -68,7 +69,7 @@ class Operation:
 
     __slots__ = ("name", "run")
 
-    def __init__(self, name: str, run: Callable[[dict[str, Any]], Any]) -> None:
+    def __init__(self, name: str, run: Callable[[Any, Caller], Any]) -> None:
         self.name = name
         self.run = run
 
@@ -103,8 +104,10 @@ class Protocol:
         not_served: frozenset[str] = frozenset(),
         streams_operations: dict[str, Operation] | None = None,
         metrics: Metrics | None = None,
+        account_id: str = "000000000000",
     ) -> None:
         self._operations = operations
+        self._caller = anonymous(account_id, region)  # every request's caller while authentication is off
         self._streams_operations = {} if streams_operations is None else streams_operations
         self._not_served = not_served  # DynamoDB operations refused with a message naming them
         self._extension = extension
@@ -214,10 +217,11 @@ class Protocol:
                 raise SerializationException() from None
         operation = self._operation(headers.get("x-amz-target", ""))
         auth.check(headers)
+        caller = self._caller
         if not body:
             raise SerializationException()
         seq_before = self._commit_seq()
-        result = operation.run(data)
+        result = operation.run(data, caller)
         seq_after = self._commit_seq()
         payload = result if isinstance(result, bytes) else orjson.dumps(result)
         return RawResponse(200, payload, commit_seq=seq_after if seq_after != seq_before else 0)

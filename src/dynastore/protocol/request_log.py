@@ -37,6 +37,7 @@ from dynastore.protocol.protocol import (
     Protocol,
     RawResponse,
 )
+from dynastore.security.caller import Caller
 
 __all__ = ["FORMATS", "LoggedProtocol", "RequestLog", "tables_of"]
 
@@ -157,6 +158,7 @@ class LoggedProtocol(Protocol):
         not_served: frozenset[str] = frozenset(),
         streams_operations: dict[str, Operation] | None = None,
         metrics: Metrics | None = None,
+        account_id: str = "000000000000",
     ) -> None:
         super().__init__(
             {name: Operation(name, self._keeping(op.run)) for name, op in operations.items()},
@@ -168,16 +170,17 @@ class LoggedProtocol(Protocol):
                 name: Operation(name, self._keeping(op.run)) for name, op in (streams_operations or {}).items()
             },
             metrics=metrics,
+            account_id=account_id,
         )
         self._request_log = request_log
         self._meters = meters
         self._request: Any = None  # the decoded request of the operation being served
         self.durability: Durability | None = None  # set once the server runs: writes are logged when durable
 
-    def _keeping(self, run: Callable[[Any], Any]) -> Callable[[Any], Any]:
-        def keep(request: Any) -> Any:
+    def _keeping(self, run: Callable[[Any, Caller], Any]) -> Callable[[Any, Caller], Any]:
+        def keep(request: Any, caller: Caller) -> Any:
             self._request = request
-            return run(request)
+            return run(request, caller)
 
         return keep
 

@@ -3,17 +3,21 @@ the api tests whose point is an operation's behaviour as a client sees it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from dynastore.app import build_context
 from dynastore.config import Config
 from dynastore.engine.context import Context
 from dynastore.protocol import dispatch
+from dynastore.protocol.protocol import Operation
+from dynastore.security.caller import anonymous
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.memory_kv import MemoryKV
 from dynastore.util.clock import ManualClock
 
 T0 = 1_700_000_000.0
+ANYONE = anonymous("000000000000", "us-east-1")  # the caller of a server without authentication
 
 
 def make_ctx(now: float = T0, **config: Any) -> tuple[Context, dict[str, Any], ManualClock]:
@@ -22,11 +26,23 @@ def make_ctx(now: float = T0, **config: Any) -> tuple[Context, dict[str, Any], M
     cfg = Config(in_memory=True, clock=clock, **config)
     kv = MemoryKV()
     ctx = build_context(cfg, kv, Catalog.load(kv, cfg))
-    return ctx, dispatch.bind(ctx), clock
+    return ctx, bound(ctx), clock
+
+
+def bound(ctx: Context) -> dict[str, Callable[[Any], Any]]:
+    """The api's operations of ``ctx``, each a function of the request dict, run as the anonymous caller."""
+    return {name: _as_anyone(operation) for name, operation in dispatch.bind(ctx).items()}
+
+
+def _as_anyone(operation: Operation) -> Callable[[Any], Any]:
+    def run(body: Any) -> Any:
+        return operation.run(body, ANYONE)
+
+    return run
 
 
 def call(ops: dict[str, Any], op: str, **body: Any) -> Any:
-    return ops[op].run(body)
+    return ops[op](body)
 
 
 def create(ops: dict[str, Any], name: str, read: int, write: int, **extra: Any) -> None:

@@ -25,10 +25,10 @@ from dynastore.errors import (
     ThrottlingException,
     TransactionCanceledException,
 )
-from dynastore.protocol import dispatch
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.memory_kv import MemoryKV
 from dynastore.util.clock import ManualClock
+from tests.unit.api.operations import bound
 
 Ops = dict[str, Any]
 
@@ -37,7 +37,7 @@ def make_ctx(**config: Any) -> tuple[Context, Ops]:
     cfg = Config(in_memory=True, clock=ManualClock(), partition_max_rcu=60, partition_max_wcu=20, **config)
     kv = MemoryKV()
     ctx = build_context(cfg, kv, Catalog.load(kv, cfg))
-    return ctx, dispatch.bind(ctx)
+    return ctx, bound(ctx)
 
 
 def create(ctx: Context, ops: Ops, name: str, read: int | None = None, write: int | None = None) -> None:
@@ -45,7 +45,7 @@ def create(ctx: Context, ops: Ops, name: str, read: int | None = None, write: in
     billing: dict[str, Any] = {"BillingMode": "PAY_PER_REQUEST"}
     if read is not None and write is not None:
         billing = {"ProvisionedThroughput": {"ReadCapacityUnits": read, "WriteCapacityUnits": write}}
-    ops["CreateTable"].run(
+    ops["CreateTable"](
         {
             "TableName": name,
             "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
@@ -87,7 +87,7 @@ def table() -> Iterator[tuple[Context, Ops]]:
 def test_batch_write_leaves_the_refused_part_unprocessed_and_settles_the_rest(table: tuple[Context, Ops]) -> None:
     ctx, ops = table
     requests = [put(sk, size=1500) for sk in range(12)]  # two write units each: ten fit
-    response = ops["BatchWriteItem"].run({"RequestItems": {"tbl": requests}})
+    response = ops["BatchWriteItem"]({"RequestItems": {"tbl": requests}})
     assert response["UnprocessedItems"] == {"tbl": requests[10:]}
     partition = ctx.capacity.find("tbl").base.pmap.partitions[0]
     assert partition.items == 10 and partition.bytes == ctx.catalog.stats("tbl")[1]
@@ -96,17 +96,17 @@ def test_batch_write_leaves_the_refused_part_unprocessed_and_settles_the_rest(ta
 
 def test_batch_write_refused_whole_raises_the_first_refusal(table: tuple[Context, Ops]) -> None:
     ctx, ops = table
-    ops["BatchWriteItem"].run({"RequestItems": {"tbl": [put(sk) for sk in range(20)]}})
+    ops["BatchWriteItem"]({"RequestItems": {"tbl": [put(sk) for sk in range(20)]}})
     with pytest.raises(ProvisionedThroughputExceededException) as info:
-        ops["BatchWriteItem"].run({"RequestItems": {"tbl": [put(sk) for sk in range(20, 23)]}})
+        ops["BatchWriteItem"]({"RequestItems": {"tbl": [put(sk) for sk in range(20, 23)]}})
     assert info.value.message == messages.THROUGHPUT_EXCEEDED_TABLE
     assert ctx.catalog.stats("tbl")[0] == 20
 
 
 def test_batch_write_deletes_are_settled_at_the_size_removed(table: tuple[Context, Ops]) -> None:
     ctx, ops = table
-    ops["BatchWriteItem"].run({"RequestItems": {"tbl": [put(0, size=3000)]}})  # three write units
-    ops["BatchWriteItem"].run({"RequestItems": {"tbl": [{"DeleteRequest": {"Key": key(0)}}]}})
+    ops["BatchWriteItem"]({"RequestItems": {"tbl": [put(0, size=3000)]}})  # three write units
+    ops["BatchWriteItem"]({"RequestItems": {"tbl": [{"DeleteRequest": {"Key": key(0)}}]}})
     assert lane(ctx, "tbl", write=True).consumed == 6
     assert ctx.capacity.find("tbl").base.pmap.partitions[0].items == 0
 
@@ -116,13 +116,13 @@ def test_batch_write_deletes_are_settled_at_the_size_removed(table: tuple[Contex
 
 def test_batch_get_admits_at_the_exact_cost_and_refuses_the_rest(table: tuple[Context, Ops]) -> None:
     ctx, ops = table
-    ops["BatchWriteItem"].run({"RequestItems": {"tbl": [put(0, size=5000)]}})  # two read units
+    ops["BatchWriteItem"]({"RequestItems": {"tbl": [put(0, size=5000)]}})  # two read units
     keys = [key(0), key(1)]
-    response = ops["BatchGetItem"].run({"RequestItems": {"tbl": {"Keys": keys, "ConsistentRead": True}}})
+    response = ops["BatchGetItem"]({"RequestItems": {"tbl": {"Keys": keys, "ConsistentRead": True}}})
     assert b'"UnprocessedKeys":{"tbl":{"Keys":[{"pk":{"S":"hot"},"sk":{"N":"1"}}],"ConsistentRead":true}}' in response
     assert lane(ctx, "tbl", write=False).consumed == 2
     with pytest.raises(ProvisionedThroughputExceededException):
-        ops["BatchGetItem"].run({"RequestItems": {"tbl": {"Keys": keys[1:]}}})
+        ops["BatchGetItem"]({"RequestItems": {"tbl": {"Keys": keys[1:]}}})
 
 
 # ---------------------------------------------------------------- transactions
@@ -131,13 +131,13 @@ def test_batch_get_admits_at_the_exact_cost_and_refuses_the_rest(table: tuple[Co
 def test_transact_write_cancels_at_the_refused_position_and_refunds_the_others(table: tuple[Context, Ops]) -> None:
     ctx, ops = table
     create(ctx, ops, "other", 2, 20)
-    ops["BatchWriteItem"].run({"RequestItems": {"tbl": [put(sk) for sk in range(19)]}})  # one unit left
+    ops["BatchWriteItem"]({"RequestItems": {"tbl": [put(sk) for sk in range(19)]}})  # one unit left
     items = [
         {"Put": {"TableName": "other", "Item": key(0)}},
         {"Put": {"TableName": "tbl", "Item": key(100)}},  # two units: transactional
     ]
     with pytest.raises(TransactionCanceledException) as info:
-        ops["TransactWriteItems"].run({"TransactItems": items})
+        ops["TransactWriteItems"]({"TransactItems": items})
     assert info.value.extra["CancellationReasons"] == [
         {"Code": "None"},
         {"Code": "ProvisionedThroughputExceeded", "Message": messages.THROUGHPUT_EXCEEDED_TABLE},
@@ -150,7 +150,7 @@ def test_transact_write_charges_double_and_settles_condition_checks(table: tuple
     ctx, ops = table
     check = {"TableName": "tbl", "Key": key(1), "ConditionExpression": "attribute_not_exists(pk)"}
     items = [{"Put": {"TableName": "tbl", "Item": {**key(0), "v": {"S": "x" * 1500}}}}, {"ConditionCheck": check}]
-    ops["TransactWriteItems"].run({"TransactItems": items})
+    ops["TransactWriteItems"]({"TransactItems": items})
     assert lane(ctx, "tbl", write=True).consumed == 2 * 2 + 2 * 1
     partition = ctx.capacity.find("tbl").base.pmap.partitions[0]
     assert partition.items == 1  # the ConditionCheck wrote nothing
@@ -159,8 +159,8 @@ def test_transact_write_charges_double_and_settles_condition_checks(table: tuple
 def test_transact_write_replay_gives_back_what_it_was_admitted_at(table: tuple[Context, Ops]) -> None:
     ctx, ops = table
     request = {"TransactItems": [{"Put": {"TableName": "tbl", "Item": key(0)}}], "ClientRequestToken": "once"}
-    ops["TransactWriteItems"].run(request)
-    ops["TransactWriteItems"].run(request)
+    ops["TransactWriteItems"](request)
+    ops["TransactWriteItems"](request)
     assert lane(ctx, "tbl", write=True).consumed == 2
 
 
@@ -168,7 +168,7 @@ def test_transact_get_cancels_and_refunds(table: tuple[Context, Ops]) -> None:
     ctx, ops = table
     gets = [{"Get": {"TableName": "tbl", "Key": key(sk)}} for sk in range(2)]
     with pytest.raises(TransactionCanceledException) as info:
-        ops["TransactGetItems"].run({"TransactItems": gets})
+        ops["TransactGetItems"]({"TransactItems": gets})
     assert [reason["Code"] for reason in info.value.extra["CancellationReasons"]] == [
         "None",
         "ProvisionedThroughputExceeded",
@@ -179,10 +179,10 @@ def test_transact_get_cancels_and_refunds(table: tuple[Context, Ops]) -> None:
 def test_report_mode_refuses_nothing() -> None:
     ctx, ops = make_ctx(capacity="report")
     create(ctx, ops, "rep", 2, 20)
-    response = ops["BatchWriteItem"].run({"RequestItems": {"rep": [put(sk, size=1500) for sk in range(20)]}})
+    response = ops["BatchWriteItem"]({"RequestItems": {"rep": [put(sk, size=1500) for sk in range(20)]}})
     assert response["UnprocessedItems"] == {}
     gets = [{"Get": {"TableName": "rep", "Key": key(sk)}} for sk in range(5)]
-    assert len(ops["TransactGetItems"].run({"TransactItems": gets})["Responses"]) == 5
+    assert len(ops["TransactGetItems"]({"TransactItems": gets})["Responses"]) == 5
     assert lane(ctx, "rep", write=True).throttled == 10
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from dynastore.errors import ConditionalCheckFailedException
 from dynastore.protocol.protocol import Operation, Protocol
+from dynastore.security.caller import Caller
 
 AUTH = {
     "authorization": "AWS4-HMAC-SHA256 Credential=a/b/c/d/e, SignedHeaders=host, Signature=s",
@@ -23,18 +24,18 @@ class Recorder:
         self.seq = 0
         self.calls: list[Any] = []
 
-    def echo(self, body: Any) -> Any:
+    def echo(self, body: Any, caller: Caller) -> Any:
         self.calls.append(body)
         return {"Echo": body}
 
-    def write(self, body: Any) -> Any:
+    def write(self, body: Any, caller: Caller) -> Any:
         self.seq += 1
         return {}
 
-    def fail(self, body: Any) -> Any:
+    def fail(self, body: Any, caller: Caller) -> Any:
         raise ConditionalCheckFailedException(Item={"a": {"S": "x"}})
 
-    def crash(self, body: Any) -> Any:
+    def crash(self, body: Any, caller: Caller) -> Any:
         raise KeyError("boom")
 
 

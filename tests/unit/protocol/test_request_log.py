@@ -11,6 +11,7 @@ from dynastore.engine.capacity.buckets import Meter
 from dynastore.errors import ConditionalCheckFailedException
 from dynastore.protocol.protocol import Operation
 from dynastore.protocol.request_log import LoggedProtocol, RequestLog, tables_of
+from dynastore.security.caller import Caller
 
 AUTH = {
     "authorization": "AWS4-HMAC-SHA256 Credential=a/b/c/d/e, SignedHeaders=host, Signature=s",
@@ -85,11 +86,11 @@ def test_logged_protocol_reports_what_the_operation_consumed_and_its_error() -> 
     out: list[bytes] = []
     reads, writes = Meter(), Meter()
 
-    def put(request: Any) -> Any:
+    def put(request: Any, caller: Caller) -> Any:
         writes.units += 2.0
         return {}
 
-    def fail(request: Any) -> Any:
+    def fail(request: Any, caller: Caller) -> Any:
         reads.units += 0.5
         raise ConditionalCheckFailedException()
 

@@ -11,7 +11,6 @@ from dynastore.config import Config
 from dynastore.engine import indexes, retention
 from dynastore.engine.context import Context
 from dynastore.limits import STREAM_RETENTION_SECONDS
-from dynastore.protocol import dispatch
 from dynastore.storage import keyspace as ks
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.memory_kv import MemoryKV
@@ -19,6 +18,7 @@ from dynastore.triggers.delivery import delivery_for
 from dynastore.triggers.runner import TriggerRunner
 from dynastore.triggers.spec import TriggerSpec
 from dynastore.util.clock import ManualClock
+from tests.unit.api.operations import bound
 
 _ALL = {"ProjectionType": "ALL"}
 
@@ -64,8 +64,8 @@ def _every_kind_of_record() -> tuple[Context, list[bytes]]:
     )
     kv = MemoryKV()
     ctx = build_context(config, kv, Catalog.load(kv, config))
-    ops = dispatch.bind(ctx)
-    ops["CreateTable"].run(
+    ops = bound(ctx)
+    ops["CreateTable"](
         {
             "TableName": "tbl",
             "KeySchema": _key("pk", "sk"),
@@ -75,7 +75,7 @@ def _every_kind_of_record() -> tuple[Context, list[bytes]]:
             "GlobalSecondaryIndexes": [{"IndexName": "gsi", "KeySchema": _key("a"), "Projection": _ALL}],
         }
     )
-    ops["CreateTable"].run(
+    ops["CreateTable"](
         {
             "TableName": "gone",
             "KeySchema": _key("pk", "sk"),
@@ -85,14 +85,14 @@ def _every_kind_of_record() -> tuple[Context, list[bytes]]:
         }
     )
     for i in range(3):
-        ops["PutItem"].run({"TableName": "tbl", "Item": _item("p", str(i), a="x", b="z")})
-        ops["PutItem"].run({"TableName": "gone", "Item": _item("p", str(i))})
-    ops["TransactWriteItems"].run(
+        ops["PutItem"]({"TableName": "tbl", "Item": _item("p", str(i), a="x", b="z")})
+        ops["PutItem"]({"TableName": "gone", "Item": _item("p", str(i))})
+    ops["TransactWriteItems"](
         {"ClientRequestToken": "token", "TransactItems": [{"Put": {"TableName": "tbl", "Item": _item("q", "1")}}]}
     )
     _deliver_stream(ctx, "gone")  # a trigger's checkpoint
     seen = _keys(kv)  # GSI changes are still waiting here
-    ops["UpdateTable"].run(
+    ops["UpdateTable"](
         {
             "TableName": "tbl",
             "AttributeDefinitions": [_attr("b")],
@@ -101,7 +101,7 @@ def _every_kind_of_record() -> tuple[Context, list[bytes]]:
             ],
         }
     )
-    ops["DeleteTable"].run({"TableName": "gone"})
+    ops["DeleteTable"]({"TableName": "gone"})
     clock.advance(120)
     ctx.catalog.maintain(max_keys=1)  # the deleted table is queued for purging, one key purged
     indexes.maintain(ctx)  # the new GSI's backfill copies one item and leaves its cursor
