@@ -1,6 +1,8 @@
 """What in-process mode adds to a boto3 call: GetItem and PutItem through boto3 against
 
-* a do-nothing endpoint (a before-send handler returning a canned response): boto3's own cost,
+* nothing at all (a before-send handler returning a canned response): boto3's own cost without any sending,
+* a do-nothing HTTP endpoint (a process on 127.0.0.1 that answers every request with a canned response at once):
+  boto3's own cost with its HTTP sending,
 * an in-process dynastore (dynastore.testing.in_process),
 * a real server process (``dynastore serve --in-memory`` on 127.0.0.1),
 
@@ -11,6 +13,7 @@ same requests (the dynastore's own work, which a server does too). Run:
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import re
 import statistics
@@ -42,18 +45,72 @@ class _Raw:
         yield self.body
 
 
+GET_BODY = b'{"Item":{"pk":{"S":"key-1"},"value":{"S":"' + b"x" * 100 + b'"}}}'
+
+
 def canned(request: Any, **_: Any) -> AWSResponse:
     target = request.headers["X-Amz-Target"]
-    body = b'{"Item":{"pk":{"S":"key-1"},"value":{"S":"' + b"x" * 100 + b'"}}}' if b"GetItem" in target else b"{}"
+    body = GET_BODY if b"GetItem" in target else b"{}"
     headers = {"Content-Type": "application/x-amz-json-1.0", "x-amz-crc32": str(zlib.crc32(body))}
     return AWSResponse(request.url, 200, headers, _Raw(body))
 
 
+class NothingEndpoint(asyncio.Protocol):
+    """The do-nothing HTTP endpoint: each request (headers, then Content-Length bytes of body) is answered with
+    the canned response of its operation, over a kept-alive connection."""
+
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport
+        self.buffer = b""
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while True:
+            end = self.buffer.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            head = self.buffer[:end].lower()
+            declared = re.search(rb"content-length: *(\d+)", head)
+            length = int(declared.group(1)) if declared else 0
+            if len(self.buffer) < end + 4 + length:
+                return
+            self.buffer = self.buffer[end + 4 + length :]
+            body = GET_BODY if b"getitem" in head else b"{}"
+            self.transport.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.0\r\nx-amz-crc32: %d\r\n"
+                b"Content-Length: %d\r\n\r\n%s" % (zlib.crc32(body), len(body), body)
+            )
+
+
+def serve_nothing() -> None:
+    async def run() -> None:
+        server = await asyncio.get_running_loop().create_server(NothingEndpoint, "127.0.0.1", 0)
+        print(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}", flush=True)
+        await server.serve_forever()
+
+    asyncio.run(run())
+
+
+def started(command: list[str]) -> tuple[subprocess.Popen[str], str]:
+    """A process that prints its URL on its first line, and that URL."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert process.stdout is not None
+    match = re.search(r"http://[\d.]+:\d+", process.stdout.readline())
+    assert match is not None
+    return process, match.group(0)
+
+
 def per_call(call: Callable[[], Any], calls: int) -> float:
-    start = time.perf_counter()
+    """Microseconds a call: this thread's CPU time, which other processes on a busy machine barely disturb (all
+    of a canned or in-process call's work is in this thread; a server's work is not, so its row is wall time)."""
+    clock = time.perf_counter if TIMING[0] == "wall" else time.thread_time
+    start = clock()
     for _ in range(calls):
         call()
-    return (time.perf_counter() - start) / calls * 1e6
+    return (clock() - start) / calls * 1e6
+
+
+TIMING = ["cpu"]  # "wall" while timing calls to the server process
 
 
 def create(client: Any) -> None:
@@ -97,24 +154,25 @@ def main() -> None:
     nothing = boto3.client("dynamodb", config=CONFIG, **CREDENTIALS)
     nothing.meta.events.register("before-send.dynamodb", canned)
     command = [sys.executable, "-m", "dynastore", "serve", "--in-memory", "--port", "0", "--capacity", "report"]
-    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    server, url = started(command)
+    endpoint, nothing_url = started([sys.executable, __file__, "--serve-nothing"])
     try:
-        assert server.stdout is not None
-        match = re.search(r"http://[\d.]+:\d+", server.stdout.readline())
-        assert match is not None
-        served = boto3.client("dynamodb", endpoint_url=match.group(0), config=CONFIG, **CREDENTIALS)
+        served = boto3.client("dynamodb", endpoint_url=url, config=CONFIG, **CREDENTIALS)
+        do_nothing = boto3.client("dynamodb", endpoint_url=nothing_url, config=CONFIG, **CREDENTIALS)
         create(served)
         with in_process(capacity="report", hook_clients=False) as ds:
             local = ds.client(config=CONFIG)
             create(local)
             clients = {"boto3 alone (canned response)": nothing, "in-process dynastore": local,
-                       "server process (127.0.0.1)": served}  # fmt: skip
+                       "do-nothing HTTP endpoint": do_nothing, "server process (127.0.0.1)": served}  # fmt: skip
+            remote = (do_nothing, served)
             inside = wrap_serve(ds)
             samples: dict[str, list[tuple[float, float]]] = {name: [] for name in clients}
             handle: list[tuple[float, float]] = []
             handoff: list[tuple[float, float]] = []
             for _ in range(rounds):  # interleaved: each round runs every client in turn
                 for name, client in clients.items():
+                    TIMING[0] = "wall" if client in remote else "cpu"
                     inside[0] = 0.0
                     get = per_call(functools.partial(client.get_item, TableName=TABLE, Key=KEY), calls)
                     inside_get, inside[0] = inside[0] / calls * 1e6, 0.0
@@ -122,14 +180,17 @@ def main() -> None:
                     samples[name].append((get, put))
                     if client is local:
                         handoff.append((inside_get, inside[0] / calls * 1e6))
+                TIMING[0] = "cpu"
                 handle.append(handle_alone(ds, local, calls))
     finally:
-        server.terminate()
-        server.wait()
+        for process in (server, endpoint):
+            process.terminate()
+            process.wait()
 
     results = {name: median_pair(values) for name, values in samples.items()}
     base_get, base_put = results["boto3 alone (canned response)"]
-    print(f"median of {rounds} interleaved rounds of {calls} calls, microseconds a call")
+    print(f"median of {rounds} interleaved rounds of {calls} calls, microseconds a call (thread CPU time; the")
+    print("rows of other processes: wall time)")
     print(f"{'':36} {'GetItem':>8} {'PutItem':>8} {'+Get':>7} {'+Put':>7}")
     for name, (get, put) in results.items():
         print(f"{name:36} {get:8.1f} {put:8.1f} {get - base_get:7.1f} {put - base_put:7.1f}")
@@ -146,11 +207,11 @@ def wrap_serve(ds: InProcess) -> list[float]:
     serve = ds._serve
 
     def timed(method: str, headers: dict[str, str], body: bytes, path: str) -> Any:
-        start = time.perf_counter()
+        start = time.thread_time()
         try:
             return serve(method, headers, body, path)
         finally:
-            spent[0] += time.perf_counter() - start
+            spent[0] += time.thread_time() - start
 
     ds._serve = timed  # type: ignore[method-assign]
     return spent
@@ -161,4 +222,7 @@ def median_pair(values: list[tuple[float, float]]) -> tuple[float, float]:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--serve-nothing"]:
+        serve_nothing()
+    else:
+        main()
