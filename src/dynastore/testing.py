@@ -10,7 +10,8 @@ The dynastore's asyncio loop is driven by the calling thread itself, one call at
 the loop until its answer is ready, which also runs the background work that is due (group commit, GSI
 propagation, housekeeping). No thread is woken, so a call costs little more than ``Protocol.handle``. A caller
 whose own thread already runs an asyncio loop (an async test calling boto3) has its call driven from a worker
-thread instead. Only the sending is replaced: clients of other AWS
+thread instead. aiobotocore clients (and aioboto3's) are hooked the same way, their calls served from a worker
+thread so that the caller's event loop keeps running. Only the sending is replaced: clients of other AWS
 services, and clients made before the block, are left alone.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import importlib.util
 import os
 import threading
 import time
@@ -174,7 +176,8 @@ class InProcess:
         events = getattr(getattr(client, "meta", None), "events", None)
         if events is None:
             events = client.meta.client.meta.events  # a boto3 resource
-        events.register(SERVICE_EVENT, self._before_send, unique_id=f"dynastore-in-process-{id(self)}")
+        handler = self._before_send_async if _is_asynchronous(events) else self._before_send
+        events.register(SERVICE_EVENT, handler, unique_id=f"dynastore-in-process-{id(self)}")
         return client
 
     def client(self, **kwargs: Any) -> Any:
@@ -201,15 +204,18 @@ class InProcess:
         """botocore's before-send handler: the HTTP response for a prepared request, from Protocol.handle."""
         from botocore.awsrequest import AWSResponse
 
-        url = request.url
-        parts = urlsplit(url)
-        path = parts.path or "/"
-        if parts.query:
-            path = f"{path}?{parts.query}"
-        headers = _lower_case_headers(request.headers)
-        headers.setdefault("host", parts.netloc)
-        response = self._serve(request.method, headers, _body_bytes(request.body), path)
-        return AWSResponse(url, response.status, _response_headers(response), _Raw(response.body))
+        method, headers, body, path = _request_parts(request)
+        response = self._serve(method, headers, body, path)
+        return AWSResponse(request.url, response.status, _response_headers(response), _Raw(response.body))
+
+    async def _before_send_async(self, request: Any, **_: Any) -> Any:
+        """aiobotocore's before-send handler: the same answer, served from a worker thread so that the caller's
+        event loop keeps running (another task of the test may be waiting on it)."""
+        from aiobotocore.awsrequest import AioAWSResponse
+
+        method, headers, body, path = _request_parts(request)
+        response = await asyncio.to_thread(self._serve, method, headers, body, path)
+        return AioAWSResponse(request.url, response.status, _response_headers(response), _AsyncRaw(response.body))
 
     # ---- requests ------------------------------------------------------------------------------------------
     def request(
@@ -287,14 +293,14 @@ class _Hooks:
     client itself is the only way to reach clients of sessions made before the block (boto3's default session)."""
 
     active: list[InProcess] = []
-    original: Any = None
+    originals: list[tuple[Any, Any]] = []  # (class, its own create_client) to put back
 
     @classmethod
     def activate(cls, dynastore: InProcess) -> None:
         if not cls.active:
             from botocore.client import ClientCreator
 
-            original = cls.original = ClientCreator.create_client
+            original = ClientCreator.create_client
 
             @functools.wraps(original)
             def create_client(creator: Any, service_name: str, *args: Any, **kwargs: Any) -> Any:
@@ -303,18 +309,38 @@ class _Hooks:
                     cls.active[-1].hook(client)
                 return client
 
-            ClientCreator.create_client = create_client
+            cls._replace(ClientCreator, create_client)  # botocore's class, typed Any
+            creator = _aiobotocore_creator()
+            if creator is not None:
+                cls._replace(creator, cls._asynchronous(creator.create_client))
         cls.active.append(dynastore)
+
+    @classmethod
+    def _asynchronous(cls, original: Any) -> Any:
+        """aiobotocore's ``create_client`` (a coroutine) with the same hook."""
+
+        @functools.wraps(original)
+        async def create_client(creator: Any, service_name: str, *args: Any, **kwargs: Any) -> Any:
+            client = await original(creator, service_name, *args, **kwargs)
+            if service_name == "dynamodb" and cls.active:
+                cls.active[-1].hook(client)
+            return client
+
+        return create_client
+
+    @classmethod
+    def _replace(cls, creator: Any, create_client: Any) -> None:
+        cls.originals.append((creator, creator.__dict__["create_client"]))
+        creator.create_client = create_client
 
     @classmethod
     def deactivate(cls, dynastore: InProcess) -> None:
         if dynastore in cls.active:
             cls.active.remove(dynastore)
-        if not cls.active and cls.original is not None:
-            from botocore.client import ClientCreator
-
-            ClientCreator.create_client = cls.original
-            cls.original = None
+        if not cls.active:
+            for creator, original in reversed(cls.originals):
+                creator.create_client = original
+            cls.originals = []
 
 
 class _Raw:
@@ -327,6 +353,36 @@ class _Raw:
 
     def stream(self, **_: Any) -> Iterator[bytes]:
         yield self._body
+
+
+class _AsyncRaw:
+    """What aiobotocore reads a response body from (``await raw.read()``)."""
+
+    __slots__ = ("_body",)
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    async def read(self) -> bytes:
+        return self._body
+
+
+def _request_parts(request: Any) -> tuple[str, dict[str, str], bytes, str]:
+    """A prepared botocore request as the server receives it: method, lower-case headers, body, path."""
+    parts = urlsplit(request.url)
+    path = parts.path or "/"
+    if parts.query:
+        path = f"{path}?{parts.query}"
+    headers = _lower_case_headers(request.headers)
+    headers.setdefault("host", parts.netloc)
+    return request.method, headers, _body_bytes(request.body), path
+
+
+def _is_asynchronous(events: Any) -> bool:
+    """Whether a client's event emitter is aiobotocore's (its handlers may be coroutines, and must answer with
+    aiobotocore's response type). botocore wraps the emitter in an aliaser."""
+    emitter = getattr(events, "_emitter", events)
+    return type(emitter).__module__.startswith("aiobotocore.")
 
 
 def _response_headers(response: RawResponse) -> list[tuple[str, str]]:
@@ -390,6 +446,15 @@ def _run_due(loop: asyncio.AbstractEventLoop) -> None:
         loop.run_forever()
         if not _work_due(loop):
             return
+
+
+def _aiobotocore_creator() -> Any:
+    """aiobotocore's client creator, when aiobotocore is installed (its clients are hooked too)."""
+    if importlib.util.find_spec("aiobotocore") is None:
+        return None
+    from aiobotocore.client import AioClientCreator
+
+    return AioClientCreator
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
