@@ -9,8 +9,10 @@ The server runs with --manual-clock: no capacity refills while the test runs, so
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.select import Select
 from selenium.webdriver.support.wait import WebDriverWait
 
+from tests.e2e import chromium as chromium_module
 from tests.e2e.chromium import chromium
 from tests.e2e.conftest import make_client, unique_name
 from tests.e2e.server_process import ServerProcess
@@ -50,9 +53,9 @@ def chrome() -> Iterator[Chrome]:
 def browser(chrome: Chrome) -> Iterator[Chrome]:
     """The browser, whose console must show no error of the page's own (a script error, a blocked resource or a
     request refused with a status the page did not expect) by the end of the test."""
-    chrome.get_log("browser")  # what earlier tests left
+    browser_log(chrome)  # what earlier tests left
     yield chrome
-    errors = [entry["message"] for entry in chrome.get_log("browser") if entry["level"] == "SEVERE"]
+    errors = [entry["message"] for entry in browser_log(chrome) if entry["level"] == "SEVERE"]
     # The requests the test makes fail on purpose answer 400; anything else is a fault of the page.
     assert [e for e in errors if "status of 400" not in e] == []
 
@@ -60,6 +63,11 @@ def browser(chrome: Chrome) -> Iterator[Chrome]:
 @pytest.fixture(scope="module")
 def ddb(server: ServerProcess) -> Any:
     return make_client(server.url)
+
+
+def browser_log(driver: Chrome) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = driver.get_log("browser")  # type: ignore[no-untyped-call]
+    return entries
 
 
 def open_page(browser: Chrome, server: ServerProcess, page: str) -> None:
@@ -73,11 +81,12 @@ def wait_for(browser: Chrome, css: str) -> WebElement:
 
 
 def wait_text(browser: Chrome, css: str, text: str) -> WebElement:
-    def shown(d: Any) -> WebElement | None:
+    def shown(d: Any) -> WebElement | bool:
         elements = [e for e in d.find_elements(By.CSS_SELECTOR, css) if text in e.text]
-        return elements[0] if elements else None
+        return elements[0] if elements else False
 
-    found: WebElement = WebDriverWait(browser, WAIT_SECONDS).until(shown)
+    found = WebDriverWait(browser, WAIT_SECONDS).until(shown)
+    assert isinstance(found, WebElement)
     return found
 
 
@@ -110,14 +119,19 @@ def provisioned_table(ddb: Any, units: int, stream: bool = False) -> str:
     ddb.create_table(
         TableName=name,
         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "N"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "N"},
+        ],
         ProvisionedThroughput={"ReadCapacityUnits": units, "WriteCapacityUnits": units},
         **(extra if stream else {}),
     )
     return name
 
 
-def test_create_a_table_and_see_dynamodbs_error_for_a_second_one(browser: Chrome, server: ServerProcess, ddb: Any) -> None:
+def test_create_a_table_and_see_dynamodbs_error_for_a_second_one(
+    browser: Chrome, server: ServerProcess, ddb: Any
+) -> None:
     name = unique_name("console")
     open_page(browser, server, "tables")
     form = wait_for(browser, "#create-table")
@@ -137,7 +151,10 @@ def test_create_a_table_and_see_dynamodbs_error_for_a_second_one(browser: Chrome
     wait_for(browser, f'tr[data-table="{name}"]')
 
     table = ddb.describe_table(TableName=name)["Table"]
-    assert table["KeySchema"] == [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
+    assert table["KeySchema"] == [
+        {"AttributeName": "pk", "KeyType": "HASH"},
+        {"AttributeName": "sk", "KeyType": "RANGE"},
+    ]
     assert table["ProvisionedThroughput"]["ReadCapacityUnits"] == 5
     assert table["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
     [index] = table["GlobalSecondaryIndexes"]
@@ -175,7 +192,9 @@ def test_items_written_queried_and_edited(browser: Chrome, server: ServerProcess
     open_page(browser, server, f"items/{name}")
     wait_for(browser, "#item-results")
     for sk in (1, 2, 3):
-        put_through_the_editor(browser, {"pk": "a", "sk": sk, "tags": {"$SS": ["x", "y"]}, "big": {"$N": "12345678901234567890123"}})
+        put_through_the_editor(
+            browser, {"pk": "a", "sk": sk, "tags": {"$SS": ["x", "y"]}, "big": {"$N": "12345678901234567890123"}}
+        )
     put_through_the_editor(browser, {"pk": "b", "sk": 1, "note": "other"})
     stored = ddb.get_item(TableName=name, Key={"pk": {"S": "a"}, "sk": {"N": "2"}})["Item"]
     assert stored["tags"] == {"SS": ["x", "y"]} and stored["big"] == {"N": "12345678901234567890123"}
@@ -288,3 +307,32 @@ def test_throughput_update_and_delete(browser: Chrome, server: ServerProcess, dd
     with pytest.raises(ClientError) as raised:
         ddb.describe_table(TableName=name)
     assert raised.value.response["Error"]["Code"] == "ResourceNotFoundException"
+
+
+def test_the_server_serves_the_console_files(server: ServerProcess) -> None:
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=30)
+    try:
+        conn.request("GET", "/console", headers={"Origin": "https://elsewhere.example"})
+        moved = conn.getresponse()
+        moved.read()
+        assert (moved.status, moved.getheader("Location")) == (301, "/console/")
+        conn.request("GET", "/console/js/partitions.js")
+        script = conn.getresponse()
+        body = script.read()
+        assert (script.status, script.getheader("Content-Type")) == (200, "text/javascript; charset=utf-8")
+        assert b"export async function render" in body
+        assert script.getheader("Access-Control-Allow-Origin") is None
+        assert (script.getheader("Content-Security-Policy") or "").startswith("default-src 'self'")
+    finally:
+        conn.close()
+
+
+def test_without_chromium_the_browser_tests_say_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setattr(chromium_module, "CHROMEDRIVER", "/nonexistent/chromedriver")
+    with pytest.raises(AssertionError) as raised:
+        chromium_module.programs()
+    assert str(raised.value) == (
+        "the console's browser tests need Chromium and its WebDriver: install Debian's packages with "
+        "`apt-get install -y chromium chromium-driver` (chromedriver not found)"
+    )
