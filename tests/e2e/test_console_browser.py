@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver import Chrome
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
@@ -75,17 +76,43 @@ def open_page(browser: Chrome, server: ServerProcess, page: str) -> None:
     browser.refresh()  # a new hash on the same document would not reload it: start each page afresh
 
 
+def waiter(browser: Chrome) -> WebDriverWait[Chrome]:
+    # The partition page draws itself anew every second: an element found a moment ago may be gone.
+    return WebDriverWait(browser, WAIT_SECONDS, ignored_exceptions=(StaleElementReferenceException,))
+
+
 def wait_for(browser: Chrome, css: str) -> WebElement:
-    found: WebElement = WebDriverWait(browser, WAIT_SECONDS).until(lambda d: d.find_element(By.CSS_SELECTOR, css))
+    found: WebElement = waiter(browser).until(lambda d: d.find_element(By.CSS_SELECTOR, css))
     return found
 
 
+def shown(browser: Chrome, css: str) -> list[dict[str, str]]:
+    """Text, class and data-partition of every element ``css`` selects, read in one step of the page."""
+    script = (
+        "return [...document.querySelectorAll(arguments[0])].map((e) => "
+        "({text: e.textContent, class: e.className, partition: e.getAttribute('data-partition')}))"
+    )
+    found: list[dict[str, str]] = browser.execute_script(script, css)
+    return found
+
+
+def click_when(browser: Chrome, css: str, text: str) -> None:
+    def clicked(d: Any) -> bool:
+        for element in d.find_elements(By.CSS_SELECTOR, css):
+            if text in element.text:
+                element.click()
+                return True
+        return False
+
+    waiter(browser).until(clicked)
+
+
 def wait_text(browser: Chrome, css: str, text: str) -> WebElement:
-    def shown(d: Any) -> WebElement | bool:
+    def with_text(d: Any) -> WebElement | bool:
         elements = [e for e in d.find_elements(By.CSS_SELECTOR, css) if text in e.text]
         return elements[0] if elements else False
 
-    found = WebDriverWait(browser, WAIT_SECONDS).until(shown)
+    found = waiter(browser).until(with_text)
     assert isinstance(found, WebElement)
     return found
 
@@ -252,7 +279,7 @@ def test_the_partition_view_shows_the_throttled_partition(browser: Chrome, serve
     browser.find_element(By.ID, "as-if-apply").click()
     wait_text(browser, "#as-if-now", "simulating 4 partitions")
     wait_text(browser, '.resource[data-index=""] h2', "Table: 4 partitions")
-    wait_text(browser, ".contributors", "Enable Contributor Insights").find_element(By.TAG_NAME, "button").click()
+    click_when(browser, ".contributors button", "Enable Contributor Insights")
     wait_text(browser, ".rule", "most throttled partition keys")
     browser.find_element(By.ID, "spend-burst").click()
 
@@ -262,15 +289,14 @@ def test_the_partition_view_shows_the_throttled_partition(browser: Chrome, serve
     hot = [p["partition"] for p in view["partitions"] if p["throttled"]["write"] > 0]
     assert len(hot) == 1, view["partitions"]
 
-    row = f'.resource[data-index=""] tr[data-partition="{hot[0]}"]'
-    WebDriverWait(browser, WAIT_SECONDS).until(
-        lambda d: "throttled" in (d.find_element(By.CSS_SELECTOR, row).get_attribute("class") or "")
+    rows = '.resource[data-index=""] table.partitions tr[data-partition]'
+    waiter(browser).until(
+        lambda d: [r["partition"] for r in shown(d, rows) if "throttled" in r["class"]] == [str(hot[0])]
     )
-    rows = browser.find_elements(By.CSS_SELECTOR, '.resource[data-index=""] tr[data-partition]')
-    assert [r.get_attribute("data-partition") for r in rows if "throttled" in (r.get_attribute("class") or "")] == [
-        str(hot[0])
-    ]
-    wait_text(browser, '.rule[data-rule="PKT"]', '{"pk":"hot"}')
+    assert len(shown(browser, rows)) == 4
+    top_keys = '.rule[data-rule="PKT"] tr[data-partition]'
+    waiter(browser).until(lambda d: [r["partition"] for r in shown(d, top_keys)] == [str(hot[0])])
+    assert '{"pk":"hot"}' in shown(browser, top_keys)[0]["text"]  # the key and its partition, side by side
     screenshot(browser, "partitions")
 
     browser.find_element(By.ID, "as-if-stop").click()

@@ -23,9 +23,10 @@ export async function showContributors(where, table, index, window = 60) {
   }
   const lists = Object.entries(view.rules).map(([rule, entries]) => h("div", { class: "rule", "data-rule": rule },
     h("b", {}, RULES[rule] ?? rule), ` (last ${window} s)`,
-    entries.length ? h("table", {}, h("tr", {}, h("th", {}, "key"), h("th", { class: "num" }, "units"), h("th", { class: "num" }, "throttles")),
-      entries.map((e) => h("tr", {}, h("td", { class: "mono" }, JSON.stringify(itemToPlain(e.key))),
-        h("td", { class: "num" }, num(e.ConsumedThroughputUnits)), h("td", { class: "num" }, num(e.ThrottleCount)))))
+    entries.length ? h("table", {}, h("tr", {}, ["key", "partition", "units", "throttles"].map((t) => h("th", {}, t))),
+      entries.map((e) => h("tr", { "data-partition": e.partition }, h("td", { class: "mono" }, JSON.stringify(itemToPlain(e.key))),
+        h("td", { class: "num" }, e.partition), h("td", { class: "num" }, num(e.ConsumedThroughputUnits)),
+        h("td", { class: "num" }, num(e.ThrottleCount)))))
       : h("p", { class: "muted" }, "nothing yet")));
   replace(where, h("div", { class: "rules" }, lists));
 }
