@@ -34,12 +34,14 @@ from tests.e2e.test_admin_endpoints import request
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = Path(os.environ.get("DYNASTORE_CONSOLE_SCREENSHOTS", ROOT / "build" / "console-screenshots"))
+TRIGGERED_TABLE = "console_triggered"
+FAILING_TRIGGER = {"Name": "audit", "Table": TRIGGERED_TABLE, "Command": "false", "StartingPosition": "TRIM_HORIZON"}
 WAIT_SECONDS = 30  # an upper bound for the page to catch up, never a measured time
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ServerProcess]:
-    process = ServerProcess("--manual-clock")
+    process = ServerProcess("--manual-clock", "--trigger", json.dumps(FAILING_TRIGGER))
     yield process
     process.stop()
 
@@ -140,8 +142,8 @@ def set_json(browser: Chrome, css: str, value: Any) -> None:
     browser.execute_script("arguments[0].value = arguments[1]", area, json.dumps(value))
 
 
-def provisioned_table(ddb: Any, units: int, stream: bool = False) -> str:
-    name = unique_name("console")
+def provisioned_table(ddb: Any, units: int, stream: bool = False, name: str | None = None) -> str:
+    name = name or unique_name("console")
     extra: dict[str, Any] = {"StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}}
     ddb.create_table(
         TableName=name,
@@ -304,7 +306,7 @@ def test_the_partition_view_shows_the_throttled_partition(browser: Chrome, serve
 
 
 def test_stream_records_and_triggers(browser: Chrome, server: ServerProcess, ddb: Any) -> None:
-    name = provisioned_table(ddb, 50, stream=True)
+    name = provisioned_table(ddb, 50, stream=True, name=TRIGGERED_TABLE)
     ddb.put_item(TableName=name, Item={"pk": {"S": "s"}, "sk": {"N": "1"}, "v": {"S": "first"}})
     ddb.put_item(TableName=name, Item={"pk": {"S": "s"}, "sk": {"N": "1"}, "v": {"S": "second"}})
     open_page(browser, server, f"streams/{name}")
@@ -316,7 +318,9 @@ def test_stream_records_and_triggers(browser: Chrome, server: ServerProcess, ddb
     screenshot(browser, "stream")
 
     open_page(browser, server, "triggers")
-    wait_text(browser, "#trigger-list", "No triggers are configured")
+    wait_text(browser, "#trigger-list .trigger h2", f"audit on {TRIGGERED_TABLE} (command")
+    wait_text(browser, "#trigger-list .trigger .error", "exit status 1")  # the command fails: its batch waits
+    screenshot(browser, "triggers")
 
 
 def test_throughput_update_and_delete(browser: Chrome, server: ServerProcess, ddb: Any) -> None:

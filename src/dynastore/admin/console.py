@@ -1,4 +1,4 @@
-"""The web console's files (``/console/``): static HTML, CSS and ES modules shipped in ``admin/console/``.
+"""The web console's files (``/console/``): static HTML, CSS and ES modules shipped in ``admin/static/``.
 
 The page talks to the server it came from: DynamoDB's JSON API at ``POST /`` and the admin endpoints under
 ``/dynastore/`` (admin/routes.py), so it needs nothing of its own on the server beyond these files. They are read
@@ -45,11 +45,11 @@ def serve(method: str, path: str) -> RawResponse:
 
 
 def files() -> dict[str, bytes]:
-    """Every console file by its path under ``admin/console/`` (``index.html``, ``js/app.js``, ...)."""
+    """Every console file by its path under ``admin/static/`` (``index.html``, ``js/app.js``, ...)."""
     global _files
     if _files is None:
         found: dict[str, bytes] = {}
-        _collect(resources.files("dynastore.admin").joinpath("console"), "", found)
+        _collect(resources.files("dynastore.admin").joinpath("static"), "", found)
         _files = found
     return _files
 

@@ -27,7 +27,21 @@ function show(list, triggers) {
     h("h2", {}, `${t.name} `, h("span", { class: "muted" }, `on ${t.table} (${t.kind}, batches of ${t.batch_size}, from ${t.starting_position})`)),
     t.last_error ? h("div", { class: "error" }, h("b", { class: "error-type" }, "last error"), " ", String(t.last_error)) : null,
     t.shards.length
-      ? h("table", {}, h("tr", {}, Object.keys(t.shards[0]).map((k) => h("th", {}, k))),
-        t.shards.map((s) => h("tr", {}, Object.values(s).map((v) => h("td", { class: "mono" }, typeof v === "object" && v !== null ? JSON.stringify(v) : String(v ?? ""))))))
+      ? h("table", {}, h("tr", {}, COLUMNS.map((c) => h("th", {}, c))), t.shards.map(shardRow))
       : h("p", { class: "muted" }, "No shards read yet."))));
+}
+
+const COLUMNS = ["shard", "parent", "state", "checkpoint", "in flight", "retries", "last error", "batches discarded", "delivered"];
+
+function shardRow(s) {
+  const state = s.finished ? "finished" : s.open ? "open" : "closed";
+  const flight = s.in_flight
+    ? `${s.in_flight.records} records (${s.in_flight.first_sequence_number}…${s.in_flight.last_sequence_number}), ` +
+      `${s.in_flight.pieces} piece${s.in_flight.pieces === 1 ? "" : "s"}, retry ${s.in_flight.retries}`
+    : "";
+  return h("tr", { class: s.last_error ? "throttled shard" : "shard" },
+    h("td", { class: "mono" }, s.shard_id), h("td", { class: "mono" }, s.parent_shard_id ?? ""), h("td", {}, state),
+    h("td", { class: "mono" }, s.checkpoint ?? "–"), h("td", {}, flight), h("td", { class: "num" }, s.retries),
+    h("td", {}, s.last_error ?? ""), h("td", { class: "num" }, s.failures),
+    h("td", {}, `${s.batches_delivered} batches, ${s.records_delivered} records`));
 }
