@@ -28,7 +28,7 @@ from selenium.webdriver.support.wait import WebDriverWait
 
 from tests.e2e import chromium as chromium_module
 from tests.e2e.chromium import chromium
-from tests.e2e.conftest import make_client, unique_name
+from tests.e2e.conftest import ADMIN, make_client, unique_name
 from tests.e2e.server_process import ServerProcess
 from tests.e2e.test_admin_endpoints import request
 
@@ -96,6 +96,10 @@ def shown(browser: Chrome, css: str) -> list[dict[str, str]]:
     )
     found: list[dict[str, str]] = browser.execute_script(script, css)
     return found
+
+
+def polls(browser: Chrome) -> int:
+    return int(browser.execute_script("return document.getElementById('partition-summary').dataset.polls || 0"))
 
 
 def click_when(browser: Chrome, css: str, text: str) -> None:
@@ -286,6 +290,12 @@ def test_the_partition_view_shows_the_throttled_partition(browser: Chrome, serve
     browser.find_element(By.ID, "spend-burst").click()
 
     assert hammer(ddb, name, "hot", 12) > 0
+    for second in range(5):  # a workload over time: each second one partition's share, a hot key and a warm one
+        drawn = polls(browser)
+        assert request(server, "POST", "/dynastore/clock", {"advance": 1}, ADMIN)[0] == 200
+        assert hammer(ddb, name, "hot", 4) >= 3
+        hammer(ddb, name, f"warm-{second}", 1)  # elsewhere it fits the share; in the hot partition it throttles too
+        waiter(browser).until(lambda d, drawn=drawn: polls(d) >= drawn + 2)  # one whole poll after the writes
     status, _, view = request(server, "GET", f"/dynastore/partitions/{name}")
     assert status == 200
     hot = [p["partition"] for p in view["partitions"] if p["throttled"]["write"] > 0]

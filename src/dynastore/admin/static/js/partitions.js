@@ -48,6 +48,7 @@ export async function render(main, table) {
     const resources = [{ name: null, label: "Table", res: view }, ...view.indexes.map((i) => ({ name: i.index, label: `GSI ${i.index}`, res: i }))];
     replace(sections, resources.map((r) => section(r, view, wallSeconds)));
     state.polls += 1;
+    summary.dataset.polls = state.polls; // how many answers the page has drawn (tests wait on it)
   }
 
   function section({ name, label, res }, view, wallSeconds) {
@@ -73,6 +74,7 @@ export async function render(main, table) {
       bands, h("p", { class: "legend" }, "Hash space 00000000–ffffffff; colour: use of the partition's share (red: throttling; red top edge: has throttled)."),
       partitionTable(res, now, view.limits.partition_bytes),
       h("h2", {}, "Heat over time"), heatMap,
+      h("p", { class: "legend" }, "A row per partition (partition 0 at the top), a column per poll, the newest at the right."),
       h("h2", {}, "Top keys (Contributor Insights)"), top);
   }
 
