@@ -102,6 +102,10 @@ def polls(browser: Chrome) -> int:
     return int(browser.execute_script("return document.getElementById('partition-summary').dataset.polls || 0"))
 
 
+def wait_for_polls(browser: Chrome, count: int) -> None:
+    waiter(browser).until(lambda d: polls(d) >= count)
+
+
 def click_when(browser: Chrome, css: str, text: str) -> None:
     def clicked(d: Any) -> bool:
         for element in d.find_elements(By.CSS_SELECTOR, css):
@@ -295,7 +299,7 @@ def test_the_partition_view_shows_the_throttled_partition(browser: Chrome, serve
         assert request(server, "POST", "/dynastore/clock", {"advance": 1}, ADMIN)[0] == 200
         assert hammer(ddb, name, "hot", 4) >= 3
         hammer(ddb, name, f"warm-{second}", 1)  # elsewhere it fits the share; in the hot partition it throttles too
-        waiter(browser).until(lambda d, drawn=drawn: polls(d) >= drawn + 2)  # one whole poll after the writes
+        wait_for_polls(browser, drawn + 2)  # one whole poll after the writes
     status, _, view = request(server, "GET", f"/dynastore/partitions/{name}")
     assert status == 200
     hot = [p["partition"] for p in view["partitions"] if p["throttled"]["write"] > 0]
