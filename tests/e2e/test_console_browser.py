@@ -183,6 +183,11 @@ def test_create_a_table_and_see_dynamodbs_error_for_a_second_one(
     fill(gsi, "IndexName", "byStatus")
     fill(gsi, "HashName", "status")
     fill(gsi, "Projection", "KEYS_ONLY")
+    form.find_element(By.XPATH, ".//button[text()='Add LSI']").click()
+    lsi = form.find_elements(By.CSS_SELECTOR, ".index-row")[1]
+    fill(lsi, "IndexName", "byCreated")
+    fill(lsi, "RangeName", "created")
+    fill(lsi, "RangeType", "N")
     form.find_element(By.ID, "create-table-submit").click()
     wait_text(browser, "#create-table .ok", f"Created {name}.")
     wait_for(browser, f'tr[data-table="{name}"]')
@@ -196,6 +201,12 @@ def test_create_a_table_and_see_dynamodbs_error_for_a_second_one(
     assert table["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
     [index] = table["GlobalSecondaryIndexes"]
     assert (index["IndexName"], index["Projection"]) == ("byStatus", {"ProjectionType": "KEYS_ONLY"})
+    [local] = table["LocalSecondaryIndexes"]
+    assert local["KeySchema"] == [
+        {"AttributeName": "pk", "KeyType": "HASH"},
+        {"AttributeName": "created", "KeyType": "RANGE"},
+    ]
+    assert {"AttributeName": "created", "AttributeType": "N"} in table["AttributeDefinitions"]
     screenshot(browser, "tables")
 
     form.find_element(By.ID, "create-table-submit").click()  # the same table again
@@ -262,6 +273,19 @@ def test_items_written_queried_and_edited(browser: Chrome, server: ServerProcess
     assert error.find_element(By.CSS_SELECTOR, ".error-type").text == "ConditionalCheckFailedException"
     assert error.find_element(By.CSS_SELECTOR, ".error-message").text == "The conditional request failed"
     screenshot(browser, "items")
+
+    fill(form, "Operation", "Scan")
+    fill(form, "Limit", "25")
+    fill(form, "Filter", "#n = :n")
+    fill(form, "Names", '{"#n": "note"}')
+    fill(form, "Values", '{":n": "other"}')
+    browser.find_element(By.ID, "run-search").click()
+    wait_text(browser, "#item-results", "Page 1: 1 items (4 evaluated)")
+    fill(form, "Filter", "#n = ")  # DynamoDB's own error, as the API gives it
+    browser.find_element(By.ID, "run-search").click()
+    error = wait_for(browser, "#item-search + div .error")
+    assert error.find_element(By.CSS_SELECTOR, ".error-type").text == "ValidationException"
+    assert error.find_element(By.CSS_SELECTOR, ".error-message").text.startswith("Invalid FilterExpression: Syntax error;")
 
     fill(browser.find_element(By.ID, "editor"), "Condition", "attribute_exists(pk)")
     browser.find_element(By.ID, "delete-item").click()

@@ -1,5 +1,6 @@
 // A table's stream: DescribeStream's status and shards drawn as their lineage (children under their parent), and
-// a tail of the newest records (GetShardIterator + GetRecords on every shard still open, once a second).
+// a tail of the newest records (GetShardIterator + GetRecords, once a second, on every shard open when the page
+// was opened; reopen the page to follow shards that opened since).
 
 import { dynamo, streams } from "./api.js";
 import { attempt, h, replace } from "./dom.js";
@@ -60,6 +61,8 @@ function tail(d, status, where) {
         iterators.set(shard.ShardId, page.NextShardIterator ?? null);
         seen.push(...page.Records);
       }
+      // Sequence numbers are decimal strings of one length here: their order is the text's.
+      seen.sort((a, b) => (a.dynamodb.SequenceNumber < b.dynamodb.SequenceNumber ? -1 : 1));
       seen.splice(0, Math.max(0, seen.length - TAIL));
       if (seen.length) replace(where, recordTable(seen));
     });
