@@ -285,7 +285,8 @@ def test_items_written_queried_and_edited(browser: Chrome, server: ServerProcess
     browser.find_element(By.ID, "run-search").click()
     error = wait_for(browser, "#item-search + div .error")
     assert error.find_element(By.CSS_SELECTOR, ".error-type").text == "ValidationException"
-    assert error.find_element(By.CSS_SELECTOR, ".error-message").text.startswith("Invalid FilterExpression: Syntax error;")
+    message = error.find_element(By.CSS_SELECTOR, ".error-message").text
+    assert message.startswith("Invalid FilterExpression: Syntax error;")
 
     fill(browser.find_element(By.ID, "editor"), "Condition", "attribute_exists(pk)")
     browser.find_element(By.ID, "delete-item").click()

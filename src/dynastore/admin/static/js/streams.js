@@ -61,8 +61,8 @@ function tail(d, status, where) {
         iterators.set(shard.ShardId, page.NextShardIterator ?? null);
         seen.push(...page.Records);
       }
-      // Sequence numbers are decimal strings of one length here: their order is the text's.
-      seen.sort((a, b) => (a.dynamodb.SequenceNumber < b.dynamodb.SequenceNumber ? -1 : 1));
+      // Sequence numbers are decimal strings too long for a Number: compare them as BigInts.
+      seen.sort((a, b) => (BigInt(a.dynamodb.SequenceNumber) < BigInt(b.dynamodb.SequenceNumber) ? -1 : 1));
       seen.splice(0, Math.max(0, seen.length - TAIL));
       if (seen.length) replace(where, recordTable(seen));
     });
