@@ -285,8 +285,16 @@ def test_items_written_queried_and_edited(browser: Chrome, server: ServerProcess
     browser.find_element(By.ID, "run-search").click()
     error = wait_for(browser, "#item-search + div .error")
     assert error.find_element(By.CSS_SELECTOR, ".error-type").text == "ValidationException"
-    message = error.find_element(By.CSS_SELECTOR, ".error-message").text
-    assert message.startswith("Invalid FilterExpression: Syntax error;")
+    with pytest.raises(ClientError) as raised:
+        ddb.scan(
+            TableName=name,
+            Limit=25,
+            FilterExpression="#n =",
+            ExpressionAttributeNames={"#n": "note"},
+            ExpressionAttributeValues={":n": {"S": "other"}},
+        )
+    assert error.find_element(By.CSS_SELECTOR, ".error-message").text == raised.value.response["Error"]["Message"]
+    assert raised.value.response["Error"]["Message"].startswith("Invalid FilterExpression: Syntax error;")
 
     fill(browser.find_element(By.ID, "editor"), "Condition", "attribute_exists(pk)")
     browser.find_element(By.ID, "delete-item").click()
