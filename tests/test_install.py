@@ -57,6 +57,8 @@ def test_without_a_c_compiler_the_install_is_pure_python_and_says_so(tmp_path: P
     assert re.search(r"dynastore: no C compiler found \(.*no-such-compiler\); installing pure Python", notices[0])
     site = next((venv / "lib").glob("python3*/site-packages"))
     assert (site / "dynastore" / "model" / "values.py").is_file()
+    console = site / "dynastore" / "admin" / "static"  # the web console's files are package data
+    assert (console / "index.html").is_file() and (console / "js" / "app.js").is_file()
     assert not list((site / "dynastore").rglob("*.so"))
 
     version = subprocess.run([str(venv / "bin" / "dynastore"), "--version"], env=env, capture_output=True, text=True)

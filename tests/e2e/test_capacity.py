@@ -349,8 +349,11 @@ def test_contributor_insights_finds_the_hot_key(small: Server) -> None:
     small.advance(1)
     small.puts(name, ["hot"] * 25 + ["cold"])
     top = small.ext(f"/dynastore/contributors/{name}")
-    assert top["rules"]["PKC"][0] == {"key": {"pk": {"S": "hot"}}, "ConsumedThroughputUnits": 60.0, "ThrottleCount": 5}
-    assert top["rules"]["PKT"][0] == {"key": {"pk": {"S": "hot"}}, "ConsumedThroughputUnits": 60.0, "ThrottleCount": 5}
+    [hot_partition] = [
+        p["partition"] for p in small.ext(f"/dynastore/partitions/{name}")["partitions"] if p["throttled"]["write"]
+    ]
+    hot = {"key": {"pk": {"S": "hot"}}, "ConsumedThroughputUnits": 60.0, "ThrottleCount": 5, "partition": hot_partition}
+    assert top["rules"]["PKC"][0] == top["rules"]["PKT"][0] == hot
     assert (
         ddb.update_contributor_insights(TableName=name, ContributorInsightsAction="DISABLE")[
             "ContributorInsightsStatus"

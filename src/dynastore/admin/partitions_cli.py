@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(format_partitions(view))
         if contributors is not None:
-            print(_format_contributors(contributors))
+            print(format_contributors(contributors))
         print()
         print(LEGEND)
     return 0
@@ -138,12 +138,11 @@ def format_partitions(view: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _format_contributors(view: dict[str, Any]) -> str:
+def format_contributors(view: dict[str, Any]) -> str:
     lines = ["", f"contributor insights: {view['status']}"]
     for rule, entries in view.get("rules", {}).items():
         lines.append(f"  {rule}:")
         for e in entries:
-            lines.append(
-                f"    {json.dumps(e['key'])}  units={_n(e['ConsumedThroughputUnits'])}  throttled={e['ThrottleCount']}"
-            )
+            counts = f"units={_n(e['ConsumedThroughputUnits'])}  throttled={e['ThrottleCount']}"
+            lines.append(f"    {json.dumps(e['key'])}  {counts}  partition={e['partition']}")
     return "\n".join(lines)

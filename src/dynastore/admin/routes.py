@@ -1,4 +1,5 @@
-"""dynastore's own HTTP endpoints under ``/dynastore/`` (JSON in, JSON out; no DynamoDB protocol, no auth).
+"""dynastore's own HTTP endpoints under ``/dynastore/`` (JSON in, JSON out; no DynamoDB protocol, no auth), and
+the web console's files under ``/console/`` (admin/console.py; docs/console.md).
 
 * ``GET  /dynastore/partitions/<table>``: every partition of the table and its GSIs (engine/capacity/view.py).
 * ``POST /dynastore/partitions/<table>`` ``{"as_if": N}`` (0 or null: stop) and/or ``{"rebuild": true}`` and/or
@@ -27,12 +28,13 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import orjson
 
+from dynastore.admin import console
 from dynastore.engine import indexes
 from dynastore.engine.capacity.view import contributors_view, partitions_view
 from dynastore.engine.context import Context
 from dynastore.errors import DynamoError
 from dynastore.limits import MAX_AS_IF_PARTITIONS
-from dynastore.protocol.protocol import RawResponse
+from dynastore.protocol.protocol import CONSOLE_PREFIX, RawResponse
 from dynastore.triggers.service import Triggers
 from dynastore.util.clock import ManualClock
 
@@ -58,6 +60,8 @@ def bind(ctx: Context, triggers: Triggers | None = None) -> Callable[[str, dict[
 def handle(
     ctx: Context, method: str, headers: dict[str, str], target: str, body: bytes, triggers: Triggers | None = None
 ) -> RawResponse:
+    if target.startswith(CONSOLE_PREFIX):
+        return console.serve(method, target)
     if method not in ("GET", "POST"):
         return _refusal(405, f"{method} is not supported here")
     if method == "POST" and headers.get("content-type", "").split(";", 1)[0].strip().lower() != _JSON:

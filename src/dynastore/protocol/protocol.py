@@ -41,6 +41,7 @@ _HOST = re.compile(r"[A-Za-z0-9.\-\[\]:]+")  # what the health check repeats of 
 
 Headers = dict[str, str]  # lower-case names (a dict: compiled code reads it directly)
 EXTENSION_PREFIX = "/dynastore/"
+CONSOLE_PREFIX = "/console"  # the web console's files (admin/console.py), also served by the extension
 
 
 class RawResponse:
@@ -136,7 +137,7 @@ class Protocol:
         # compiled code checks that at run time.
         self._error_type = None
         request_id = self._ids.next()
-        if path != "/" and self._extension is not None and path.startswith(EXTENSION_PREFIX):
+        if path != "/" and self._extension is not None and is_extension_path(path):
             response = self._extend(method, headers, path, body)  # never CORS headers: see protocol/cors.py
         else:
             response = self._dispatch(method, headers, body, path)
@@ -242,6 +243,13 @@ class Protocol:
                     raise UnknownOperationException(messages.OPERATION_NOT_SERVED.format(operation=name))
                 break
         raise UnknownOperationException()
+
+
+def is_extension_path(path: str) -> bool:
+    """dynastore's own endpoints and the console's pages; every other path is DynamoDB's (and only ``/`` is)."""
+    if path.startswith(EXTENSION_PREFIX):
+        return True
+    return path.startswith(CONSOLE_PREFIX) and (len(path) == len(CONSOLE_PREFIX) or path[len(CONSOLE_PREFIX)] in "/?")
 
 
 class MetricsEndpoint:

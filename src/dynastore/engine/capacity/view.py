@@ -13,7 +13,7 @@ from dynastore.engine.capacity.contributors import Counts
 from dynastore.engine.capacity.state import Resource, TableState
 from dynastore.engine.context import Context
 from dynastore.limits import CONTRIBUTOR_TOP, CONTRIBUTOR_WINDOW_SECONDS
-from dynastore.storage import keycodec
+from dynastore.storage import keycodec, keyspace
 
 __all__ = ["contributors_view", "partitions_view"]
 
@@ -112,10 +112,17 @@ def contributors_view(
 
 
 def _entry(res: Resource, encoded: bytes, counts: Counts, with_sort_key: bool) -> dict[str, Any]:
+    """A top key, its counts, and the partition it falls in now (where its partition key hashes to)."""
     key: dict[str, Any] = {}
     payload, offset = keycodec.decode_value(res.hash_attr.type, encoded, 0)
     key[res.hash_attr.name] = {res.hash_attr.type: payload}
     if with_sort_key and res.range_attr is not None and offset < len(encoded):
         rpayload, _ = keycodec.decode_value(res.range_attr.type, encoded, offset)
         key[res.range_attr.name] = {res.range_attr.type: rpayload}
-    return {"key": key, "ConsumedThroughputUnits": counts.consumed, "ThrottleCount": counts.throttled}
+    partition = res.pmap.index_of(int.from_bytes(keyspace.partition_hash(encoded[:offset]), "big"))
+    return {
+        "key": key,
+        "ConsumedThroughputUnits": counts.consumed,
+        "ThrottleCount": counts.throttled,
+        "partition": partition,
+    }

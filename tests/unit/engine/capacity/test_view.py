@@ -100,12 +100,18 @@ def test_contributors_name_the_top_keys_with_their_sort_keys() -> None:
     assert (view["status"], view["mode"]) == ("ENABLED", insights.DEFAULT_MODE)
     rules = view["rules"]
     assert sorted(rules) == ["PKC", "PKT", "SKC", "SKT"]
-    assert rules["PKC"][-1] == {"key": {"pk": {"S": "cold"}}, "ConsumedThroughputUnits": 3.0, "ThrottleCount": 0}
+    assert rules["PKC"][-1] == {
+        "key": {"pk": {"S": "cold"}},
+        "ConsumedThroughputUnits": 3.0,
+        "ThrottleCount": 0,
+        "partition": 0,
+    }
     assert rules["PKT"] == [
         {
             "key": {"pk": {"S": "hot"}},
             "ConsumedThroughputUnits": rules["PKC"][0]["ConsumedThroughputUnits"],
             "ThrottleCount": 1,
+            "partition": 0,
         }
     ]
     assert rules["SKT"] == [
@@ -113,11 +119,15 @@ def test_contributors_name_the_top_keys_with_their_sort_keys() -> None:
             "key": {"pk": {"S": "hot"}, "sk": {"N": "1"}},
             "ConsumedThroughputUnits": rules["SKC"][0]["ConsumedThroughputUnits"],
             "ThrottleCount": 1,
+            "partition": 0,
         }
     ]
-    assert {"key": {"pk": {"S": "hot"}, "sk": {"N": "2"}}, "ConsumedThroughputUnits": 3.0, "ThrottleCount": 0} in rules[
-        "SKC"
-    ]
+    assert {
+        "key": {"pk": {"S": "hot"}, "sk": {"N": "2"}},
+        "ConsumedThroughputUnits": 3.0,
+        "ThrottleCount": 0,
+        "partition": 0,
+    } in rules["SKC"]
 
 
 def test_throttled_keys_mode_shows_only_the_throttle_rules() -> None:
@@ -132,5 +142,24 @@ def test_throttled_keys_mode_shows_only_the_throttle_rules() -> None:
     view = contributors_view(ctx, ctx.capacity.find("strict"), "by-color")
     assert (view["index"], view["status"], view["mode"]) == ("by-color", "ENABLED", "THROTTLED_KEYS")
     assert view["rules"] == {
-        "PKT": [{"key": {"color": {"S": "red"}}, "ConsumedThroughputUnits": 0, "ThrottleCount": 1}]
+        "PKT": [{"key": {"color": {"S": "red"}}, "ConsumedThroughputUnits": 0, "ThrottleCount": 1, "partition": 0}]
     }
+
+
+def test_each_top_key_names_the_partition_it_falls_in() -> None:
+    """Which partitions and which keys take the load: a top key names the partition its partition key hashes to,
+    the one the partition view shows throttled."""
+    ctx, _ = make_ctx()
+    td = create(ctx, "spread", 4, 4)
+    st = ctx.capacity.find("spread")
+    ctx.capacity.set_as_if(st, 8)
+    ctx.capacity.spend_burst(st)
+    insights.change(ctx, "spread", None, enable=True, mode=None)
+    key = storage_key(td, {"pk": {"S": "hot"}})
+    while admission.try_admit_write(ctx, td, key, 1) is not None:
+        pass
+    expected = st.base.pmap.index_of(int.from_bytes(key[5:9], "big"))
+    [entry] = contributors_view(ctx, st, None)["rules"]["PKT"]
+    assert (entry["key"], entry["partition"]) == ({"pk": {"S": "hot"}}, expected)
+    throttled = [p["partition"] for p in partitions_view(ctx, st)["partitions"] if p["throttled"]["write"]]
+    assert throttled == [expected]

@@ -1,0 +1,66 @@
+"""The web console's files (``/console/``): static HTML, CSS and ES modules shipped in ``admin/static/``.
+
+The page talks to the server it came from: DynamoDB's JSON API at ``POST /`` and the admin endpoints under
+``/dynastore/`` (admin/routes.py), so it needs nothing of its own on the server beyond these files. They are read
+once, on first request, and kept: a console is a handful of small files. Every answer forbids framing and
+foreign scripts (the page may only load its own files and call its own origin), and ``/console`` redirects to
+``/console/`` so that the page's relative module paths resolve.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from dynastore.protocol.protocol import CONSOLE_PREFIX, RawResponse
+
+__all__ = ["files", "serve"]
+
+_CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+}
+_SECURITY_HEADERS = (
+    ("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'"),
+    ("X-Content-Type-Options", "nosniff"),
+    ("Referrer-Policy", "no-referrer"),
+    ("Cache-Control", "no-cache"),
+)
+_files: dict[str, bytes] | None = None
+
+
+def serve(method: str, path: str) -> RawResponse:
+    """The console file ``path`` names (``/console/`` is ``index.html``); 404 for anything else."""
+    if method != "GET":
+        return _text(405, f"{method} is not supported here\n", [("Allow", "GET")])
+    name = path.split("?", 1)[0][len(CONSOLE_PREFIX) :]
+    if name == "":
+        return _text(301, "see /console/\n", [("Location", CONSOLE_PREFIX + "/")])
+    name = name.lstrip("/") or "index.html"
+    body = files().get(name)
+    content_type = _CONTENT_TYPES.get(name[name.rfind(".") :]) if "." in name else None
+    if body is None or content_type is None:
+        return _text(404, "no such console file\n")
+    return RawResponse(200, body, content_type, list(_SECURITY_HEADERS))
+
+
+def files() -> dict[str, bytes]:
+    """Every console file by its path under ``admin/static/`` (``index.html``, ``js/app.js``, ...)."""
+    global _files
+    if _files is None:
+        found: dict[str, bytes] = {}
+        _collect(resources.files("dynastore.admin").joinpath("static"), "", found)
+        _files = found
+    return _files
+
+
+def _collect(folder: resources.abc.Traversable, prefix: str, found: dict[str, bytes]) -> None:
+    for entry in folder.iterdir():
+        if entry.is_dir():
+            _collect(entry, f"{prefix}{entry.name}/", found)
+        elif entry.name[entry.name.rfind(".") :] in _CONTENT_TYPES:
+            found[prefix + entry.name] = entry.read_bytes()
+
+
+def _text(status: int, text: str, headers: list[tuple[str, str]] | None = None) -> RawResponse:
+    return RawResponse(status, text.encode(), "text/plain; charset=utf-8", headers)

@@ -1,0 +1,57 @@
+// The console's router: the location hash names the page (#/tables, #/table/T, #/items/T, #/partitions/T,
+// #/streams/T, #/triggers); each page module renders into <main> and returns a function that stops its timers.
+
+import { admin } from "./api.js";
+import { errorBox, h, link, replace } from "./dom.js";
+import * as items from "./items.js";
+import * as partitions from "./partitions.js";
+import * as streams from "./streams.js";
+import * as table from "./table.js";
+import * as tables from "./tables.js";
+import * as triggers from "./triggers.js";
+
+const PAGES = { tables, table, items, partitions, streams, triggers };
+const TABLE_TABS = [["table", "Overview"], ["items", "Items"], ["partitions", "Partitions"], ["streams", "Stream"]];
+let stopPage = null;
+
+function parse() {
+  const [page, ...rest] = location.hash.replace(/^#\/?/, "").split("/");
+  return { page: PAGES[page] ? page : "tables", name: rest.length ? decodeURIComponent(rest.join("/")) : null };
+}
+
+function navigation(page, name) {
+  const top = [["tables", "Tables"], ["triggers", "Triggers"]].map(([p, label]) =>
+    h("a", { href: link(p), class: p === page ? "current" : null }, label));
+  const tabs = name == null ? [] : [h("span", { class: "table-name" }, name), TABLE_TABS.map(([p, label]) =>
+    h("a", { href: link(p, name), class: p === page ? "current" : null, "data-tab": p }, label))];
+  return [top, tabs];
+}
+
+async function show() {
+  if (stopPage) stopPage();
+  stopPage = null;
+  const { page, name } = parse();
+  replace(document.getElementById("nav"), navigation(page, name));
+  const main = document.getElementById("main");
+  replace(main);
+  try {
+    stopPage = (await PAGES[page].render(main, name)) ?? null;
+  } catch (error) {
+    replace(main, errorBox(error));
+  }
+}
+
+async function showClock() {
+  try {
+    const clock = await admin("clock");
+    const when = new Date(clock.now * 1000).toISOString().replace("T", " ").slice(0, 19);
+    document.getElementById("clock").textContent = `server time ${when} UTC${clock.manual ? " (manual clock)" : ""}`;
+  } catch {
+    document.getElementById("clock").textContent = "";
+  }
+}
+
+window.addEventListener("hashchange", show);
+show();
+showClock();
+setInterval(showClock, 5000);
