@@ -22,9 +22,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     DYNASTORE_HOST=0.0.0.0 \
     DYNASTORE_PORT=8000 \
     DYNASTORE_DATA_DIR=/data
+# The venv's own pip installs the wheels, then leaves: the image serves, it installs nothing at run time.
 RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
-    python -m venv --without-pip /opt/dynastore \
-    && python -m pip --python /opt/dynastore/bin/python install --no-cache-dir --no-index --find-links /wheels dynastore \
+    python -m venv /opt/dynastore \
+    && /opt/dynastore/bin/pip install --no-cache-dir --no-index --find-links /wheels dynastore \
+    && /opt/dynastore/bin/pip uninstall --yes --quiet pip \
     && groupadd --system --gid 10001 dynastore \
     && useradd --system --uid 10001 --gid 10001 --home-dir /data --no-create-home --shell /usr/sbin/nologin dynastore \
     && mkdir /data \
