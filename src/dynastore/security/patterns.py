@@ -1,0 +1,140 @@
+"""Wildcard patterns of policies (``*`` any run of characters, ``?`` one character) with policy variables.
+
+A pattern is compiled once, when its document is parsed: without variables to a regular expression (or to plain
+text when it has no wildcard either); with variables to a list of parts that a request's values complete.
+``${name}`` is a variable (``${name, 'default'}`` with a default), ``${*}``, ``${?}`` and ``${$}`` are the
+literal characters ``*``, ``?`` and ``$``. A variable whose key the request lacks (and that has no default) makes
+the pattern match nothing, as IAM does.
+
+ARN patterns (``arn=True``) keep a wildcard in one of the first five colon-separated parts of an ARN inside that
+part; in the resource part (after the fifth colon) a ``*`` spans ``/`` too, so ``table/Music*`` covers the table's
+indexes and streams.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+__all__ = ["VARIABLE", "Pattern", "VariableLookup", "compile_pattern", "has_variables"]
+
+# A request's value for a variable name (lower case), or None when the request has none.
+VariableLookup = Callable[[str], "str | None"]
+
+VARIABLE = re.compile(r"\$\{([^}]*)\}")
+_ESCAPES = {"*": "*", "?": "?", "$": "$"}
+_DEFAULT = re.compile(r"^\s*([^,]+?)\s*,\s*'([^']*)'\s*$")
+
+# Resolved patterns with variables, compiled once per distinct text; bounded so that a stream of distinct user
+# names cannot grow it without limit.
+_RESOLVED: dict[tuple[str, bool, bool], re.Pattern[str]] = {}
+_RESOLVED_MAX = 4096
+
+
+def has_variables(text: str) -> bool:
+    return "${" in text
+
+
+class Pattern:
+    """A compiled pattern: ``matches(value, lookup)``; ``text`` is the pattern as the policy wrote it."""
+
+    __slots__ = ("text", "_literal", "_regex", "_parts", "_arn", "_fold")
+
+    def __init__(self, text: str, *, arn: bool, fold: bool, use_variables: bool) -> None:
+        self.text = text
+        self._arn = arn
+        self._fold = fold  # case-insensitive (actions, StringEqualsIgnoreCase)
+        self._literal: str | None = None
+        self._regex: re.Pattern[str] | None = None
+        self._parts: list[tuple[str, str]] | None = None
+        if use_variables and has_variables(text):
+            self._parts = _split_variables(text)
+        elif "*" in text or "?" in text:
+            self._regex = _compile(_glob_regex([("glob", text)], arn), fold)
+        else:
+            self._literal = text.lower() if fold else text
+
+    def matches(self, value: str, lookup: VariableLookup) -> bool:
+        literal = self._literal
+        if literal is not None:
+            return (value.lower() if self._fold else value) == literal
+        regex = self._regex
+        if regex is None:
+            regex = self._resolve(lookup)
+            if regex is None:
+                return False
+        return regex.fullmatch(value) is not None
+
+    def _resolve(self, lookup: VariableLookup) -> re.Pattern[str] | None:
+        assert self._parts is not None
+        parts: list[tuple[str, str]] = []
+        for kind, text in self._parts:
+            if kind != "var":
+                parts.append((kind, text))
+                continue
+            value = _variable_value(text, lookup)
+            if value is None:
+                return None
+            parts.append(("text", value))
+        source = _glob_regex(parts, self._arn)
+        key = (source, self._fold, self._arn)
+        regex = _RESOLVED.get(key)
+        if regex is None:
+            if len(_RESOLVED) >= _RESOLVED_MAX:
+                _RESOLVED.clear()
+            regex = _RESOLVED[key] = _compile(source, self._fold)
+        return regex
+
+
+def compile_pattern(text: str, *, arn: bool = False, fold: bool = False, use_variables: bool = True) -> Pattern:
+    return Pattern(text, arn=arn, fold=fold, use_variables=use_variables)
+
+
+def _variable_value(spec: str, lookup: VariableLookup) -> str | None:
+    default = _DEFAULT.match(spec)
+    if default is not None:
+        value = lookup(default.group(1).strip().lower())
+        return default.group(2) if value is None else value
+    return lookup(spec.strip().lower())
+
+
+def _split_variables(text: str) -> list[tuple[str, str]]:
+    """``text`` as ("glob", pattern text) / ("text", literal) / ("var", variable spec) parts."""
+    parts: list[tuple[str, str]] = []
+    pos = 0
+    for match in VARIABLE.finditer(text):
+        if match.start() > pos:
+            parts.append(("glob", text[pos : match.start()]))
+        spec = match.group(1)
+        escaped = _ESCAPES.get(spec)
+        parts.append(("text", escaped) if escaped is not None else ("var", spec))
+        pos = match.end()
+    if pos < len(text):
+        parts.append(("glob", text[pos:]))
+    return parts
+
+
+def _glob_regex(parts: list[tuple[str, str]], arn: bool) -> str:
+    """The regular expression of glob and literal parts; in an ARN, a wildcard before the fifth colon stays
+    inside its part."""
+    out: list[str] = []
+    colons = 0
+    for kind, text in parts:
+        if kind == "text":
+            out.append(re.escape(text))
+            colons += text.count(":")
+            continue
+        for ch in text:
+            if ch == "*":
+                out.append("[^:]*" if arn and colons < 5 else ".*")
+            elif ch == "?":
+                out.append("[^:]" if arn and colons < 5 else ".")
+            else:
+                if ch == ":":
+                    colons += 1
+                out.append(re.escape(ch))
+    return "".join(out)
+
+
+def _compile(source: str, fold: bool) -> re.Pattern[str]:
+    return re.compile(source, re.DOTALL | (re.IGNORECASE if fold else 0))
