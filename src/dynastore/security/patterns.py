@@ -31,6 +31,9 @@ _RESOLVED: dict[tuple[str, bool, bool], re.Pattern[str]] = {}
 _RESOLVED_MAX = 4096
 
 
+_ANYTHING = re.compile(".*", re.DOTALL)
+
+
 def has_variables(text: str) -> bool:
     return "${" in text
 
@@ -47,7 +50,9 @@ class Pattern:
         self._literal: str | None = None
         self._regex: re.Pattern[str] | None = None
         self._parts: list[tuple[str, str]] | None = None
-        if use_variables and has_variables(text):
+        if text == "*":
+            self._regex = _ANYTHING
+        elif use_variables and has_variables(text):
             self._parts = _split_variables(text)
         elif "*" in text or "?" in text:
             self._regex = _compile(_glob_regex([("glob", text)], arn), fold)
