@@ -119,7 +119,6 @@ class Config:
             triggers_file=Path(env["DYNASTORE_TRIGGERS_FILE"]) if env.get("DYNASTORE_TRIGGERS_FILE") else None,
             metrics=env.get("DYNASTORE_NO_METRICS", "").lower() not in ("1", "true", "yes"),
             metrics_port=int(env["DYNASTORE_METRICS_PORT"]) if env.get("DYNASTORE_METRICS_PORT") else None,
-            auth=env.get("DYNASTORE_AUTH", base.auth),
             policies_file=Path(env["DYNASTORE_POLICIES_FILE"]) if env.get("DYNASTORE_POLICIES_FILE") else None,
             **_capacity_from_env(env, base),
             **_indexes_from_env(env, base),
