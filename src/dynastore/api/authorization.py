@@ -38,16 +38,23 @@ class Check:
     """One authorization question: may the caller perform ``action`` on ``resource``, given ``values``?
     ``table`` names the table whose resource policy applies (None: none does), ``stream_label`` its stream."""
 
-    __slots__ = ("action", "resource", "values", "table", "stream_label")
+    __slots__ = ("action", "resource", "values", "table", "stream_label", "table_def")
 
     def __init__(
-        self, action: str, resource: str, values: Values, table: str | None = None, stream_label: str | None = None
+        self,
+        action: str,
+        resource: str,
+        values: Values,
+        table: str | None = None,
+        stream_label: str | None = None,
+        table_def: TableDef | None = None,
     ) -> None:
         self.action = action
         self.resource = resource
         self.values = values
         self.table = table
         self.stream_label = stream_label
+        self.table_def = table_def  # the table, when the check's builder already looked it up
 
 
 def authorize(operation: str, req: dict[str, Any], caller: Caller, ctx: Context) -> None:
@@ -88,7 +95,7 @@ def _target(name: Any, ctx: Context) -> _Target:
     """The table a TableName (or a table or stream ARN) names, with its ARN."""
     text = name if isinstance(name, str) else ""
     config = ctx.config
-    base = f"arn:aws:dynamodb:{config.region}:{config.account_id}:table/"
+    base = _arn_prefix(config.region, config.account_id)
     label: str | None = None
     if text.startswith("arn:"):
         arn = text
@@ -108,6 +115,16 @@ def _target(name: Any, ctx: Context) -> _Target:
     return _Target(table_name, arn, table, label)
 
 
+_PREFIXES: dict[tuple[str, str], str] = {}
+
+
+def _arn_prefix(region: str, account: str) -> str:
+    prefix = _PREFIXES.get((region, account))
+    if prefix is None:
+        prefix = _PREFIXES[(region, account)] = f"arn:aws:dynamodb:{region}:{account}:table/"
+    return prefix
+
+
 def _table_check(action: str, name: Any, ctx: Context, values: Values, index: Any = None) -> Check:
     target = _target(name, ctx)
     arn = target.arn
@@ -119,10 +136,12 @@ def _table_check(action: str, name: Any, ctx: Context, values: Values, index: An
 def _resource_policy(ctx: Context, check: Check) -> Policy | None:
     if check.table is None:
         return None
-    try:
-        td = ctx.catalog.find(check.table)
-    except DynamoError:
-        return None
+    td = check.table_def
+    if td is None:
+        try:
+            td = ctx.catalog.find(check.table)
+        except DynamoError:
+            return None
     if td is None:
         return None
     if check.stream_label is not None:
@@ -169,29 +188,36 @@ def _capacity(req: dict[str, Any]) -> str:
     return mode if isinstance(mode, str) else "NONE"
 
 
+# The request members that name attributes, beyond the key (an item operation with none of them skips the scan).
+_ITEM_EXPRESSIONS = ("ProjectionExpression", "ConditionExpression", "UpdateExpression")
+_ITEM_LEGACY = ("AttributesToGet", "Expected", "AttributeUpdates")
+
+
 def _item_check(action: str, req: dict[str, Any], ctx: Context, enclosing: str | None) -> Check:
     """GetItem, PutItem, UpdateItem, DeleteItem and ConditionCheckItem, alone or as a transaction's member."""
     target = _target(req.get("TableName"), ctx)
     leading: list[str] = []
-    attrs: set[str] = set()
     key = req.get("Item") if action == "dynamodb:PutItem" else req.get("Key")
     _leading(target.table, key, leading)
-    if isinstance(key, dict):
-        attrs.update(key)
-    _names(req, attrs, "ProjectionExpression", "ConditionExpression", "UpdateExpression")
-    _legacy_names(req, attrs, "AttributesToGet", "Expected", "AttributeUpdates")
-    extra: dict[str, str] = {}
+    attrs: set[str] = set(key) if isinstance(key, dict) else set()
+    if len(req) > 2:  # more than TableName and the key: members that may name attributes
+        _names(req, attrs, *_ITEM_EXPRESSIONS)
+        _legacy_names(req, attrs, *_ITEM_LEGACY)
+    values: Values = {
+        "dynamodb:leadingkeys": tuple(leading),
+        "dynamodb:attributes": tuple(sorted(attrs)) if len(attrs) > 1 else tuple(attrs),
+    }
     if enclosing is not None:
-        extra["EnclosingOperation"] = enclosing
+        values["dynamodb:enclosingoperation"] = enclosing
     else:
-        extra["ReturnConsumedCapacity"] = _capacity(req)
+        values["dynamodb:returnconsumedcapacity"] = _capacity(req)
     if action == "dynamodb:GetItem":
         projected = req.get("ProjectionExpression") is not None or req.get("AttributesToGet") is not None
-        extra["Select"] = "SPECIFIC_ATTRIBUTES" if projected else "ALL_ATTRIBUTES"
+        values["dynamodb:select"] = "SPECIFIC_ATTRIBUTES" if projected else "ALL_ATTRIBUTES"
     elif enclosing is None and action != "dynamodb:ConditionCheckItem":
         returns = req.get("ReturnValues")
-        extra["ReturnValues"] = returns if isinstance(returns, str) else "NONE"
-    return Check(action, target.arn, _values(leading, attrs, **extra), target.name)
+        values["dynamodb:returnvalues"] = returns if isinstance(returns, str) else "NONE"
+    return Check(action, target.arn, values, target.name, None, target.table)
 
 
 def _single_item(action: str) -> Callable[[dict[str, Any], Context], list[Check]]:
@@ -226,7 +252,7 @@ def _query_or_scan(action: str) -> Callable[[dict[str, Any], Context], list[Chec
                 select = "ALL_PROJECTED_ATTRIBUTES" if isinstance(index_name, str) else "ALL_ATTRIBUTES"
         values = _values(leading, attrs, Select=select, ReturnConsumedCapacity=_capacity(req))
         arn = f"{target.arn}/index/{index_name}" if isinstance(index_name, str) else target.arn
-        return [Check(action, arn, values, target.name)]
+        return [Check(action, arn, values, target.name, None, table)]
 
     return build
 

@@ -172,12 +172,25 @@ class Condition:
                 return False
             return self._negated
         values = (actual,) if isinstance(actual, str) else actual
+        if not values:
+            return self._set != "ForAnyValue" and (self._set == "ForAllValues" or self._negated)
+        one = self._one
         if self._set == "ForAllValues":
-            return all(self._one(v, lookup) for v in values)
-        return any(self._one(v, lookup) for v in values) if values else self._set != "ForAnyValue" and self._negated
+            for value in values:  # loops, not generators: this runs for every request a condition applies to
+                if not one(value, lookup):
+                    return False
+            return True
+        for value in values:
+            if one(value, lookup):
+                return True
+        return False
 
     def _one(self, value: str, lookup: VariableLookup) -> bool:
-        matched = any(m.matches(value, lookup) for m in self._matchers)
+        matched = False
+        for matcher in self._matchers:
+            if matcher.matches(value, lookup):
+                matched = True
+                break
         return not matched if self._negated else matched
 
 

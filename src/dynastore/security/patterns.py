@@ -25,10 +25,8 @@ VARIABLE = re.compile(r"\$\{([^}]*)\}")
 _ESCAPES = {"*": "*", "?": "?", "$": "$"}
 _DEFAULT = re.compile(r"^\s*([^,]+?)\s*,\s*'([^']*)'\s*$")
 
-# Resolved patterns with variables, compiled once per distinct text; bounded so that a stream of distinct user
-# names cannot grow it without limit.
-_RESOLVED: dict[tuple[str, bool, bool], re.Pattern[str]] = {}
-_RESOLVED_MAX = 4096
+# Resolutions of one pattern with variables kept at most (one per distinct set of values, e.g. per user).
+_RESOLVED_PER_PATTERN = 256
 
 
 _ANYTHING = re.compile(".*", re.DOTALL)
@@ -41,7 +39,7 @@ def has_variables(text: str) -> bool:
 class Pattern:
     """A compiled pattern: ``matches(value, lookup)``; ``text`` is the pattern as the policy wrote it."""
 
-    __slots__ = ("text", "_literal", "_regex", "_parts", "_arn", "_fold")
+    __slots__ = ("text", "_literal", "_regex", "_parts", "_arn", "_fold", "_globs", "_resolved")
 
     def __init__(self, text: str, *, arn: bool, fold: bool, use_variables: bool) -> None:
         self.text = text
@@ -50,10 +48,13 @@ class Pattern:
         self._literal: str | None = None
         self._regex: re.Pattern[str] | None = None
         self._parts: list[tuple[str, str]] | None = None
+        self._globs = False  # whether the parts hold wildcards (else a resolved pattern is plain text)
+        self._resolved: dict[tuple[str, ...], re.Pattern[str] | str] = {}  # by the variables' values
         if text == "*":
             self._regex = _ANYTHING
         elif use_variables and has_variables(text):
             self._parts = _split_variables(text)
+            self._globs = any(kind == "glob" and ("*" in t or "?" in t) for kind, t in self._parts)
         elif "*" in text or "?" in text:
             self._regex = _compile(_glob_regex([("glob", text)], arn), fold)
         else:
@@ -64,31 +65,43 @@ class Pattern:
         if literal is not None:
             return (value.lower() if self._fold else value) == literal
         regex = self._regex
-        if regex is None:
-            regex = self._resolve(lookup)
-            if regex is None:
-                return False
-        return regex.fullmatch(value) is not None
+        if regex is not None:
+            return regex.fullmatch(value) is not None
+        resolved = self._resolve(lookup)
+        if resolved is None:
+            return False
+        if isinstance(resolved, str):
+            return (value.lower() if self._fold else value) == resolved
+        return resolved.fullmatch(value) is not None
 
-    def _resolve(self, lookup: VariableLookup) -> re.Pattern[str] | None:
+    def _resolve(self, lookup: VariableLookup) -> re.Pattern[str] | str | None:
+        """The pattern with the request's variable values: plain text when it has no wildcards, else a regular
+        expression (remembered per distinct values, a few per pattern); None if a variable has no value."""
         assert self._parts is not None
-        parts: list[tuple[str, str]] = []
+        values: list[str] = []
         for kind, text in self._parts:
-            if kind != "var":
-                parts.append((kind, text))
-                continue
-            value = _variable_value(text, lookup)
-            if value is None:
-                return None
-            parts.append(("text", value))
-        source = _glob_regex(parts, self._arn)
-        key = (source, self._fold, self._arn)
-        regex = _RESOLVED.get(key)
-        if regex is None:
-            if len(_RESOLVED) >= _RESOLVED_MAX:
-                _RESOLVED.clear()
-            regex = _RESOLVED[key] = _compile(source, self._fold)
-        return regex
+            if kind == "var":
+                value = _variable_value(text, lookup)
+                if value is None:
+                    return None
+                values.append(value)
+        key = tuple(values)
+        found = self._resolved.get(key)
+        if found is not None:
+            return found
+        parts: list[tuple[str, str]] = []
+        taken = iter(values)
+        for kind, text in self._parts:
+            parts.append(("text", next(taken)) if kind == "var" else (kind, text))
+        if self._globs:
+            resolved: re.Pattern[str] | str = _compile(_glob_regex(parts, self._arn), self._fold)
+        else:
+            plain = "".join(text for _, text in parts)
+            resolved = plain.lower() if self._fold else plain
+        if len(self._resolved) >= _RESOLVED_PER_PATTERN:
+            self._resolved.clear()  # many distinct callers share this policy: keep only the recent ones
+        self._resolved[key] = resolved
+        return resolved
 
 
 def compile_pattern(text: str, *, arn: bool = False, fold: bool = False, use_variables: bool = True) -> Pattern:

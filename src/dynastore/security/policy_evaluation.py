@@ -129,7 +129,7 @@ def decide(
     the AccessDeniedException to raise."""
     ctx = RequestContext(caller, values)
     lowered = action.lower()
-    if caller.arn == f"arn:aws:iam::{caller.account_id}:root":
+    if caller.arn.endswith(":root") and caller.arn == f"arn:aws:iam::{caller.account_id}:root":
         by_identity = ALLOW
     else:
         by_identity = identity_decision(identity, lowered, resource, ctx)
