@@ -176,11 +176,11 @@ class Condition:
             return self._set != "ForAnyValue" and (self._set == "ForAllValues" or self._negated)
         one = self._one
         if self._set == "ForAllValues":
-            for value in values:  # loops, not generators: this runs for every request a condition applies to
+            for value in values:  # loops, not generators: this runs for every request a condition applies to  # noqa: SIM110
                 if not one(value, lookup):
                     return False
             return True
-        for value in values:
+        for value in values:  # noqa: SIM110
             if one(value, lookup):
                 return True
         return False
