@@ -175,8 +175,9 @@ class Condition:
         if not values:
             return self._set != "ForAnyValue" and (self._set == "ForAllValues" or self._negated)
         one = self._one
+        # Loops, not generators: this runs for every request a condition applies to.
         if self._set == "ForAllValues":
-            for value in values:  # loops, not generators: this runs for every request a condition applies to  # noqa: SIM110
+            for value in values:  # noqa: SIM110
                 if not one(value, lookup):
                     return False
             return True
