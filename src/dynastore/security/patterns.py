@@ -39,7 +39,7 @@ def has_variables(text: str) -> bool:
 class Pattern:
     """A compiled pattern: ``matches(value, lookup)``; ``text`` is the pattern as the policy wrote it."""
 
-    __slots__ = ("text", "_literal", "_regex", "_parts", "_arn", "_fold", "_globs", "_resolved")
+    __slots__ = ("text", "_literal", "_regex", "_parts", "_variables", "_arn", "_fold", "_globs", "_resolved")
 
     def __init__(self, text: str, *, arn: bool, fold: bool, use_variables: bool) -> None:
         self.text = text
@@ -48,12 +48,15 @@ class Pattern:
         self._literal: str | None = None
         self._regex: re.Pattern[str] | None = None
         self._parts: list[tuple[str, str]] | None = None
+        self._variables: tuple[tuple[str, str | None], ...] = ()
         self._globs = False  # whether the parts hold wildcards (else a resolved pattern is plain text)
         self._resolved: dict[tuple[str, ...], re.Pattern[str] | str] = {}  # by the variables' values
         if text == "*":
             self._regex = _ANYTHING
         elif use_variables and has_variables(text):
             self._parts = _split_variables(text)
+            # each variable as (lower-case name, default or None), parsed once
+            self._variables = tuple(_variable_spec(t) for kind, t in self._parts if kind == "var")
             self._globs = any(kind == "glob" and ("*" in t or "?" in t) for kind, t in self._parts)
         elif "*" in text or "?" in text:
             self._regex = _compile(_glob_regex([("glob", text)], arn), fold)
@@ -79,12 +82,13 @@ class Pattern:
         expression (remembered per distinct values, a few per pattern); None if a variable has no value."""
         assert self._parts is not None
         values: list[str] = []
-        for kind, text in self._parts:
-            if kind == "var":
-                value = _variable_value(text, lookup)
-                if value is None:
+        for name, default in self._variables:
+            value = lookup(name)
+            if value is None:
+                if default is None:
                     return None
-                values.append(value)
+                value = default
+            values.append(value)
         key = tuple(values)
         found = self._resolved.get(key)
         if found is not None:
@@ -108,12 +112,12 @@ def compile_pattern(text: str, *, arn: bool = False, fold: bool = False, use_var
     return Pattern(text, arn=arn, fold=fold, use_variables=use_variables)
 
 
-def _variable_value(spec: str, lookup: VariableLookup) -> str | None:
+def _variable_spec(spec: str) -> tuple[str, str | None]:
+    """``aws:username`` or ``aws:username, 'default'`` as (lower-case name, default)."""
     default = _DEFAULT.match(spec)
     if default is not None:
-        value = lookup(default.group(1).strip().lower())
-        return default.group(2) if value is None else value
-    return lookup(spec.strip().lower())
+        return default.group(1).strip().lower(), default.group(2)
+    return spec.strip().lower(), None
 
 
 def _split_variables(text: str) -> list[tuple[str, str]]:
