@@ -136,7 +136,7 @@ _NO_MATCHERS: tuple[_Matcher, ...] = ()
 class Condition:
     """One key under one operator: ``holds(lookup_context, lookup_variable)``."""
 
-    __slots__ = ("key", "_negated", "_set", "_if_exists", "_null", "_matchers")
+    __slots__ = ("key", "_negated", "_set", "_if_exists", "_null_means_absent", "_matchers")
 
     def __init__(self, operator: str, key: str, values: list[str]) -> None:
         self.key = key.lower()
@@ -148,9 +148,9 @@ class Condition:
         self._if_exists = base.endswith("IfExists") and base != "IfExists"
         if self._if_exists:
             base = base[: -len("IfExists")]
-        self._null: bool | None = None
+        self._null_means_absent: bool | None = None
         if base == "Null" and not self._if_exists and not self._set:
-            self._null = any(v.lower() == "true" for v in values)
+            self._null_means_absent = any(v.lower() == "true" for v in values)
             self._negated, self._matchers = False, _NO_MATCHERS
             return
         spec = _OPERATORS.get(base)
@@ -160,9 +160,9 @@ class Condition:
         self._matchers = tuple(_Matcher(spec[1], v) for v in values)
 
     def holds(self, actual: ConditionValue, lookup: VariableLookup) -> bool:
-        if self._null is not None:
+        if self._null_means_absent is not None:
             absent = actual is None or actual == ()
-            return absent == self._null
+            return absent == self._null_means_absent
         if actual is None:
             if self._if_exists:
                 return True
