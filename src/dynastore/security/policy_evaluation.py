@@ -65,10 +65,14 @@ def _applies(st: Statement, action: str, resource: str, ctx: RequestContext) -> 
     if st.names_action(action) == st.not_action:
         return False
     lookup = ctx.variable
-    named = any(p.matches(resource, lookup) for p in st.resources)
+    named = False
+    for pattern in st.resources:  # loops, not generators: this runs for every statement a request meets
+        if pattern.matches(resource, lookup):
+            named = True
+            break
     if named == st.not_resource:
         return False
-    for condition in st.conditions:  # noqa: SIM110 (a loop: no generator object per statement)
+    for condition in st.conditions:  # noqa: SIM110
         if not condition.holds(ctx.get(condition.key), lookup):
             return False
     return True
@@ -116,6 +120,9 @@ def resource_decision(policy: Policy, action: str, resource: str, ctx: RequestCo
     return (ALLOW if allowed else NONE), direct
 
 
+_LOWER: dict[str, str] = {}
+
+
 def decide(
     caller: Caller,
     action: str,
@@ -128,7 +135,9 @@ def decide(
     """None if ``caller`` may perform ``action`` (``dynamodb:GetItem``) on ``resource``, else the message of
     the AccessDeniedException to raise."""
     ctx = RequestContext(caller, values)
-    lowered = action.lower()
+    lowered = _LOWER.get(action)
+    if lowered is None:
+        lowered = _LOWER[action] = action.lower()  # DynamoDB's few actions: bounded
     if caller.arn.endswith(":root") and caller.arn == f"arn:aws:iam::{caller.account_id}:root":
         by_identity = ALLOW
     else:
