@@ -10,7 +10,6 @@ a malformed expression is refused later by the operation itself, with its own er
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from typing import Any
 
 __all__ = ["expression_names", "key_text", "partition_equality"]
@@ -73,6 +72,3 @@ def partition_equality(req: dict[str, Any], partition_key: str) -> str | None:
                 return key_text(values.get(value))
     return None
 
-
-def attribute_names(names: Iterable[Any], out: set[str]) -> None:
-    out.update(n for n in names if isinstance(n, str))
