@@ -71,4 +71,3 @@ def partition_equality(req: dict[str, Any], partition_key: str) -> str | None:
             if resolved == partition_key and value.startswith(":") and isinstance(values, dict):
                 return key_text(values.get(value))
     return None
-
