@@ -95,7 +95,7 @@ def _principal_match(st: Statement, caller: Caller) -> int:
     principals = st.principals
     if principals is None:
         return 0
-    if principals.anyone or caller.arn in principals.arns:
+    if principals.anyone or caller.arn in principals.arns or _role_of(caller.arn) in principals.arns:
         found = 2
     elif caller.account_id in principals.accounts:
         found = 1
@@ -104,6 +104,15 @@ def _principal_match(st: Statement, caller: Caller) -> int:
     if st.not_principal:
         return 0 if found else 2
     return found
+
+
+def _role_of(arn: str) -> str:
+    """The role ARN of an assumed-role session ARN (``arn:aws:sts::<account>:assumed-role/<role>/<session>``):
+    a resource policy names the role, and the role's sessions match it; "" for other principals."""
+    if not arn.startswith("arn:aws:sts::") or ":assumed-role/" not in arn:
+        return ""
+    head, _, path = arn.partition(":assumed-role/")
+    return f"arn:aws:iam::{head[len('arn:aws:sts::') :]}:role/{path.split('/', 1)[0]}"
 
 
 def resource_decision(policy: Policy, action: str, resource: str, ctx: RequestContext) -> tuple[int, bool]:

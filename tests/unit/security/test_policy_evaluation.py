@@ -650,3 +650,12 @@ def test_public_grant_with_a_condition() -> None:
     grant = resource_policy(allow(Principal="*", **when("StringEquals", "aws:PrincipalAccount", OTHER)))
     assert decide(BOB_ELSEWHERE, "dynamodb:GetItem", MUSIC, {}, [policy(allow())], grant, ACCOUNT) is None
     assert decide(ALICE, "dynamodb:GetItem", MUSIC, {}, [], grant, ACCOUNT) is not None
+
+
+def test_an_assumed_role_session_matches_its_role() -> None:
+    session = Caller(ACCOUNT, "us-east-1", arn=f"arn:aws:sts::{ACCOUNT}:assumed-role/Reader/s1", authenticated=True,
+                     temporary=True)  # fmt: skip
+    grant = resource_policy(allow(Principal={"AWS": f"arn:aws:iam::{ACCOUNT}:role/Reader"}))
+    assert decide(session, "dynamodb:GetItem", MUSIC, {}, [], grant, ACCOUNT) is None
+    other = resource_policy(allow(Principal={"AWS": f"arn:aws:iam::{ACCOUNT}:role/Writer"}))
+    assert decide(session, "dynamodb:GetItem", MUSIC, {}, [], other, ACCOUNT) is not None
