@@ -612,4 +612,7 @@ RESOURCE_POLICY_INVALID_ARN = "Invalid resource Arn: {arn}"
 RESOURCE_POLICY_INDEX_ARN = (
     "Invalid resource arn provided, only table or stream is accepted. Provided resource arn: {arn}"
 )
+# PutResourcePolicy with authentication on, when the new policy explicitly denies the caller PutResourcePolicy
+# and ConfirmRemoveSelfResourceAccess is not set (an AccessDeniedException).
+RESOURCE_POLICY_LOCKOUT = "The new resource policy will not allow you to update the resource policy in the future."
 STREAM_NOT_FOUND_FOR_TABLE = "Requested resource not found: Stream: {label} not found for Table: {table}"

@@ -20,14 +20,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from dynastore import messages
 from dynastore.api.access_context import expression_names, key_text, partition_equality
 from dynastore.engine.context import Context
 from dynastore.errors import AccessDeniedException, DynamoError
 from dynastore.model.table_schema import TableDef
 from dynastore.security.caller import Caller
 from dynastore.security.conditions import ConditionValue
-from dynastore.security.policy_documents import STREAM, TABLE, Policy, compiled
-from dynastore.security.policy_evaluation import decide
+from dynastore.security.policy_documents import STREAM, TABLE, Policy, PolicyDocumentError, compiled, parse_policy
+from dynastore.security.policy_evaluation import DENY, RequestContext, decide, resource_decision
 
 __all__ = ["Check", "authorize", "checks_for"]
 
@@ -66,6 +67,24 @@ def authorize(operation: str, req: dict[str, Any], caller: Caller, ctx: Context)
         denied = decide(caller, check.action, check.resource, check.values, identity, policy, account)
         if denied is not None:
             raise AccessDeniedException(denied)
+    if operation == "PutResourcePolicy" and not req.get("ConfirmRemoveSelfResourceAccess"):
+        _check_lockout(req, caller, ctx, identity)
+
+
+def _check_lockout(req: dict[str, Any], caller: Caller, ctx: Context, identity: tuple[Policy, ...]) -> None:
+    """DynamoDB refuses a resource policy that explicitly denies its writer PutResourcePolicy, unless the request
+    confirms it (ConfirmRemoveSelfResourceAccess). A document that does not parse is left to the operation."""
+    arn = req.get("ResourceArn")
+    text = req.get("Policy")
+    if not isinstance(arn, str) or not isinstance(text, str):
+        return
+    try:
+        new = parse_policy(text, STREAM if "/stream/" in arn else TABLE, arn)
+    except PolicyDocumentError:
+        return
+    action = "dynamodb:PutResourcePolicy"
+    if resource_decision(new, action.lower(), arn, RequestContext(caller, {}))[0] == DENY:
+        raise AccessDeniedException(messages.RESOURCE_POLICY_LOCKOUT)
 
 
 def checks_for(operation: str, req: dict[str, Any], ctx: Context) -> list[Check]:

@@ -10,7 +10,7 @@ import pytest
 
 from dynastore.api.authorization import checks_for
 from dynastore.engine.context import Context
-from dynastore.errors import AccessDeniedException
+from dynastore.errors import AccessDeniedException, PolicyNotFoundException
 from dynastore.protocol import dispatch
 from dynastore.security.caller import Caller
 from dynastore.security.identity_policies import GROUP, USER
@@ -320,3 +320,23 @@ def test_condition_keys_of_a_put_item(server: Server) -> None:
         "dynamodb:returnconsumedcapacity": "NONE",
         "dynamodb:returnvalues": "ALL_OLD",
     }
+
+
+def test_a_policy_that_locks_its_writer_out_needs_confirmation(server: Server) -> None:
+    server.grant(allow("dynamodb:*"))
+    deny_put = {"Effect": "Deny", "Principal": "*", "Action": "dynamodb:PutResourcePolicy", "Resource": TABLE + "Music",
+                "Condition": {"StringEquals": {"aws:PrincipalArn": ALICE.arn}}}  # fmt: skip
+    policy = json.dumps({"Version": "2012-10-17", "Statement": [deny_put]})
+    assert server.refused("PutResourcePolicy", ResourceArn=TABLE + "Music", Policy=policy) == (
+        "The new resource policy will not allow you to update the resource policy in the future."
+    )
+    with pytest.raises(PolicyNotFoundException):  # nothing was attached
+        server.admin("GetResourcePolicy", ResourceArn=TABLE + "Music")
+    server.alice("PutResourcePolicy", ResourceArn=TABLE + "Music", Policy=policy, ConfirmRemoveSelfResourceAccess=True)
+    assert server.refused("PutResourcePolicy", ResourceArn=TABLE + "Music", Policy=policy,
+                          ConfirmRemoveSelfResourceAccess=True) == denial(
+        "dynamodb:PutResourcePolicy", TABLE + "Music", "with an explicit deny in a resource-based policy"
+    )  # fmt: skip
+    deny_delete_only = policy.replace("dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy")
+    server.admin("DeleteResourcePolicy", ResourceArn=TABLE + "Music")
+    server.alice("PutResourcePolicy", ResourceArn=TABLE + "Music", Policy=deny_delete_only)  # not a lockout
