@@ -68,10 +68,10 @@ def authorize(operation: str, req: dict[str, Any], caller: Caller, ctx: Context)
         if denied is not None:
             raise AccessDeniedException(denied)
     if operation == "PutResourcePolicy" and not req.get("ConfirmRemoveSelfResourceAccess"):
-        _check_lockout(req, caller, ctx, identity)
+        _check_lockout(req, caller)
 
 
-def _check_lockout(req: dict[str, Any], caller: Caller, ctx: Context, identity: tuple[Policy, ...]) -> None:
+def _check_lockout(req: dict[str, Any], caller: Caller) -> None:
     """DynamoDB refuses a resource policy that explicitly denies its writer PutResourcePolicy, unless the request
     confirms it (ConfirmRemoveSelfResourceAccess). A document that does not parse is left to the operation."""
     arn = req.get("ResourceArn")
