@@ -86,14 +86,16 @@ class _Matcher:
 
     __slots__ = ("_kind", "_pattern", "_number", "_compare")
 
-    def __init__(self, kind: str, value: str) -> None:
+    def __init__(self, kind: str, value: str, variables: bool) -> None:
         self._kind = kind
         self._pattern: Pattern | None = None
         self._number: float | None = None
         self._compare: Callable[[float, float], bool] | None = None
-        if kind in ("str", "istr", "like", "arn"):
+        if kind in ("str", "istr") and not variables:
+            self._pattern = compile_pattern(value, fold=kind == "istr", literal=True)
+        elif kind in ("str", "istr", "like", "arn"):
             text = value if kind in ("like", "arn") else _escape_globs(value)
-            self._pattern = compile_pattern(text, arn=kind == "arn", fold=kind == "istr")
+            self._pattern = compile_pattern(text, arn=kind == "arn", fold=kind == "istr", use_variables=variables)
         elif kind.startswith(("num:", "date:")):
             family, suffix = kind.split(":")
             self._number = _number(value) if family == "num" else _date(value)
@@ -138,7 +140,7 @@ class Condition:
 
     __slots__ = ("key", "_negated", "_set", "_if_exists", "_null_means_absent", "_matchers")
 
-    def __init__(self, operator: str, key: str, values: list[str]) -> None:
+    def __init__(self, operator: str, key: str, values: list[str], variables: bool = True) -> None:
         self.key = key.lower()
         self._set = ""
         base = operator
@@ -157,7 +159,7 @@ class Condition:
         if spec is None:
             raise UnknownOperator(operator)
         self._negated = spec[0]
-        self._matchers = tuple(_Matcher(spec[1], v) for v in values)
+        self._matchers = tuple(_Matcher(spec[1], v, variables) for v in values)
 
     def holds(self, actual: ConditionValue, lookup: VariableLookup) -> bool:
         if self._null_means_absent is not None:
@@ -195,5 +197,6 @@ class Condition:
         return not matched if self._negated else matched
 
 
-def compile_condition(operator: str, key: str, values: list[str]) -> Condition:
-    return Condition(operator, key, values)
+def compile_condition(operator: str, key: str, values: list[str], variables: bool = True) -> Condition:
+    """``variables``: whether ``${...}`` are policy variables (policy language 2012-10-17) or plain text."""
+    return Condition(operator, key, values, variables)

@@ -41,7 +41,7 @@ class Pattern:
 
     __slots__ = ("text", "_literal", "_regex", "_parts", "_variables", "_arn", "_fold", "_globs", "_resolved")
 
-    def __init__(self, text: str, *, arn: bool, fold: bool, use_variables: bool) -> None:
+    def __init__(self, text: str, *, arn: bool, fold: bool, use_variables: bool, literal: bool = False) -> None:
         self.text = text
         self._arn = arn
         self._fold = fold  # case-insensitive (actions, StringEqualsIgnoreCase)
@@ -51,7 +51,9 @@ class Pattern:
         self._variables: tuple[tuple[str, str | None], ...] = ()
         self._globs = False  # whether the parts hold wildcards (else a resolved pattern is plain text)
         self._resolved: dict[tuple[str, ...], re.Pattern[str] | str] = {}  # by the variables' values
-        if text == "*":
+        if literal:
+            self._literal = text.lower() if fold else text
+        elif text == "*":
             self._regex = _ANYTHING
         elif use_variables and has_variables(text):
             self._parts = _split_variables(text)
@@ -108,8 +110,11 @@ class Pattern:
         return resolved
 
 
-def compile_pattern(text: str, *, arn: bool = False, fold: bool = False, use_variables: bool = True) -> Pattern:
-    return Pattern(text, arn=arn, fold=fold, use_variables=use_variables)
+def compile_pattern(
+    text: str, *, arn: bool = False, fold: bool = False, use_variables: bool = True, literal: bool = False
+) -> Pattern:
+    """``literal``: the text itself, wildcards and all (an exact-match value of a policy without variables)."""
+    return Pattern(text, arn=arn, fold=fold, use_variables=use_variables, literal=literal)
 
 
 def _variable_spec(spec: str) -> tuple[str, str | None]:

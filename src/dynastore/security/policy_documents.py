@@ -160,14 +160,16 @@ def parse_policy(text: str, kind: str, resource_arn: str = "") -> Policy:
         raise PolicyDocumentError(messages.POLICY_INVALID_FIELD_TYPE.format(field="Statement"))
     if not raw_statements:
         raise PolicyDocumentError(messages.POLICY_STATEMENT_EMPTY)
-    statements = tuple(_statement(s, kind, resource_arn) for s in raw_statements)
+    # Policy variables belong to the 2012-10-17 language; in a 2008-10-17 (or unversioned) policy ${...} is text.
+    variables = version == "2012-10-17"
+    statements = tuple(_statement(s, kind, resource_arn, variables) for s in raw_statements)
     sids = [s.sid for s in statements if s.sid]
     if len(sids) != len(set(sids)):
         raise PolicyDocumentError(messages.POLICY_SIDS_NOT_UNIQUE)
     return Policy(kind, orjson.dumps(doc).decode(), statements)
 
 
-def _statement(raw: Any, kind: str, resource_arn: str) -> Statement:
+def _statement(raw: Any, kind: str, resource_arn: str, variables: bool) -> Statement:
     if not isinstance(raw, dict):
         raise PolicyDocumentError(messages.POLICY_INVALID_FIELD_TYPE.format(field="Statement"))
     for field in raw:
@@ -192,9 +194,9 @@ def _statement(raw: Any, kind: str, resource_arn: str) -> Statement:
     field, st.not_resource = _one_of(raw, "Resource", "NotResource")
     resources = _strings(raw[field], field)
     _check_resources(resources, kind, resource_arn)
-    st.resources = tuple(compile_pattern(r, arn=True) for r in resources)
+    st.resources = tuple(compile_pattern(r, arn=True, use_variables=variables) for r in resources)
     _principals(raw, st, kind)
-    st.conditions = _conditions(raw.get("Condition"))
+    st.conditions = _conditions(raw.get("Condition"), variables)
     public = st.principals is not None and st.principals.anyone and not st.not_principal
     if kind != IDENTITY and not st.deny and public and not st.conditions:
         raise PolicyDocumentError(messages.POLICY_UNBOUNDED_ACCESS, whole=True)
@@ -291,7 +293,7 @@ def _principals(raw: dict[str, Any], st: Statement, kind: str) -> None:
     st.principals = Principals(anyone, frozenset(accounts), frozenset(arns))
 
 
-def _conditions(raw: Any) -> tuple[Condition, ...]:
+def _conditions(raw: Any, variables: bool) -> tuple[Condition, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, dict):
@@ -306,7 +308,7 @@ def _conditions(raw: Any) -> tuple[Condition, ...]:
                 raise PolicyDocumentError(messages.POLICY_INVALID_CONDITION_VALUE.format(operator=operator, key=key))
             texts = [("true" if v else "false") if isinstance(v, bool) else str(v) for v in listed]
             try:
-                out.append(compile_condition(operator, key, texts))
+                out.append(compile_condition(operator, key, texts, variables))
             except UnknownOperator:
                 raise PolicyDocumentError(
                     messages.POLICY_INVALID_CONDITION_OPERATOR.format(operator=operator)

@@ -659,3 +659,18 @@ def test_an_assumed_role_session_matches_its_role() -> None:
     assert decide(session, "dynamodb:GetItem", MUSIC, {}, [], grant, ACCOUNT) is None
     other = resource_policy(allow(Principal={"AWS": f"arn:aws:iam::{ACCOUNT}:role/Writer"}))
     assert decide(session, "dynamodb:GetItem", MUSIC, {}, [], other, ACCOUNT) is not None
+
+
+def test_variables_are_text_in_the_2008_language() -> None:
+    old = parse_policy(
+        json.dumps(
+            {"Version": "2008-10-17", "Statement": [allow(resource="arn:aws:dynamodb:*:*:table/${aws:username}")]}
+        ),
+        IDENTITY,
+    )
+    literal = MUSIC.replace("Music", "${aws:username}")
+    assert decide(ALICE, "dynamodb:GetItem", literal, {}, [old], None, ACCOUNT) is None
+    assert decide(ALICE, "dynamodb:GetItem", MUSIC.replace("Music", "alice"), {}, [old], None, ACCOUNT) is not None
+    unversioned = parse_policy(json.dumps({"Statement": [allow(**when("StringEquals", "test:k", "a*"))]}), IDENTITY)
+    assert decide(ALICE, "dynamodb:GetItem", MUSIC, {"test:k": "a*"}, [unversioned], None, ACCOUNT) is None
+    assert decide(ALICE, "dynamodb:GetItem", MUSIC, {"test:k": "ab"}, [unversioned], None, ACCOUNT) is not None
