@@ -594,6 +594,10 @@ POLICY_UNBOUNDED_ACCESS = (
     "Please revise the policy to ensure least-privilege form of access"
 )
 POLICY_TOO_LARGE = "Maximum policy size of {limit} bytes exceeded"
+IDENTITY_POLICY_NAME_INVALID = (
+    "1 validation error detected: Value '{name}' at 'policyName' failed to satisfy constraint: Member must satisfy "
+    "regular expression pattern: [\\w+=,.@-]+"
+)
 IDENTITY_POLICY_TOO_LARGE = "Maximum policy size of {limit} bytes exceeded for {kind} {name}"
 # Resource-based policies (PutResourcePolicy, GetResourcePolicy, DeleteResourcePolicy).
 RESOURCE_POLICY_NOT_FOUND = "Resource-based policy not found for the provided ResourceArn: {arn}"

@@ -15,6 +15,7 @@ if there is one). A file that cannot be read or parsed keeps the policies last r
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -31,6 +32,7 @@ __all__ = ["USER", "GROUP", "IdentityPolicies", "IdentityPolicyError", "RELOAD_I
 
 USER, GROUP = "user", "group"
 _SECTIONS = {USER: "users", GROUP: "groups"}
+_POLICY_NAME = re.compile(r"[\w+=,.@-]{1,128}")  # IAM's policy names
 RELOAD_INTERVAL = 1.0  # seconds between two looks at the file's modification time
 
 
@@ -78,6 +80,8 @@ class IdentityPolicies:
     # ---- changing -----------------------------------------------------------------------------------------
     def put(self, account: str, kind: str, name: str, policy_name: str, text: str) -> None:
         """Attach (or replace) ``policy_name`` on a user or group; raises IdentityPolicyError if refused."""
+        if not _POLICY_NAME.fullmatch(policy_name):
+            raise IdentityPolicyError(messages.IDENTITY_POLICY_NAME_INVALID.format(name=policy_name))
         self._refresh()
         try:
             policy = parse_policy(text, IDENTITY)

@@ -99,3 +99,14 @@ def test_unreadable_file_keeps_the_policies_last_read(tmp_path: Path, capsys: py
     ticks.now = 2.0
     assert len(store.for_caller(ALICE)) == 1
     assert "not loaded" in capsys.readouterr().err
+
+
+def test_policy_names_as_iam_takes_them() -> None:
+    store = IdentityPolicies(None)
+    store.put(ACCOUNT, USER, "alice", "Read.Music-2026@team_a", READ)
+    with pytest.raises(IdentityPolicyError) as info:
+        store.put(ACCOUNT, USER, "alice", "read music", READ)
+    assert str(info.value) == (
+        "1 validation error detected: Value 'read music' at 'policyName' failed to satisfy constraint: "
+        "Member must satisfy regular expression pattern: [\\w+=,.@-]+"
+    )
