@@ -64,7 +64,10 @@ def authorize(operation: str, req: dict[str, Any], caller: Caller, ctx: Context)
     account = ctx.config.account_id
     for check in checks_for(operation, req, ctx):
         policy = _resource_policy(ctx, check)
-        denied = decide(caller, check.action, check.resource, check.values, identity, policy, account)
+        owner = account
+        if check.table == "" and check.resource.count(":") >= 5:  # an ARN of another account's (or region's) table
+            owner = check.resource.split(":", 5)[4]
+        denied = decide(caller, check.action, check.resource, check.values, identity, policy, owner)
         if denied is not None:
             raise AccessDeniedException(denied)
     if operation == "PutResourcePolicy" and not req.get("ConfirmRemoveSelfResourceAccess"):
@@ -124,7 +127,7 @@ def _target(name: Any, ctx: Context) -> _Target:
         if len(segments) == 4 and segments[2] == "stream":
             label = segments[3]
         if not text.startswith(base):
-            return _Target(table_name, arn, None, label)  # another account's or region's: no policy of ours
+            return _Target("", arn, None, label)  # another account's or region's table: no policy of ours applies
     else:
         table_name, arn = text, base + text
     try:
@@ -153,7 +156,7 @@ def _table_check(action: str, name: Any, ctx: Context, values: Values, index: An
 
 
 def _resource_policy(ctx: Context, check: Check) -> Policy | None:
-    if check.table is None:
+    if not check.table:
         return None
     td = check.table_def
     if td is None:

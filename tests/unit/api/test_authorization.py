@@ -340,3 +340,16 @@ def test_a_policy_that_locks_its_writer_out_needs_confirmation(server: Server) -
     deny_delete_only = policy.replace("dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy")
     server.admin("DeleteResourcePolicy", ResourceArn=TABLE + "Music")
     server.alice("PutResourcePolicy", ResourceArn=TABLE + "Music", Policy=deny_delete_only)  # not a lockout
+
+
+def test_another_accounts_table_arn_meets_no_local_policy(server: Server) -> None:
+    allow_alice = {"Effect": "Allow", "Principal": {"AWS": ALICE.arn}, "Action": "dynamodb:GetItem", "Resource": "*"}
+    server.admin("PutResourcePolicy", ResourceArn=TABLE + "Music",
+                 Policy=json.dumps({"Version": "2012-10-17", "Statement": [allow_alice]}))  # fmt: skip
+    foreign = "arn:aws:dynamodb:us-east-1:999999999999:table/Music"
+    assert server.alice("GetItem", TableName="Music", Key=key("a")) == {}
+    assert server.refused("GetItem", TableName=foreign, Key=key("a")) == denial("dynamodb:GetItem", foreign)
+    server.grant(allow("dynamodb:GetItem"))  # across accounts the other account's policy must allow too
+    assert server.refused("GetItem", TableName=foreign, Key=key("a")) == denial(
+        "dynamodb:GetItem", foreign, "because no resource-based policy allows the {action} action"
+    )
