@@ -3,8 +3,8 @@
 ``dynamodb:LeadingKeys`` are the partition-key values a request touches (as text: a string itself, a number's
 digits, a binary's base64); ``dynamodb:Attributes`` the top-level attribute names it names anywhere: the key,
 an item's attributes, a projection, an update's paths, a condition or filter. Names are read from expressions
-by a scan of their tokens (``#placeholders`` resolved, values, functions and keywords skipped), not by parsing:
-a malformed expression is refused later by the operation itself, with its own error.
+by a scan of their tokens (``#placeholders`` resolved, values, functions and keywords skipped), remembered per
+expression text; a malformed expression is refused later by the operation itself, with its own error.
 """
 
 from __future__ import annotations
@@ -18,24 +18,45 @@ _TOKEN = re.compile(r"#[A-Za-z0-9_]+|:[A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*|\S")
 _KEYWORDS = frozenset({"and", "or", "not", "between", "in", "set", "remove", "add", "delete"})
 
 
+# The raw top-level names (identifiers and #placeholders) of each expression text seen: a bounded memo of a pure
+# function (clients send the same expressions over and over), so an expression is scanned once, not per request.
+_RAW_NAMES: dict[str, tuple[str, ...]] = {}
+_RAW_NAMES_MAX = 4096
+
+
 def expression_names(expression: Any, placeholders: Any, out: set[str]) -> None:
     """Add the top-level attribute names of ``expression`` to ``out``."""
     if not isinstance(expression, str):
         return
+    raw = _RAW_NAMES.get(expression)
+    if raw is None:
+        if len(_RAW_NAMES) >= _RAW_NAMES_MAX:
+            _RAW_NAMES.clear()
+        raw = _RAW_NAMES[expression] = _scan_names(expression)
     names = placeholders if isinstance(placeholders, dict) else {}
+    for token in raw:
+        if token[0] == "#":
+            name = names.get(token)
+            if isinstance(name, str):
+                out.add(name)
+        else:
+            out.add(token)
+
+
+def _scan_names(expression: str) -> tuple[str, ...]:
+    """The identifiers and placeholders that begin a document path (not after ``.``), less keywords and
+    function names."""
+    found: list[str] = []
     tokens = _TOKEN.findall(expression)
     previous = ""
     for i, token in enumerate(tokens):
         first = token[0]
-        if previous not in (".",) and (first == "#" or first.isalpha() or first == "_"):
+        if previous != "." and (first == "#" or first.isalpha() or first == "_"):
             following = tokens[i + 1] if i + 1 < len(tokens) else ""
-            if first == "#":
-                name = names.get(token)
-                if isinstance(name, str):
-                    out.add(name)
-            elif following != "(" and token.lower() not in _KEYWORDS:
-                out.add(token)
+            if first == "#" or (following != "(" and token.lower() not in _KEYWORDS):
+                found.append(token)
         previous = token
+    return tuple(found)
 
 
 def key_text(value: Any) -> str | None:
