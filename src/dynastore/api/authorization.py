@@ -67,7 +67,7 @@ def authorize(operation: str, req: dict[str, Any], caller: Caller, ctx: Context)
         owner = account
         if check.table == "" and check.resource.count(":") >= 5:  # an ARN of another account's (or region's) table
             owner = check.resource.split(":", 5)[4]
-        denied = decide(caller, check.action, check.resource, check.values, identity, policy, owner)
+        denied = decide(caller, check.action, check.resource, check.values, identity, policy, owner, ctx.clock)
         if denied is not None:
             raise AccessDeniedException(denied)
     if operation == "PutResourcePolicy" and not req.get("ConfirmRemoveSelfResourceAccess"):

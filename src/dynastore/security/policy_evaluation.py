@@ -16,11 +16,13 @@ The account's root user (``arn:aws:iam::<account>:root``) is allowed by identity
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 
 from dynastore import messages
 from dynastore.security.caller import Caller
 from dynastore.security.conditions import ConditionValue
 from dynastore.security.policy_documents import Policy, Statement
+from dynastore.util.clock import Clock
 
 __all__ = ["ALLOW", "DENY", "NONE", "RequestContext", "decide", "identity_decision", "resource_decision"]
 
@@ -38,13 +40,15 @@ _PRINCIPAL_KEYS: dict[str, Callable[[Caller], str]] = {
 
 
 class RequestContext:
-    """The condition keys of one check: the request's own (``values``, lower-case names) and the caller's."""
+    """The condition keys of one check: the request's own (``values``, lower-case names), the caller's, and the
+    time of the request (``aws:CurrentTime``, ``aws:EpochTime``) by the server's clock, read only if asked for."""
 
-    __slots__ = ("caller", "values")
+    __slots__ = ("caller", "values", "clock")
 
-    def __init__(self, caller: Caller, values: dict[str, ConditionValue]) -> None:
+    def __init__(self, caller: Caller, values: dict[str, ConditionValue], clock: Clock | None = None) -> None:
         self.caller = caller
         self.values = values
+        self.clock = clock
 
     def get(self, key: str) -> ConditionValue:
         value = self.values.get(key)
@@ -52,9 +56,18 @@ class RequestContext:
             return value
         principal = _PRINCIPAL_KEYS.get(key)
         if principal is None:
-            return None
+            return self._time(key) if self.clock is not None else None
         text = principal(self.caller)
         return text or None
+
+    def _time(self, key: str) -> str | None:
+        assert self.clock is not None
+        if key == "aws:epochtime":
+            return str(int(self.clock.now()))
+        if key == "aws:currenttime":
+            moment = datetime.fromtimestamp(int(self.clock.now()), tz=UTC)
+            return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return None
 
     def variable(self, name: str) -> str | None:
         value = self.get(name)
@@ -140,10 +153,11 @@ def decide(
     identity: Sequence[Policy],
     resource_policy: Policy | None,
     resource_account: str,
+    clock: Clock | None = None,
 ) -> str | None:
     """None if ``caller`` may perform ``action`` (``dynamodb:GetItem``) on ``resource``, else the message of
     the AccessDeniedException to raise."""
-    ctx = RequestContext(caller, values)
+    ctx = RequestContext(caller, values, clock)
     lowered = _LOWER.get(action)
     if lowered is None:
         lowered = _LOWER[action] = action.lower()  # DynamoDB's few actions: bounded

@@ -353,3 +353,14 @@ def test_another_accounts_table_arn_meets_no_local_policy(server: Server) -> Non
     assert server.refused("GetItem", TableName=foreign, Key=key("a")) == denial(
         "dynamodb:GetItem", foreign, "because no resource-based policy allows the {action} action"
     )
+
+
+def test_time_keys_follow_the_servers_clock(server: Server) -> None:
+    until = {
+        "DateLessThan": {"aws:CurrentTime": "2023-11-14T22:15:00Z"},
+        "NumericLessThan": {"aws:EpochTime": 1700000100},
+    }
+    server.grant(allow("dynamodb:GetItem", TABLE + "Music", **until))
+    assert server.alice("GetItem", TableName="Music", Key=key("a")) == {}  # the clock starts at 1,700,000,000
+    server.clock.advance(200)
+    assert server.refused("GetItem", TableName="Music", Key=key("a")) == denial("dynamodb:GetItem", TABLE + "Music")
