@@ -51,3 +51,15 @@ def test_invalid_document_is_refused(tmp_path: Path, capsys: pytest.CaptureFixtu
         == "dynastore: Invalid policy document: Policy document should not specify a principal.\n"
     )
     assert not policies.exists()
+
+
+def test_serve_takes_the_policies_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dynastore.cli import serve_config
+    from dynastore.config import policies_path
+
+    assert serve_config(["--policies-file", str(tmp_path / "p.json")]).policies_file == tmp_path / "p.json"
+    monkeypatch.setenv("DYNASTORE_POLICIES_FILE", str(tmp_path / "env.json"))
+    assert serve_config([]).policies_file == tmp_path / "env.json"
+    monkeypatch.delenv("DYNASTORE_POLICIES_FILE")
+    assert policies_path(serve_config(["--data-dir", str(tmp_path)])) == tmp_path / "policies.json"
+    assert policies_path(serve_config(["--in-memory"])) is None
