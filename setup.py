@@ -34,6 +34,7 @@ INTERPRETED = {
     "dynastore/__main__.py",
     "dynastore/cli.py",
     "dynastore/admin/partitions_cli.py",
+    "dynastore/admin/policies_cli.py",
     "dynastore/app.py",
     "dynastore/server.py",
     "dynastore/testing.py",  # test aids: botocore and pytest inspect and call their functions as Python's

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
+from typing import Any
 
 from dynastore.admin import routes
 from dynastore.config import Config
@@ -26,6 +28,7 @@ from dynastore.protocol import dispatch
 from dynastore.protocol.metrics import Metrics, RequestMetrics, directory_bytes
 from dynastore.protocol.protocol import Protocol
 from dynastore.protocol.request_log import LoggedProtocol, RequestLog
+from dynastore.security.identity_policies import GROUP, USER
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.group_commit import GroupCommitter
 from dynastore.storage.kv import KV, StorageError
@@ -122,6 +125,25 @@ class Dynastore:
         if self._tasks:
             raise RuntimeError("add triggers before the dynastore starts")
         self.triggers.add(spec)
+
+    def put_policy(
+        self,
+        name: str,
+        document: str | dict[str, Any],
+        *,
+        user: str | None = None,
+        group: str | None = None,
+        account_id: str | None = None,
+    ) -> None:
+        """Attach an identity policy to a user or a group of the account (default: the server's), as
+        ``dynastore policies put`` does (docs/security.md "Policies"); it applies to the next request. Raises
+        IdentityPolicyError for a document IAM would refuse."""
+        if (user is None) == (group is None):
+            raise ValueError("give either user or group")
+        text = document if isinstance(document, str) else json.dumps(document)
+        kind, who = (USER, user) if user is not None else (GROUP, group)
+        assert who is not None
+        self.engine.policies.put(account_id or self.config.account_id, kind, who, name, text)
 
     def _metrics(self) -> Metrics | None:
         """What GET /metrics reports (docs/metrics.md); None with --no-metrics."""

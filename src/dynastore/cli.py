@@ -115,7 +115,18 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
         metavar="PORT",
         help="also serve GET /metrics on this port (on the same host)",
     )
+    serve.add_argument(
+        "--policies-file",
+        type=Path,
+        default=defaults.policies_file,
+        metavar="PATH",
+        help="the identity policies of users and groups (default: policies.json in the data directory; none for "
+        "--in-memory)",
+    )
     _add_partitions_command(commands, defaults)
+    from dynastore.admin.policies_cli import add_policies_command
+
+    add_policies_command(commands, defaults)
     return parser
 
 
@@ -138,6 +149,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         from dynastore.admin.partitions_cli import run
 
         raise SystemExit(run(args))
+    elif args.command == "policies":
+        from dynastore.admin import policies_cli
+
+        raise SystemExit(policies_cli.run(args))
 
 
 def serve_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -177,6 +192,7 @@ def _serve_config(defaults: Config, args: argparse.Namespace) -> Config:
         log_format=args.log_format,
         metrics=args.metrics,
         metrics_port=args.metrics_port,
+        policies_file=args.policies_file,
     )
     config = _with_triggers(config, args)
     return _with_network(_with_indexes(_with_capacity(config, args), args), args)

@@ -87,6 +87,12 @@ class Config:
     # Metrics for operators (docs/metrics.md): GET /metrics on the main port, and on ``metrics_port`` too if set.
     metrics: bool = True
     metrics_port: int | None = None
+    # Authentication and authorization (docs/security.md): "none" serves every request as the anonymous caller;
+    # "sigv4" verifies signatures and evaluates the caller's policies. ``policies_file``: the identity policies
+    # of users and groups (default: policies.json in the data directory; an in-memory server reads one only if
+    # given).
+    auth: str = "none"
+    policies_file: Path | None = None
     clock: Clock = field(default_factory=SystemClock, compare=False)
 
     @classmethod
@@ -113,6 +119,7 @@ class Config:
             triggers_file=Path(env["DYNASTORE_TRIGGERS_FILE"]) if env.get("DYNASTORE_TRIGGERS_FILE") else None,
             metrics=env.get("DYNASTORE_NO_METRICS", "").lower() not in ("1", "true", "yes"),
             metrics_port=int(env["DYNASTORE_METRICS_PORT"]) if env.get("DYNASTORE_METRICS_PORT") else None,
+            policies_file=Path(env["DYNASTORE_POLICIES_FILE"]) if env.get("DYNASTORE_POLICIES_FILE") else None,
             **_capacity_from_env(env, base),
             **_indexes_from_env(env, base),
             **_network_from_env(env, base),
@@ -131,6 +138,13 @@ NETWORK_LIMITS: dict[str, type] = {
     "max_buffered_request_bytes": int,
     "write_buffer_bytes": int,
 }
+
+
+def policies_path(config: Config) -> Path | None:
+    """Where the identity policies of users and groups live (None: nowhere, an in-memory server's default)."""
+    if config.policies_file is not None:
+        return config.policies_file
+    return None if config.in_memory else config.data_dir / "policies.json"
 
 
 def _network_from_env(env: Mapping[str, str], base: Config) -> dict[str, Any]:

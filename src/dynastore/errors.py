@@ -10,7 +10,7 @@ Hierarchy::
       InvalidSignatureException, UnrecognizedClientException, AccessDeniedException
       ThrottlingException               com.amazon.coral.availability
       RequestEntityTooLargeException    413
-      ResourceNotFoundException, ResourceInUseException, ConditionalCheckFailedException,
+      ResourceNotFoundException, ResourceInUseException, ConditionalCheckFailedException, PolicyNotFoundException,
       ProvisionedThroughputExceededException, LimitExceededException, ItemCollectionSizeLimitExceededException,
       TransactionCanceledException, TransactionConflictException, TransactionInProgressException,
       IdempotentParameterMismatchException, RequestLimitExceeded     com.amazonaws.dynamodb.v20120810
@@ -37,6 +37,7 @@ __all__ = [
     "ItemCollectionSizeLimitExceededException",
     "LimitExceededException",
     "MissingAuthenticationTokenException",
+    "PolicyNotFoundException",
     "ProvisionedThroughputExceededException",
     "RequestEntityTooLargeException",
     "RequestLimitExceeded",
@@ -126,6 +127,10 @@ class ThrottlingException(DynamoError):
 
 class RequestEntityTooLargeException(DynamoError):
     status = 413
+
+
+class PolicyNotFoundException(DynamoError):
+    pass
 
 
 class ResourceNotFoundException(DynamoError):

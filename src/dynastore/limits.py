@@ -110,3 +110,10 @@ TRIGGER_RECORD_AGE_MAX = 604_800
 TRIGGER_TIMEOUT_DEFAULT = 60.0  # seconds a command or HTTP delivery may take before it counts as failed
 TRIGGER_RETRY_DELAY_DEFAULT = 1.0  # seconds before the first retry of a failed batch; doubled per retry
 TRIGGER_RETRY_DELAY_MAX = 60.0
+
+# Policies (docs/security.md "Policies"). A resource-based policy counts every byte of its text, whitespace too
+# (DynamoDB's 20 KB); identity policies follow IAM's inline-policy quotas, which count characters but not
+# whitespace: 2,048 for a user's policies, 5,120 for a group's (each the sum over that user's or group's policies).
+MAX_RESOURCE_POLICY_BYTES = 20480
+MAX_USER_POLICY_CHARS = 2048
+MAX_GROUP_POLICY_CHARS = 5120

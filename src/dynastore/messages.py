@@ -548,3 +548,75 @@ SEQUENCE_NUMBER_NOT_ALLOWED = "Sequence number must not be specified with {type}
 SEQUENCE_NUMBER_INVALID = "Invalid SequenceNumber {sequence} for shard {shard}"
 AT_TIMESTAMP_NOT_SERVED = "AT_TIMESTAMP is not a supported ShardIteratorType for DynamoDB Streams"
 SHARD_FILTER_SHARD_ID_REQUIRED = "ShardFilter ShardId is required with the CHILD_SHARDS filter type"
+
+# --- authorization (security/, api/authorization.py; docs/security.md "Policies") --------------------------------
+# AccessDeniedException, by what decided it (IAM's texts).
+ACCESS_DENIED_NO_IDENTITY_ALLOW = (
+    "User: {principal} is not authorized to perform: {action} on resource: {resource} "
+    "because no identity-based policy allows the {action} action"
+)
+ACCESS_DENIED_NO_RESOURCE_ALLOW = (
+    "User: {principal} is not authorized to perform: {action} on resource: {resource} "
+    "because no resource-based policy allows the {action} action"
+)
+ACCESS_DENIED_IDENTITY_DENY = (
+    "User: {principal} is not authorized to perform: {action} on resource: {resource} "
+    "with an explicit deny in an identity-based policy"
+)
+ACCESS_DENIED_RESOURCE_DENY = (
+    "User: {principal} is not authorized to perform: {action} on resource: {resource} "
+    "with an explicit deny in a resource-based policy"
+)
+# Policy documents. A resource-based policy's faults are ValidationExceptions of INVALID_PARAMS with
+# "Invalid policy document: <detail>" (DynamoDB's); the same details name an identity policy's faults.
+INVALID_POLICY_DOCUMENT = "Invalid policy document: {detail}"
+POLICY_INVALID_JSON = "This policy contains invalid Json"
+POLICY_NOT_A_POLICY = "This text appears not to be a policy"
+POLICY_STATEMENT_EMPTY = "Could not parse the policy: Statement is empty!"
+POLICY_MISSING_FIELD = "Missing required field {field}"
+POLICY_SIDS_NOT_UNIQUE = "The Statement Ids in the policy are not unique"
+POLICY_INVALID_VERSION = "The policy must contain a valid version string"
+POLICY_UNKNOWN_FIELD = "Policy statement contains an unsupported element: {field}"
+POLICY_FIELD_CONFLICT = "Statement cannot contain both {first} and {second}"
+POLICY_INVALID_EFFECT = "Invalid effect: {effect}"
+POLICY_INVALID_FIELD_TYPE = "The field {field} has an invalid value"
+POLICY_INVALID_ACTION = 'Action {action} must be in the form service:action or "*"'
+POLICY_INVALID_ACTIONS_FOR_RESOURCE = "The following action names are invalid: {actions}"
+POLICY_INVALID_RESOURCE = 'Resource {resource} must be in ARN format or "*".'
+POLICY_RELATIVE_ID_INVALID = 'The relative-id "{relative_id}" is invalid for ARN "{arn}"'
+POLICY_INVALID_CONDITION_OPERATOR = "Invalid Condition type : {operator}"
+POLICY_INVALID_CONDITION_VALUE = "Invalid value for condition {operator} on key {key}"
+POLICY_INVALID_PRINCIPAL = "Invalid principal in policy document."
+POLICY_PRINCIPAL_IN_IDENTITY_POLICY = "Policy document should not specify a principal."
+POLICY_PRINCIPAL_IN_NOT_ALLOWED = "A resource-based policy must name its principals with Principal or NotPrincipal"
+POLICY_UNBOUNDED_ACCESS = (
+    "Resource-based policy grants unbounded access in one or more elements. "
+    "Please revise the policy to ensure least-privilege form of access"
+)
+POLICY_TOO_LARGE = "Maximum policy size of {limit} bytes exceeded"
+IDENTITY_POLICY_NAME_INVALID = (
+    "1 validation error detected: Value '{name}' at 'policyName' failed to satisfy constraint: Member must satisfy "
+    "regular expression pattern: [\\w+=,.@-]+"
+)
+IDENTITY_POLICY_TOO_LARGE = "Maximum policy size of {limit} bytes exceeded for {kind} {name}"
+# Resource-based policies (PutResourcePolicy, GetResourcePolicy, DeleteResourcePolicy).
+RESOURCE_POLICY_NOT_FOUND = "Resource-based policy not found for the provided ResourceArn: {arn}"
+RESOURCE_POLICY_REVISION_MISMATCH = (
+    "Resource-based policy not found for the provided ResourceArn: Requested update for policy with revision id "
+    "{expected}, but the policy associated to target table {table} has revision id {current}."
+)
+RESOURCE_POLICY_EXPECTED_NONE = (
+    "Resource-based policy not found for the provided ResourceArn: Requested policy update expecting none to be "
+    "present for table {table}, but a policy exists with revision id {current}."
+)
+RESOURCE_POLICY_OTHER_ACCOUNT = (
+    "This action is only supported by accounts that match the resource owner\u2019s account."
+)
+RESOURCE_POLICY_INVALID_ARN = "Invalid resource Arn: {arn}"
+RESOURCE_POLICY_INDEX_ARN = (
+    "Invalid resource arn provided, only table or stream is accepted. Provided resource arn: {arn}"
+)
+# PutResourcePolicy with authentication on, when the new policy explicitly denies the caller PutResourcePolicy
+# and ConfirmRemoveSelfResourceAccess is not set (an AccessDeniedException).
+RESOURCE_POLICY_LOCKOUT = "The new resource policy will not allow you to update the resource policy in the future."
+STREAM_NOT_FOUND_FOR_TABLE = "Requested resource not found: Stream: {label} not found for Table: {table}"

@@ -237,6 +237,21 @@ class InProcess:
             raise RuntimeError(response.json()["error"])
         return float(response.json()["now"])
 
+    def put_policy(
+        self,
+        name: str,
+        document: str | dict[str, Any],
+        *,
+        user: str | None = None,
+        group: str | None = None,
+        account_id: str | None = None,
+    ) -> None:
+        """Attach an identity policy to a user or group (``Dynastore.put_policy``; docs/security.md "Policies")."""
+        if self.app is None:
+            raise RuntimeError("start the in-process dynastore first")
+        with self._drive:  # not while a request of another thread runs
+            self.app.put_policy(name, document, user=user, group=group, account_id=account_id)
+
     def _serve(self, method: str, headers: dict[str, str], body: bytes, path: str) -> RawResponse:
         loop, app = self._loop, self.app
         if loop is None or app is None:

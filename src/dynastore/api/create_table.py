@@ -12,9 +12,11 @@ definition" (dynalite).
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from typing import Any
 
 from dynastore import limits, messages
+from dynastore.api.resource_policies import checked_policy_text, new_revision
 from dynastore.api.table_description import table_description
 from dynastore.api.table_requests import (
     build_key_schema,
@@ -46,6 +48,7 @@ from dynastore.model.table_schema import (
     TableDef,
 )
 from dynastore.model.warm_throughput import warm_from_request
+from dynastore.security.policy_documents import TABLE
 
 __all__ = ["handle"]
 
@@ -205,6 +208,11 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     tags = parse_tags(req.get("Tags") or [], existing=(), require=False)
 
     table = _build(req, ctx, billing, tags)
+    policy = req.get("ResourcePolicy")
+    if policy is not None:
+        arn = table.arn(ctx.config.region, ctx.config.account_id)
+        text = checked_policy_text(policy, TABLE, arn)
+        table = replace(table, resource_policy=(text, new_revision(ctx, None)))
     tables.create(ctx, table)
     # A CreateTable response carries WarmThroughput only where the request configured it (DynamoDB's).
     return {"TableDescription": table_description(ctx, table, warm=False)}

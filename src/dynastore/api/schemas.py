@@ -217,6 +217,19 @@ UNTAG_RESOURCE = Struct(
 )
 LIST_TAGS_OF_RESOURCE = Struct("ListTagsOfResourceInput", ResourceArn=RESOURCE_ARN, NextToken=String())
 
+POLICY_REVISION_ID = String(min_len=1, max_len=255)
+PUT_RESOURCE_POLICY = Struct(
+    "PutResourcePolicyInput",
+    ResourceArn=RESOURCE_ARN,
+    Policy=String(not_null=True),
+    ExpectedRevisionId=POLICY_REVISION_ID,
+    ConfirmRemoveSelfResourceAccess=Boolean(),
+)
+GET_RESOURCE_POLICY = Struct("GetResourcePolicyInput", ResourceArn=RESOURCE_ARN)
+DELETE_RESOURCE_POLICY = Struct(
+    "DeleteResourcePolicyInput", ResourceArn=RESOURCE_ARN, ExpectedRevisionId=POLICY_REVISION_ID
+)
+
 UPDATE_TIME_TO_LIVE = Struct(
     "UpdateTimeToLiveInput",
     TableName=TABLE_NAME_STRICT,

@@ -6,7 +6,7 @@ Each component is a typed field; nothing below keeps state of its own at module 
 
 from __future__ import annotations
 
-from dynastore.config import Config
+from dynastore.config import Config, policies_path
 from dynastore.engine.capacity.state import Capacity
 from dynastore.engine.changelog import ChangeLog
 from dynastore.engine.index_state import IndexState
@@ -14,6 +14,7 @@ from dynastore.engine.key_spaces import TableSpaces
 from dynastore.engine.stream_shards import StreamShards
 from dynastore.engine.transaction_locks import TransactionLocks
 from dynastore.expressions.cache import ExpressionCache, KeyTemplates
+from dynastore.security.identity_policies import IdentityPolicies
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.kv import KV
 from dynastore.util.clock import Clock
@@ -35,6 +36,7 @@ class Context:
         "expressions",
         "key_templates",
         "table_spaces",
+        "policies",
     )
 
     def __init__(
@@ -61,6 +63,7 @@ class Context:
         self.expressions = expressions  # parsed expressions, shared by all requests
         self.key_templates = key_templates  # remembered Query key-condition shapes
         self.table_spaces = TableSpaces()  # the key space of each table definition in use
+        self.policies = IdentityPolicies(policies_path(config))  # users' and groups' policies (auth sigv4)
 
     @property
     def clock(self) -> Clock:

@@ -280,6 +280,10 @@ class TableDef:
     item_count: int = 0
     size_bytes: int = 0
     warm: WarmThroughput | None = None  # as configured (model/warm_throughput.py)
+    # Resource-based policies (docs/security.md "Policies"): the table's as (policy JSON, revision id), its
+    # stream's as (stream label, policy JSON, revision id); a stream's policy belongs to that stream only.
+    resource_policy: tuple[str, str] | None = None
+    stream_policy: tuple[str, str, str] | None = None
 
     # ---- lookups ------------------------------------------------------------------------------------------
     def attribute_type(self, name: str) -> str | None:
@@ -358,6 +362,8 @@ class TableDef:
             "items": self.item_count,
             "bytes": self.size_bytes,
             "warm": None if self.warm is None else self.warm.to_record(),
+            "policy": None if self.resource_policy is None else list(self.resource_policy),
+            "stream_policy": None if self.stream_policy is None else list(self.stream_policy),
         }
 
     @classmethod
@@ -393,8 +399,14 @@ class TableDef:
             item_count=rec["items"],
             size_bytes=rec["bytes"],
             warm=WarmThroughput.from_record(rec.get("warm")),
+            resource_policy=None if rec.get("policy") is None else (rec["policy"][0], rec["policy"][1]),
+            stream_policy=None if rec.get("stream_policy") is None else _stream_policy(rec["stream_policy"]),
         )
 
     # ---- names --------------------------------------------------------------------------------------------
     def arn(self, region: str, account_id: str) -> str:
         return table_arn(region, account_id, self.name)
+
+
+def _stream_policy(rec: list[str]) -> tuple[str, str, str]:
+    return rec[0], rec[1], rec[2]

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dynastore.api import (
+    authorization,
     batch_get_item,
     batch_write_item,
     contributor_insights,
@@ -20,6 +21,7 @@ from dynastore.api import (
     list_tables,
     put_item,
     query,
+    resource_policies,
     scan,
     schemas,
     streams,
@@ -63,6 +65,9 @@ OPERATIONS: dict[str, tuple[Any, Handler]] = {
     "BatchGetItem": (schemas.BATCH_GET_ITEM, batch_get_item.handle),
     "TransactWriteItems": (schemas.TRANSACT_WRITE_ITEMS, transact_write_items.handle),
     "TransactGetItems": (schemas.TRANSACT_GET_ITEMS, transact_get_items.handle),
+    "PutResourcePolicy": (schemas.PUT_RESOURCE_POLICY, resource_policies.handle_put),
+    "GetResourcePolicy": (schemas.GET_RESOURCE_POLICY, resource_policies.handle_get),
+    "DeleteResourcePolicy": (schemas.DELETE_RESOURCE_POLICY, resource_policies.handle_delete),
 }
 
 STREAMS_OPERATIONS: dict[str, tuple[Any, Handler]] = {
@@ -101,18 +106,34 @@ def not_served() -> frozenset[str]:
 
 def bind(ctx: Context) -> dict[str, Operation]:
     """The operations bound to one server's services, ready for the protocol layer."""
-    return {name: Operation(name, _runner(shape, handler, ctx)) for name, (shape, handler) in OPERATIONS.items()}
+    return {name: Operation(name, _runner(name, shape, handler, ctx)) for name, (shape, handler) in OPERATIONS.items()}
 
 
 def bind_streams(ctx: Context) -> dict[str, Operation]:
     """The DynamoDB Streams operations bound to one server's services."""
     return {
-        name: Operation(name, _runner(shape, handler, ctx)) for name, (shape, handler) in STREAMS_OPERATIONS.items()
+        name: Operation(name, _runner(name, shape, handler, ctx))
+        for name, (shape, handler) in STREAMS_OPERATIONS.items()
     }
 
 
-def _runner(shape: Any, handler: Handler, ctx: Context) -> Callable[[Any, Caller], Any]:
-    def run(body: Any, caller: Caller) -> Any:
-        return handler(validate_request(shape, body), ctx)
+def _runner(name: str, shape: Any, handler: Handler, ctx: Context) -> Callable[[Any, Caller], Any]:
+    """The operation as the protocol calls it. Without authentication nothing is added to a request; with it,
+    an authenticated caller's request is authorized (api/authorization.py) once its shape is valid and before
+    the operation looks at anything."""
+    if ctx.config.auth == "none":
 
-    return run
+        def run(body: Any, caller: Caller) -> Any:
+            return handler(validate_request(shape, body), ctx)
+
+        return run
+
+    authorize = authorization.authorize
+
+    def run_authorized(body: Any, caller: Caller) -> Any:
+        req = validate_request(shape, body)
+        if caller.authenticated:
+            authorize(name, req, caller, ctx)
+        return handler(req, ctx)
+
+    return run_authorized

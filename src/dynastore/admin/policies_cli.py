@@ -1,0 +1,64 @@
+"""``dynastore policies put|list|remove``: the identity policies of users and groups (docs/security.md "Policies").
+
+The command edits the policies file itself (``policies.json`` in the data directory, or ``--policies-file``); a
+running server sees the change within a second, without a restart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from dynastore.config import Config
+from dynastore.security.identity_policies import GROUP, USER, IdentityPolicies, IdentityPolicyError
+
+__all__ = ["add_policies_command", "run"]
+
+
+def add_policies_command(commands: Any, defaults: Config) -> None:
+    cmd = commands.add_parser(
+        "policies",
+        help="attach, list and remove the identity policies of users and groups (takes effect on a running server)",
+    )
+    actions = cmd.add_subparsers(dest="policies_command", required=True)
+    put = actions.add_parser("put", help="attach a policy document to a user or group (replacing one of that name)")
+    remove = actions.add_parser("remove", help="detach a policy from a user or group")
+    listing = actions.add_parser("list", help="list the policies (as JSON lines)")
+    for parser in (put, remove, listing):
+        parser.add_argument("--data-dir", type=Path, default=defaults.data_dir, help="the server's data directory")
+        parser.add_argument(
+            "--policies-file", type=Path, default=defaults.policies_file, help="the policies file (default: "
+            "policies.json in the data directory)"
+        )  # fmt: skip
+        parser.add_argument("--account-id", default=defaults.account_id, help="the account of the user or group")
+    for parser in (put, remove):
+        who = parser.add_mutually_exclusive_group(required=True)
+        who.add_argument("--user", help="a user name")
+        who.add_argument("--group", help="a group name")
+        parser.add_argument("--name", required=True, help="the policy's name")
+    put.add_argument("--file", type=Path, required=True, help="the policy document (JSON); - reads stdin")
+
+
+def run(args: argparse.Namespace) -> int:
+    store = IdentityPolicies(args.policies_file or args.data_dir / "policies.json")
+    if args.policies_command == "list":
+        for account, kind, name, policy_name, doc in store.entries():
+            if account == args.account_id:
+                print(json.dumps({"account": account, kind: name, "name": policy_name, "document": doc}))
+        return 0
+    kind, name = (USER, args.user) if args.user is not None else (GROUP, args.group)
+    if args.policies_command == "remove":
+        if store.remove(args.account_id, kind, name, args.name):
+            return 0
+        print(f"dynastore: {kind} {name} has no policy {args.name}", file=sys.stderr)
+        return 1
+    text = sys.stdin.read() if str(args.file) == "-" else args.file.read_text()
+    try:
+        store.put(args.account_id, kind, name, args.name, text)
+    except IdentityPolicyError as exc:
+        print(f"dynastore: {exc}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,413 @@
+"""Per-request authorization (authentication on): the checks DynamoDB makes for each operation, evaluated
+against the caller's identity policies and the resource's policy (security/policy_evaluation.py).
+
+Each operation maps to a list of checks: an action (``dynamodb:<Operation>``), a resource ARN (the table; its
+index for a Query or Scan with IndexName; the stream for the Streams API; ``*`` for account-wide operations)
+and the request's condition keys. BatchGetItem and BatchWriteItem make one check per table, with the keys and
+attributes of that table's items; TransactWriteItems and TransactGetItems one per member, as the member's own
+action (PutItem, UpdateItem, DeleteItem, ConditionCheckItem, GetItem) with ``dynamodb:EnclosingOperation``.
+The first check that fails raises AccessDeniedException, before the operation looks at its tables.
+
+Condition keys (docs/security.md "Policies" lists them per operation): ``dynamodb:LeadingKeys``,
+``dynamodb:Attributes``, ``dynamodb:Select`` (reads; always set: the request's, else SPECIFIC_ATTRIBUTES with a
+projection, ALL_PROJECTED_ATTRIBUTES on an index, ALL_ATTRIBUTES), ``dynamodb:ReturnValues`` (PutItem,
+UpdateItem, DeleteItem; NONE when absent), ``dynamodb:ReturnConsumedCapacity`` (NONE when absent) and
+``dynamodb:EnclosingOperation``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from dynastore import messages
+from dynastore.api.access_context import expression_names, key_text, partition_equality
+from dynastore.engine.context import Context
+from dynastore.errors import AccessDeniedException, DynamoError
+from dynastore.model.table_schema import TableDef
+from dynastore.security.caller import Caller
+from dynastore.security.conditions import ConditionValue
+from dynastore.security.policy_documents import STREAM, TABLE, Policy, PolicyDocumentError, compiled, parse_policy
+from dynastore.security.policy_evaluation import DENY, RequestContext, decide, resource_decision
+
+__all__ = ["Check", "authorize", "checks_for"]
+
+Values = dict[str, ConditionValue]
+
+
+class Check:
+    """One authorization question: may the caller perform ``action`` on ``resource``, given ``values``?
+    ``table`` names the table whose resource policy applies (None: none does), ``stream_label`` its stream."""
+
+    __slots__ = ("action", "resource", "values", "table", "stream_label", "table_def")
+
+    def __init__(
+        self,
+        action: str,
+        resource: str,
+        values: Values,
+        table: str | None = None,
+        stream_label: str | None = None,
+        table_def: TableDef | None = None,
+    ) -> None:
+        self.action = action
+        self.resource = resource
+        self.values = values
+        self.table = table
+        self.stream_label = stream_label
+        self.table_def = table_def  # the table, when the check's builder already looked it up
+
+
+def authorize(operation: str, req: dict[str, Any], caller: Caller, ctx: Context) -> None:
+    """Raise AccessDeniedException unless every check of the request is allowed."""
+    identity = ctx.policies.for_caller(caller)
+    account = ctx.config.account_id
+    for check in checks_for(operation, req, ctx):
+        policy = _resource_policy(ctx, check)
+        owner = account
+        if check.table == "" and check.resource.count(":") >= 5:  # an ARN of another account's (or region's) table
+            owner = check.resource.split(":", 5)[4]
+        denied = decide(caller, check.action, check.resource, check.values, identity, policy, owner, ctx.clock)
+        if denied is not None:
+            raise AccessDeniedException(denied)
+    if operation == "PutResourcePolicy" and not req.get("ConfirmRemoveSelfResourceAccess"):
+        _check_lockout(req, caller)
+
+
+def _check_lockout(req: dict[str, Any], caller: Caller) -> None:
+    """DynamoDB refuses a resource policy that explicitly denies its writer PutResourcePolicy, unless the request
+    confirms it (ConfirmRemoveSelfResourceAccess). A document that does not parse is left to the operation."""
+    arn = req.get("ResourceArn")
+    text = req.get("Policy")
+    if not isinstance(arn, str) or not isinstance(text, str):
+        return
+    try:
+        new = parse_policy(text, STREAM if "/stream/" in arn else TABLE, arn)
+    except PolicyDocumentError:
+        return
+    action = "dynamodb:PutResourcePolicy"
+    if resource_decision(new, action.lower(), arn, RequestContext(caller, {}))[0] == DENY:
+        raise AccessDeniedException(messages.RESOURCE_POLICY_LOCKOUT)
+
+
+def checks_for(operation: str, req: dict[str, Any], ctx: Context) -> list[Check]:
+    builder = _BUILDERS.get(operation)
+    if builder is not None:
+        return builder(req, ctx)
+    target = _TABLE_RESOURCE.get(operation)
+    if target is not None:
+        return [_table_check("dynamodb:" + operation, req.get(target), ctx, {})]
+    return [Check("dynamodb:" + operation, "*", {})]
+
+
+# ---- targets ----------------------------------------------------------------------------------------------
+
+
+class _Target:
+    __slots__ = ("name", "arn", "table", "stream_label")
+
+    def __init__(self, name: str, arn: str, table: TableDef | None, stream_label: str | None = None) -> None:
+        self.name = name
+        self.arn = arn
+        self.table = table
+        self.stream_label = stream_label
+
+
+def _target(name: Any, ctx: Context) -> _Target:
+    """The table a TableName (or a table or stream ARN) names, with its ARN."""
+    text = name if isinstance(name, str) else ""
+    config = ctx.config
+    base = _arn_prefix(config.region, config.account_id)
+    label: str | None = None
+    if text.startswith("arn:"):
+        arn = text
+        resource = text.split(":", 5)[5] if text.count(":") >= 5 else ""
+        segments = resource.split("/")
+        table_name = segments[1] if len(segments) > 1 and segments[0] == "table" else ""
+        if len(segments) == 4 and segments[2] == "stream":
+            label = segments[3]
+        if not text.startswith(base):
+            return _Target("", arn, None, label)  # another account's or region's table: no policy of ours applies
+    else:
+        table_name, arn = text, base + text
+    try:
+        table = ctx.catalog.find(table_name) if table_name else None
+    except DynamoError:
+        table = None
+    return _Target(table_name, arn, table, label)
+
+
+_PREFIXES: dict[tuple[str, str], str] = {}
+
+
+def _arn_prefix(region: str, account: str) -> str:
+    prefix = _PREFIXES.get((region, account))
+    if prefix is None:
+        prefix = _PREFIXES[(region, account)] = f"arn:aws:dynamodb:{region}:{account}:table/"
+    return prefix
+
+
+def _table_check(action: str, name: Any, ctx: Context, values: Values, index: Any = None) -> Check:
+    target = _target(name, ctx)
+    arn = target.arn
+    if isinstance(index, str):
+        arn = f"{arn}/index/{index}"
+    return Check(action, arn, values, target.name, target.stream_label)
+
+
+def _resource_policy(ctx: Context, check: Check) -> Policy | None:
+    if not check.table:
+        return None
+    td = check.table_def
+    if td is None:
+        try:
+            td = ctx.catalog.find(check.table)
+        except DynamoError:
+            return None
+    if td is None:
+        return None
+    if check.stream_label is not None:
+        sp = td.stream_policy
+        return compiled(sp[1], STREAM) if sp is not None and sp[0] == check.stream_label else None
+    rp = td.resource_policy
+    return compiled(rp[0], TABLE) if rp is not None else None
+
+
+# ---- item operations ----------------------------------------------------------------------------------------
+
+
+def _leading(table: TableDef | None, key: Any, out: list[str]) -> None:
+    if table is not None and isinstance(key, dict):
+        text = key_text(key.get(table.key_schema.hash_key.name))
+        if text is not None:
+            out.append(text)
+
+
+def _names(req: dict[str, Any], attrs: set[str], *members: str) -> None:
+    placeholders = req.get("ExpressionAttributeNames")
+    for member in members:
+        expression_names(req.get(member), placeholders, attrs)
+
+
+def _legacy_names(req: dict[str, Any], attrs: set[str], *members: str) -> None:
+    for member in members:
+        value = req.get(member)
+        if isinstance(value, dict):
+            attrs.update(k for k in value if isinstance(k, str))
+        elif isinstance(value, list):
+            attrs.update(v for v in value if isinstance(v, str))
+
+
+def _values(leading: list[str], attrs: set[str], **single: str) -> Values:
+    values: Values = {"dynamodb:leadingkeys": tuple(leading), "dynamodb:attributes": tuple(sorted(attrs))}
+    for name, value in single.items():
+        values["dynamodb:" + name.lower()] = value
+    return values
+
+
+def _capacity(req: dict[str, Any]) -> str:
+    mode = req.get("ReturnConsumedCapacity")
+    return mode if isinstance(mode, str) else "NONE"
+
+
+# The request members that name attributes, beyond the key (an item operation with none of them skips the scan).
+_ITEM_EXPRESSIONS = ("ProjectionExpression", "ConditionExpression", "UpdateExpression")
+_ITEM_LEGACY = ("AttributesToGet", "Expected", "AttributeUpdates")
+
+
+def _item_check(action: str, req: dict[str, Any], ctx: Context, enclosing: str | None) -> Check:
+    """GetItem, PutItem, UpdateItem, DeleteItem and ConditionCheckItem, alone or as a transaction's member."""
+    target = _target(req.get("TableName"), ctx)
+    leading: list[str] = []
+    key = req.get("Item") if action == "dynamodb:PutItem" else req.get("Key")
+    _leading(target.table, key, leading)
+    attrs: set[str] = set(key) if isinstance(key, dict) else set()
+    if len(req) > 2:  # more than TableName and the key: members that may name attributes
+        _names(req, attrs, *_ITEM_EXPRESSIONS)
+        _legacy_names(req, attrs, *_ITEM_LEGACY)
+    values: Values = {
+        "dynamodb:leadingkeys": tuple(leading),
+        "dynamodb:attributes": tuple(sorted(attrs)) if len(attrs) > 1 else tuple(attrs),
+    }
+    if enclosing is not None:
+        values["dynamodb:enclosingoperation"] = enclosing
+    else:
+        values["dynamodb:returnconsumedcapacity"] = _capacity(req)
+    if action == "dynamodb:GetItem":
+        projected = req.get("ProjectionExpression") is not None or req.get("AttributesToGet") is not None
+        values["dynamodb:select"] = "SPECIFIC_ATTRIBUTES" if projected else "ALL_ATTRIBUTES"
+    elif enclosing is None and action != "dynamodb:ConditionCheckItem":
+        returns = req.get("ReturnValues")
+        values["dynamodb:returnvalues"] = returns if isinstance(returns, str) else "NONE"
+    return Check(action, target.arn, values, target.name, None, target.table)
+
+
+def _single_item(action: str) -> Callable[[dict[str, Any], Context], list[Check]]:
+    def build(req: dict[str, Any], ctx: Context) -> list[Check]:
+        return [_item_check(action, req, ctx, None)]
+
+    return build
+
+
+def _query_or_scan(action: str) -> Callable[[dict[str, Any], Context], list[Check]]:
+    def build(req: dict[str, Any], ctx: Context) -> list[Check]:
+        target = _target(req.get("TableName"), ctx)
+        index_name = req.get("IndexName")
+        leading: list[str] = []
+        table = target.table
+        if action == "dynamodb:Query" and table is not None:
+            schema = table.key_schema
+            if isinstance(index_name, str):
+                index = table.index(index_name)
+                schema = index.key_schema if index is not None else schema
+            value = partition_equality(req, schema.hash_key.name)
+            if value is not None:
+                leading.append(value)
+        attrs: set[str] = set()
+        _names(req, attrs, "ProjectionExpression", "KeyConditionExpression", "FilterExpression")
+        _legacy_names(req, attrs, "AttributesToGet", "KeyConditions", "QueryFilter", "ScanFilter")
+        select = req.get("Select")
+        if not isinstance(select, str):
+            if req.get("ProjectionExpression") is not None or req.get("AttributesToGet") is not None:
+                select = "SPECIFIC_ATTRIBUTES"
+            else:
+                select = "ALL_PROJECTED_ATTRIBUTES" if isinstance(index_name, str) else "ALL_ATTRIBUTES"
+        values = _values(leading, attrs, Select=select, ReturnConsumedCapacity=_capacity(req))
+        arn = f"{target.arn}/index/{index_name}" if isinstance(index_name, str) else target.arn
+        return [Check(action, arn, values, target.name, None, table)]
+
+    return build
+
+
+def _batch_get(req: dict[str, Any], ctx: Context) -> list[Check]:
+    checks: list[Check] = []
+    items = req.get("RequestItems")
+    for name, spec in items.items() if isinstance(items, dict) else ():
+        target = _target(name, ctx)
+        leading: list[str] = []
+        attrs: set[str] = set()
+        spec = spec if isinstance(spec, dict) else {}
+        for key in spec.get("Keys") or ():
+            _leading(target.table, key, leading)
+            if isinstance(key, dict):
+                attrs.update(key)
+        _names(spec, attrs, "ProjectionExpression")
+        _legacy_names(spec, attrs, "AttributesToGet")
+        projected = spec.get("ProjectionExpression") is not None or spec.get("AttributesToGet") is not None
+        select = "SPECIFIC_ATTRIBUTES" if projected else "ALL_ATTRIBUTES"
+        values = _values(leading, attrs, Select=select, ReturnConsumedCapacity=_capacity(req))
+        checks.append(Check("dynamodb:BatchGetItem", target.arn, values, target.name))
+    return checks
+
+
+def _batch_write(req: dict[str, Any], ctx: Context) -> list[Check]:
+    checks: list[Check] = []
+    items = req.get("RequestItems")
+    for name, writes in items.items() if isinstance(items, dict) else ():
+        target = _target(name, ctx)
+        leading: list[str] = []
+        attrs: set[str] = set()
+        for write in writes if isinstance(writes, list) else ():
+            put = write.get("PutRequest") if isinstance(write, dict) else None
+            delete = write.get("DeleteRequest") if isinstance(write, dict) else None
+            key = put.get("Item") if isinstance(put, dict) else delete.get("Key") if isinstance(delete, dict) else None
+            _leading(target.table, key, leading)
+            if isinstance(key, dict):
+                attrs.update(key)
+        values = _values(leading, attrs, ReturnConsumedCapacity=_capacity(req))
+        checks.append(Check("dynamodb:BatchWriteItem", target.arn, values, target.name))
+    return checks
+
+
+_TRANSACT_WRITE_ACTIONS = {
+    "Put": "dynamodb:PutItem",
+    "Update": "dynamodb:UpdateItem",
+    "Delete": "dynamodb:DeleteItem",
+    "ConditionCheck": "dynamodb:ConditionCheckItem",
+}
+
+
+def _transact(req: dict[str, Any], ctx: Context, enclosing: str, actions: dict[str, str]) -> list[Check]:
+    checks: list[Check] = []
+    for member in req.get("TransactItems") or ():
+        for kind, action in actions.items():
+            body = member.get(kind) if isinstance(member, dict) else None
+            if isinstance(body, dict):
+                checks.append(_item_check(action, body, ctx, enclosing))
+    return checks
+
+
+def _transact_write(req: dict[str, Any], ctx: Context) -> list[Check]:
+    return _transact(req, ctx, "TransactWriteItems", _TRANSACT_WRITE_ACTIONS)
+
+
+def _transact_get(req: dict[str, Any], ctx: Context) -> list[Check]:
+    return _transact(req, ctx, "TransactGetItems", {"Get": "dynamodb:GetItem"})
+
+
+# ---- control plane and streams ------------------------------------------------------------------------------
+
+
+def _create_table(req: dict[str, Any], ctx: Context) -> list[Check]:
+    check = _table_check("dynamodb:CreateTable", req.get("TableName"), ctx, {})
+    if req.get("ResourcePolicy") is None:
+        return [check]
+    # Attaching a policy at creation needs PutResourcePolicy too (DynamoDB's documented requirement).
+    return [check, Check("dynamodb:PutResourcePolicy", check.resource, {}, check.table)]
+
+
+def _contributor_insights(action: str) -> Callable[[dict[str, Any], Context], list[Check]]:
+    def build(req: dict[str, Any], ctx: Context) -> list[Check]:
+        return [_table_check(action, req.get("TableName"), ctx, {}, req.get("IndexName"))]
+
+    return build
+
+
+def _list_streams(req: dict[str, Any], ctx: Context) -> list[Check]:
+    name = req.get("TableName")
+    if not isinstance(name, str):
+        return [Check("dynamodb:ListStreams", "*", {})]
+    target = _target(name, ctx)
+    return [Check("dynamodb:ListStreams", f"{target.arn}/stream/*", {})]
+
+
+def _get_records(req: dict[str, Any], ctx: Context) -> list[Check]:
+    iterator = req.get("ShardIterator")
+    arn = iterator.split("|1|", 1)[0] if isinstance(iterator, str) else ""
+    return [_table_check("dynamodb:GetRecords", arn, ctx, {})]
+
+
+# Operations whose one check is on the table (or stream) named by this member.
+_TABLE_RESOURCE = {
+    "DeleteTable": "TableName",
+    "DescribeTable": "TableName",
+    "UpdateTable": "TableName",
+    "UpdateTimeToLive": "TableName",
+    "DescribeTimeToLive": "TableName",
+    "TagResource": "ResourceArn",
+    "UntagResource": "ResourceArn",
+    "ListTagsOfResource": "ResourceArn",
+    "PutResourcePolicy": "ResourceArn",
+    "GetResourcePolicy": "ResourceArn",
+    "DeleteResourcePolicy": "ResourceArn",
+    "DescribeStream": "StreamArn",
+    "GetShardIterator": "StreamArn",
+}
+
+_BUILDERS: dict[str, Callable[[dict[str, Any], Context], list[Check]]] = {
+    "GetItem": _single_item("dynamodb:GetItem"),
+    "PutItem": _single_item("dynamodb:PutItem"),
+    "UpdateItem": _single_item("dynamodb:UpdateItem"),
+    "DeleteItem": _single_item("dynamodb:DeleteItem"),
+    "Query": _query_or_scan("dynamodb:Query"),
+    "Scan": _query_or_scan("dynamodb:Scan"),
+    "BatchGetItem": _batch_get,
+    "BatchWriteItem": _batch_write,
+    "TransactWriteItems": _transact_write,
+    "TransactGetItems": _transact_get,
+    "CreateTable": _create_table,
+    "UpdateContributorInsights": _contributor_insights("dynamodb:UpdateContributorInsights"),
+    "DescribeContributorInsights": _contributor_insights("dynamodb:DescribeContributorInsights"),
+    "ListStreams": _list_streams,
+    "GetRecords": _get_records,
+}
