@@ -35,6 +35,9 @@ from dynastore.protocol.protocol import Operation
 from dynastore.security.caller import Caller
 from dynastore.validation import validate_request
 
+# A handler takes the validated request and the context of the caller's namespace (its account and region; see
+# engine/context.py): it finds tables in ``ctx.catalog`` and builds ARNs from ``ctx.config``, and so serves
+# every namespace without knowing which one it serves.
 Handler = Callable[[dict[str, Any], Context], Any]
 
 OPERATIONS: dict[str, tuple[Any, Handler]] = {
@@ -112,7 +115,18 @@ def bind_streams(ctx: Context) -> dict[str, Operation]:
 
 
 def _runner(shape: Any, handler: Handler, ctx: Context) -> Callable[[Any, Caller], Any]:
+    if ctx.config.shared_namespace:  # every caller uses the config's namespace (DynamoDB Local's -sharedDb)
+
+        def run_shared(body: Any, caller: Caller) -> Any:
+            return handler(validate_request(shape, body), ctx)
+
+        return run_shared
+    account_id, region = ctx.config.account_id, ctx.config.region
+
     def run(body: Any, caller: Caller) -> Any:
-        return handler(validate_request(shape, body), ctx)
+        request = validate_request(shape, body)
+        if caller.account_id == account_id and caller.region == region:
+            return handler(request, ctx)
+        return handler(request, ctx.in_namespace(caller.account_id, caller.region))
 
     return run
