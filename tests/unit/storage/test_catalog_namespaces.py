@@ -200,3 +200,29 @@ def test_the_admin_partitions_endpoint_takes_a_namespace(tmp_path: Path) -> None
         assert handle("GET", {}, b"", path=f"/dynastore/partitions/{arn}").status == 200
     finally:
         app.close()
+
+
+def test_a_gsi_added_in_another_namespace_is_backfilled() -> None:
+    ctx, _, _ = make_ctx(gsi_backfill_chunk=1)
+    other = bound(ctx, OTHER)
+    plain = table()
+    del plain["GlobalSecondaryIndexes"]
+    call(other, "CreateTable", **{**plain, "AttributeDefinitions": plain["AttributeDefinitions"][:1]})
+    for key in ("a", "b", "c"):
+        call(other, "PutItem", TableName="Music", Item={"pk": {"S": key}, "g": {"S": "x"}})
+    call(
+        other,
+        "UpdateTable",
+        TableName="Music",
+        AttributeDefinitions=plain["AttributeDefinitions"],
+        GlobalSecondaryIndexUpdates=[{"Create": table()["GlobalSecondaryIndexes"][0]}],
+    )
+    for _ in range(10):  # the server's maintenance loop, on the default namespace's context
+        if not indexes.maintain(ctx):
+            break
+    index = call(other, "DescribeTable", TableName="Music")["Table"]["GlobalSecondaryIndexes"][0]
+    assert (index["IndexStatus"], index.get("Backfilling", False), index["ItemCount"]) == ("ACTIVE", False, 3)
+    assert index["IndexArn"] == "arn:aws:dynamodb:eu-west-1:111111111111:table/Music/index/by_g"
+    found = answer(other, "Query", TableName="Music", IndexName="by_g", KeyConditionExpression="g = :g",
+                   ExpressionAttributeValues={":g": {"S": "x"}})  # fmt: skip
+    assert found["Count"] == 3
