@@ -12,11 +12,15 @@ Records (orjson, all under ``keyspace.meta_key``; the reserved names are defined
 Namespaces: tables live per account and region, as in DynamoDB. One ``Catalog`` holds one namespace's tables;
 the catalogs of every namespace of a store share its KV, the id sequence and the purge queue (``_Shared``), so
 ids never collide across namespaces. ``Catalog.load`` returns the default namespace's catalog (the config's
-account and region), whose records are the ones above, unchanged; ``namespace(account, region)`` gives another's.
-Another namespace's table is recorded under ``meta_key(keyspace.namespaced_record_name(scope, name))`` as
-``{"kind": "ns-table", "namespace": [account, region], ...TableDef record}`` (a kind that a catalog knowing no
+account and region), whose records are the ones above, unchanged; ``namespace_of(account, region)`` gives
+another's. Another namespace's table is recorded under ``meta_key(keyspace.namespaced_record_name(scope, name))``
+as ``{"kind": "ns-table", "namespace": [account, region], ...TableDef record}`` (a kind that a catalog knowing no
 namespaces skips). ``maintain``, ``flush_stats``, ``reload`` and ``close`` cover every namespace, whichever
-namespace's catalog they are called on.
+namespace's catalog they are called on. The default namespace's records name no namespace: they belong to
+whatever account and region the config names. So when the config names another account or region than before,
+an ``ns-table`` record of the new default namespace is adopted by it: read from where it is and moved under its
+name at its next write (if a record of the same name already is the default's, that one wins and the other is
+left untouched, its ids never handed out again).
 
 Lifecycle: transitions are lazy (see ``TableDef.settle``) and need no write when their time passes. A table
 DELETING past ``delete_table_delay`` reads as gone at once; ``maintain()`` later drops its record and queues
@@ -38,16 +42,17 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import orjson
 
 from dynastore import messages
 from dynastore.config import Config
 from dynastore.errors import ResourceInUseException, ResourceNotFoundException, ValidationException
-from dynastore.model.table_schema import CREATING, DELETING, UPDATING, IndexDef, TableDef
+from dynastore.model.table_schema import CREATING, DELETING, UPDATING, TableDef
 from dynastore.storage import keyspace
 from dynastore.storage.kv import KV, WriteTxn
+from dynastore.storage.table_stats import TableStats
 from dynastore.util.arn import table_name_in
 
 __all__ = ["Catalog", "Namespace", "NS_TABLE_KIND", "PURGE_CHUNK_KEYS", "STATS_FLUSH_SECONDS"]
@@ -59,39 +64,6 @@ PURGE_CHUNK_KEYS = 1000
 STATS_FLUSH_SECONDS = 60.0
 
 _PURGE_PREFIXES = {"t": keyspace.table_prefix, "x": keyspace.index_prefix, "l": keyspace.collection_prefix}
-
-
-@dataclass
-class _Stats:
-    items: int
-    bytes: int
-    dirty: bool = False
-    indexes: dict[int, list[int]] = field(default_factory=dict)  # index id -> [items, bytes]
-
-    @classmethod
-    def of(cls, td: TableDef) -> _Stats:
-        return cls(
-            td.item_count, td.size_bytes, indexes={i.index_id: [i.item_count, i.size_bytes] for i in td.lsis + td.gsis}
-        )
-
-    def applied_to(self, td: TableDef) -> TableDef:
-        """``td`` carrying these counters (the table's and every index's)."""
-
-        def counted(idx: IndexDef) -> IndexDef:
-            items, size = self.indexes.get(idx.index_id, (0, 0))
-            return (
-                idx
-                if (items, size) == (idx.item_count, idx.size_bytes)
-                else replace(idx, item_count=items, size_bytes=size)
-            )
-
-        return replace(
-            td,
-            item_count=self.items,
-            size_bytes=self.bytes,
-            lsis=tuple(counted(i) for i in td.lsis),
-            gsis=tuple(counted(i) for i in td.gsis),
-        )
 
 
 class _Shared:
@@ -123,7 +95,8 @@ class Catalog:
         # "" for the default namespace (its records, tokens and deleted streams are stored as before namespaces)
         self.scope = "" if self.namespace == default else f"{self.account_id}/{self.region}"
         self._tables: dict[str, TableDef] = {}
-        self._stats: dict[str, _Stats] = {}
+        self._stats: dict[str, TableStats] = {}
+        self._adopted: dict[str, bytes] = {}  # table name -> the key of its record, when not _record_key(name)
         self._shared.spaces.setdefault(self.namespace, self)
 
     @property
@@ -169,17 +142,22 @@ class Catalog:
         max_id = 0
         with kv.read() as txn:
             meta = keyspace.meta_prefix()
-            for _key, raw in txn.iter_range(meta, keyspace.prefix_end(meta)):
+            for key, raw in txn.iter_range(meta, keyspace.prefix_end(meta)):
                 rec = orjson.loads(raw)
                 kind = rec.get("kind") if isinstance(rec, dict) else None
                 if kind == "table" or kind == NS_TABLE_KIND:
                     td = TableDef.from_record(rec)
-                    space = (
-                        cat if kind == "table" else cat.namespace_of(str(rec["namespace"][0]), str(rec["namespace"][1]))
-                    )
-                    space._tables[td.name] = td
-                    space._stats[td.name] = _Stats.of(td)
                     max_id = max(max_id, td.table_id, *td.index_ids())
+                    if kind == "table":
+                        cat._adopted.pop(td.name, None)  # the default's own record wins over an adopted one
+                        cat._add_loaded(td)
+                        continue
+                    space = cat.namespace_of(str(rec["namespace"][0]), str(rec["namespace"][1]))
+                    if space is cat:  # recorded while the config named another default namespace
+                        if td.name in cat._tables:
+                            continue
+                        cat._adopted[td.name] = key
+                    space._add_loaded(td)
                 elif kind == "seq":
                     shared.next_id = max(shared.next_id, int(rec["next"]))
                 elif kind == "purge":
@@ -188,6 +166,10 @@ class Catalog:
         shared.next_id = max(shared.next_id, max_id + 1)
         shared.persisted_next_id = shared.next_id
         return cat
+
+    def _add_loaded(self, td: TableDef) -> None:
+        self._tables[td.name] = td
+        self._stats[td.name] = TableStats.of(td)
 
     def reload(self) -> None:
         """Read every record again after the KV took back commits that never became durable (a storage failure):
@@ -208,6 +190,7 @@ class Catalog:
                 if old is not None and st is not None and old.table_id == td.table_id:
                     stats[name] = st
             space._tables, space._stats = tables, stats
+            space._adopted = {} if new is None else new._adopted
         shared.purge_ids = fresh._shared.purge_ids
         shared.next_id = max(shared.next_id, fresh._shared.next_id)
         shared.persisted_next_id = fresh._shared.persisted_next_id
@@ -299,7 +282,7 @@ class Catalog:
             self._put_table(txn, td)
             self._put_seq(txn)
         self._tables[td.name] = td
-        self._stats[td.name] = _Stats.of(td)
+        self._stats[td.name] = TableStats.of(td)
         self._shared.generation += 1
         return td
 
@@ -438,8 +421,11 @@ class Catalog:
         if td.lsis:
             ids.append(("l", td.table_id))
         purge = self._shared.purge_ids + [i for i in ids if i not in self._shared.purge_ids]
+        adopted = self._adopted.pop(td.name, None)
         with self._kv.write() as txn:
             txn.delete(self._record_key(td.name))
+            if adopted is not None:
+                txn.delete(adopted)
             self._put_purge(txn, purge)
         self._shared.purge_ids = purge
         self._tables.pop(td.name, None)
@@ -465,6 +451,9 @@ class Catalog:
         return purged
 
     def _put_table(self, txn: WriteTxn, td: TableDef) -> None:
+        adopted = self._adopted.pop(td.name, None) if self._adopted else None
+        if adopted is not None:
+            txn.delete(adopted)  # moved under its name in this namespace
         rec = td.to_record()
         if self.scope:
             rec["kind"] = NS_TABLE_KIND

@@ -3,6 +3,7 @@ propagation, TTL, purges) covers them."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -18,6 +19,7 @@ from dynastore.config import Config
 from dynastore.engine import indexes, ttl
 from dynastore.security.caller import Caller
 from dynastore.storage import keyspace
+from dynastore.storage.catalog import Catalog
 from tests.unit.api.operations import ANYONE, bound, call, make_ctx, user
 
 OTHER = user("111111111111", "eu-west-1")
@@ -226,3 +228,22 @@ def test_a_gsi_added_in_another_namespace_is_backfilled() -> None:
     found = answer(other, "Query", TableName="Music", IndexName="by_g", KeyConditionExpression="g = :g",
                    ExpressionAttributeValues={":g": {"S": "x"}})  # fmt: skip
     assert found["Count"] == 3
+
+
+def test_a_new_default_namespace_adopts_its_tables_recorded_as_another_s() -> None:
+    ctx, _, _ = make_ctx()
+    call(bound(ctx, OTHER), "CreateTable", **table())
+    call(bound(ctx, OTHER), "CreateTable", **table("Albums"))
+    call(bound(ctx, ANYONE), "CreateTable", **table("Albums"))  # the old default's; the new default's too
+    moved = Config(in_memory=True, clock=ctx.config.clock, account_id=OTHER.account_id, region=OTHER.region)
+    catalog = Catalog.load(ctx.kv, moved)  # the server restarted with OTHER's account and region as its own
+    assert catalog.scope == "" and catalog.list_names() == ["Albums", "Music"]
+    assert catalog.get("Albums").table_id == ctx.catalog.get("Albums").table_id  # the record without a namespace
+    catalog.update("Music", lambda td: dataclasses.replace(td, tags=(("k", "v"),)))
+    with ctx.kv.read() as txn:
+        assert txn.get(keyspace.meta_key("@111111111111/eu-west-1/Music")) is None
+        assert orjson.loads(txn.get(keyspace.meta_key("Music")) or b"{}")["kind"] == "table"
+    again = Catalog.load(ctx.kv, moved)
+    assert again.list_names() == ["Albums", "Music"] and again.get("Music").tags == (("k", "v"),)
+    again.delete("Music")
+    assert Catalog.load(ctx.kv, moved).list_names() == ["Albums"]
