@@ -252,6 +252,10 @@ def test_describe_limits_and_contributor_insights_per_namespace() -> None:
         for name, ops in (("default", default), ("other", other))
     }
     assert statuses == {"default": ["DISABLED"], "other": ["ENABLED"]}
+    theirs = "arn:aws:dynamodb:us-east-1:111111111111:table/Music"
+    assert call(other, "DescribeContributorInsights", TableName=theirs)["ContributorInsightsStatus"] == "ENABLED"
+    with pytest.raises(AccessDeniedException):
+        call(default, "DescribeContributorInsights", TableName=theirs)
 
 
 def test_ttl_is_per_namespace() -> None:
