@@ -12,7 +12,7 @@ last. Shards of an earlier stream of the table stay listed until the retention p
 the stream itself: when a stream ends (disabled, or its table deleted) its label, view type and end time are kept
 in the same record (``ended``), which is how a disabled stream is still described and read. The definitions of
 deleted tables that had a stream are kept as long (``keyspace.DELETED_STREAMS_RECORD``), so their streams are too;
-each with the scope of its namespace (``""``, the default namespace, is not written: such entries read as before).
+a table of a namespace other than the default carries its scope (``"scope": "<account>/<region>"``) in its record.
 """
 
 from __future__ import annotations
@@ -169,10 +169,8 @@ class StreamShards:
             with self._kv.read() as txn:
                 raw = txn.get(keyspace.meta_key(keyspace.DELETED_STREAMS_RECORD))
             rec = {} if raw is None else orjson.loads(raw)
-            self._deleted = [
-                (TableDef.from_record(t[0]), float(t[1]), str(t[2]) if len(t) > 2 else "")
-                for t in rec.get("tables", ())
-            ]
+            tables = rec.get("tables", ())
+            self._deleted = [(TableDef.from_record(t), float(at), str(t.get("scope", ""))) for t, at in tables]
         return self._deleted
 
     def remember_deleted(self, txn: WriteTxn, table: TableDef, now: float, scope: str = "") -> None:
@@ -182,7 +180,7 @@ class StreamShards:
 
     def _save_deleted(self, txn: WriteTxn, deleted: list[tuple[TableDef, float, str]]) -> None:
         self._deleted = deleted
-        tables = [[t.to_record(), at, scope] if scope else [t.to_record(), at] for t, at, scope in deleted]
+        tables = [[_deleted_record(t, scope), at] for t, at, scope in deleted]
         txn.put(
             keyspace.meta_key(keyspace.DELETED_STREAMS_RECORD),
             orjson.dumps({"kind": "deleted-streams", "tables": tables}),
@@ -293,3 +291,11 @@ class StreamShards:
 def _close(shard: Shard, last_seq: int, now: float) -> None:
     shard.last_seq = max(last_seq, shard.first_seq - 1)
     shard.closed_at = now
+
+
+def _deleted_record(table: TableDef, scope: str) -> dict[str, Any]:
+    """A deleted table's record in ``DELETED_STREAMS_RECORD``: its definition, and its namespace unless default."""
+    rec = table.to_record()
+    if scope:
+        rec["scope"] = scope
+    return rec
