@@ -79,7 +79,8 @@ class Context:
 
     # ---- namespaces -------------------------------------------------------------------------------------------
     def in_namespace(self, account_id: str, region: str) -> Context:
-        """The context of the tables of ``account_id`` in ``region``: made once, then remembered."""
+        """The context of the tables of ``account_id`` in ``region``: remembered once the namespace has a table
+        (until then made for each request: a namespace without tables is kept nowhere)."""
         found = self._namespaces.get((account_id, region))
         return self._view(account_id, region) if found is None else found
 
@@ -106,5 +107,6 @@ class Context:
         view.ttl_cursors = self.ttl_cursors
         view.table_spaces = self.table_spaces
         view._namespaces = self._namespaces
-        self._namespaces[(account_id, region)] = view
+        if catalog.kept:
+            self._namespaces[(account_id, region)] = view
         return view

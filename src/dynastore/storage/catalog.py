@@ -84,7 +84,13 @@ class Catalog:
     """In-memory table definitions of one namespace, written through to the KV."""
 
     def __init__(
-        self, kv: KV, config: Config, shared: _Shared | None = None, namespace: Namespace | None = None
+        self,
+        kv: KV,
+        config: Config,
+        shared: _Shared | None = None,
+        namespace: Namespace | None = None,
+        *,
+        kept: bool = True,
     ) -> None:
         self._kv = kv
         self._config = config
@@ -97,7 +103,8 @@ class Catalog:
         self._tables: dict[str, TableDef] = {}
         self._stats: dict[str, TableStats] = {}
         self._adopted: dict[str, bytes] = {}  # table name -> the key of its record, when not _record_key(name)
-        self._shared.spaces.setdefault(self.namespace, self)
+        if kept:
+            self._shared.spaces.setdefault(self.namespace, self)
 
     @property
     def generation(self) -> int:
@@ -106,11 +113,21 @@ class Catalog:
 
     # ---- namespaces ---------------------------------------------------------------------------------------
     def namespace_of(self, account_id: str, region: str) -> Catalog:
-        """The catalog of the tables of ``account_id`` in ``region`` (made empty, in memory only, if new)."""
+        """The catalog of the tables of ``account_id`` in ``region``. A namespace is kept from its first table on;
+        until then its catalog is made afresh, empty, for each caller (so callers naming ever new regions cost no
+        memory)."""
         space = self._shared.spaces.get((account_id, region))
         if space is None:
-            space = Catalog(self._kv, self._config, self._shared, (account_id, region))
+            return Catalog(self._kv, self._config, self._shared, (account_id, region), kept=False)
         return space
+
+    @property
+    def kept(self) -> bool:
+        """Whether this namespace is kept (it has had a table since the store was opened)."""
+        return self._shared.spaces.get(self.namespace) is self
+
+    def _kept(self) -> Catalog:
+        return self._shared.spaces.setdefault(self.namespace, self)
 
     def namespaces(self) -> list[Catalog]:
         """Every namespace's catalog of the store, the default one first."""
@@ -152,7 +169,7 @@ class Catalog:
                         cat._adopted.pop(td.name, None)  # the default's own record wins over an adopted one
                         cat._add_loaded(td)
                         continue
-                    space = cat.namespace_of(str(rec["namespace"][0]), str(rec["namespace"][1]))
+                    space = cat.namespace_of(str(rec["namespace"][0]), str(rec["namespace"][1]))._kept()
                     if space is cat:  # recorded while the config named another default namespace
                         if td.name in cat._tables:
                             continue
@@ -180,7 +197,7 @@ class Catalog:
         fresh = Catalog.load(self._kv, self._config)
         shared = self._shared
         for namespace in fresh._shared.spaces:
-            self.namespace_of(*namespace)
+            self.namespace_of(*namespace)._kept()
         for namespace, space in shared.spaces.items():
             new = fresh._shared.spaces.get(namespace)
             tables = {} if new is None else new._tables
@@ -283,6 +300,7 @@ class Catalog:
             self._put_seq(txn)
         self._tables[td.name] = td
         self._stats[td.name] = TableStats.of(td)
+        self._kept()
         self._shared.generation += 1
         return td
 

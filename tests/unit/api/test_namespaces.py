@@ -283,3 +283,14 @@ def test_shared_namespace_puts_every_caller_in_the_config_s() -> None:
     assert listed == ["Music"]
     described = call(bound(ctx, OTHER_REGION), "DescribeTable", TableName="Music")["Table"]
     assert described["TableArn"] == "arn:aws:dynamodb:us-east-1:000000000000:table/Music"
+
+
+def test_a_namespace_is_kept_only_once_it_has_a_table() -> None:
+    ctx, _, _ = make_ctx()
+    for i in range(20):  # callers naming ever new regions
+        assert call(bound(ctx, user("111111111111", f"xx-test-{i}")), "ListTables")["TableNames"] == []
+    assert len(ctx.namespaces()) == 1 and len(ctx.catalog.namespaces()) == 1
+    call(bound(ctx, OTHER_REGION), "CreateTable", **music())
+    assert [c.config.region for c in ctx.namespaces()] == ["us-east-1", "eu-west-1"]
+    assert call(bound(ctx, OTHER_REGION), "ListTables")["TableNames"] == ["Music"]
+    assert ctx.in_namespace("000000000000", "eu-west-1") is ctx.in_namespace("000000000000", "eu-west-1")
