@@ -167,7 +167,7 @@ class Dynastore:
     def serving_on(self, port: int) -> None:
         """The port requests arrive on (with port 0 the operating system chose it; DescribeEndpoints reports it)."""
         self.config = dataclasses.replace(self.config, port=port)
-        self.engine.config = self.config
+        self.engine.reconfigure(self.config)
 
     # ---- running on an asyncio loop -------------------------------------------------------------------------
     def start(self, loop: asyncio.AbstractEventLoop) -> GroupCommitter:

@@ -64,6 +64,12 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
     )
     serve.add_argument("--region", default=defaults.region, help="region reported in ARNs and endpoints")
     serve.add_argument(
+        "--shared-namespace",
+        action="store_true",
+        default=defaults.shared_namespace,
+        help="every caller sees the tables of the configured account and region, whatever its credentials",
+    )
+    serve.add_argument(
         "--create-table-delay",
         type=float,
         default=defaults.create_table_delay,
@@ -184,6 +190,7 @@ def _serve_config(defaults: Config, args: argparse.Namespace) -> Config:
         crash_safe=args.crash_safe,
         disk_reserve=args.disk_reserve,
         region=args.region,
+        shared_namespace=args.shared_namespace,
         create_table_delay=args.create_table_delay,
         update_table_delay=args.update_table_delay,
         delete_table_delay=args.delete_table_delay,

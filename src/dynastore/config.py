@@ -44,6 +44,9 @@ class Config:
     disk_reserve: int = DISK_RESERVE_BYTES
     region: str = "us-east-1"
     account_id: str = "000000000000"
+    # Every caller uses the namespace of ``account_id`` and ``region`` (DynamoDB Local's -sharedDb); otherwise an
+    # authenticated caller's tables are those of its account and of the region of its request's credential scope.
+    shared_namespace: bool = False
     # Simulated control-plane delays, in seconds: how long a table stays CREATING / UPDATING / DELETING.
     create_table_delay: float = 0.0
     update_table_delay: float = 0.0
@@ -109,6 +112,7 @@ class Config:
             disk_reserve=int(env.get("DYNASTORE_DISK_RESERVE", base.disk_reserve)),
             region=env.get("DYNASTORE_REGION", base.region),
             account_id=env.get("DYNASTORE_ACCOUNT_ID", base.account_id),
+            shared_namespace=env.get("DYNASTORE_SHARED_NAMESPACE", "").lower() in ("1", "true", "yes"),
             create_table_delay=float(env.get("DYNASTORE_CREATE_TABLE_DELAY", base.create_table_delay)),
             update_table_delay=float(env.get("DYNASTORE_UPDATE_TABLE_DELAY", base.update_table_delay)),
             delete_table_delay=float(env.get("DYNASTORE_DELETE_TABLE_DELAY", base.delete_table_delay)),

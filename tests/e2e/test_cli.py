@@ -72,6 +72,7 @@ def test_serve_help_shows_every_default_and_its_environment_variable() -> None:
         "--crash-safe": "off",
         "--disk-reserve": str(32 * 1024**2),
         "--region": "us-east-1",
+        "--shared-namespace": "off",
         "--create-table-delay": "0",
         "--update-table-delay": "0",
         "--delete-table-delay": "0",

@@ -50,3 +50,10 @@ def test_metrics_from_environment_and_flags() -> None:
     args = _parser(Config()).parse_args(["serve", "--no-metrics", "--metrics-port", "9200"])
     assert (args.metrics, args.metrics_port) == (False, 9200)
     assert _parser(Config()).parse_args(["serve"]).metrics is True
+
+
+def test_shared_namespace_from_environment_and_flag() -> None:
+    assert Config.from_env({}).shared_namespace is False
+    assert Config.from_env({"DYNASTORE_SHARED_NAMESPACE": "1"}).shared_namespace is True
+    assert _parser(Config()).parse_args(["serve"]).shared_namespace is False
+    assert _parser(Config()).parse_args(["serve", "--shared-namespace"]).shared_namespace is True

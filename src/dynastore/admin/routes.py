@@ -12,6 +12,11 @@ the web console's files under ``/console/`` (admin/console.py; docs/console.md).
 * ``GET  /dynastore/clock`` and, with ``--manual-clock``, ``POST /dynastore/clock`` ``{"advance": seconds}`` or
   ``{"set": epoch_seconds}``: the server's time, for tests that must not sleep.
 
+``<table>`` is a table of the default namespace (the server's ``--region`` and account). A table of another
+account or region (tables live per account and region, docs/design.md "Accounts and regions") is named by
+``?account=<id>&region=<region>`` (either may be left out: it is the default's), or by its table ARN in place of
+the name (URL-encoded: ``arn%3Aaws%3Adynamodb%3A<region>%3A<account>%3Atable%2F<name>``).
+
 Errors are ``{"error": text}`` with 400 (bad request), 404 (unknown path, table or index), 405 (a method other than
 GET and POST) or 415 (a POST without ``Content-Type: application/json``).
 
@@ -95,7 +100,8 @@ def _route(ctx: Context, method: str, parts: list[str], query: dict[str, str], b
             ctx.changelog.reset_lag()
         return indexes.lag_summary(ctx)
     if len(parts) == 2 and parts[0] in ("partitions", "contributors"):
-        st = ctx.capacity.find(parts[1])
+        ctx = _namespace(ctx, parts[1], query)
+        st = ctx.capacity.state(ctx.catalog.get(parts[1]))
         if parts[0] == "partitions":
             if method == "POST":
                 _change_partitions(ctx, st, _body(body))
@@ -112,6 +118,21 @@ def _route(ctx: Context, method: str, parts: list[str], query: dict[str, str], b
             raise _Refused(400, "window and top must be numbers") from None
         return contributors_view(ctx, st, index, window, top)
     raise _Refused(404, "unknown dynastore endpoint")
+
+
+def _namespace(ctx: Context, table: str, query: dict[str, str]) -> Context:
+    """The context of the namespace a table path names: its ARN's, or ``?account=&region=``, or the default."""
+    if table.startswith("arn:"):
+        fields = table.split(":", 5)
+        if len(fields) == 6:
+            return ctx.in_namespace(fields[4], fields[3])
+    account_id = query.get("account", ctx.config.account_id)
+    region = query.get("region", ctx.config.region)
+    return (
+        ctx
+        if (account_id, region) == (ctx.config.account_id, ctx.config.region)
+        else ctx.in_namespace(account_id, region)
+    )
 
 
 def _change_partitions(ctx: Context, st: Any, request: dict[str, Any]) -> None:

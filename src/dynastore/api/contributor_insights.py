@@ -10,19 +10,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from dynastore import messages
 from dynastore.engine.capacity import insights
 from dynastore.engine.capacity.insights import InsightsStatus
 from dynastore.engine.context import Context
+from dynastore.errors import AccessDeniedException
 
 __all__ = ["handle_describe", "handle_list", "handle_update"]
 
 _DEFAULT_PAGE = 10
 
 
-def _table_name(name: str) -> str:
-    """A table name, or the name inside a table ARN (``arn:...:table/<name>[/...]``)."""
+def _table_name(ctx: Context, name: str) -> str:
+    """A table name, or the name inside a table ARN (``arn:...:table/<name>[/...]``) of the caller's account and
+    region (another's answers AccessDeniedException, as a table ARN given as any TableName does)."""
     if name.startswith("arn:") and ":table/" in name:
-        return name.split(":table/", 1)[1].split("/", 1)[0]
+        head, resource = name.split(":table/", 1)
+        fields = head.split(":")
+        if len(fields) == 5 and (fields[3], fields[4]) != (ctx.config.region, ctx.config.account_id):
+            raise AccessDeniedException(messages.ACCESS_DENIED)
+        return resource.split("/", 1)[0]
     return name
 
 
@@ -35,7 +42,7 @@ def _named(status: InsightsStatus) -> dict[str, Any]:
 
 def handle_update(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     enable = req["ContributorInsightsAction"] == "ENABLE"
-    name = _table_name(req["TableName"])
+    name = _table_name(ctx, req["TableName"])
     status = insights.change(ctx, name, req.get("IndexName"), enable=enable, mode=req.get("ContributorInsightsMode"))
     out = _named(status)
     out["ContributorInsightsStatus"] = "ENABLING" if enable else "DISABLING"
@@ -44,7 +51,7 @@ def handle_update(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
 
 
 def handle_describe(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    status = insights.status(ctx, _table_name(req["TableName"]), req.get("IndexName"))
+    status = insights.status(ctx, _table_name(ctx, req["TableName"]), req.get("IndexName"))
     out = _named(status)
     if status.state is None:
         out["ContributorInsightsStatus"] = "DISABLED"
@@ -67,7 +74,7 @@ def _rules(status: InsightsStatus, mode: str, at: float) -> list[str]:
 
 
 def handle_list(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    names = [_table_name(req["TableName"])] if req.get("TableName") else ctx.catalog.list_names()
+    names = [_table_name(ctx, req["TableName"])] if req.get("TableName") else ctx.catalog.list_names()
     summaries: list[dict[str, Any]] = []
     for status in insights.statuses(ctx, names):
         entry = _named(status)

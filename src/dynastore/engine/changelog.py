@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import orjson
 
 from dynastore.storage import keyspace
+from dynastore.storage.catalog import Catalog
 from dynastore.storage.itemcodec import stored_size
 from dynastore.storage.kv import KV, ReadTxn, WriteTxn
 from dynastore.util.clock import Clock
@@ -70,13 +71,11 @@ _LAG_SAMPLES = 20_000
 
 @dataclass(frozen=True, slots=True)
 class IndexTarget:
-    """A GSI the propagator may write: where its statistics go."""
+    """A GSI the propagator may write: where its statistics go (the catalog of its table's namespace)."""
 
+    catalog: Catalog
     table_name: str
     index_id: int
-
-
-StatsSink = Callable[[str, int, int, int], None]  # (table name, index id, item delta, byte delta)
 
 
 class ChangeRecord:
@@ -240,7 +239,7 @@ class ChangeLog:
         return self._delay > 0
 
     # ---- GSI propagation ------------------------------------------------------------------------------------
-    def apply(self, targets: Mapping[int, IndexTarget], record_stats: StatsSink, max_records: int) -> bool:
+    def apply(self, targets: Mapping[int, IndexTarget], max_records: int) -> bool:
         """Apply the GSI changes of up to ``max_records`` pending records in one transaction; True while records
         are left (ready or not)."""
         prefix = keyspace.gsi_pending_prefix()
@@ -282,7 +281,7 @@ class ChangeLog:
             self.applied_through = done_seq
             self._account(done_seq)
         for target, (items, size) in stats.items():
-            record_stats(target.table_name, target.index_id, items, size)
+            target.catalog.add_index_stats(target.table_name, target.index_id, items, size)
         return pending
 
     def has_pending(self) -> bool:

@@ -2,9 +2,17 @@
 
 Each component is a typed field; nothing below keeps state of its own at module level, so several dynastores
 (tests run many) live side by side in one process.
+
+Namespaces: tables live per account and region. The context the composition root builds is the default
+namespace's (the config's account and region); ``in_namespace(account, region)`` gives another namespace's
+context: the same components, except its ``catalog`` (that namespace's tables) and its ``config`` (whose
+``account_id`` and ``region`` are the namespace's, so every ARN an operation builds names it). Engine and api
+code takes whichever context it is given and never needs to know which namespace it is.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from dynastore.config import Config, policies_path
 from dynastore.engine.capacity.state import Capacity
@@ -37,6 +45,7 @@ class Context:
         "key_templates",
         "table_spaces",
         "policies",
+        "_namespaces",
     )
 
     def __init__(
@@ -64,7 +73,44 @@ class Context:
         self.key_templates = key_templates  # remembered Query key-condition shapes
         self.table_spaces = TableSpaces()  # the key space of each table definition in use
         self.policies = IdentityPolicies(policies_path(config))  # users' and groups' policies (auth sigv4)
+        # every namespace's context made so far, shared by all of them (the default namespace's is this one)
+        self._namespaces: dict[tuple[str, str], Context] = {catalog.namespace: self}
 
     @property
     def clock(self) -> Clock:
         return self.config.clock
+
+    # ---- namespaces -------------------------------------------------------------------------------------------
+    def in_namespace(self, account_id: str, region: str) -> Context:
+        """The context of the tables of ``account_id`` in ``region``: remembered once the namespace has a table
+        (until then made for each request: a namespace without tables is kept nowhere)."""
+        found = self._namespaces.get((account_id, region))
+        return self._view(account_id, region) if found is None else found
+
+    def namespaces(self) -> list[Context]:
+        """The context of every namespace holding tables (the default one first): background work covers them."""
+        return [self.in_namespace(*space.namespace) for space in self.catalog.namespaces()]
+
+    def reconfigure(self, config: Config) -> None:
+        """Replace the config of every namespace's context (the listening port became known)."""
+        default = (config.account_id, config.region)
+        for namespace, ctx in self._namespaces.items():
+            ctx.config = (
+                config
+                if namespace == default
+                else dataclasses.replace(config, account_id=namespace[0], region=namespace[1])
+            )
+
+    def _view(self, account_id: str, region: str) -> Context:
+        config = dataclasses.replace(self.config, account_id=account_id, region=region)
+        catalog = self.catalog.namespace_of(account_id, region)
+        view = Context(config, self.kv, catalog, self.capacity, self.indexes, self.changelog, self.locks,
+                       self.expressions, self.key_templates)  # fmt: skip
+        view.shards = self.shards
+        view.ttl_cursors = self.ttl_cursors
+        view.table_spaces = self.table_spaces
+        view.policies = self.policies
+        view._namespaces = self._namespaces
+        if catalog.kept:
+            self._namespaces[(account_id, region)] = view
+        return view

@@ -326,7 +326,7 @@ def _update_collection(
 
 def propagate(ctx: Context, max_records: int = GSI_BACKLOG_RECORDS_PER_TXN) -> bool:
     """Apply the GSI changes of one chunk of the change log; True while records are left."""
-    return ctx.changelog.apply(_gsi_targets(ctx), ctx.catalog.add_index_stats, max_records)
+    return ctx.changelog.apply(_gsi_targets(ctx), max_records)
 
 
 def catch_up(ctx: Context, budget: int = GSI_READ_CATCH_UP_RECORDS) -> None:
@@ -365,15 +365,16 @@ def _gsi_targets(ctx: Context) -> dict[int, IndexTarget]:
 
 
 def _live_gsis(catalog: Catalog) -> dict[int, IndexTarget]:
-    """Every GSI that is not DELETING, of every table that still exists."""
+    """Every GSI that is not DELETING, of every table that still exists, in every namespace (ids are unique)."""
     targets: dict[int, IndexTarget] = {}
-    for name in catalog.list_names():
-        td = catalog.find(name)
-        if td is None or td.status == DELETING:
-            continue
-        for gsi in td.gsis:
-            if gsi.status != DELETING:
-                targets[gsi.index_id] = IndexTarget(td.name, gsi.index_id)
+    for space in catalog.namespaces():
+        for name in space.list_names():
+            td = space.find(name)
+            if td is None or td.status == DELETING:
+                continue
+            for gsi in td.gsis:
+                if gsi.status != DELETING:
+                    targets[gsi.index_id] = IndexTarget(space, td.name, gsi.index_id)
     return targets
 
 
@@ -384,13 +385,14 @@ def maintain(ctx: Context) -> bool:
     indexes' entries are purged by the catalog (their ids are queued when they turn DELETING).
     """
     pending = propagate(ctx)
-    for name in ctx.catalog.list_names():
-        td = ctx.catalog.find(name)
-        if td is None or td.status == DELETING:
-            continue
-        for gsi in td.gsis:
-            if gsi.status == CREATING and gsi.backfilling:
-                pending |= _backfill(ctx, td, gsi)
+    for space in ctx.namespaces():
+        for name in space.catalog.list_names():
+            td = space.catalog.find(name)
+            if td is None or td.status == DELETING:
+                continue
+            for gsi in td.gsis:
+                if gsi.status == CREATING and gsi.backfilling:
+                    pending |= _backfill(space, td, gsi)
     return pending
 
 

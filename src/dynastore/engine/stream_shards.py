@@ -11,7 +11,8 @@ stream label they belong to, when they opened, the first sequence number they ma
 last. Shards of an earlier stream of the table stay listed until the retention period has passed, and so does
 the stream itself: when a stream ends (disabled, or its table deleted) its label, view type and end time are kept
 in the same record (``ended``), which is how a disabled stream is still described and read. The definitions of
-deleted tables that had a stream are kept as long (``keyspace.DELETED_STREAMS_RECORD``), so their streams are too.
+deleted tables that had a stream are kept as long (``keyspace.DELETED_STREAMS_RECORD``), so their streams are too;
+a table of a namespace other than the default carries its scope (``"scope": "<account>/<region>"``) in its record.
 """
 
 from __future__ import annotations
@@ -128,7 +129,7 @@ class StreamShards:
         self._kv = kv
         self._capacity = capacity
         self._tables: dict[int, TableShards] = {}
-        self._deleted: list[tuple[TableDef, float]] | None = None  # (table, deleted at), loaded on first use
+        self._deleted: list[tuple[TableDef, float, str]] | None = None  # (table, deleted at), loaded on first use
 
     def of(self, table_id: int, txn: ReadTxn | None = None) -> TableShards:
         shards = self._tables.get(table_id)
@@ -161,23 +162,25 @@ class StreamShards:
         self._deleted = None
 
     # ---- deleted tables ---------------------------------------------------------------------------------------
-    def deleted_tables(self) -> list[tuple[TableDef, float]]:
-        """Deleted tables whose streams are still readable, with when they were deleted."""
+    def deleted_tables(self) -> list[tuple[TableDef, float, str]]:
+        """Deleted tables whose streams are still readable, with when they were deleted and the scope of their
+        namespace (storage/catalog.py; ``""`` for the default namespace)."""
         if self._deleted is None:
             with self._kv.read() as txn:
                 raw = txn.get(keyspace.meta_key(keyspace.DELETED_STREAMS_RECORD))
             rec = {} if raw is None else orjson.loads(raw)
-            self._deleted = [(TableDef.from_record(t), float(at)) for t, at in rec.get("tables", ())]
+            tables = rec.get("tables", ())
+            self._deleted = [(TableDef.from_record(t), float(at), str(t.get("scope", ""))) for t, at in tables]
         return self._deleted
 
-    def remember_deleted(self, txn: WriteTxn, table: TableDef, now: float) -> None:
+    def remember_deleted(self, txn: WriteTxn, table: TableDef, now: float, scope: str = "") -> None:
         """``table`` (which had a stream) is being deleted: its streams stay readable for the retention period."""
-        deleted = [*self.deleted_tables(), (table, now)]
+        deleted = [*self.deleted_tables(), (table, now, scope)]
         self._save_deleted(txn, deleted)
 
-    def _save_deleted(self, txn: WriteTxn, deleted: list[tuple[TableDef, float]]) -> None:
+    def _save_deleted(self, txn: WriteTxn, deleted: list[tuple[TableDef, float, str]]) -> None:
         self._deleted = deleted
-        tables = [[t.to_record(), at] for t, at in deleted]
+        tables = [[_deleted_record(t, scope), at] for t, at, scope in deleted]
         txn.put(
             keyspace.meta_key(keyspace.DELETED_STREAMS_RECORD),
             orjson.dumps({"kind": "deleted-streams", "tables": tables}),
@@ -270,7 +273,7 @@ class StreamShards:
     def forget_deleted(self, txn: WriteTxn, now: float) -> None:
         """Forget the deleted tables whose streams have passed the retention period."""
         deleted = self.deleted_tables()
-        keep = [(t, at) for t, at in deleted if now - at < STREAM_RETENTION_SECONDS]
+        keep = [entry for entry in deleted if now - entry[1] < STREAM_RETENTION_SECONDS]
         if len(keep) != len(deleted):
             self._save_deleted(txn, keep)
 
@@ -288,3 +291,11 @@ class StreamShards:
 def _close(shard: Shard, last_seq: int, now: float) -> None:
     shard.last_seq = max(last_seq, shard.first_seq - 1)
     shard.closed_at = now
+
+
+def _deleted_record(table: TableDef, scope: str) -> dict[str, Any]:
+    """A deleted table's record in ``DELETED_STREAMS_RECORD``: its definition, and its namespace unless default."""
+    rec = table.to_record()
+    if scope:
+        rec["scope"] = scope
+    return rec

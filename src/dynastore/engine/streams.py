@@ -306,9 +306,10 @@ def _all_tables(ctx: Context) -> list[TableDef]:
 
 
 def _deleted(ctx: Context) -> list[TableDef]:
-    """The deleted tables whose streams are readable now (the trim forgets them a little later)."""
+    """The deleted tables of the namespace whose streams are readable now (the trim forgets them a little later)."""
     now = ctx.clock.now()
-    return [t for t, at in ctx.shards.deleted_tables() if now - at < STREAM_RETENTION_SECONDS]
+    scope = ctx.catalog.scope
+    return [t for t, at, of in ctx.shards.deleted_tables() if of == scope and now - at < STREAM_RETENTION_SECONDS]
 
 
 # ---- the calls ------------------------------------------------------------------------------------------------

@@ -47,7 +47,7 @@ def delete(ctx: Context, name: str) -> TableDef:
         with ctx.kv.write() as txn:
             if _streaming(table):
                 _close_stream(ctx, txn, table)
-            ctx.shards.remember_deleted(txn, table, ctx.clock.now())
+            ctx.shards.remember_deleted(txn, table, ctx.clock.now(), ctx.catalog.scope)
     return table
 
 

@@ -45,7 +45,7 @@ from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
 from dynastore.model.values import Item
 from dynastore.storage.itemcodec import decode_item, stored_size
-from dynastore.storage.keyspace import TOKEN_EXPIRY_PREFIX, TOKEN_PREFIX
+from dynastore.storage.keyspace import TOKEN_EXPIRY_PREFIX, TOKEN_PREFIX, token_scope
 from dynastore.storage.kv import WriteTxn
 
 __all__ = [
@@ -104,7 +104,7 @@ def find_token(ctx: Context, token: str, request_hash: str) -> TokenRecord | Non
     Raises IdempotentParameterMismatchException for another request within the window, and
     TransactionInProgressException while the earlier transaction's commit is not final yet.
     """
-    key = TOKEN_PREFIX + token.encode()
+    key = TOKEN_PREFIX + _token_bytes(ctx, token)
     with ctx.kv.read() as txn:
         raw = txn.get(key)
     if raw is None:
@@ -228,8 +228,9 @@ def execute_write(
             record = TokenRecord(
                 request_hash, ctx.clock.now() + CLIENT_TOKEN_TTL_SECONDS, _read_units(actions, results)
             )
-            _store_token(txn, token, record, ctx.clock.now())
-            keys.append(TOKEN_PREFIX + token.encode())
+            scoped = _token_bytes(ctx, token)
+            _store_token(txn, scoped, record, ctx.clock.now())
+            keys.append(TOKEN_PREFIX + scoped)
     locks.lock(keys, ctx.kv.commit_seq)
     for action, result in zip(actions, results, strict=True):
         if not isinstance(action.plan, ConditionCheckPlan):
@@ -284,10 +285,16 @@ def _read_units(actions: list[WriteAction], results: list[writes.WriteResult]) -
     return units
 
 
-def _store_token(txn: WriteTxn, token: str, record: TokenRecord, now: float) -> None:
+def _token_bytes(ctx: Context, token: str) -> bytes:
+    """A client request token as keyed: tokens are per namespace (storage/keyspace.py ``token_scope``)."""
+    scope = ctx.catalog.scope
+    return token_scope(scope) + token.encode() if scope else token.encode()
+
+
+def _store_token(txn: WriteTxn, token: bytes, record: TokenRecord, now: float) -> None:
     _sweep_tokens(txn, now)
-    txn.put(TOKEN_PREFIX + token.encode(), _encode_token(record))
-    txn.put(TOKEN_EXPIRY_PREFIX + _expiry_bytes(record.expires_at) + token.encode(), b"")
+    txn.put(TOKEN_PREFIX + token, _encode_token(record))
+    txn.put(TOKEN_EXPIRY_PREFIX + _expiry_bytes(record.expires_at) + token, b"")
 
 
 def _sweep_tokens(txn: WriteTxn, now: float) -> None:

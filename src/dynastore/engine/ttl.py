@@ -30,14 +30,16 @@ OLDEST = 5 * 365 * 24 * 3600  # seconds: TTL values further in the past than thi
 
 
 def sweep(ctx: Context) -> bool:
-    """One pass over every table with TTL enabled; True while a table has items left to examine."""
+    """One pass over every table with TTL enabled (of every namespace); True while a table has items left to
+    examine."""
     now = ctx.clock.now()
     more = False
-    for name in ctx.catalog.list_names():
-        table = ctx.catalog.find(name)
-        if table is None or not table.is_active or table.ttl is None or not table.ttl.enabled:
-            continue
-        more |= _sweep_table(ctx, table, table.ttl.attribute_name, now)
+    for space in ctx.namespaces():
+        for name in space.catalog.list_names():
+            table = space.catalog.find(name)
+            if table is None or not table.is_active or table.ttl is None or not table.ttl.enabled:
+                continue
+            more |= _sweep_table(space, table, table.ttl.attribute_name, now)
     return more
 
 

@@ -37,6 +37,9 @@ from dynastore.protocol.protocol import Operation
 from dynastore.security.caller import Caller
 from dynastore.validation import validate_request
 
+# A handler takes the validated request and the context of the caller's namespace (its account and region; see
+# engine/context.py): it finds tables in ``ctx.catalog`` and builds ARNs from ``ctx.config``, and so serves
+# every namespace without knowing which one it serves.
 Handler = Callable[[dict[str, Any], Context], Any]
 
 OPERATIONS: dict[str, tuple[Any, Handler]] = {
@@ -118,22 +121,50 @@ def bind_streams(ctx: Context) -> dict[str, Operation]:
 
 
 def _runner(name: str, shape: Any, handler: Handler, ctx: Context) -> Callable[[Any, Caller], Any]:
-    """The operation as the protocol calls it. Without authentication nothing is added to a request; with it,
-    an authenticated caller's request is authorized (api/authorization.py) once its shape is valid and before
-    the operation looks at anything."""
+    """The operation as the protocol calls it: run in the context of the caller's namespace (its account and
+    region; always the config's with --shared-namespace). Without authentication nothing else is added to a
+    request; with it, an authenticated caller's request is authorized (api/authorization.py) in that namespace
+    once its shape is valid and before the operation looks at anything."""
+    if ctx.config.shared_namespace:
+        context_of: Callable[[Caller], Context] = _shared(ctx)
+    else:
+        context_of = _by_namespace(ctx)
     if ctx.config.auth == "none":
 
         def run(body: Any, caller: Caller) -> Any:
-            return handler(validate_request(shape, body), ctx)
+            request = validate_request(shape, body)
+            return handler(request, context_of(caller))
 
         return run
 
     authorize = authorization.authorize
 
     def run_authorized(body: Any, caller: Caller) -> Any:
-        req = validate_request(shape, body)
+        request = validate_request(shape, body)
+        scoped = context_of(caller)
         if caller.authenticated:
-            authorize(name, req, caller, ctx)
-        return handler(req, ctx)
+            authorize(name, request, caller, scoped)
+        return handler(request, scoped)
 
     return run_authorized
+
+
+def _shared(ctx: Context) -> Callable[[Caller], Context]:
+    """Every caller uses the config's namespace (DynamoDB Local's -sharedDb)."""
+
+    def context_of(caller: Caller) -> Context:
+        return ctx
+
+    return context_of
+
+
+def _by_namespace(ctx: Context) -> Callable[[Caller], Context]:
+    """The context of the caller's account and region: the default one for the config's namespace."""
+    account_id, region = ctx.config.account_id, ctx.config.region
+
+    def context_of(caller: Caller) -> Context:
+        if caller.account_id == account_id and caller.region == region:
+            return ctx
+        return ctx.in_namespace(caller.account_id, caller.region)
+
+    return context_of

@@ -9,6 +9,19 @@ Records (orjson, all under ``keyspace.meta_key``; the reserved names are defined
   deleted tables (``keyspace.table_prefix``), indexes (``keyspace.index_prefix``) and item-collection
   records of deleted tables (``keyspace.collection_prefix``) whose key ranges may still hold data.
 
+Namespaces: tables live per account and region, as in DynamoDB. One ``Catalog`` holds one namespace's tables;
+the catalogs of every namespace of a store share its KV, the id sequence and the purge queue (``_Shared``), so
+ids never collide across namespaces. ``Catalog.load`` returns the default namespace's catalog (the config's
+account and region), whose records are the ones above, unchanged; ``namespace_of(account, region)`` gives
+another's. Another namespace's table is recorded under ``meta_key(keyspace.namespaced_record_name(scope, name))``
+as ``{"kind": "ns-table", "namespace": [account, region], ...TableDef record}`` (a kind that a catalog knowing no
+namespaces skips). ``maintain``, ``flush_stats``, ``reload`` and ``close`` cover every namespace, whichever
+namespace's catalog they are called on. The default namespace's records name no namespace: they belong to
+whatever account and region the config names. So when the config names another account or region than before,
+an ``ns-table`` record of the new default namespace is adopted by it: read from where it is and moved under its
+name at its next write (if a record of the same name already is the default's, that one wins and the other is
+left untouched, its ids never handed out again).
+
 Lifecycle: transitions are lazy (see ``TableDef.settle``) and need no write when their time passes. A table
 DELETING past ``delete_table_delay`` reads as gone at once; ``maintain()`` later drops its record and queues
 its ids for purging. Purging deletes at most ``PURGE_CHUNK_KEYS`` keys per ``maintain()`` call, one write txn
@@ -29,19 +42,23 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import orjson
 
 from dynastore import messages
 from dynastore.config import Config
 from dynastore.errors import ResourceInUseException, ResourceNotFoundException, ValidationException
-from dynastore.model.table_schema import CREATING, DELETING, UPDATING, IndexDef, TableDef
+from dynastore.model.table_schema import CREATING, DELETING, UPDATING, TableDef
 from dynastore.storage import keyspace
 from dynastore.storage.kv import KV, WriteTxn
+from dynastore.storage.table_stats import TableStats
 from dynastore.util.arn import table_name_in
 
-__all__ = ["Catalog", "PURGE_CHUNK_KEYS", "STATS_FLUSH_SECONDS"]
+__all__ = ["Catalog", "Namespace", "NS_TABLE_KIND", "PURGE_CHUNK_KEYS", "STATS_FLUSH_SECONDS"]
+
+Namespace = tuple[str, str]  # (account id, region): where a table lives
+NS_TABLE_KIND = "ns-table"  # the record kind of a table of a namespace other than the default
 
 PURGE_CHUNK_KEYS = 1000
 STATS_FLUSH_SECONDS = 60.0
@@ -49,92 +66,152 @@ STATS_FLUSH_SECONDS = 60.0
 _PURGE_PREFIXES = {"t": keyspace.table_prefix, "x": keyspace.index_prefix, "l": keyspace.collection_prefix}
 
 
-@dataclass
-class _Stats:
-    items: int
-    bytes: int
-    dirty: bool = False
-    indexes: dict[int, list[int]] = field(default_factory=dict)  # index id -> [items, bytes]
+class _Shared:
+    """What the catalogs of every namespace of one store share."""
 
-    @classmethod
-    def of(cls, td: TableDef) -> _Stats:
-        return cls(
-            td.item_count, td.size_bytes, indexes={i.index_id: [i.item_count, i.size_bytes] for i in td.lsis + td.gsis}
-        )
+    __slots__ = ("next_id", "persisted_next_id", "purge_ids", "last_stats_flush", "generation", "spaces")
 
-    def applied_to(self, td: TableDef) -> TableDef:
-        """``td`` carrying these counters (the table's and every index's)."""
-
-        def counted(idx: IndexDef) -> IndexDef:
-            items, size = self.indexes.get(idx.index_id, (0, 0))
-            return (
-                idx
-                if (items, size) == (idx.item_count, idx.size_bytes)
-                else replace(idx, item_count=items, size_bytes=size)
-            )
-
-        return replace(
-            td,
-            item_count=self.items,
-            size_bytes=self.bytes,
-            lsis=tuple(counted(i) for i in td.lsis),
-            gsis=tuple(counted(i) for i in td.gsis),
-        )
+    def __init__(self, now: float) -> None:
+        self.next_id = 1
+        self.persisted_next_id = 1
+        self.purge_ids: list[tuple[str, int]] = []
+        self.last_stats_flush = now
+        self.generation = 0  # bumped by every create, update and delete in any namespace
+        self.spaces: dict[Namespace, Catalog] = {}  # every namespace's catalog, the default one first
 
 
 class Catalog:
-    """In-memory table definitions, written through to the KV."""
+    """In-memory table definitions of one namespace, written through to the KV."""
 
-    def __init__(self, kv: KV, config: Config) -> None:
+    def __init__(
+        self,
+        kv: KV,
+        config: Config,
+        shared: _Shared | None = None,
+        namespace: Namespace | None = None,
+        *,
+        kept: bool = True,
+    ) -> None:
         self._kv = kv
         self._config = config
+        self._shared = _Shared(config.clock.now()) if shared is None else shared
+        default = (config.account_id, config.region)
+        self.namespace: Namespace = default if namespace is None else namespace
+        self.account_id, self.region = self.namespace
+        # "" for the default namespace (its records, tokens and deleted streams are stored as before namespaces)
+        self.scope = "" if self.namespace == default else f"{self.account_id}/{self.region}"
         self._tables: dict[str, TableDef] = {}
-        self._stats: dict[str, _Stats] = {}
-        self._next_id = 1
-        self._persisted_next_id = 1
-        self._purge_ids: list[tuple[str, int]] = []
-        self._last_stats_flush = config.clock.now()
-        self.generation = 0  # bumped by every create, update and delete: lets callers cache derived views
+        self._stats: dict[str, TableStats] = {}
+        self._adopted: dict[str, bytes] = {}  # table name -> the key of its record, when not _record_key(name)
+        if kept:
+            self._shared.spaces.setdefault(self.namespace, self)
+
+    @property
+    def generation(self) -> int:
+        """Bumped by every create, update and delete (of any namespace): lets callers cache derived views."""
+        return self._shared.generation
+
+    # ---- namespaces ---------------------------------------------------------------------------------------
+    def namespace_of(self, account_id: str, region: str) -> Catalog:
+        """The catalog of the tables of ``account_id`` in ``region``. A namespace is kept from its first table on;
+        until then its catalog is made afresh, empty, for each caller (so callers naming ever new regions cost no
+        memory)."""
+        space = self._shared.spaces.get((account_id, region))
+        if space is None:
+            return Catalog(self._kv, self._config, self._shared, (account_id, region), kept=False)
+        return space
+
+    @property
+    def kept(self) -> bool:
+        """Whether this namespace is kept (it has had a table since the store was opened)."""
+        return self._shared.spaces.get(self.namespace) is self
+
+    def _kept(self) -> Catalog:
+        return self._shared.spaces.setdefault(self.namespace, self)
+
+    def namespaces(self) -> list[Catalog]:
+        """Every namespace's catalog of the store, the default one first."""
+        return list(self._shared.spaces.values())
+
+    def owner(self, td: TableDef) -> Catalog:
+        """The catalog of the namespace holding ``td`` (this one if no namespace holds it any more)."""
+        if self._holds(td):
+            return self
+        for space in self._shared.spaces.values():
+            if space._holds(td):
+                return space
+        return self
+
+    def _holds(self, td: TableDef) -> bool:
+        mine = self._tables.get(td.name)
+        return mine is not None and mine.table_id == td.table_id
+
+    def _record_key(self, name: str) -> bytes:
+        return keyspace.meta_key(keyspace.namespaced_record_name(self.scope, name) if self.scope else name)
 
     # ---- construction -------------------------------------------------------------------------------------
     @classmethod
     def load(cls, kv: KV, config: Config) -> Catalog:
-        """Read every catalog record once; the catalog is never re-read per request."""
+        """Read every catalog record once (every namespace's); the catalog is never re-read per request.
+        Returns the default namespace's catalog."""
         cat = cls(kv, config)
+        shared = cat._shared
         max_id = 0
         with kv.read() as txn:
             meta = keyspace.meta_prefix()
-            for _key, raw in txn.iter_range(meta, keyspace.prefix_end(meta)):
+            for key, raw in txn.iter_range(meta, keyspace.prefix_end(meta)):
                 rec = orjson.loads(raw)
                 kind = rec.get("kind") if isinstance(rec, dict) else None
-                if kind == "table":
+                if kind == "table" or kind == NS_TABLE_KIND:
                     td = TableDef.from_record(rec)
-                    cat._tables[td.name] = td
-                    cat._stats[td.name] = _Stats.of(td)
                     max_id = max(max_id, td.table_id, *td.index_ids())
+                    if kind == "table":
+                        cat._adopted.pop(td.name, None)  # the default's own record wins over an adopted one
+                        cat._add_loaded(td)
+                        continue
+                    space = cat.namespace_of(str(rec["namespace"][0]), str(rec["namespace"][1]))._kept()
+                    if space is cat:  # recorded while the config named another default namespace
+                        if td.name in cat._tables:
+                            continue
+                        cat._adopted[td.name] = key
+                    space._add_loaded(td)
                 elif kind == "seq":
-                    cat._next_id = max(cat._next_id, int(rec["next"]))
+                    shared.next_id = max(shared.next_id, int(rec["next"]))
                 elif kind == "purge":
-                    cat._purge_ids = [(str(k), int(i)) for k, i in rec["ids"]]
-                    max_id = max(max_id, *(i for _, i in cat._purge_ids), 0)
-        cat._next_id = max(cat._next_id, max_id + 1)
-        cat._persisted_next_id = cat._next_id
+                    shared.purge_ids = [(str(k), int(i)) for k, i in rec["ids"]]
+                    max_id = max(max_id, *(i for _, i in shared.purge_ids), 0)
+        shared.next_id = max(shared.next_id, max_id + 1)
+        shared.persisted_next_id = shared.next_id
         return cat
+
+    def _add_loaded(self, td: TableDef) -> None:
+        self._tables[td.name] = td
+        self._stats[td.name] = TableStats.of(td)
 
     def reload(self) -> None:
         """Read every record again after the KV took back commits that never became durable (a storage failure):
         a table change among them is gone from the store, so it must be gone from here too. The live item
         statistics of tables that are still the same table are kept (those of the writes taken back stay in
-        them: statistics are approximate, as after a crash); ids already handed out are never handed out again."""
+        them: statistics are approximate, as after a crash); ids already handed out are never handed out again.
+        Every namespace's catalog object stays the same object (contexts hold them)."""
         fresh = Catalog.load(self._kv, self._config)
-        for name, td in fresh._tables.items():
-            old, st = self._tables.get(name), self._stats.get(name)
-            if old is not None and st is not None and old.table_id == td.table_id:
-                fresh._stats[name] = st
-        self._tables, self._stats, self._purge_ids = fresh._tables, fresh._stats, fresh._purge_ids
-        self._next_id = max(self._next_id, fresh._next_id)
-        self._persisted_next_id = fresh._persisted_next_id
-        self.generation += 1
+        shared = self._shared
+        for namespace in fresh._shared.spaces:
+            self.namespace_of(*namespace)._kept()
+        for namespace, space in shared.spaces.items():
+            new = fresh._shared.spaces.get(namespace)
+            tables = {} if new is None else new._tables
+            stats = {} if new is None else new._stats
+            for name, td in tables.items():
+                old, st = space._tables.get(name), space._stats.get(name)
+                if old is not None and st is not None and old.table_id == td.table_id:
+                    stats[name] = st
+            space._tables, space._stats = tables, stats
+            space._adopted = {} if new is None else new._adopted
+        shared.purge_ids = fresh._shared.purge_ids
+        shared.next_id = max(shared.next_id, fresh._shared.next_id)
+        shared.persisted_next_id = fresh._shared.persisted_next_id
+        shared.generation += 1
 
     # ---- lookups ------------------------------------------------------------------------------------------
     def _now(self) -> float:
@@ -159,7 +236,7 @@ class Catalog:
         """The table a request's TableName means: the name, or the name in a table ARN of this region and
         account (AccessDeniedException for another's, ValidationException for an ARN naming no table)."""
         if name.startswith("arn:"):
-            return table_name_in(name, self._config.region, self._config.account_id)
+            return table_name_in(name, self.region, self.account_id)
         return name
 
     def get(self, name: str) -> TableDef:
@@ -202,13 +279,14 @@ class Catalog:
         return td
 
     def arn(self, name: str) -> str:
-        return f"arn:aws:dynamodb:{self._config.region}:{self._config.account_id}:table/{name}"
+        return f"arn:aws:dynamodb:{self.region}:{self.account_id}:table/{name}"
 
     # ---- ids ----------------------------------------------------------------------------------------------
     def next_table_id(self) -> int:
         """A fresh id for a table or an index, never handed out before (persisted with the next change)."""
-        n = self._next_id
-        self._next_id += 1
+        shared = self._shared
+        n = shared.next_id
+        shared.next_id += 1
         return n
 
     # ---- mutations ----------------------------------------------------------------------------------------
@@ -221,8 +299,9 @@ class Catalog:
             self._put_table(txn, td)
             self._put_seq(txn)
         self._tables[td.name] = td
-        self._stats[td.name] = _Stats.of(td)
-        self.generation += 1
+        self._stats[td.name] = TableStats.of(td)
+        self._kept()
+        self._shared.generation += 1
         return td
 
     def update(self, name: str, mutate: Callable[[TableDef], TableDef]) -> TableDef:
@@ -241,15 +320,17 @@ class Catalog:
             new = st.applied_to(new)
             st.dirty = False
         live_ids = {i.index_id for i in new.lsis + new.gsis if i.status != DELETING}
-        dropped = [("x", i) for i in current.index_ids() if i not in live_ids and ("x", i) not in self._purge_ids]
+        dropped = [
+            ("x", i) for i in current.index_ids() if i not in live_ids and ("x", i) not in self._shared.purge_ids
+        ]
         with self._kv.write() as txn:
             self._put_table(txn, new)
             self._put_seq(txn)
             if dropped:
-                self._put_purge(txn, self._purge_ids + dropped)
-        self._purge_ids.extend(dropped)
+                self._put_purge(txn, self._shared.purge_ids + dropped)
+        self._shared.purge_ids.extend(dropped)
         self._tables[name] = new
-        self.generation += 1
+        self._shared.generation += 1
         return new
 
     def delete(self, name: str) -> TableDef:
@@ -269,7 +350,7 @@ class Catalog:
             raise ResourceInUseException(messages.TABLE_BEING_DELETED.format(name=name))
         if td.deletion_protection:
             raise ValidationException(messages.TABLE_DELETION_PROTECTED)
-        self.generation += 1
+        self._shared.generation += 1
         items, size = self.stats(name)
         now = self._now()
         deleting = replace(
@@ -316,33 +397,39 @@ class Catalog:
     def maintain(self, max_keys: int = PURGE_CHUNK_KEYS) -> int:
         """Finish expired deletions, flush stale stats, purge up to ``max_keys`` keys. Returns keys purged."""
         now = self._now()
-        for td in list(self._tables.values()):
-            if td.status == DELETING and td.status_until is not None and now >= td.status_until:
-                self._drop(td)
-        if now - self._last_stats_flush >= STATS_FLUSH_SECONDS:
+        for space in self.namespaces():
+            for td in list(space._tables.values()):
+                if td.status == DELETING and td.status_until is not None and now >= td.status_until:
+                    space._drop(td)
+        if now - self._shared.last_stats_flush >= STATS_FLUSH_SECONDS:
             self.flush_stats()
         return self._purge_some(max_keys)
 
     def has_pending_purge(self) -> bool:
-        return bool(self._purge_ids)
+        return bool(self._shared.purge_ids)
 
     def flush_stats(self) -> None:
-        """Write every table record whose item statistics changed since it was last written."""
-        self._last_stats_flush = self._now()
-        dirty = [(n, st) for n, st in self._stats.items() if st.dirty and n in self._tables]
+        """Write every table record (of every namespace) whose item statistics changed since it was last written."""
+        self._shared.last_stats_flush = self._now()
+        dirty = [
+            (space, n, st)
+            for space in self.namespaces()
+            for n, st in space._stats.items()
+            if st.dirty and n in space._tables
+        ]
         if not dirty:
             return
         with self._kv.write() as txn:
-            for name, st in dirty:
-                td = st.applied_to(self._tables[name])
-                self._put_table(txn, td)
-                self._tables[name] = td
+            for space, name, st in dirty:
+                td = st.applied_to(space._tables[name])
+                space._put_table(txn, td)
+                space._tables[name] = td
                 st.dirty = False
 
     def close(self) -> None:
         """Persist the item statistics and the id sequence; the KV itself is closed by its owner."""
         self.flush_stats()
-        if self._next_id != self._persisted_next_id:
+        if self._shared.next_id != self._shared.persisted_next_id:
             with self._kv.write() as txn:
                 self._put_seq(txn)
 
@@ -351,18 +438,21 @@ class Catalog:
         ids = [("t", td.table_id), *(("x", i) for i in td.index_ids())]
         if td.lsis:
             ids.append(("l", td.table_id))
-        purge = self._purge_ids + [i for i in ids if i not in self._purge_ids]
+        purge = self._shared.purge_ids + [i for i in ids if i not in self._shared.purge_ids]
+        adopted = self._adopted.pop(td.name, None)
         with self._kv.write() as txn:
-            txn.delete(keyspace.meta_key(td.name))
+            txn.delete(self._record_key(td.name))
+            if adopted is not None:
+                txn.delete(adopted)
             self._put_purge(txn, purge)
-        self._purge_ids = purge
+        self._shared.purge_ids = purge
         self._tables.pop(td.name, None)
         self._stats.pop(td.name, None)
 
     def _purge_some(self, max_keys: int) -> int:
         purged = 0
-        while self._purge_ids and purged < max_keys:
-            kind, obj_id = self._purge_ids[0]
+        while self._shared.purge_ids and purged < max_keys:
+            kind, obj_id = self._shared.purge_ids[0]
             prefix = _PURGE_PREFIXES[kind](obj_id)
             budget = max_keys - purged
             with self._kv.write() as txn:
@@ -371,20 +461,28 @@ class Catalog:
                     txn.delete(key)
                 done = len(keys) < budget
                 if done:
-                    self._put_purge(txn, self._purge_ids[1:])
+                    self._put_purge(txn, self._shared.purge_ids[1:])
             purged += len(keys)
             if not done:
                 break
-            self._purge_ids = self._purge_ids[1:]
+            self._shared.purge_ids = self._shared.purge_ids[1:]
         return purged
 
     def _put_table(self, txn: WriteTxn, td: TableDef) -> None:
-        txn.put(keyspace.meta_key(td.name), orjson.dumps(td.to_record()))
+        adopted = self._adopted.pop(td.name, None) if self._adopted else None
+        if adopted is not None:
+            txn.delete(adopted)  # moved under its name in this namespace
+        rec = td.to_record()
+        if self.scope:
+            rec["kind"] = NS_TABLE_KIND
+            rec["namespace"] = [self.account_id, self.region]
+        txn.put(self._record_key(td.name), orjson.dumps(rec))
 
     def _put_seq(self, txn: WriteTxn) -> None:
-        if self._next_id != self._persisted_next_id:
-            txn.put(keyspace.meta_key(keyspace.SEQUENCE_RECORD), orjson.dumps({"kind": "seq", "next": self._next_id}))
-            self._persisted_next_id = self._next_id
+        shared = self._shared
+        if shared.next_id != shared.persisted_next_id:
+            txn.put(keyspace.meta_key(keyspace.SEQUENCE_RECORD), orjson.dumps({"kind": "seq", "next": shared.next_id}))
+            shared.persisted_next_id = shared.next_id
 
     def _put_purge(self, txn: WriteTxn, ids: list[tuple[str, int]]) -> None:
         txn.put(

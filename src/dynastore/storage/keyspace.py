@@ -23,6 +23,12 @@ tag                 key                                                         
 Catalog record names starting with ``#`` are reserved: ``#`` cannot appear in a table name, so they never
 collide with a table's record. ``Catalog.load`` reads every ``C`` record and skips kinds it does not own.
 
+Namespaces (an account and a region, storage/catalog.py): every key above belongs to the default namespace (the
+config's account and region) or is shared by all, since table and index ids come from one sequence. What another
+namespace needs apart is keyed by its *scope* ``<account>/<region>``: its tables' catalog records are named
+``@<scope>/<table name>`` (``@`` cannot appear in a table name either), and its client request tokens are
+``T 00 | FF <scope> FF | token`` (FF never occurs in UTF-8, so no token of the default namespace starts so).
+
 ``phash`` spreads a table's partition keys over the 2^32 hash space, giving DynamoDB-like Scan order; a Scan
 segment, and a partition for throttling, is a contiguous range of that space.
 
@@ -79,6 +85,8 @@ __all__ = [
     "item_key",
     "meta_key",
     "meta_prefix",
+    "namespaced_record_name",
+    "token_scope",
     "partition_hash",
     "prefix_end",
     "segment_bounds",
@@ -281,6 +289,17 @@ def meta_prefix() -> bytes:
 def meta_key(name: str) -> bytes:
     """A catalog record key (table metadata and the reserved records)."""
     return META_TAG + name.encode("utf-8")
+
+
+def namespaced_record_name(scope: str, name: str) -> str:
+    """The catalog record name of table ``name`` of the namespace ``scope`` (``<account>/<region>``): it starts
+    with ``@``, which no table name holds, and is no reserved name (those start with ``#``)."""
+    return f"@{scope}/{name}"
+
+
+def token_scope(scope: str) -> bytes:
+    """What precedes a client request token in its keys: nothing in the default namespace (``scope`` empty)."""
+    return b"\xff" + scope.encode() + b"\xff" if scope else b""
 
 
 def capacity_record_key(table_id: int) -> bytes:

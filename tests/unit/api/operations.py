@@ -11,7 +11,7 @@ from dynastore.config import Config
 from dynastore.engine.context import Context
 from dynastore.protocol import dispatch
 from dynastore.protocol.protocol import Operation
-from dynastore.security.caller import anonymous
+from dynastore.security.caller import Caller, anonymous
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.memory_kv import MemoryKV
 from dynastore.util.clock import ManualClock
@@ -29,14 +29,28 @@ def make_ctx(now: float = T0, **config: Any) -> tuple[Context, dict[str, Any], M
     return ctx, bound(ctx), clock
 
 
-def bound(ctx: Context) -> dict[str, Callable[[Any], Any]]:
-    """The api's operations of ``ctx``, each a function of the request dict, run as the anonymous caller."""
-    return {name: _as_anyone(operation) for name, operation in dispatch.bind(ctx).items()}
+def bound(ctx: Context, caller: Caller = ANYONE) -> dict[str, Callable[[Any], Any]]:
+    """The api's operations of ``ctx``, each a function of the request dict, run as ``caller`` (by default the
+    anonymous caller); the Streams API's operations are among them."""
+    operations = {**dispatch.bind(ctx), **dispatch.bind_streams(ctx)}
+    return {name: _as(caller, operation) for name, operation in operations.items()}
 
 
-def _as_anyone(operation: Operation) -> Callable[[Any], Any]:
+def user(account_id: str, region: str, name: str = "alice") -> Caller:
+    """An authenticated caller of ``account_id`` whose request's credential scope names ``region``."""
+    return Caller(
+        account_id,
+        region,
+        user_name=name,
+        arn=f"arn:aws:iam::{account_id}:user/{name}",
+        access_key_id="AKIA" + account_id,
+        authenticated=True,
+    )
+
+
+def _as(caller: Caller, operation: Operation) -> Callable[[Any], Any]:
     def run(body: Any) -> Any:
-        return operation.run(body, ANYONE)
+        return operation.run(body, caller)
 
     return run
 

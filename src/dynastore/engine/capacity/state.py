@@ -119,12 +119,13 @@ class Capacity:
         return st
 
     def find(self, name: str) -> TableState:
+        """The state of table ``name`` of the default namespace."""
         return self.state(self.catalog.get(name))
 
     # ---- building and reconciling -------------------------------------------------------------------------
     def _reconcile(self, td: TableDef, st: TableState | None) -> TableState:
         now = self.clock.now()
-        arn = td.arn(self.config.region, self.config.account_id)
+        arn = self.catalog.owner(td).arn(td.name)  # the ARN in the table's namespace
         if st is None:
             st = TableState(td, Resource(None, arn, keyspace.table_prefix(td.table_id), td, self.meters))
             self.tables[td.table_id] = st
@@ -158,7 +159,7 @@ class Capacity:
     def _fresh(self, st: TableState, res: Resource, td: TableDef, idx: IndexDef | None) -> None:
         """A new table's (or index's) partitions, from its throughput and the data it already holds."""
         read, write = self._wanted(res, td, idx)
-        size = self.catalog.stats(td.name)[1] if idx is None else 0
+        size = self.catalog.owner(td).stats(td.name)[1] if idx is None else 0
         res.natural = PartitionMap.even(initial_partition_count(read, write, size, self.limits))
         res.basis = (read, write) if _provisioned(td) else res.basis
         if idx is None and size:
@@ -233,7 +234,7 @@ class Capacity:
             self._measure(st, res)
 
     def _measure(self, st: TableState, res: Resource) -> None:
-        items = self.catalog.stats(st.td.name)[0]
+        items = self.catalog.owner(st.td).stats(st.td.name)[0]
         if res.index_name is None and items <= MEASURE_MAX_ITEMS:
             measure(self.kv, res.prefix, res.pmap)
 
@@ -266,7 +267,7 @@ class Capacity:
         now = self.clock.now()
         res = st.base
         read, write = self._wanted(res, st.td, None)
-        size = self.catalog.stats(st.td.name)[1]
+        size = self.catalog.owner(st.td).stats(st.td.name)[1]
         res.natural = PartitionMap.even(initial_partition_count(read, write, size, self.limits))
         self._after_structural_change(st, res)
         self._rates(res, now, rebuild=True)
