@@ -14,6 +14,7 @@ from dynastore.engine.key_spaces import TableSpaces
 from dynastore.engine.stream_shards import StreamShards
 from dynastore.engine.transaction_locks import TransactionLocks
 from dynastore.expressions.cache import ExpressionCache, KeyTemplates
+from dynastore.partiql.cache import StatementCache
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.kv import KV
 from dynastore.util.clock import Clock
@@ -35,6 +36,7 @@ class Context:
         "expressions",
         "key_templates",
         "table_spaces",
+        "statements",
     )
 
     def __init__(
@@ -61,6 +63,7 @@ class Context:
         self.expressions = expressions  # parsed expressions, shared by all requests
         self.key_templates = key_templates  # remembered Query key-condition shapes
         self.table_spaces = TableSpaces()  # the key space of each table definition in use
+        self.statements = StatementCache()  # parsed PartiQL statements, shared by all requests
 
     @property
     def clock(self) -> Clock:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dynastore.api import (
+    batch_execute_statement,
     batch_get_item,
     batch_write_item,
     contributor_insights,
@@ -16,6 +17,8 @@ from dynastore.api import (
     describe_endpoints,
     describe_limits,
     describe_table,
+    execute_statement,
+    execute_transaction,
     get_item,
     list_tables,
     put_item,
@@ -62,6 +65,9 @@ OPERATIONS: dict[str, tuple[Any, Handler]] = {
     "BatchGetItem": (schemas.BATCH_GET_ITEM, batch_get_item.handle),
     "TransactWriteItems": (schemas.TRANSACT_WRITE_ITEMS, transact_write_items.handle),
     "TransactGetItems": (schemas.TRANSACT_GET_ITEMS, transact_get_items.handle),
+    "ExecuteStatement": (schemas.EXECUTE_STATEMENT, execute_statement.handle),
+    "BatchExecuteStatement": (schemas.BATCH_EXECUTE_STATEMENT, batch_execute_statement.handle),
+    "ExecuteTransaction": (schemas.EXECUTE_TRANSACTION, execute_transaction.handle),
 }
 
 STREAMS_OPERATIONS: dict[str, tuple[Any, Handler]] = {
