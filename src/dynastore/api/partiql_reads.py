@@ -29,7 +29,14 @@ from dynastore.errors import ValidationException
 from dynastore.expressions import ResolvedCondition, ResolvedProjection
 from dynastore.limits import MAX_PAGE_BYTES
 from dynastore.model.values import AttributeValue, compare_scalars
-from dynastore.partiql import ReadPlan, ast, plan_read, translate_condition, translate_projection
+from dynastore.partiql import (
+    ReadPlan,
+    ast,
+    partition_equality,
+    plan_read,
+    translate_condition,
+    translate_projection,
+)
 
 __all__ = ["SelectPage", "execute_select"]
 
@@ -85,11 +92,10 @@ def execute_select(
     next_token: str | None,
 ) -> SelectPage:
     read = _prepare(ctx, select, params, consistent=consistent)
-    fingerprint = _fingerprint(text, params, consistent)
     start_range: int = 0
     start_key: bytes | None = None
     if next_token is not None:
-        start_range, start_key = _decode_token(next_token, fingerprint, read.ranges)
+        start_range, start_key = _decode_token(next_token, _fingerprint(text, params, consistent), read.ranges)
     items: list[Json] = []
     half_units = 0
     remaining_limit = limit
@@ -120,16 +126,16 @@ def execute_select(
         items.extend(page.items)
         half_units += read_half_units(page.read_bytes, consistent=consistent) + page.fetch_half_units
         if page.last_key is not None:
-            stored = read.space.start_key(page.last_key)
-            return SelectPage(
-                items, _encode_token(fingerprint, position, stored), page.last_key, half_units, read.space
-            )
+            # only a page that stops needs the statement's fingerprint
+            token = _encode_token(_fingerprint(text, params, consistent), position, read.space.start_key(page.last_key))
+            return SelectPage(items, token, page.last_key, half_units, read.space)
         if remaining_limit is not None:
             remaining_limit -= page.scanned_count
         remaining_bytes -= page.read_bytes
         more = position + 1 < len(read.ranges)
         if more and (remaining_limit == 0 or remaining_bytes <= 0):
-            return SelectPage(items, _encode_token(fingerprint, position + 1, None), None, half_units, read.space)
+            token = _encode_token(_fingerprint(text, params, consistent), position + 1, None)
+            return SelectPage(items, token, None, half_units, read.space)
     return SelectPage(items, None, None, half_units, read.space)
 
 
@@ -161,18 +167,16 @@ def select_response(page: SelectPage, consumed: dict[str, Any] | None) -> bytes:
 def _prepare(ctx: Context, select: ast.Select, params: list[AttributeValue], *, consistent: bool) -> _Read:
     table = table_of(ctx, select.table)
     space = read_space(ctx, table, select.index, consistent=consistent)
-    where = translate_condition(select.where, params) if select.where is not None else None
     projection = translate_projection(select.projection)
-    schema = space.key_schema
     range_key = space.range_key
-    if schema.is_multi_attribute:
-        plan = ReadPlan(None, None, (), ResolvedCondition(where) if where is not None else None)
-    else:
-        plan = plan_read(
-            where,
-            (space.hash_key.name, space.hash_key.type),
-            None if range_key is None else (range_key.name, range_key.type),
-        )
+    hash_key = (space.hash_key.name, space.hash_key.type)
+    plan = None if space.key_schema.is_multi_attribute else partition_equality(select.where, params, hash_key)
+    if plan is None:
+        where = translate_condition(select.where, params) if select.where is not None else None
+        if space.key_schema.is_multi_attribute:
+            plan = ReadPlan(None, None, (), ResolvedCondition(where) if where is not None else None)
+        else:
+            plan = plan_read(where, hash_key, None if range_key is None else (range_key.name, range_key.type))
     reverse, hash_descending = _order(select, space, plan)
     check_key_paths(table, projection.paths if projection is not None else ())
     fetch = _index_fetch(space, plan.filter, projection, consistent)

@@ -21,6 +21,7 @@ from dynastore.partiql.tokens import PartiQLSyntaxError
 from dynastore.partiql.translate import (
     ReadPlan,
     conjoin,
+    partition_equality,
     plan_read,
     split_key,
     translate_condition,
@@ -37,6 +38,7 @@ __all__ = [
     "bind_value",
     "conjoin",
     "parse",
+    "partition_equality",
     "plan_read",
     "split_key",
     "translate_condition",

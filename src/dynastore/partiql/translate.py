@@ -46,6 +46,7 @@ __all__ = [
     "translate_condition",
     "translate_projection",
     "translate_update",
+    "partition_equality",
     "plan_read",
     "split_key",
 ]
@@ -264,6 +265,26 @@ def plan_read(root: ResolvedNode | None, hash_key: tuple[str, str], range_key: t
                 rest = rest[:index] + rest[index + 1 :]
                 break
     return ReadPlan(values, range_op, range_values, conjoin(rest))
+
+
+def partition_equality(
+    where: ast.Condition | None, params: list[AttributeValue], hash_key: tuple[str, str]
+) -> ReadPlan | None:
+    """The plan of the most common SELECT, ``WHERE <partition key> = value``, read off the syntax tree without
+    translating it (the hot path of a key lookup); None for any other WHERE clause."""
+    if not isinstance(where, ast.Compare) or where.op != "=":
+        return None
+    left, right = where.left, where.right
+    if isinstance(right, ast.Path):
+        left, right = right, left
+    if not isinstance(left, ast.Path) or left.elements != (hash_key[0],):
+        return None
+    if not isinstance(right, ast.Param | ast.Literal):
+        return None
+    value = bind_value(right, params)
+    if hash_key[1] not in value:
+        return None
+    return ReadPlan([value], None, (), None)
 
 
 def _hash_values(node: ResolvedNode, hash_key: tuple[str, str]) -> list[AttributeValue] | None:

@@ -10,7 +10,16 @@ import pytest
 
 from dynastore.errors import ValidationException
 from dynastore.expressions import ResolvedCondition, apply_update, evaluate
-from dynastore.partiql import ast, bind_value, parse, plan_read, split_key, translate_condition, translate_update
+from dynastore.partiql import (
+    ast,
+    bind_value,
+    parse,
+    partition_equality,
+    plan_read,
+    split_key,
+    translate_condition,
+    translate_update,
+)
 
 
 def where(text: str, params: list[dict[str, Any]] | None = None) -> Any:
@@ -166,3 +175,17 @@ class TestUpdates:
         with pytest.raises(ValidationException) as info:
             translate_update(statement.actions, [])
         assert info.value.message == message
+
+
+class TestPartitionEquality:
+    def test_the_key_lookup_shortcut(self) -> None:
+        def plan(text: str, params: list[dict[str, Any]]) -> Any:
+            statement = parse(f"SELECT * FROM t WHERE {text}").statement
+            assert isinstance(statement, ast.Select)
+            return partition_equality(statement.where, params, ("pk", "S"))
+
+        found = plan("pk = ?", [{"S": "a"}])
+        assert (found.hash_values, found.range_op, found.filter) == ([{"S": "a"}], None, None)
+        assert plan("'b' = pk", []).hash_values == [{"S": "b"}]
+        for other in ("pk = 1", "pk > 'a'", "x = 'a'", "pk = 'a' AND x = 1", "pk.x = 'a'"):
+            assert plan(other, []) is None
