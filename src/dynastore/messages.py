@@ -590,16 +590,14 @@ PARTIQL_ORDER_BY_NEEDS_HASH = (  # ours
 )
 PARTIQL_ORDER_BY_NOT_KEY = "Order by is supported only on the key attributes of the table or index read: {name}"  # ours
 PARTIQL_DELETE_RETURNING = "DELETE supports only RETURNING ALL OLD *"  # ours
-PARTIQL_INSERT_NOT_TUPLE = "Unsupported value in INSERT: the item must be a tuple ({{...}})"  # ours
+PARTIQL_INSERT_NOT_TUPLE = "Unsupported value in INSERT: the item must be a tuple ({...})"  # ours
 PARTIQL_NEXT_TOKEN_INVALID = "The provided NextToken is invalid for this statement"  # ours
-PARTIQL_IN_TOO_MANY = "IN operator supports at most {limit} values; found {count}"  # ours
 PARTIQL_BATCH_READ_KEY = (
     "Select statements within BatchExecuteStatement must specify the primary key in the where clause."
 )
 PARTIQL_BATCH_MIXED = (
     "BatchExecuteStatement does not support both read and write operations in the same request."  # ours
 )
-PARTIQL_BATCH_EXISTS = "EXISTS is supported only within ExecuteTransaction"  # ours
 PARTIQL_TRANSACTION_FAILED = "Validation failed in TransactStatements[{index}]: {detail}"
 PARTIQL_TRANSACTION_READ_KEY = (
     "Select statements within ExecuteTransaction must specify the primary key in the where clause."

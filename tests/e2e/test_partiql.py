@@ -379,3 +379,43 @@ class TestErrors:
             VALIDATION,
             "EXISTS is supported only within ExecuteTransaction",
         )
+
+
+class TestChoices:
+    """What dynastore does where DynamoDB's documentation is silent (docs/partiql.md "Choices")."""
+
+    def test_not_equal_keeps_items_without_the_attribute(self, ddb: Any, table_s: str) -> None:
+        ddb.put_item(TableName=table_s, Item={"pk": {"S": "ne1"}, "a": {"N": "1"}})
+        ddb.put_item(TableName=table_s, Item={"pk": {"S": "ne2"}})
+        items = run(ddb, f"SELECT pk FROM \"{table_s}\" WHERE pk IN ['ne1', 'ne2'] AND a <> 1")["Items"]
+        assert items == [{"pk": {"S": "ne2"}}]
+
+    def test_in_partitions_in_list_order(self, ddb: Any, table: str) -> None:
+        items = run(ddb, f"SELECT pk FROM \"{table}\" WHERE pk IN ['b', 'a', 'b'] AND sk = 0")["Items"]
+        assert items == [{"pk": {"S": "b"}}, {"pk": {"S": "a"}}]
+        assert error_of(lambda: run(ddb, f'SELECT * FROM "{table}" WHERE v = 1 ORDER BY sk')) == (
+            VALIDATION,
+            "Must have at least one non-optional hash key condition in WHERE clause when using ORDER BY clause.",
+        )
+        assert error_of(lambda: run(ddb, f"SELECT * FROM \"{table}\" WHERE pk = 'a' ORDER BY v")) == (
+            VALIDATION,
+            "Order by is supported only on the key attributes of the table or index read: v",
+        )
+
+    def test_insert_of_a_map_parameter(self, ddb: Any, table_s: str) -> None:
+        item = {"pk": {"S": "mapped"}, "x": {"N": "1"}}
+        assert run(ddb, f'INSERT INTO "{table_s}" VALUE ?', {"M": item}) == {"Items": []}
+        assert ddb.get_item(TableName=table_s, Key={"pk": {"S": "mapped"}})["Item"] == item
+        assert error_of(lambda: run(ddb, f'INSERT INTO "{table_s}" VALUE ?', {"S": "x"})) == (
+            VALIDATION,
+            "Unsupported value in INSERT: the item must be a tuple ({...})",
+        )
+
+    def test_reserved_words_as_names_in_double_quotes(self, ddb: Any, table_s: str) -> None:
+        ddb.put_item(TableName=table_s, Item={"pk": {"S": "words"}, "value": {"S": "v"}, "set": {"N": "1"}})
+        assert error_of(lambda: run(ddb, f"SELECT value FROM \"{table_s}\" WHERE pk = 'words'")) == (
+            VALIDATION,
+            NOT_WELL_FORMED + "Unexpected keyword",
+        )
+        items = run(ddb, f'SELECT "value", "set" FROM "{table_s}" WHERE "pk" = \'words\'')["Items"]
+        assert items == [{"value": {"S": "v"}, "set": {"N": "1"}}]

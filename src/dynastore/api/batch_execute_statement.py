@@ -81,7 +81,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
 def _run(ctx: Context, entry: dict[str, Any], statement: ast.Statement, tally: _Tally) -> dict[str, Any]:
     params = parameters(entry)
     if isinstance(statement, ast.Exists):
-        raise ValidationException(messages.PARTIQL_BATCH_EXISTS)
+        raise ValidationException(messages.PARTIQL_EXISTS_OUTSIDE_TRANSACTION)
     if isinstance(statement, ast.Select):
         read = keyed_read(
             ctx,
