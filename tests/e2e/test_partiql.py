@@ -173,8 +173,9 @@ class TestSelect:
         ddb.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 0.05, "MaxAttempts": 200})
         for pk in ("x", "y", "z"):
             ddb.put_item(TableName=name, Item={"pk": {"S": pk}, "g": {"S": "G"}, "other": {"S": pk}})
+        run(ddb, f"INSERT INTO \"{name}\" VALUE {{'pk': 'w', 'g': 'G'}}")  # indexed as PutItem's item is
         items = run(ddb, f'SELECT * FROM "{name}"."by_g" WHERE g = \'G\'')["Items"]
-        assert sorted(i["pk"]["S"] for i in items) == ["x", "y", "z"]
+        assert sorted(i["pk"]["S"] for i in items) == ["w", "x", "y", "z"]
         assert all(set(i) == {"pk", "g"} for i in items)
         assert error_of(lambda: run(ddb, f'SELECT * FROM "{name}"."by_g" WHERE g = \'G\'', ConsistentRead=True)) == (
             VALIDATION,
