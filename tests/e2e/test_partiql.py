@@ -420,3 +420,35 @@ class TestChoices:
         )
         items = run(ddb, f'SELECT "value", "set" FROM "{table_s}" WHERE "pk" = \'words\'')["Items"]
         assert items == [{"value": {"S": "v"}, "set": {"N": "1"}}]
+
+
+class TestKeyLookup:
+    """``WHERE pk = ?`` on a table without a sort key: one item, at the cost of the Query of its partition."""
+
+    @pytest.mark.parametrize("consistent", [False, True])
+    @pytest.mark.parametrize("key", ["look-big", "look-missing"])
+    def test_costs_what_the_query_costs(self, ddb: Any, table_s: str, consistent: bool, key: str) -> None:
+        ddb.put_item(TableName=table_s, Item={"pk": {"S": "look-big"}, "b": {"S": "x" * 9000}})
+        select = run(
+            ddb, f'SELECT pk FROM "{table_s}" WHERE pk = ?', {"S": key},
+            ConsistentRead=consistent, ReturnConsumedCapacity="TOTAL",
+        )  # fmt: skip
+        query = ddb.query(
+            TableName=table_s,
+            KeyConditionExpression="pk = :k",
+            ExpressionAttributeValues={":k": {"S": key}},
+            ProjectionExpression="pk",
+            ConsistentRead=consistent,
+            ReturnConsumedCapacity="TOTAL",
+        )
+        assert select["Items"] == query["Items"]
+        assert select["ConsumedCapacity"] == query["ConsumedCapacity"]
+        assert "NextToken" not in select
+
+    def test_limit_pages_as_the_query_does(self, ddb: Any, table_s: str) -> None:
+        ddb.put_item(TableName=table_s, Item={"pk": {"S": "look-limit"}})
+        first = run(ddb, f"SELECT * FROM \"{table_s}\" WHERE pk = 'look-limit'", Limit=1)
+        assert first["Items"] == [{"pk": {"S": "look-limit"}}]
+        assert first["LastEvaluatedKey"] == {"pk": {"S": "look-limit"}}
+        last = run(ddb, f"SELECT * FROM \"{table_s}\" WHERE pk = 'look-limit'", Limit=1, NextToken=first["NextToken"])
+        assert last == {"Items": []}

@@ -23,12 +23,13 @@ from dynastore.api.partiql_requests import read_space, table_of
 from dynastore.api.read_requests import check_key_paths, json_array
 from dynastore.engine.capacity.units import read_half_units
 from dynastore.engine.context import Context
+from dynastore.engine.item_reads import GetItemRequest, get_item
 from dynastore.engine.key_spaces import IndexKeySpace, KeySpace, range_bounds
 from dynastore.engine.pages import Json, PageRequest, TableFetch, condition_paths, read_page
 from dynastore.errors import ValidationException
-from dynastore.expressions import ResolvedCondition, ResolvedProjection
+from dynastore.expressions import ResolvedCondition, ResolvedProjection, project
 from dynastore.limits import MAX_PAGE_BYTES
-from dynastore.model.values import AttributeValue, compare_scalars
+from dynastore.model.values import AttributeValue, Item, compare_scalars
 from dynastore.partiql import (
     ReadPlan,
     ast,
@@ -62,7 +63,7 @@ class SelectPage:
 class _Read:
     """A SELECT made ready to read: its key space, partition ranges, filter, projection and direction."""
 
-    __slots__ = ("space", "ranges", "filter", "projection", "reverse", "fetch")
+    __slots__ = ("space", "ranges", "filter", "projection", "reverse", "fetch", "lookup")
 
     def __init__(
         self,
@@ -72,6 +73,7 @@ class _Read:
         projection: ResolvedProjection | None,
         reverse: bool,
         fetch: TableFetch | None,
+        lookup: Item | None = None,
     ) -> None:
         self.space = space
         self.ranges = ranges  # (lo, hi, admitted at) per partition, or the whole key space for a Scan
@@ -79,6 +81,7 @@ class _Read:
         self.projection = projection
         self.reverse = reverse
         self.fetch = fetch
+        self.lookup = lookup  # the key, when the read is one item of a table without a sort key (no ranges)
 
 
 def execute_select(
@@ -91,7 +94,9 @@ def execute_select(
     limit: int | None,
     next_token: str | None,
 ) -> SelectPage:
-    read = _prepare(ctx, select, params, consistent=consistent)
+    read = _prepare(ctx, select, params, consistent=consistent, one_page=limit is None and next_token is None)
+    if read.lookup is not None:
+        return _look_up(ctx, read, consistent)
     start_range: int = 0
     start_key: bytes | None = None
     if next_token is not None:
@@ -139,6 +144,18 @@ def execute_select(
     return SelectPage(items, None, None, half_units, read.space)
 
 
+def _look_up(ctx: Context, read: _Read, consistent: bool) -> SelectPage:
+    """``WHERE <partition key> = v`` on a table without a sort key reads one item: GetItem's lookup, which costs
+    what the Query of that partition costs (the item's size rounded, or the minimum when there is none)."""
+    assert read.lookup is not None
+    result = get_item(ctx, GetItemRequest(read.space.table, read.lookup, consistent=consistent))
+    items: list[Json] = []
+    stored = result.item_json
+    if stored is not None:
+        items.append(stored if read.projection is None else orjson.dumps(project(result.item(), read.projection)))
+    return SelectPage(items, None, None, result.half_units, read.space)
+
+
 def select_capacity(mode: str | None, table_name: str, page: SelectPage) -> dict[str, Any] | None:
     """Reading a table charges the table; reading an index charges the index (Query's and Scan's rule)."""
     index = page.space.index
@@ -164,7 +181,9 @@ def select_response(page: SelectPage, consumed: dict[str, Any] | None) -> bytes:
 # ---------------------------------------------------------------- planning
 
 
-def _prepare(ctx: Context, select: ast.Select, params: list[AttributeValue], *, consistent: bool) -> _Read:
+def _prepare(
+    ctx: Context, select: ast.Select, params: list[AttributeValue], *, consistent: bool, one_page: bool
+) -> _Read:
     table = table_of(ctx, select.table)
     space = read_space(ctx, table, select.index, consistent=consistent)
     projection = translate_projection(select.projection)
@@ -184,6 +203,8 @@ def _prepare(ctx: Context, select: ast.Select, params: list[AttributeValue], *, 
         lo, hi = space.segment(0, 1)
         return _Read(space, [(lo, hi, lo)], plan.filter, projection, reverse, fetch)
     values = plan.hash_values
+    if one_page and range_key is None and space.index is None and plan.filter is None and len(values) == 1:
+        return _Read(space, [], None, projection, False, None, {space.hash_key.name: values[0]})
     if select.order_by:
         type_name = space.hash_key.type
 
