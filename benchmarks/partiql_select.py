@@ -3,7 +3,10 @@ with a random existing key, and the GetItem of the same key, in interleaved roun
 
 Each workload runs for a fixed time from client processes holding keep-alive connections that send pre-built
 raw requests (no signing, no boto3: the client stays cheap), and reports requests a second and the server's CPU
-time per request (from /proc, steadier than throughput on a shared machine). Medians of the rounds. Run:
+time per request (from /proc, steadier than throughput on a shared machine). Then the same requests go to an
+in-process dynastore (``dynastore.testing.InProcess``, the protocol layer and everything below it, no sockets),
+sequentially in interleaved rounds: CPU microseconds a request (the process's CPU time, all its threads), the
+steadiest figure on a busy machine. Medians of the rounds. Run:
 ``python benchmarks/partiql_select.py [seconds] [rounds] [processes]`` (defaults 3, 5, 2).
 """
 
@@ -51,6 +54,7 @@ def _requests(workload: str) -> list[tuple[bytes, dict[str, str]]]:
     out = []
     for i in range(ITEMS):
         key = {"S": f"key-{i}"}
+        body: dict[str, Any]
         if workload == "get":
             body = {"TableName": TABLE, "Key": {"pk": key}}
             out.append((json.dumps(body).encode(), _headers("GetItem")))
@@ -98,6 +102,45 @@ def _round(port: int, pid: int, workload: str, seconds: float, procs: int) -> tu
     return total / seconds, cpu / total * 1e6
 
 
+def _in_process(rounds: int, calls: int = 5000) -> None:
+    from dynastore.testing import InProcess
+
+    dynastore = InProcess(hook_clients=False)
+    dynastore.start()
+    try:
+        create = {
+            "TableName": TABLE,
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+            "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+            "BillingMode": "PAY_PER_REQUEST",
+        }
+        dynastore.request("POST", "/", json.dumps(create).encode(), _headers("CreateTable"))
+        for i in range(ITEMS):
+            item = {"TableName": TABLE, "Item": {"pk": {"S": f"key-{i}"}, "v": {"S": "x" * 100}}}
+            dynastore.request("POST", "/", json.dumps(item).encode(), _headers("PutItem"))
+        figures: dict[str, list[float]] = {"get": [], "select": []}
+        for _ in range(rounds):
+            for workload, runs in figures.items():
+                requests = _requests(workload)
+                rng = random.Random(1)
+                start = time.process_time()  # CPU time of this process: steadier than wall time here
+                for _ in range(calls):
+                    body, headers = requests[rng.randrange(ITEMS)]
+                    if dynastore.request("POST", "/", body, headers).status != 200:
+                        raise RuntimeError(workload)
+                runs.append((time.process_time() - start) / calls * 1e6)
+        for workload, runs in figures.items():
+            print(
+                f"in process {workload:7s} {statistics.median(runs):6.1f} us/request  (rounds: "
+                + ", ".join(f"{r:.0f}" for r in runs)
+                + ")"
+            )
+        ratio = statistics.median(figures["get"]) / statistics.median(figures["select"])
+        print(f"in process SELECT / GetItem throughput: {ratio:.2f}")
+    finally:
+        dynastore.stop()
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -141,14 +184,18 @@ def main() -> None:
         for workload, runs in figures.items():
             rate = statistics.median(r for r, _ in runs)
             cpu = statistics.median(c for _, c in runs)
-            print(f"{workload:7s} {rate:9.0f} requests/s  {cpu:6.1f} us server CPU/request  (rounds: "
-                  + ", ".join(f"{r:.0f}" for r, _ in runs) + ")")
+            print(
+                f"{workload:7s} {rate:9.0f} requests/s  {cpu:6.1f} us server CPU/request  (rounds: "
+                + ", ".join(f"{r:.0f}" for r, _ in runs)
+                + ")"
+            )
         get_rate = statistics.median(r for r, _ in figures["get"])
         select_rate = statistics.median(r for r, _ in figures["select"])
         print(f"SELECT / GetItem throughput: {select_rate / get_rate:.2f}")
     finally:
         server.terminate()
         server.wait(timeout=10)
+    _in_process(rounds)
 
 
 if __name__ == "__main__":
