@@ -18,7 +18,7 @@ import orjson
 from dynastore import messages
 from dynastore.api.consumed_capacity import consumed_capacity
 from dynastore.api.partiql_requests import parameters, parsed_statement
-from dynastore.api.partiql_writes import keyed_read, prepare_write
+from dynastore.api.partiql_writes import KeyedRead, keyed_read, prepare_write
 from dynastore.api.transact_write_items import transaction_write_capacity
 from dynastore.engine import transactions
 from dynastore.engine.context import Context
@@ -33,10 +33,12 @@ _READ = dict(key_message=messages.PARTIQL_TRANSACTION_READ_KEY, index_message=me
 
 def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     entries = req["TransactStatements"]
-    statements = [
-        _in_statement(index, lambda e=entry: parsed_statement(ctx, e["Statement"], parameters(e)).statement)
-        for index, entry in enumerate(entries)
-    ]
+    statements: list[ast.Statement] = []
+    for index, entry in enumerate(entries):
+        try:
+            statements.append(parsed_statement(ctx, entry["Statement"], parameters(entry)).statement)
+        except ValidationException as e:
+            raise _in_statement(index, e) from None
     selects = [isinstance(s, ast.Select) for s in statements]
     if any(selects) and not all(selects):
         raise ValidationException(messages.PARTIQL_TRANSACTION_MIXED)
@@ -45,19 +47,21 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     return _write(req, ctx, entries, statements)
 
 
-def _in_statement(index: int, step: Any) -> Any:
-    """Run ``step``; a validation error names the statement it is about."""
-    try:
-        return step()
-    except ValidationException as e:
-        raise ValidationException(messages.PARTIQL_TRANSACTION_FAILED.format(index=index, detail=e.message)) from None
+def _in_statement(index: int, error: ValidationException) -> ValidationException:
+    """A statement's validation error, naming the statement."""
+    return ValidationException(messages.PARTIQL_TRANSACTION_FAILED.format(index=index, detail=error.message))
 
 
-def _read(req: dict[str, Any], ctx: Context, entries: list[dict[str, Any]], statements: list[Any]) -> dict[str, Any]:
-    reads = [
-        _in_statement(index, lambda s=statement, e=entry: keyed_read(ctx, s, parameters(e), **_READ))
-        for index, (entry, statement) in enumerate(zip(entries, statements, strict=True))
-    ]
+def _read(
+    req: dict[str, Any], ctx: Context, entries: list[dict[str, Any]], statements: list[ast.Statement]
+) -> dict[str, Any]:
+    reads: list[KeyedRead] = []
+    for index, (entry, statement) in enumerate(zip(entries, statements, strict=True)):
+        assert isinstance(statement, ast.Select)
+        try:
+            reads.append(keyed_read(ctx, statement, parameters(entry), **_READ))
+        except ValidationException as e:
+            raise _in_statement(index, e) from None
     actions: list[transactions.GetAction] = []
     seen: set[bytes] = set()
     for read in reads:
@@ -69,13 +73,13 @@ def _read(req: dict[str, Any], ctx: Context, entries: list[dict[str, Any]], stat
     outcomes = transactions.execute_get(ctx, actions)
     responses: list[dict[str, Any]] = []
     units: dict[str, int] = {}
-    for statement, read, outcome in zip(statements, reads, outcomes, strict=True):
+    for read, outcome in zip(reads, outcomes, strict=True):
         item = outcome.item
         if item is not None and (read.condition is None or evaluate(read.condition, item)):
             responses.append({"Item": item if read.projection is None else project(item, read.projection)})
         else:
             responses.append({})
-        units[statement.table] = units.get(statement.table, 0) + outcome.half_units
+        units[read.table.name] = units.get(read.table.name, 0) + outcome.half_units
     response: dict[str, Any] = {"Responses": responses}
     mode = req.get("ReturnConsumedCapacity")
     if mode is not None and mode != "NONE":
@@ -83,11 +87,15 @@ def _read(req: dict[str, Any], ctx: Context, entries: list[dict[str, Any]], stat
     return response
 
 
-def _write(req: dict[str, Any], ctx: Context, entries: list[dict[str, Any]], statements: list[Any]) -> dict[str, Any]:
-    actions = [
-        _in_statement(index, lambda s=statement, e=entry: _action(ctx, s, e))
-        for index, (entry, statement) in enumerate(zip(entries, statements, strict=True))
-    ]
+def _write(
+    req: dict[str, Any], ctx: Context, entries: list[dict[str, Any]], statements: list[ast.Statement]
+) -> dict[str, Any]:
+    actions: list[transactions.WriteAction] = []
+    for index, (entry, statement) in enumerate(zip(entries, statements, strict=True)):
+        try:
+            actions.append(_action(ctx, statement, entry))
+        except ValidationException as e:
+            raise _in_statement(index, e) from None
     seen: set[bytes] = set()
     for action in actions:
         if action.key in seen:
