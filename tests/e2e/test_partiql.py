@@ -452,3 +452,16 @@ class TestKeyLookup:
         assert first["LastEvaluatedKey"] == {"pk": {"S": "look-limit"}}
         last = run(ddb, f"SELECT * FROM \"{table_s}\" WHERE pk = 'look-limit'", Limit=1, NextToken=first["NextToken"])
         assert last == {"Items": []}
+
+
+def test_a_key_of_another_type(ddb: Any, table_s: str) -> None:
+    assert run(ddb, f'SELECT * FROM "{table_s}" WHERE pk = 1') == {"Items": []}
+    assert error_of(lambda: run(ddb, f"INSERT INTO \"{table_s}\" VALUE {{'pk': 1}}")) == (
+        VALIDATION,
+        "One or more parameter values were invalid: Type mismatch for key pk expected: S actual: N",
+    )
+    for statement in (f'UPDATE "{table_s}" SET a = 1 WHERE pk = 1', f'DELETE FROM "{table_s}" WHERE pk = 1'):
+        assert error_of(lambda s=statement: run(ddb, s)) == (  # type: ignore[misc]
+            VALIDATION,
+            "The provided key element does not match the schema",
+        )
