@@ -191,11 +191,10 @@ def _key_equality(node: ResolvedNode, name: str) -> AttributeValue | None:
     """The value of ``name = value`` (either way round), else None."""
     if not isinstance(node, Comparison) or node.op != "=":
         return None
-    left, right = node.left, node.right
-    if isinstance(right, PathOperand):
-        left, right = right, left
-    if isinstance(left, PathOperand) and left.path == (name,) and isinstance(right, ValueOperand):
-        return right.value
+    # Either way round. No swap of narrowed variables: a compiled module would check the narrowed types.
+    path, value = (node.right, node.left) if isinstance(node.right, PathOperand) else (node.left, node.right)
+    if isinstance(path, PathOperand) and path.path == (name,) and isinstance(value, ValueOperand):
+        return value.value
     return None
 
 
@@ -274,14 +273,12 @@ def partition_equality(
     translating it (the hot path of a key lookup); None for any other WHERE clause."""
     if not isinstance(where, ast.Compare) or where.op != "=":
         return None
-    left, right = where.left, where.right
-    if isinstance(right, ast.Path):
-        left, right = right, left
-    if not isinstance(left, ast.Path) or left.elements != (hash_key[0],):
+    path, operand = (where.right, where.left) if isinstance(where.right, ast.Path) else (where.left, where.right)
+    if not isinstance(path, ast.Path) or path.elements != (hash_key[0],):
         return None
-    if not isinstance(right, ast.Param | ast.Literal):
+    if not isinstance(operand, ast.Param | ast.Literal):
         return None
-    value = bind_value(right, params)
+    value = bind_value(operand, params)
     if hash_key[1] not in value:
         return None
     return ReadPlan([value], None, (), None)
@@ -319,12 +316,12 @@ def _hash_values(node: ResolvedNode, hash_key: tuple[str, str]) -> list[Attribut
 def _range_condition(node: ResolvedNode, range_key: tuple[str, str]) -> tuple[str, tuple[AttributeValue, ...]] | None:
     name, type_name = range_key
     if isinstance(node, Comparison) and node.op in _FLIPPED:
-        left, right, op = node.left, node.right, node.op
-        if isinstance(right, PathOperand):
-            left, right, op = right, left, _FLIPPED[op]
-        matches = isinstance(left, PathOperand) and left.path == (name,) and isinstance(right, ValueOperand)
-        if matches and isinstance(right, ValueOperand) and type_name in right.value:
-            return op, (right.value,)
+        flipped = isinstance(node.right, PathOperand)
+        path, value = (node.right, node.left) if flipped else (node.left, node.right)
+        op = _FLIPPED[node.op] if flipped else node.op
+        on_key = isinstance(path, PathOperand) and path.path == (name,)
+        if on_key and isinstance(value, ValueOperand) and type_name in value.value:
+            return op, (value.value,)
         return None
     if isinstance(node, BetweenCondition):
         operand, low, high = node.operand, node.low, node.high
