@@ -56,8 +56,8 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     for entry in entries:
         try:
             statements.append(parsed_statement(ctx, entry["Statement"], parameters(entry)).statement)
-        except ValidationException as e:
-            statements.append(e)
+        except ValidationException as invalid:
+            statements.append(invalid)
     kinds = {isinstance(s, ast.Select) for s in statements if not isinstance(s, DynamoError)}
     if len(kinds) > 1:
         raise ValidationException(messages.PARTIQL_BATCH_MIXED)
