@@ -465,3 +465,10 @@ def test_a_key_of_another_type(ddb: Any, table_s: str) -> None:
             VALIDATION,
             "The provided key element does not match the schema",
         )
+
+
+def test_conditions_of_mismatched_types_are_false_not_errors(ddb: Any, table: str) -> None:
+    base = f"SELECT sk FROM \"{table}\" WHERE pk = 'a' AND "
+    assert run(ddb, base + "begins_with(v, 'x')")["Items"] == []
+    assert run(ddb, base + "v > 'text'")["Items"] == []
+    assert run(ddb, base + "contains(v, 1)")["Items"] == []

@@ -265,3 +265,17 @@ class TestTransaction:
             "ResourceNotFoundException",
             "Requested resource not found",
         )
+
+
+def test_exists_in_a_batch_and_the_answer_of_a_write_transaction(ddb: Any, table: str) -> None:
+    response = ddb.batch_execute_statement(
+        Statements=statements(f"EXISTS(SELECT * FROM \"{table}\" WHERE pk = 'a' AND sk = 1 AND v = 1)")
+    )
+    assert response["Responses"] == [
+        {"Error": {"Code": "ValidationError", "Message": "EXISTS is supported only within ExecuteTransaction"}}
+    ]
+    answer = ddb.execute_transaction(
+        TransactStatements=statements(f"UPDATE \"{table}\" SET w = 1 WHERE pk = 'a' AND sk = 1")
+    )
+    answer.pop("ResponseMetadata")
+    assert answer == {}
