@@ -274,6 +274,7 @@ class TestWrites:
         response = run(ddb, f"DELETE FROM \"{table_s}\" WHERE pk = 'del' RETURNING ALL OLD *")
         assert response["Items"] == [{"pk": {"S": "del"}, "n": {"N": "1"}}]
         assert run(ddb, f"DELETE FROM \"{table_s}\" WHERE pk = 'del'") == {"Items": []}
+        assert run(ddb, f"DELETE FROM \"{table_s}\" WHERE pk = 'del' RETURNING ALL OLD *") == {"Items": []}
         assert "Item" not in ddb.get_item(TableName=table_s, Key={"pk": {"S": "del"}})
 
     def test_write_capacity(self, ddb: Any, table_s: str) -> None:
