@@ -24,35 +24,18 @@ from typing import Final
 from dynastore import messages
 from dynastore.partiql import ast
 from dynastore.partiql.tokens import PartiQLSyntaxError, Token, malformed, tokenize
+from dynastore.partiql.words import (
+    COMPARISONS,
+    CONDITION_FUNCTIONS,
+    KEYWORDS,
+    OPERAND_FUNCTIONS,
+    OPERATOR_WORDS,
+    OTHER_TYPE_NAMES,
+    TYPE_NAMES,
+    UPDATE_FUNCTIONS,
+)
 
 __all__ = ["ParsedStatement", "parse"]
-
-# Words that are never a bare name (double-quote them to use them as one).
-KEYWORDS: Final = frozenset(
-    {
-        "ALL", "AND", "AS", "ASC", "BETWEEN", "BY", "CASE", "CAST", "CREATE", "DELETE", "DESC", "DISTINCT",
-        "DROP", "ELSE", "END", "EXISTS", "FALSE", "FROM", "GROUP", "HAVING", "IN", "INSERT", "INTO", "IS",
-        "JOIN", "LIKE", "LIMIT", "MISSING", "NOT", "NULL", "OFFSET", "ON", "OR", "ORDER", "PAD", "REMOVE",
-        "RETURNING", "SELECT", "SET", "THEN", "TRUE", "UNION", "UPDATE", "VALUE", "VALUES", "WHEN", "WHERE",
-    }
-)  # fmt: skip
-_OPERATOR_WORDS: Final = frozenset({"AND", "OR", "IS", "IN", "LIKE", "BETWEEN", "NOT"})
-_COMPARISONS: Final = frozenset({"=", "<>", "!=", "<", "<=", ">", ">="})
-# Functions of a WHERE clause and their operand counts; the first operand of each must be a document path.
-CONDITION_FUNCTIONS: Final = {
-    "attribute_exists": 1,
-    "attribute_not_exists": 1,
-    "attribute_type": 2,
-    "begins_with": 2,
-    "contains": 2,
-}
-OPERAND_FUNCTIONS: Final = {"size": 1}
-UPDATE_FUNCTIONS: Final = frozenset({"list_append", "set_add", "set_delete"})
-_TYPE_NAMES: Final = frozenset({"MISSING", "NULL"})
-_OTHER_TYPE_NAMES: Final = frozenset(
-    {"INT", "INT4", "INT8", "INTEGER", "BOOL", "BOOLEAN", "STRING", "VARCHAR", "CHAR", "DECIMAL", "FLOAT",
-     "DOUBLE", "REAL", "TIMESTAMP", "LIST", "BAG", "STRUCT", "TUPLE", "SEXP", "BLOB", "CLOB", "SYMBOL"}
-)  # fmt: skip
 
 
 class ParsedStatement:
@@ -131,7 +114,7 @@ class _Parser:
         token = self.peek()
         if token.kind == "eof" or (token.kind == "op" and token.text in (";", ")", "]", "}", ",")):
             return malformed("Unexpected term")
-        if token.kind == "ident" and token.upper in _OPERATOR_WORDS:
+        if token.kind == "ident" and token.upper in OPERATOR_WORDS:
             return malformed("Unexpected operator")
         if token.kind == "ident" and token.upper in KEYWORDS:
             return malformed("Unexpected keyword")
@@ -327,7 +310,7 @@ class _Parser:
             return inner
         left = self.operand(in_update=False)
         token = self.peek()
-        if token.kind == "op" and token.text in _COMPARISONS:
+        if token.kind == "op" and token.text in COMPARISONS:
             self.next()
             op = "<>" if token.text == "!=" else token.text
             return ast.Compare(op, left, self.operand(in_update=False))
@@ -347,10 +330,10 @@ class _Parser:
         if self.accept_word("IS"):
             is_not = self.accept_word("NOT")
             kind = self.peek().upper
-            if kind in _TYPE_NAMES:
+            if kind in TYPE_NAMES:
                 self.next()
                 return ast.IsCheck(left, kind, is_not)
-            if kind in _OTHER_TYPE_NAMES:
+            if kind in OTHER_TYPE_NAMES:
                 raise _plain(messages.PARTIQL_UNSUPPORTED_OPERATION.format(operation="IsType"))
             raise malformed("Expected type name")
         if isinstance(left, ast.Call) and left.name in CONDITION_FUNCTIONS:
