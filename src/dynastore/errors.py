@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 __all__ = [
     "AccessDeniedException",
     "ConditionalCheckFailedException",
+    "DuplicateItemException",
     "DynamoError",
     "ExpiredIteratorException",
     "IdempotentParameterMismatchException",
@@ -143,6 +144,12 @@ class ResourceInUseException(DynamoError):
 
 class ConditionalCheckFailedException(DynamoError):
     default_message = "The conditional request failed"
+
+
+class DuplicateItemException(DynamoError):
+    """A PartiQL INSERT of a key that exists."""
+
+    default_message = "Duplicate primary key exists in table"
 
 
 class ProvisionedThroughputExceededException(DynamoError):

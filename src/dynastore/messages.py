@@ -620,3 +620,63 @@ RESOURCE_POLICY_INDEX_ARN = (
 # and ConfirmRemoveSelfResourceAccess is not set (an AccessDeniedException).
 RESOURCE_POLICY_LOCKOUT = "The new resource policy will not allow you to update the resource policy in the future."
 STREAM_NOT_FOUND_FOR_TABLE = "Requested resource not found: Stream: {label} not found for Table: {table}"
+# --- PartiQL (partiql/, api/execute_statement.py, api/batch_execute_statement.py, api/execute_transaction.py) ------
+# Texts DynamoDB gives (docs/partiql.md "Errors"); those marked "ours" are dynastore's where DynamoDB's is unknown.
+PARTIQL_NOT_WELL_FORMED = "Statement wasn't well formed, can't be processed: {detail}"
+PARTIQL_ALIASING = "Aliasing is not supported"
+PARTIQL_FROM_PATH_TOO_LONG = "A path may contain at most 2 components in the FROM clause"
+PARTIQL_EMPTY_PATH_COMPONENT = "Path component cannot be an empty string"
+PARTIQL_UNRECOGNIZED_FUNCTION = "Unrecognized function: {name} at {at}"
+PARTIQL_UNEXPECTED_PATH_COMPONENT = "Unexpected path component at {at}"
+PARTIQL_UNSUPPORTED_OPERATION = "Unsupported operation: {operation}"
+PARTIQL_UNSUPPORTED_TYPE = "Unsupported data type: {type}"
+PARTIQL_BAG_MEMBER = "Unsupported data type in Bag"
+PARTIQL_EMPTY_BAG = "Empty bags are not supported"
+PARTIQL_BAG_DUPLICATES = "One or more parameter values were invalid: Input collection [{members}] contains duplicates."
+PARTIQL_BAG_TYPES = "DynamoDB only supports either numbers or strings in bags"
+PARTIQL_STAR_WITH_OTHERS = "Other attributes should not be present in the projection when '*' is used."
+PARTIQL_OPERAND_COUNT = (
+    "Incorrect number of operands for operator or function; operator or function: {name}, number of operands: {count}"
+)
+PARTIQL_REQUIRES_PATH = "Operator or function requires a document path; operator or function: {name}"
+PARTIQL_SET_FUNCTION_ARGS = "{name} must have exactly two arguments at {at}"
+PARTIQL_SET_FUNCTION_TARGET = "The first argument to {name} must equal the assignment value at {at}"
+PARTIQL_SET_FUNCTION_SET = "The second argument to {name} must be a value with type SET at {at}"
+PARTIQL_NUMBER_AT = "{detail} under {path}"
+PARTIQL_PARAMETER_COUNT = "Number of parameters in request and statement don't match."
+PARTIQL_KEY_EQUALITY = "Where clause does not contain a mandatory equality on all key attributes"
+PARTIQL_DUPLICATE_ITEM = "Duplicate primary key exists in table"
+PARTIQL_NO_INDEX = "The table does not have the specified index"
+PARTIQL_GSI_CONSISTENT_READ = "Strongly consistent read is not supported on Global Secondary Indexes"
+PARTIQL_INDEX_FILTER_NOT_PROJECTED = (
+    "One or more parameter values were invalid: Secondary index {index} does not project one or more filter "
+    "attributes: [{names}]"
+)
+PARTIQL_GSI_NOT_PROJECTED = (
+    "One or more parameter values were invalid: Global secondary index {index} does not project [{names}]"
+)
+PARTIQL_ORDER_BY_WITHOUT_WHERE = "Must have WHERE clause in the statement when using ORDER BY clause."
+PARTIQL_ORDER_BY_NEEDS_HASH = (  # ours
+    "Must have at least one non-optional hash key condition in WHERE clause when using ORDER BY clause."
+)
+PARTIQL_ORDER_BY_NOT_KEY = "Order by is supported only on the key attributes of the table or index read: {name}"  # ours
+PARTIQL_DELETE_RETURNING = "DELETE supports only RETURNING ALL OLD *"  # ours
+PARTIQL_INSERT_NOT_TUPLE = "Unsupported value in INSERT: the item must be a tuple ({...})"  # ours
+PARTIQL_NEXT_TOKEN_INVALID = "The provided NextToken is invalid for this statement"  # ours
+PARTIQL_BATCH_READ_KEY = (
+    "Select statements within BatchExecuteStatement must specify the primary key in the where clause."
+)
+PARTIQL_BATCH_MIXED = (
+    "BatchExecuteStatement does not support both read and write operations in the same request."  # ours
+)
+PARTIQL_TRANSACTION_FAILED = "Validation failed in TransactStatements[{index}]: {detail}"
+PARTIQL_TRANSACTION_READ_KEY = (
+    "Select statements within ExecuteTransaction must specify the primary key in the where clause."
+)
+PARTIQL_TRANSACTION_INDEX_READ = "Reads on indices are not supported within transactions."
+PARTIQL_TRANSACTION_MIXED = (
+    "ExecuteTransaction API does not support both read and write operations in the same request."
+)
+PARTIQL_EXISTS_NEEDS_CONDITION = "EXISTS() must contain a single item read with additional condition"
+PARTIQL_TRANSACTION_RETURNING = "RETURNING is not supported within ExecuteTransaction"  # ours
+PARTIQL_EXISTS_OUTSIDE_TRANSACTION = "EXISTS is supported only within ExecuteTransaction"  # ours

@@ -135,7 +135,7 @@ def test_a_dynamodb_target_does_not_reach_a_streams_operation(raw: Raw) -> None:
 @pytest.mark.parametrize(
     ("method", "params", "operation"),
     [
-        ("execute_statement", {"Statement": "SELECT * FROM t"}, "ExecuteStatement"),
+        ("list_backups", {}, "ListBackups"),
         ("create_backup", {"TableName": "t", "BackupName": "b"}, "CreateBackup"),
         ("search_vectors", {"TableName": "t"}, "SearchVectors"),
     ],

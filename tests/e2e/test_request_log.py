@@ -128,11 +128,11 @@ def _exercise(server: ServerProcess) -> list[dict[str, Any]]:
         }
     )
     before = time.time()
-    code, _ = error_of(lambda: ddb.execute_statement(Statement="SELECT * FROM t"))
+    code, _ = error_of(lambda: ddb.list_backups())
     assert code == "UnknownOperationException"
     expected.append(
         {
-            "operation": "ExecuteStatement",
+            "operation": "ListBackups",
             "table": None,
             "status": 400,
             "error": "UnknownOperationException",

@@ -29,7 +29,8 @@ ROOT = "dynastore"
 #   6   protocol                                            HTTP, JSON, signing, dispatch to the operations
 #   5   api                                                 one module per DynamoDB operation, the Context
 #   4   engine                                              pages, item reads, writes, indexes, transactions, capacity
-#   3   expressions                                         expression parsing, resolution and evaluation
+#   3   expressions, partiql                                expression parsing, resolution and evaluation; PartiQL
+#                                                           parsing and translation into resolved expressions
 #   2   storage, validation                                 the KV and its key layout; request validation
 #   1   model                                               table schemas, attribute values, item sizes
 #   0   errors, messages, limits, util, config, build_kind  shared by everything
@@ -52,6 +53,7 @@ RANKS: dict[str, int] = {
     "engine": 4,
     "expressions": 3,
     "security": 3,
+    "partiql": 3,
     "storage": 2,
     "validation": 2,
     "model": 1,

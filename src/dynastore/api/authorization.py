@@ -25,6 +25,8 @@ from dynastore.api.access_context import expression_names, key_text, partition_e
 from dynastore.engine.context import Context
 from dynastore.errors import AccessDeniedException, DynamoError
 from dynastore.model.table_schema import TableDef
+from dynastore.partiql import ast as partiql_ast
+from dynastore.partiql.tokens import PartiQLSyntaxError
 from dynastore.security.caller import Caller
 from dynastore.security.conditions import ConditionValue
 from dynastore.security.policy_documents import STREAM, TABLE, Policy, PolicyDocumentError, compiled, parse_policy
@@ -394,7 +396,49 @@ _TABLE_RESOURCE = {
     "GetShardIterator": "StreamArn",
 }
 
+# ---- PartiQL: the statement's own action on its table or index (PartiQLSelect, -Insert, -Update, -Delete) ----
+
+_PARTIQL_ACTIONS = {"Select": "dynamodb:PartiQLSelect", "Exists": "dynamodb:PartiQLSelect",
+                    "Insert": "dynamodb:PartiQLInsert", "Update": "dynamodb:PartiQLUpdate",
+                    "Delete": "dynamodb:PartiQLDelete"}  # fmt: skip
+
+
+def _statement_checks(texts: list[Any], ctx: Context) -> list[Check]:
+    """One check per statement that parses (one that does not is refused by the operation, naming nothing)."""
+    checks: list[Check] = []
+    for text in texts:
+        try:
+            statement = ctx.statements.get(text).statement if isinstance(text, str) else None
+        except PartiQLSyntaxError:
+            statement = None
+        if isinstance(statement, partiql_ast.Exists):
+            statement = statement.select
+        if statement is None:
+            continue
+        action = _PARTIQL_ACTIONS[type(statement).__name__]
+        index = statement.index if isinstance(statement, partiql_ast.Select) else None
+        checks.append(_table_check(action, statement.table, ctx, {}, index))
+    return checks
+
+
+def _execute_statement(req: dict[str, Any], ctx: Context) -> list[Check]:
+    return _statement_checks([req.get("Statement")], ctx)
+
+
+def _batch_execute_statement(req: dict[str, Any], ctx: Context) -> list[Check]:
+    members = req.get("Statements") or []
+    return _statement_checks([m.get("Statement") for m in members if isinstance(m, dict)], ctx)
+
+
+def _execute_transaction(req: dict[str, Any], ctx: Context) -> list[Check]:
+    members = req.get("TransactStatements") or []
+    return _statement_checks([m.get("Statement") for m in members if isinstance(m, dict)], ctx)
+
+
 _BUILDERS: dict[str, Callable[[dict[str, Any], Context], list[Check]]] = {
+    "ExecuteStatement": _execute_statement,
+    "BatchExecuteStatement": _batch_execute_statement,
+    "ExecuteTransaction": _execute_transaction,
     "GetItem": _single_item("dynamodb:GetItem"),
     "PutItem": _single_item("dynamodb:PutItem"),
     "UpdateItem": _single_item("dynamodb:UpdateItem"),

@@ -525,3 +525,56 @@ STREAMS_SHAPES: dict[str, Struct] = {
     "GetShardIterator": GET_SHARD_ITERATOR,
     "ListStreams": LIST_STREAMS,
 }
+
+# --- PartiQL ----------
+PARTIQL_STATEMENT = String(not_null=True, min_len=1, max_len=8192)
+PARTIQL_PARAMETERS = List(AttrValue(), min_len=1)
+EXECUTE_STATEMENT = Struct(
+    "ExecuteStatementInput",
+    Statement=PARTIQL_STATEMENT,
+    Parameters=PARTIQL_PARAMETERS,
+    ConsistentRead=Boolean(),
+    NextToken=String(min_len=1, max_len=32768),
+    ReturnConsumedCapacity=RETURN_CONSUMED_CAPACITY,
+    Limit=Integer(min=1),
+    ReturnValuesOnConditionCheckFailure=RETURN_VALUES_ON_CCF,
+)
+BATCH_EXECUTE_STATEMENT = Struct(
+    "BatchExecuteStatementInput",
+    Statements=List(
+        Struct(
+            "BatchStatementRequest",
+            Statement=PARTIQL_STATEMENT,
+            Parameters=PARTIQL_PARAMETERS,
+            ConsistentRead=Boolean(),
+            ReturnValuesOnConditionCheckFailure=RETURN_VALUES_ON_CCF,
+        ),
+        not_null=True,
+        min_len=1,
+        max_len=25,
+    ),
+    ReturnConsumedCapacity=RETURN_CONSUMED_CAPACITY,
+)
+EXECUTE_TRANSACTION = Struct(
+    "ExecuteTransactionInput",
+    TransactStatements=List(
+        Struct(
+            "ParameterizedStatement",
+            Statement=PARTIQL_STATEMENT,
+            Parameters=PARTIQL_PARAMETERS,
+            ReturnValuesOnConditionCheckFailure=RETURN_VALUES_ON_CCF,
+        ),
+        not_null=True,
+        min_len=1,
+        max_len=100,
+    ),
+    ClientRequestToken=String(min_len=1, max_len=36),
+    ReturnConsumedCapacity=RETURN_CONSUMED_CAPACITY,
+)
+SHAPES.update(
+    {
+        "BatchExecuteStatement": BATCH_EXECUTE_STATEMENT,
+        "ExecuteStatement": EXECUTE_STATEMENT,
+        "ExecuteTransaction": EXECUTE_TRANSACTION,
+    }
+)

@@ -81,7 +81,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
                 consumed_capacity(mode, name, units) for name, units in outcome.replayed.read_half_units.items()
             ]
         else:
-            response["ConsumedCapacity"] = _write_capacity(mode, actions, outcome.results)
+            response["ConsumedCapacity"] = transaction_write_capacity(mode, actions, outcome.results)
     if req.get("ReturnItemCollectionMetrics") == "SIZE" and outcome.replayed is None:
         written = zip((action.table for action in actions), outcome.results, strict=True)
         response["ItemCollectionMetrics"] = item_collection_metrics(written)
@@ -155,7 +155,7 @@ def _request_hash(req: dict[str, Any]) -> str:
     return hashlib.sha256(orjson.dumps(significant, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
-def _write_capacity(
+def transaction_write_capacity(
     mode: str, actions: list[transactions.WriteAction], results: list[writes.WriteResult]
 ) -> list[dict[str, Any]]:
     """Two units of work per item (prepare and commit): transactional writes cost double, indexes too."""

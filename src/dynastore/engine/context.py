@@ -22,6 +22,7 @@ from dynastore.engine.key_spaces import TableSpaces
 from dynastore.engine.stream_shards import StreamShards
 from dynastore.engine.transaction_locks import TransactionLocks
 from dynastore.expressions.cache import ExpressionCache, KeyTemplates
+from dynastore.partiql.cache import StatementCache
 from dynastore.security.identity_policies import IdentityPolicies
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.kv import KV
@@ -46,6 +47,7 @@ class Context:
         "table_spaces",
         "policies",
         "_namespaces",
+        "statements",
     )
 
     def __init__(
@@ -75,6 +77,7 @@ class Context:
         self.policies = IdentityPolicies(policies_path(config))  # users' and groups' policies (auth sigv4)
         # every namespace's context made so far, shared by all of them (the default namespace's is this one)
         self._namespaces: dict[tuple[str, str], Context] = {catalog.namespace: self}
+        self.statements = StatementCache()  # parsed PartiQL statements, shared by all requests
 
     @property
     def clock(self) -> Clock:

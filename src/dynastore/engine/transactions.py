@@ -83,6 +83,9 @@ class WriteAction:
     key: bytes
     plan: writes.Plan | ConditionCheckPlan
     return_old_on_failure: bool = False
+    # The cancellation reason when the plan's condition fails, when it is not ConditionalCheckFailed (a PartiQL
+    # INSERT of a key that exists: DuplicateItem): (code, message).
+    failure_reason: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +214,8 @@ def execute_write(
                 reasons.append(REASON_NONE)
             except writes.ConditionFailedError as e:
                 failed = True
-                reason: dict[str, Any] = {"Code": "ConditionalCheckFailed", "Message": messages.CONDITION_FAILED}
+                code, text = action.failure_reason or ("ConditionalCheckFailed", messages.CONDITION_FAILED)
+                reason: dict[str, Any] = {"Code": code, "Message": text}
                 if action.return_old_on_failure and e.old is not None:
                     reason["Item"] = e.old
                 reasons.append(reason)

@@ -8,6 +8,7 @@ from typing import Any
 
 from dynastore.api import (
     authorization,
+    batch_execute_statement,
     batch_get_item,
     batch_write_item,
     contributor_insights,
@@ -17,6 +18,8 @@ from dynastore.api import (
     describe_endpoints,
     describe_limits,
     describe_table,
+    execute_statement,
+    execute_transaction,
     get_item,
     list_tables,
     put_item,
@@ -71,6 +74,9 @@ OPERATIONS: dict[str, tuple[Any, Handler]] = {
     "PutResourcePolicy": (schemas.PUT_RESOURCE_POLICY, resource_policies.handle_put),
     "GetResourcePolicy": (schemas.GET_RESOURCE_POLICY, resource_policies.handle_get),
     "DeleteResourcePolicy": (schemas.DELETE_RESOURCE_POLICY, resource_policies.handle_delete),
+    "ExecuteStatement": (schemas.EXECUTE_STATEMENT, execute_statement.handle),
+    "BatchExecuteStatement": (schemas.BATCH_EXECUTE_STATEMENT, batch_execute_statement.handle),
+    "ExecuteTransaction": (schemas.EXECUTE_TRANSACTION, execute_transaction.handle),
 }
 
 STREAMS_OPERATIONS: dict[str, tuple[Any, Handler]] = {

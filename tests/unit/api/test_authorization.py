@@ -364,3 +364,27 @@ def test_time_keys_follow_the_servers_clock(server: Server) -> None:
     assert server.alice("GetItem", TableName="Music", Key=key("a")) == {}  # the clock starts at 1,700,000,000
     server.clock.advance(200)
     assert server.refused("GetItem", TableName="Music", Key=key("a")) == denial("dynamodb:GetItem", TABLE + "Music")
+
+
+def test_partiql_statements_check_their_own_actions_on_their_table_or_index(server: Server) -> None:
+    server.grant(allow(["dynamodb:PartiQLSelect", "dynamodb:PartiQLInsert"], TABLE + "Music"))
+    server.alice("ExecuteStatement", Statement="INSERT INTO Music VALUE {'pk': 'a'}")
+    assert server.alice("ExecuteStatement", Statement="SELECT * FROM Music WHERE pk = 'a'")["Items"] == [key("a")]
+    update = "UPDATE Music SET v = 1 WHERE pk = 'a'"
+    assert server.refused("ExecuteStatement", Statement=update) == denial("dynamodb:PartiQLUpdate", TABLE + "Music")
+    delete = "DELETE FROM Music WHERE pk = 'a'"
+    assert server.refused("ExecuteStatement", Statement=delete) == denial("dynamodb:PartiQLDelete", TABLE + "Music")
+    on_index = 'SELECT * FROM "Music"."ByV"'
+    assert server.refused("ExecuteStatement", Statement=on_index) == denial(
+        "dynamodb:PartiQLSelect", TABLE + "Music/index/ByV"
+    )
+    batch = [{"Statement": "SELECT * FROM Music WHERE pk = 'a'"}, {"Statement": "SELECT * FROM Other WHERE pk = 'a'"}]
+    assert server.refused("BatchExecuteStatement", Statements=batch) == denial(
+        "dynamodb:PartiQLSelect", TABLE + "Other"
+    )
+    transaction = [{"Statement": "EXISTS(SELECT * FROM Music WHERE pk = 'a')"}, {"Statement": delete}]
+    assert server.refused("ExecuteTransaction", TransactStatements=transaction) == denial(
+        "dynamodb:PartiQLDelete", TABLE + "Music"
+    )
+    # PartiQLSelect is not GetItem: the JSON API's reads stay refused
+    assert server.refused("GetItem", TableName="Music", Key=key("a")) == denial("dynamodb:GetItem", TABLE + "Music")

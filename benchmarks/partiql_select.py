@@ -1,0 +1,202 @@
+"""A key-equality PartiQL SELECT against GetItem on a real server process: ``SELECT * FROM t WHERE pk = ?``
+with a random existing key, and the GetItem of the same key, in interleaved rounds (A B A B ...).
+
+Each workload runs for a fixed time from client processes holding keep-alive connections that send pre-built
+raw requests (no signing, no boto3: the client stays cheap), and reports requests a second and the server's CPU
+time per request (from /proc, steadier than throughput on a shared machine). Then the same requests go to an
+in-process dynastore (``dynastore.testing.InProcess``, the protocol layer and everything below it, no sockets),
+sequentially in interleaved rounds: CPU microseconds a request (the process's CPU time, all its threads), the
+steadiest figure on a busy machine. Medians of the rounds. Run:
+``python benchmarks/partiql_select.py [seconds] [rounds] [processes]`` (defaults 3, 5, 2).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import multiprocessing
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+TABLE = "bench_partiql"
+ITEMS = 1000
+AUTH = (
+    "AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/dynamodb/aws4_request, "
+    "SignedHeaders=host;x-amz-date;x-amz-target, Signature=abc"
+)
+
+
+def _headers(target: str) -> dict[str, str]:
+    return {
+        "Content-Type": "application/x-amz-json-1.0",
+        "X-Amz-Target": f"DynamoDB_20120810.{target}",
+        "X-Amz-Date": "20260101T000000Z",
+        "Authorization": AUTH,
+    }
+
+
+def _call(conn: http.client.HTTPConnection, target: str, body: dict[str, Any]) -> bytes:
+    conn.request("POST", "/", json.dumps(body).encode(), _headers(target))
+    response = conn.getresponse()
+    data = response.read()
+    if response.status != 200:
+        raise RuntimeError(f"{target}: {response.status} {data[:200]!r}")
+    return data
+
+
+def _requests(workload: str) -> list[tuple[bytes, dict[str, str]]]:
+    out = []
+    for i in range(ITEMS):
+        key = {"S": f"key-{i}"}
+        body: dict[str, Any]
+        if workload == "get":
+            body = {"TableName": TABLE, "Key": {"pk": key}}
+            out.append((json.dumps(body).encode(), _headers("GetItem")))
+        else:
+            body = {"Statement": f'SELECT * FROM "{TABLE}" WHERE pk = ?', "Parameters": [key]}
+            out.append((json.dumps(body).encode(), _headers("ExecuteStatement")))
+    return out
+
+
+def _client(port: int, workload: str, seconds: float, seed: int, results: Any) -> None:
+    requests = _requests(workload)
+    rng = random.Random(seed)
+    conn = http.client.HTTPConnection("127.0.0.1", port)
+    count = 0
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        body, headers = requests[rng.randrange(ITEMS)]
+        conn.request("POST", "/", body, headers)
+        response = conn.getresponse()
+        response.read()
+        if response.status != 200:
+            raise RuntimeError(f"{workload}: HTTP {response.status}")
+        count += 1
+    results.put(count)
+
+
+def _cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _round(port: int, pid: int, workload: str, seconds: float, procs: int) -> tuple[float, float]:
+    results: Any = multiprocessing.Queue()
+    workers = [
+        multiprocessing.Process(target=_client, args=(port, workload, seconds, seed, results)) for seed in range(procs)
+    ]
+    cpu = _cpu_seconds(pid)
+    for worker in workers:
+        worker.start()
+    total = sum(results.get() for _ in workers)
+    for worker in workers:
+        worker.join()
+    cpu = _cpu_seconds(pid) - cpu
+    return total / seconds, cpu / total * 1e6
+
+
+def _in_process(rounds: int, calls: int = 5000) -> None:
+    from dynastore.testing import InProcess
+
+    dynastore = InProcess(hook_clients=False)
+    dynastore.start()
+    try:
+        create = {
+            "TableName": TABLE,
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+            "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+            "BillingMode": "PAY_PER_REQUEST",
+        }
+        dynastore.request("POST", "/", json.dumps(create).encode(), _headers("CreateTable"))
+        for i in range(ITEMS):
+            item = {"TableName": TABLE, "Item": {"pk": {"S": f"key-{i}"}, "v": {"S": "x" * 100}}}
+            dynastore.request("POST", "/", json.dumps(item).encode(), _headers("PutItem"))
+        figures: dict[str, list[float]] = {"get": [], "select": []}
+        for _ in range(rounds):
+            for workload, runs in figures.items():
+                requests = _requests(workload)
+                rng = random.Random(1)
+                start = time.process_time()  # CPU time of this process: steadier than wall time here
+                for _ in range(calls):
+                    body, headers = requests[rng.randrange(ITEMS)]
+                    if dynastore.request("POST", "/", body, headers).status != 200:
+                        raise RuntimeError(workload)
+                runs.append((time.process_time() - start) / calls * 1e6)
+        for workload, runs in figures.items():
+            print(
+                f"in process {workload:7s} {statistics.median(runs):6.1f} us/request  (rounds: "
+                + ", ".join(f"{r:.0f}" for r in runs)
+                + ")"
+            )
+        ratio = statistics.median(figures["get"]) / statistics.median(figures["select"])
+        print(f"in process SELECT / GetItem throughput: {ratio:.2f}")
+    finally:
+        dynastore.stop()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def main() -> None:
+    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 3.0
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    procs = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "dynastore", "serve", "--port", str(port), "--in-memory", "--no-metrics"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(100):
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port)
+                _call(conn, "ListTables", {})
+                break
+            except OSError:
+                time.sleep(0.1)
+        _call(
+            conn,
+            "CreateTable",
+            {
+                "TableName": TABLE,
+                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+                "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+                "BillingMode": "PAY_PER_REQUEST",
+            },
+        )
+        for i in range(ITEMS):
+            _call(conn, "PutItem", {"TableName": TABLE, "Item": {"pk": {"S": f"key-{i}"}, "v": {"S": "x" * 100}}})
+        figures: dict[str, list[tuple[float, float]]] = {"get": [], "select": []}
+        for _ in range(rounds):
+            for workload in ("get", "select"):
+                figures[workload].append(_round(port, server.pid, workload, seconds, procs))
+        for workload, runs in figures.items():
+            rate = statistics.median(r for r, _ in runs)
+            cpu = statistics.median(c for _, c in runs)
+            print(
+                f"{workload:7s} {rate:9.0f} requests/s  {cpu:6.1f} us server CPU/request  (rounds: "
+                + ", ".join(f"{r:.0f}" for r, _ in runs)
+                + ")"
+            )
+        get_rate = statistics.median(r for r, _ in figures["get"])
+        select_rate = statistics.median(r for r, _ in figures["select"])
+        print(f"SELECT / GetItem throughput: {select_rate / get_rate:.2f}")
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    _in_process(rounds)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,191 @@
+"""Binding and translation: statements' values as AttributeValues, their WHERE clauses as the expression
+language's resolved conditions (evaluated by the one evaluator), updates, and the key analysis of reads and
+writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dynastore.errors import ValidationException
+from dynastore.expressions import ResolvedCondition, apply_update, evaluate
+from dynastore.partiql import (
+    ast,
+    bind_value,
+    parse,
+    partition_equality,
+    plan_read,
+    split_key,
+    translate_condition,
+    translate_update,
+)
+
+
+def where(text: str, params: list[dict[str, Any]] | None = None) -> Any:
+    statement = parse(f"SELECT * FROM t WHERE {text}").statement
+    assert isinstance(statement, ast.Select) and statement.where is not None
+    return translate_condition(statement.where, params or [])
+
+
+def matches(text: str, item: dict[str, Any], params: list[dict[str, Any]] | None = None) -> bool:
+    return evaluate(ResolvedCondition(where(text, params)), item)
+
+
+ITEM: dict[str, Any] = {
+    "pk": {"S": "k"},
+    "n": {"N": "5"},
+    "s": {"S": "hello"},
+    "ss": {"SS": ["a", "b"]},
+    "z": {"NULL": True},
+    "m": {"M": {"l": {"L": [{"N": "1"}, {"N": "2"}]}}},
+}
+
+
+class TestBinding:
+    def test_literals_and_parameters(self) -> None:
+        value = parse("INSERT INTO t VALUE {'a': ?, 'n': 1.50, 'l': [TRUE, NULL], 's': <<2, 1>>}").statement
+        assert isinstance(value, ast.Insert)
+        assert bind_value(value.item, [{"S": "p"}]) == {
+            "M": {
+                "a": {"S": "p"},
+                "n": {"N": "1.5"},
+                "l": {"L": [{"BOOL": True}, {"NULL": True}]},
+                "s": {"NS": ["2", "1"]},
+            }
+        }
+
+    @pytest.mark.parametrize(
+        ("text", "message"),
+        [
+            (
+                "{'pk': 1e126}",
+                "Number overflow. Attempting to store a number with magnitude larger than supported range"
+                " under root.pk",
+            ),
+            (
+                "{'l': [1, 1e-131]}",
+                "Number underflow. Attempting to store a number with magnitude smaller than supported range"
+                " under root.l[1]",
+            ),
+            (
+                "{'s': <<'x', 'x'>>}",
+                "One or more parameter values were invalid: Input collection [x, x] contains duplicates.",
+            ),
+            ("{'s': <<>>}", "Empty bags are not supported"),
+            ("{'s': <<'x', 1>>}", "DynamoDB only supports either numbers or strings in bags"),
+        ],
+    )
+    def test_refused_values(self, text: str, message: str) -> None:
+        statement = parse(f"INSERT INTO t VALUE {text}").statement
+        assert isinstance(statement, ast.Insert)
+        with pytest.raises(ValidationException) as info:
+            bind_value(statement.item, [])
+        assert info.value.message == message
+
+
+class TestConditions:
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ("n = 5", True),
+            ("n <> 5", False),
+            ("n > 4 AND n <= 5", True),
+            ("n BETWEEN 6 AND 9", False),
+            ("n NOT BETWEEN 6 AND 9", True),
+            ("s IN ['x', 'hello']", True),
+            ("s NOT IN ('x', 'hello')", False),
+            ("missing_attr IS MISSING", True),
+            ("s IS NOT MISSING", True),
+            ("z IS NULL", True),
+            ("s IS NULL", False),
+            ("s IS NOT NULL", True),
+            ("begins_with(s, 'he')", True),
+            ("contains(ss, 'b')", True),
+            ("attribute_type(m, 'M')", True),
+            ("attribute_exists(m.l[1])", True),
+            ("attribute_not_exists(m.l[2])", True),
+            ("size(ss) = 2", True),
+            ("m.l[0] = 1 OR n = 0", True),
+            ("NOT (n = 5)", False),
+            ("n = ?", True),
+        ],
+    )
+    def test_evaluates_as_dynamodb(self, text: str, expected: bool) -> None:
+        assert matches(text, ITEM, [{"N": "5"}]) is expected
+
+
+class TestKeys:
+    def test_split_key_takes_equalities_either_way_round(self) -> None:
+        key, rest = split_key(where("'k' = pk AND sk = 3 AND a > 1"), ("pk", "sk")) or ({}, None)
+        assert key == {"pk": {"S": "k"}, "sk": {"N": "3"}}
+        assert rest is not None and not evaluate(ResolvedCondition(rest), {"a": {"N": "0"}})
+
+    @pytest.mark.parametrize("text", ["pk = 'k'", "pk = 'k' OR sk = 3", "pk > 'k' AND sk = 3"])
+    def test_split_key_needs_every_attribute(self, text: str) -> None:
+        assert split_key(where(text), ("pk", "sk")) is None
+
+    def test_query_with_sort_key_range(self) -> None:
+        plan = plan_read(where("pk = 'a' AND 3 < sk AND x = 1"), ("pk", "S"), ("sk", "N"))
+        assert plan.hash_values == [{"S": "a"}]
+        assert (plan.range_op, plan.range_values) == (">", ({"N": "3"},))
+        assert plan.filter is not None and evaluate(plan.filter, {"x": {"N": "1"}})
+
+    def test_in_and_or_of_equalities_query_several_partitions(self) -> None:
+        assert plan_read(where("pk IN ['a', 'b', 'a']"), ("pk", "S"), None).hash_values == [{"S": "a"}, {"S": "b"}]
+        assert plan_read(where("pk = 'a' OR pk = 'c'"), ("pk", "S"), None).hash_values == [{"S": "a"}, {"S": "c"}]
+
+    @pytest.mark.parametrize("text", ["pk > 'a'", "x = 1", "pk = 'a' OR x = 1", "pk = 1"])
+    def test_anything_else_scans(self, text: str) -> None:
+        plan = plan_read(where(text), ("pk", "S"), None)
+        assert plan.hash_values is None and plan.filter is not None
+
+    def test_begins_with_and_between_on_the_sort_key(self) -> None:
+        plan = plan_read(where("pk = 'a' AND begins_with(sk, 'x')"), ("pk", "S"), ("sk", "S"))
+        assert (plan.range_op, plan.filter) == ("begins_with", None)
+        plan = plan_read(where("pk = 'a' AND sk BETWEEN 'b' AND 'c'"), ("pk", "S"), ("sk", "S"))
+        assert plan.range_op == "BETWEEN"
+
+
+class TestUpdates:
+    def test_set_functions_and_arithmetic(self) -> None:
+        statement = parse(
+            "UPDATE t SET n = n - 2 SET ss = set_add(ss, <<'c'>>) SET m.l = list_append(m.l, [3]) "
+            "REMOVE s WHERE pk = 'k'"
+        ).statement
+        assert isinstance(statement, ast.Update)
+        new, _ = apply_update(translate_update(statement.actions, []), ITEM, existed=True)
+        assert new["n"] == {"N": "3"}
+        assert new["ss"] == {"SS": ["a", "b", "c"]}
+        assert new["m"]["M"]["l"]["L"][-1] == {"N": "3"}
+        assert "s" not in new
+
+    @pytest.mark.parametrize(
+        ("text", "message"),
+        [
+            ("t = set_add(ss, <<'x'>>)", "The first argument to SET_ADD must equal the assignment value at 1:18:7"),
+            ("ss = set_add(ss, 'x')", "The second argument to SET_ADD must be a value with type SET at 1:27:2"),
+            ("ss = set_add(ss)", "SET_ADD must have exactly two arguments at 1:19:7"),
+            ("ss = set_delete(ss, ['x'])", "The second argument to SET_DELETE must be a value with type SET at 1:30:2"),
+        ],
+    )
+    def test_set_function_refusals(self, text: str, message: str) -> None:
+        statement = parse(f"UPDATE t SET {text} WHERE pk = 'k'").statement
+        assert isinstance(statement, ast.Update)
+        with pytest.raises(ValidationException) as info:
+            translate_update(statement.actions, [])
+        assert info.value.message == message
+
+
+class TestPartitionEquality:
+    def test_the_key_lookup_shortcut(self) -> None:
+        def plan(text: str, params: list[dict[str, Any]]) -> Any:
+            statement = parse(f"SELECT * FROM t WHERE {text}").statement
+            assert isinstance(statement, ast.Select)
+            return partition_equality(statement.where, params, ("pk", "S"))
+
+        found = plan("pk = ?", [{"S": "a"}])
+        assert (found.hash_values, found.range_op, found.filter) == ([{"S": "a"}], None, None)
+        assert plan("'b' = pk", []).hash_values == [{"S": "b"}]
+        for other in ("pk = 1", "pk > 'a'", "x = 'a'", "pk = 'a' AND x = 1", "pk.x = 'a'"):
+            assert plan(other, []) is None
