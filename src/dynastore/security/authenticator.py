@@ -1,0 +1,261 @@
+"""SigV4 verification (``--auth sigv4``): a request's signature, checked against the credentials store, makes its
+Caller; anything else is refused with DynamoDB's error type and text.
+
+Checks, in order: the algorithm; the access key (UnrecognizedClientException); the session token of temporary
+credentials, and their expiry (ExpiredTokenException); the credential scope (the signing date must be the request's
+date, the region the server's, the service ``dynamodb``, the terminator ``aws4_request``); the request's time,
+within 15 minutes of the server's clock (a presigned request: also within its X-Amz-Expires); the payload hash
+(an X-Amz-Content-Sha256 sent must be the body's); then the signature itself.
+
+Per request this costs one SHA-256 of the body and of the canonical request and one HMAC: the signing key (four
+HMACs) is cached per access key and day, the request time's parse is cached for the second it names.
+"""
+
+from __future__ import annotations
+
+import calendar
+import hashlib
+import hmac
+import time
+from email.utils import parsedate_tz
+from urllib.parse import unquote
+
+from dynastore import messages
+from dynastore.errors import (
+    ExpiredTokenException,
+    IncompleteSignatureException,
+    InvalidSignatureException,
+    UnrecognizedClientException,
+)
+from dynastore.security.caller import Caller
+from dynastore.security.credentials import CredentialStore, Identity
+from dynastore.security.sigv4 import (
+    ALGORITHM,
+    SERVICE,
+    TERMINATOR,
+    canonical_query,
+    canonical_request,
+    signature,
+    signing_key,
+)
+from dynastore.util.clock import Clock
+
+MAX_SKEW_SECONDS = 15 * 60
+MAX_PRESIGNED_EXPIRES = 7 * 24 * 3600
+_KEY_CACHE_LIMIT = 4096  # cached signing keys (access key and day) before the cache starts over
+_QUERY_PARAMS = ("X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature", "X-Amz-Date", "X-Amz-SignedHeaders")
+
+
+class _Signed:
+    """What a request's Authorization header (or presigned query string) says."""
+
+    __slots__ = ("algorithm", "credential", "signed_headers", "signature", "amz_date", "token", "query", "expires")
+
+    def __init__(
+        self,
+        algorithm: str,
+        credential: str,
+        signed_headers: str,
+        signature: str,
+        amz_date: str,
+        token: str,
+        query: str,
+        expires: int,
+    ) -> None:
+        self.algorithm = algorithm
+        self.credential = credential
+        self.signed_headers = signed_headers
+        self.signature = signature
+        self.amz_date = amz_date
+        self.token = token
+        self.query = query  # the canonical query string
+        self.expires = expires  # a presigned request's X-Amz-Expires; -1 for a signed header
+
+
+class Authenticator:
+    def __init__(self, store: CredentialStore, region: str, clock: Clock) -> None:
+        self._store = store
+        self._region = region
+        self._clock = clock
+        self._keys: dict[tuple[str, str], tuple[str, bytes]] = {}  # (key id, day) -> (secret, signing key)
+        self._date_text = ""
+        self._date_epoch = 0
+
+    def is_presigned(self, headers: dict[str, str], path: str) -> bool:
+        """A request that carries its signature in the query string (and no Authorization header)."""
+        return "authorization" not in headers and "X-Amz-Algorithm=" in path
+
+    def authenticate(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Caller:
+        """The caller a signed request proves to be; raises DynamoDB's error otherwise. A request signed in its
+        header must have passed protocol/auth.py's format checks first."""
+        route, _, query = path.partition("?")
+        if "authorization" in headers:
+            if "X-Amz-Algorithm=" in query:
+                raise IncompleteSignatureException(messages.AUTH_QUERY_AND_HEADER)
+            signed = _from_header(headers, query)
+        else:
+            signed = _from_query(query, headers)
+        return self._verify(method, route, headers, body, signed)
+
+    def _verify(self, method: str, route: str, headers: dict[str, str], body: bytes, signed: _Signed) -> Caller:
+        if signed.algorithm != ALGORITHM:
+            raise IncompleteSignatureException(messages.AUTH_UNSUPPORTED_ALGORITHM.format(algorithm=signed.algorithm))
+        scope = signed.credential.split("/")
+        if len(scope) != 5:
+            raise IncompleteSignatureException(messages.AUTH_CREDENTIAL_ELEMENTS.format(credential=signed.credential))
+        key_id, day, region, service, terminator = scope
+        identity = self._store.find(key_id)
+        if identity is None:
+            raise UnrecognizedClientException(messages.AUTH_UNKNOWN_KEY)
+        signed_at = self._epoch(signed.amz_date)
+        now = self._clock.now()
+        self._check_token(identity, signed.token, now)
+        self._check_scope(signed.amz_date, day, region, service, terminator)
+        self._check_time(signed, signed_at, now)
+        payload_hash = hashlib.sha256(body).hexdigest()
+        declared = headers.get("x-amz-content-sha256")
+        if declared is not None and declared != payload_hash:
+            raise InvalidSignatureException(messages.AUTH_SIGNATURE_MISMATCH)
+        request = canonical_request(method, route, signed.query, headers, signed.signed_headers, payload_hash)
+        key = self._signing_key(key_id, day, identity)
+        expected = signature(key, signed.amz_date, signed.credential[len(key_id) + 1 :], request)
+        if not hmac.compare_digest(expected, signed.signature):
+            raise InvalidSignatureException(messages.AUTH_SIGNATURE_MISMATCH)
+        return identity.caller
+
+    def _check_token(self, identity: Identity, token: str, now: float) -> None:
+        if token != identity.session_token:
+            raise UnrecognizedClientException(messages.AUTH_UNKNOWN_KEY)
+        if now >= identity.expiration:
+            raise ExpiredTokenException(messages.AUTH_EXPIRED_TOKEN)
+
+    def _check_scope(self, amz_date: str, day: str, region: str, service: str, terminator: str) -> None:
+        if day != amz_date[:8]:
+            raise InvalidSignatureException(
+                messages.AUTH_SCOPE_DATE.format(scope=day, date=amz_date[:8], amz_date=amz_date)
+            )
+        if region != self._region:
+            raise InvalidSignatureException(messages.AUTH_SCOPE_REGION.format(region=region))
+        if service != SERVICE:
+            raise InvalidSignatureException(messages.AUTH_SCOPE_SERVICE.format(service=SERVICE))
+        if terminator != TERMINATOR:
+            raise InvalidSignatureException(messages.AUTH_SCOPE_TERMINATOR.format(terminator=terminator))
+
+    def _check_time(self, signed: _Signed, signed_at: int, now: float) -> None:
+        if signed_at < now - MAX_SKEW_SECONDS and signed.expires < 0:
+            raise InvalidSignatureException(
+                messages.AUTH_SIGNATURE_EXPIRED.format(
+                    signed=signed.amz_date, earliest=_format(now - MAX_SKEW_SECONDS), now=_format(now)
+                )
+            )
+        if signed_at > now + MAX_SKEW_SECONDS:
+            raise InvalidSignatureException(
+                messages.AUTH_SIGNATURE_NOT_YET_CURRENT.format(
+                    signed=signed.amz_date, latest=_format(now + MAX_SKEW_SECONDS), now=_format(now)
+                )
+            )
+        if signed.expires >= 0 and signed_at + signed.expires < now:
+            raise InvalidSignatureException(
+                messages.AUTH_PRESIGNED_EXPIRED.format(
+                    signed=signed.amz_date, earliest=_format(now - signed.expires), now=_format(now),
+                    expires=signed.expires,
+                )
+            )  # fmt: skip
+
+    def _signing_key(self, key_id: str, day: str, identity: Identity) -> bytes:
+        cached = self._keys.get((key_id, day))
+        if cached is not None and cached[0] is identity.secret:
+            return cached[1]
+        if len(self._keys) >= _KEY_CACHE_LIMIT:
+            self._keys.clear()
+        key = signing_key(identity.secret, day, self._region, SERVICE)
+        self._keys[(key_id, day)] = (identity.secret, key)
+        return key
+
+    def _epoch(self, amz_date: str) -> int:
+        """Seconds since the epoch of ``YYYYMMDDTHHMMSSZ`` (cached: requests of one second share it)."""
+        if amz_date == self._date_text:
+            return self._date_epoch
+        if len(amz_date) != 16 or amz_date[8] != "T" or amz_date[15] != "Z" or not _digits(amz_date):
+            raise IncompleteSignatureException(messages.AUTH_BAD_DATE.format(date=amz_date))
+        try:
+            fields = (
+                int(amz_date[0:4]), int(amz_date[4:6]), int(amz_date[6:8]),
+                int(amz_date[9:11]), int(amz_date[11:13]), int(amz_date[13:15]),
+            )  # fmt: skip
+            if not (1 <= fields[1] <= 12 and 1 <= fields[2] <= 31 and fields[3] < 24 and fields[4] < 60):
+                raise ValueError(amz_date)
+            epoch = calendar.timegm((*fields, 0, 0, 0))
+        except (ValueError, OverflowError):
+            raise IncompleteSignatureException(messages.AUTH_BAD_DATE.format(date=amz_date)) from None
+        self._date_text = amz_date
+        self._date_epoch = epoch
+        return epoch
+
+
+def _digits(amz_date: str) -> bool:
+    return amz_date[:8].isdigit() and amz_date[9:15].isdigit() and amz_date.isascii()
+
+
+def _format(epoch: float) -> str:
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(int(epoch)))
+
+
+def _from_header(headers: dict[str, str], query: str) -> _Signed:
+    authorization = headers["authorization"].strip()
+    algorithm, _, rest = authorization.partition(" ")
+    params: dict[str, str] = {}
+    for part in rest.replace(" ", "").split(","):
+        name, _, value = part.partition("=")
+        params[name] = value
+    amz_date = headers.get("x-amz-date")
+    if amz_date is None:
+        amz_date = _from_http_date(headers.get("date", ""))
+    return _Signed(
+        algorithm,
+        params.get("Credential", ""),
+        params.get("SignedHeaders", ""),
+        params.get("Signature", ""),
+        amz_date,
+        headers.get("x-amz-security-token", ""),
+        canonical_query(query),
+        -1,
+    )
+
+
+def _from_http_date(text: str) -> str:
+    """A Date header (RFC 7231) as ``YYYYMMDDTHHMMSSZ``; the text itself if it is none (refused as a bad date)."""
+    try:
+        parsed = parsedate_tz(text)
+    except (ValueError, IndexError, TypeError):
+        parsed = None
+    if parsed is None:
+        return text
+    try:
+        epoch = calendar.timegm(parsed[:9]) - (parsed[9] or 0)
+        return _format(epoch)
+    except (ValueError, OverflowError):
+        return text
+
+
+def _from_query(query: str, headers: dict[str, str]) -> _Signed:
+    params: dict[str, str] = {}
+    for pair in query.split("&"):
+        name, _, value = pair.partition("=")
+        params[unquote(name, "latin-1")] = unquote(value, "latin-1")
+    missing = "".join(messages.AUTH_QUERY_REQUIRES_PARAM.format(param=p) for p in _QUERY_PARAMS if not params.get(p))
+    if missing:
+        raise IncompleteSignatureException(missing + "Re-examine the query-string parameters.")
+    text = params.get("X-Amz-Expires", str(MAX_PRESIGNED_EXPIRES))
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_PRESIGNED_EXPIRES:
+        raise IncompleteSignatureException(messages.AUTH_BAD_EXPIRES.format(expires=text))
+    return _Signed(
+        params["X-Amz-Algorithm"],
+        params["X-Amz-Credential"],
+        params["X-Amz-SignedHeaders"],
+        params["X-Amz-Signature"],
+        params["X-Amz-Date"],
+        params.get("X-Amz-Security-Token", ""),
+        canonical_query(query, drop_signature=True),
+        int(text),
+    )

@@ -1,0 +1,116 @@
+"""AWS Signature Version 4: the canonical request, the string to sign and the signing key, shared by the server's
+verification (authenticator.py) and the clients dynastore itself signs for (the ``partitions`` command, tests).
+
+A request's canonical form follows the SigV4 specification as AWS SDKs produce it for JSON services: the path with
+dot segments and repeated slashes removed and each segment percent-encoded once more, the query string's pairs
+sorted (as sent, already encoded; for a presigned request without ``X-Amz-Signature``), each signed header as
+``name:value`` with the value's runs of white space made one space, and the payload's SHA-256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from urllib.parse import quote
+
+ALGORITHM = "AWS4-HMAC-SHA256"
+TERMINATOR = "aws4_request"
+SERVICE = "dynamodb"
+EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
+
+
+def signing_key(secret: str, date: str, region: str, service: str) -> bytes:
+    """HMAC chain of the secret over the scope: the key that signs every request of that day, region and service."""
+    key = hmac.digest(("AWS4" + secret).encode(), date.encode(), "sha256")
+    key = hmac.digest(key, region.encode(), "sha256")
+    key = hmac.digest(key, service.encode(), "sha256")
+    return hmac.digest(key, TERMINATOR.encode(), "sha256")
+
+
+def signature(key: bytes, amz_date: str, scope: str, canonical_request: str) -> str:
+    digest = hashlib.sha256(canonical_request.encode("latin-1", "replace")).hexdigest()
+    text = f"{ALGORITHM}\n{amz_date}\n{scope}\n{digest}"
+    return hmac.digest(key, text.encode(), "sha256").hex()
+
+
+def canonical_uri(path: str) -> str:
+    """The path part as SDKs sign it for non-S3 services: dot segments and empty segments removed, then quoted."""
+    if path == "/" or not path:
+        return "/"
+    segments: list[str] = []
+    for segment in path.split("/"):
+        if segment == "..":
+            if segments:
+                segments.pop()
+        elif segment and segment != ".":
+            segments.append(segment)
+    normalized = "/" + "/".join(segments)
+    if path.endswith("/") and segments:
+        normalized += "/"
+    return quote(normalized, safe="/~")
+
+
+def canonical_query(query: str, drop_signature: bool = False) -> str:
+    """The query string's pairs sorted as sent (a presigned request leaves its X-Amz-Signature out)."""
+    if not query:
+        return ""
+    pairs = []
+    for pair in query.split("&"):
+        key, _, value = pair.partition("=")
+        if drop_signature and key == "X-Amz-Signature":
+            continue
+        pairs.append((key, value))
+    pairs.sort()
+    return "&".join(f"{key}={value}" for key, value in pairs)
+
+
+def canonical_headers(signed_headers: str, headers: dict[str, str]) -> str:
+    """``name:value\\n`` for each signed header (a header the request lacks signs as empty, and so mismatches)."""
+    lines = []
+    for name in signed_headers.split(";"):
+        value = headers.get(name, "")
+        lines.append(f"{name}:{' '.join(value.split())}\n")
+    return "".join(lines)
+
+
+def canonical_request(
+    method: str, path: str, query: str, headers: dict[str, str], signed_headers: str, payload_hash: str
+) -> str:
+    return (
+        f"{method}\n{canonical_uri(path)}\n{query}\n"
+        f"{canonical_headers(signed_headers, headers)}\n{signed_headers}\n{payload_hash}"
+    )
+
+
+def sign_headers(
+    method: str,
+    url_path: str,
+    headers: dict[str, str],
+    body: bytes,
+    *,
+    access_key_id: str,
+    secret: str,
+    region: str,
+    amz_date: str,
+    session_token: str = "",
+) -> dict[str, str]:
+    """``headers`` plus X-Amz-Date, X-Amz-Security-Token (with a token) and Authorization, signed as an SDK signs
+    (``headers`` must hold Host). ``url_path`` may carry a query string."""
+    path, _, query = url_path.partition("?")
+    signed = {name.lower(): value for name, value in headers.items()}
+    signed["x-amz-date"] = amz_date
+    if session_token:
+        signed["x-amz-security-token"] = session_token
+    names = ";".join(sorted(signed))
+    scope = f"{amz_date[:8]}/{region}/{SERVICE}/{TERMINATOR}"
+    request = canonical_request(method, path, canonical_query(query), signed, names, hashlib.sha256(body).hexdigest())
+    key = signing_key(secret, amz_date[:8], region, SERVICE)
+    out = dict(headers)
+    out["X-Amz-Date"] = amz_date
+    if session_token:
+        out["X-Amz-Security-Token"] = session_token
+    out["Authorization"] = (
+        f"{ALGORITHM} Credential={access_key_id}/{scope}, SignedHeaders={names}, "
+        f"Signature={signature(key, amz_date, scope, request)}"
+    )
+    return out
