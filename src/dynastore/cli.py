@@ -343,6 +343,15 @@ def _add_partitions_command(commands: Any, defaults: Config) -> None:
     )
     cmd.add_argument("--contributors", action="store_true", help="also show Contributor Insights' top keys")
     cmd.add_argument("--json", action="store_true", help="print the raw JSON")
+    cmd.add_argument(
+        "--access-key-id",
+        default="",
+        help="sign requests (a server with --auth sigv4 needs an admin user's key; default: AWS_ACCESS_KEY_ID)",
+    )
+    cmd.add_argument("--secret-access-key", default="", help="its secret (default: AWS_SECRET_ACCESS_KEY)")
+    cmd.add_argument("--session-token", default="", help="temporary credentials' token (default: AWS_SESSION_TOKEN)")
+    cmd.add_argument("--region", default="", help="the server's region (default: AWS_REGION, DYNASTORE_REGION)")
+    cmd.add_argument("--ca-bundle", default="", help="certificates to trust for https (default: AWS_CA_BUNDLE)")
 
 
 # ---- authentication and TLS (docs/security.md) ------------------------------------------------------------------

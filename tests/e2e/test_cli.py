@@ -101,6 +101,10 @@ def test_serve_help_shows_every_default_and_its_environment_variable() -> None:
         "--triggers-file": "none",
         "--no-metrics": "off",
         "--metrics-port": "none",
+        "--auth": "none",
+        "--users-file": "none",
+        "--tls-cert": "none",
+        "--tls-key": "none",
     }
     assert set(options) == {"-h", *expected}
     for flag, default in expected.items():

@@ -33,9 +33,9 @@ from dynastore.security.sigv4 import (
     ALGORITHM,
     SERVICE,
     TERMINATOR,
+    KeyedHash,
     canonical_query,
     canonical_request,
-    signature,
     signing_key,
 )
 from dynastore.util.clock import Clock
@@ -77,7 +77,7 @@ class Authenticator:
         self._store = store
         self._region = region
         self._clock = clock
-        self._keys: dict[tuple[str, str], tuple[str, bytes]] = {}  # (key id, day) -> (secret, signing key)
+        self._keys: dict[tuple[str, str], tuple[str, KeyedHash]] = {}  # (key id, day) -> (secret, signing key)
         self._date_text = ""
         self._date_epoch = 0
 
@@ -118,7 +118,7 @@ class Authenticator:
             raise InvalidSignatureException(messages.AUTH_SIGNATURE_MISMATCH)
         request = canonical_request(method, route, signed.query, headers, signed.signed_headers, payload_hash)
         key = self._signing_key(key_id, day, identity)
-        expected = signature(key, signed.amz_date, signed.credential[len(key_id) + 1 :], request)
+        expected = key.signature(signed.amz_date, signed.credential[len(key_id) + 1 :], request)
         if not hmac.compare_digest(expected, signed.signature):
             raise InvalidSignatureException(messages.AUTH_SIGNATURE_MISMATCH)
         return identity.caller
@@ -162,13 +162,13 @@ class Authenticator:
                 )
             )  # fmt: skip
 
-    def _signing_key(self, key_id: str, day: str, identity: Identity) -> bytes:
+    def _signing_key(self, key_id: str, day: str, identity: Identity) -> KeyedHash:
         cached = self._keys.get((key_id, day))
         if cached is not None and cached[0] is identity.secret:
             return cached[1]
         if len(self._keys) >= _KEY_CACHE_LIMIT:
             self._keys.clear()
-        key = signing_key(identity.secret, day, self._region, SERVICE)
+        key = KeyedHash(signing_key(identity.secret, day, self._region, SERVICE))
         self._keys[(key_id, day)] = (identity.secret, key)
         return key
 
@@ -202,12 +202,18 @@ def _format(epoch: float) -> str:
 
 
 def _from_header(headers: dict[str, str], query: str) -> _Signed:
-    authorization = headers["authorization"].strip()
-    algorithm, _, rest = authorization.partition(" ")
-    params: dict[str, str] = {}
-    for part in rest.replace(" ", "").split(","):
-        name, _, value = part.partition("=")
-        params[name] = value
+    authorization = headers["authorization"]
+    parts = authorization.split(", ")
+    if len(parts) == 3 and parts[1].startswith("SignedHeaders=") and parts[2].startswith("Signature="):
+        # What SDKs send: `AWS4-HMAC-SHA256 Credential=<c>, SignedHeaders=<h>, Signature=<s>`.
+        algorithm, _, credential = parts[0].partition(" Credential=")
+        params = {"Credential": credential, "SignedHeaders": parts[1][14:], "Signature": parts[2][10:]}
+    else:
+        algorithm, _, rest = authorization.strip().partition(" ")
+        params = {}
+        for part in rest.replace(" ", "").split(","):
+            name, _, value = part.partition("=")
+            params[name] = value
     amz_date = headers.get("x-amz-date")
     if amz_date is None:
         amz_date = _from_http_date(headers.get("date", ""))

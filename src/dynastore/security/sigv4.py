@@ -29,8 +29,28 @@ def signing_key(secret: str, date: str, region: str, service: str) -> bytes:
 
 def signature(key: bytes, amz_date: str, scope: str, canonical_request: str) -> str:
     digest = hashlib.sha256(canonical_request.encode("latin-1", "replace")).hexdigest()
-    text = f"{ALGORITHM}\n{amz_date}\n{scope}\n{digest}"
-    return hmac.digest(key, text.encode(), "sha256").hex()
+    return hmac.digest(key, f"{ALGORITHM}\n{amz_date}\n{scope}\n{digest}".encode(), "sha256").hex()
+
+
+class KeyedHash:
+    """HMAC-SHA256 under one key with the key's inner and outer pads hashed once: signing a request then costs two
+    hash-state copies instead of the four hashes of a fresh HMAC (verification's one recurring cost besides the
+    request's own hashes)."""
+
+    __slots__ = ("_inner", "_outer")
+
+    def __init__(self, key: bytes) -> None:
+        padded = key.ljust(64, b"\0")  # a SHA-256 signing key is 32 bytes, shorter than the block
+        self._inner = hashlib.sha256(bytes(b ^ 0x36 for b in padded))
+        self._outer = hashlib.sha256(bytes(b ^ 0x5C for b in padded))
+
+    def signature(self, amz_date: str, scope: str, canonical_request: str) -> str:
+        digest = hashlib.sha256(canonical_request.encode("latin-1", "replace")).hexdigest()
+        inner = self._inner.copy()
+        inner.update(f"{ALGORITHM}\n{amz_date}\n{scope}\n{digest}".encode())
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        return outer.hexdigest()
 
 
 def canonical_uri(path: str) -> str:
@@ -66,11 +86,7 @@ def canonical_query(query: str, drop_signature: bool = False) -> str:
 
 def canonical_headers(signed_headers: str, headers: dict[str, str]) -> str:
     """``name:value\\n`` for each signed header (a header the request lacks signs as empty, and so mismatches)."""
-    lines = []
-    for name in signed_headers.split(";"):
-        value = headers.get(name, "")
-        lines.append(f"{name}:{' '.join(value.split())}\n")
-    return "".join(lines)
+    return "".join([f"{name}:{' '.join(headers.get(name, '').split())}\n" for name in signed_headers.split(";")])
 
 
 def canonical_request(

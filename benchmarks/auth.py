@@ -1,0 +1,90 @@
+"""What ``--auth sigv4`` costs a request: SigV4 verification alone (security/authenticator.py) on botocore-signed
+GetItem and PutItem requests, against the format check that ``--auth none`` makes (protocol/auth.py), in
+interleaved rounds (medians, microseconds a request). Run: ``python benchmarks/auth.py [requests] [rounds]``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+
+from dynastore.build_kind import build_kind
+from dynastore.protocol import auth
+from dynastore.security import authenticator as authenticator_module
+from dynastore.security.authenticator import Authenticator
+from dynastore.security.credentials import CredentialStore, seeded_admin
+from dynastore.util.clock import ManualClock
+
+KEY_ID, SECRET, REGION = "AKIABENCHMARKKEY0001", "benchmark-secret-benchmark-secret-000000", "us-east-1"
+BODIES = {
+    "GetItem": b'{"TableName":"bench_table","Key":{"pk":{"S":"user#000123"}}}',
+    "PutItem": b'{"TableName":"bench_table","Item":{"pk":{"S":"user#000123"},"payload":{"S":"' + b"x" * 180 + b'"}}}',
+}
+
+
+def signed_headers(operation: str, body: bytes) -> tuple[dict[str, str], float]:
+    """The headers a server receives for a botocore-signed request (lower-case names), and when it was signed."""
+    request = AWSRequest(
+        method="POST",
+        url="http://127.0.0.1:8000/",
+        data=body,
+        headers={
+            "Content-Type": "application/x-amz-json-1.0",
+            "X-Amz-Target": f"DynamoDB_20120810.{operation}",
+            "User-Agent": "Boto3/1.34 md/Botocore#1.34 ua/2.0 os/linux lang/python#3.11",
+            "Content-Length": str(len(body)),
+        },
+    )
+    SigV4Auth(Credentials(KEY_ID, SECRET), "dynamodb", REGION).add_auth(request)
+    request.headers["Host"] = "127.0.0.1:8000"
+    signed_at = time.time()
+    return {name.lower(): value for name, value in request.headers.items()}, signed_at
+
+
+def per_request(run: Callable[[], object], count: int) -> float:
+    started = time.perf_counter()
+    for _ in range(count):
+        run()
+    return (time.perf_counter() - started) / count * 1e6
+
+
+def main() -> None:
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 20_000
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 7
+    compiled = "compiled" if not authenticator_module.__file__.endswith(".py") else "interpreted"
+    print(f"dynastore {build_kind()}, security modules {compiled}; {count} requests a round, {rounds} rounds")
+    print("interleaved; medians, microseconds a request")
+    for operation, body in BODIES.items():
+        headers, signed_at = signed_headers(operation, body)
+        clock = ManualClock(signed_at)
+        store = CredentialStore(None, REGION, seeded_admin(KEY_ID, SECRET, "000000000000"))
+        authenticator = Authenticator(store, REGION, clock)
+        assert authenticator.authenticate("POST", "/", headers, body).authenticated
+
+        def sigv4(headers: dict[str, str] = headers, body: bytes = body, a: Authenticator = authenticator) -> object:
+            auth.check(headers)
+            return a.authenticate("POST", "/", headers, body)
+
+        def none(headers: dict[str, str] = headers) -> object:
+            auth.check(headers)
+            return None
+
+        times: dict[str, list[float]] = {"none": [], "sigv4": []}
+        for _ in range(rounds):
+            times["none"].append(per_request(none, count))
+            times["sigv4"].append(per_request(sigv4, count))
+        none_us, sigv4_us = statistics.median(times["none"]), statistics.median(times["sigv4"])
+        print(
+            f"{operation:8} body {len(body):3} B: --auth none {none_us:6.2f} us, --auth sigv4 {sigv4_us:6.2f} us "
+            f"(+{sigv4_us - none_us:.2f} us)"
+        )
+
+
+if __name__ == "__main__":
+    main()
