@@ -119,7 +119,8 @@ class Authenticator:
         request = canonical_request(method, route, signed.query, headers, signed.signed_headers, payload_hash)
         key = self._signing_key(key_id, day, identity)
         expected = key.signature(signed.amz_date, signed.credential[len(key_id) + 1 :], request)
-        if not hmac.compare_digest(expected, signed.signature):
+        # As bytes: compare_digest refuses str with non-ASCII characters, which a hostile header may hold.
+        if not hmac.compare_digest(expected.encode(), signed.signature.encode("utf-8", "replace")):
             raise InvalidSignatureException(messages.AUTH_SIGNATURE_MISMATCH)
         return identity.caller
 
