@@ -162,7 +162,7 @@ def _refused(server: ServerProcess, credentials: dict[str, str]) -> bool:
     try:
         client(server, credentials).list_tables()
     except ClientError as e:
-        return e.response["Error"]["Code"] == "UnrecognizedClientException"
+        return bool(e.response["Error"]["Code"] == "UnrecognizedClientException")
     return False
 
 
