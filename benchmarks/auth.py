@@ -1,6 +1,11 @@
-"""What ``--auth sigv4`` costs a request: SigV4 verification alone (security/authenticator.py) on botocore-signed
-GetItem and PutItem requests, against the format check that ``--auth none`` makes (protocol/auth.py), in
-interleaved rounds (medians, microseconds a request). Run: ``python benchmarks/auth.py [requests] [rounds]``.
+"""What ``--auth sigv4`` costs a request, in interleaved rounds (medians, microseconds a request):
+
+1. SigV4 verification alone (security/authenticator.py) on botocore-signed GetItem and PutItem requests, against
+   the format check that ``--auth none`` makes (protocol/auth.py);
+2. ``Protocol.handle`` of a signed GetItem by two in-memory dynastores, one with ``--auth none`` and one with
+   ``--auth sigv4``: the whole request path, HTTP aside.
+
+Run: ``python benchmarks/auth.py [requests] [rounds]``.
 """
 
 from __future__ import annotations
@@ -86,5 +91,46 @@ def main() -> None:
         )
 
 
+def handle_rounds(count: int, rounds: int) -> None:
+    import asyncio
+
+    from dynastore.app import Dynastore
+    from dynastore.config import Config
+
+    create = (
+        b'{"TableName":"bench_table","KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],'
+        b'"AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}],"BillingMode":"PAY_PER_REQUEST"}'
+    )
+    create_headers, signed_at = signed_headers("CreateTable", create)
+    put_headers, _ = signed_headers("PutItem", BODIES["PutItem"])
+    get_headers, _ = signed_headers("GetItem", BODIES["GetItem"])
+    handlers = {}
+    for mode in ("none", "sigv4"):
+        config = Config(
+            in_memory=True, capacity="report", metrics=False, auth=mode, admin_access_key_id=KEY_ID,
+            admin_secret_access_key=SECRET, clock=ManualClock(signed_at),
+        )  # fmt: skip
+        app = Dynastore(config)
+        app.start(asyncio.new_event_loop())
+        assert app.protocol.handle("POST", create_headers, create, "/").status == 200
+        assert app.protocol.handle("POST", put_headers, BODIES["PutItem"], "/").status == 200
+        handlers[mode] = app.protocol.handle
+    times: dict[str, list[float]] = {"none": [], "sigv4": []}
+    body = BODIES["GetItem"]
+    for _ in range(rounds):
+        for mode, handle in handlers.items():
+
+            def one(h: Callable[..., object] = handle) -> object:
+                return h("POST", get_headers, body, "/")
+
+            times[mode].append(per_request(one, count // 4))
+    none_us, sigv4_us = statistics.median(times["none"]), statistics.median(times["sigv4"])
+    print(
+        f"Protocol.handle GetItem: --auth none {none_us:6.2f} us, --auth sigv4 {sigv4_us:6.2f} us "
+        f"(+{sigv4_us - none_us:.2f} us)"
+    )
+
+
 if __name__ == "__main__":
     main()
+    handle_rounds(int(sys.argv[1]) if len(sys.argv) > 1 else 20_000, int(sys.argv[2]) if len(sys.argv) > 2 else 7)
