@@ -218,9 +218,7 @@ class Protocol:
         if authenticator is None:
             return None
         try:
-            if not authenticator.is_presigned(headers, path):
-                auth.check(headers)
-            caller = authenticator.authenticate(method, path, headers, body)
+            caller = _authenticate(authenticator, method, headers, path, body)
         except DynamoError as e:
             reason = f"{type(e).__name__}: {e.message}" if e.message else type(e).__name__
             return _forbidden(messages.ADMIN_NOT_SIGNED.format(reason=reason))
@@ -243,9 +241,7 @@ class Protocol:
             auth.check(headers)
             caller = self._caller
         else:
-            if not authenticator.is_presigned(headers, path):
-                auth.check(headers)
-            caller = authenticator.authenticate("POST", path, headers, sent)  # the signature covers the bytes sent
+            caller = _authenticate(authenticator, "POST", headers, path, sent)  # the signature covers the bytes sent
         if not body:
             raise SerializationException()
         seq_before = self._commit_seq()
@@ -289,6 +285,14 @@ def metrics_response(metrics: Metrics, method: str) -> RawResponse:
     if method != "GET":
         return RawResponse(405, b"method not allowed: GET /metrics\n", "text/plain", [("Allow", "GET")])
     return RawResponse(200, metrics.page(), prometheus.CONTENT_TYPE)
+
+
+def _authenticate(authenticator: Authenticator, method: str, headers: Headers, path: str, body: bytes) -> Caller:
+    """The caller a signed request proves to be: the header's presence and form first (DynamoDB's texts, as with
+    authentication off), unless the signature is in the query string; then the signature itself."""
+    if not authenticator.is_presigned(headers, path):
+        auth.check(headers)
+    return authenticator.authenticate(method, path, headers, body)
 
 
 def _forbidden(text: str) -> RawResponse:
