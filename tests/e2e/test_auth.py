@@ -452,3 +452,26 @@ def test_a_certificate_that_does_not_load_stops_the_start(tmp_path: Path) -> Non
     assert result.stderr.startswith("dynastore: error: cannot load the TLS certificate and key: ")
     half = cli("serve", "--in-memory", "--port", "0", "--tls-cert", str(missing))
     assert half.returncode == 2 and half.stderr.endswith("error: --tls-cert and --tls-key go together\n")
+
+
+def test_users_command_refusals_are_one_line(tmp_path: Path) -> None:
+    data = str(tmp_path / "data")
+    assert cli("users", "add", "erin", "--data-dir", data).returncode == 0
+    cases = [
+        (("users", "add", "erin"), "dynastore users: error: user erin exists already\n"),
+        (("users", "remove", "nobody"), "dynastore users: error: no user nobody\n"),
+        (("users", "retire-key", "erin", "AKIANOSUCHKEYNOSUCHK"),
+         "dynastore users: error: user erin has no access key AKIANOSUCHKEYNOSUCHK\n"),
+        (("users", "add", "frank", "--account", "42"),
+         "dynastore users: error: '42' is not an account id: 12 digits\n"),
+        (("users", "issue-temporary", "erin", "--duration", "60"),
+         "dynastore users: error: --duration must be 900 to 129600 seconds\n"),
+    ]  # fmt: skip
+    for args, stderr in cases:
+        result = cli(*args, "--data-dir", data)
+        assert (result.returncode, result.stdout, result.stderr) == (1, "", stderr)
+    shown = cli("users", "add", "gina", "--data-dir", data)
+    assert shown.returncode == 0
+    assert re.search(r"^AccessKeyId:     AKIA[A-Z2-7]{16}$", shown.stdout, re.MULTILINE)
+    assert re.search(r"^SecretAccessKey: \S{40}$", shown.stdout, re.MULTILINE)
+    assert "(the secret is shown only now: keep it)" in shown.stdout
