@@ -24,6 +24,7 @@ AUTH_SIGNATURE_EXPIRED = "Signature expired: {signed} is now earlier than {earli
 AUTH_SIGNATURE_NOT_YET_CURRENT = "Signature not yet current: {signed} is still later than {latest} ({now} + 15 min.)"
 AUTH_PRESIGNED_EXPIRED = "Signature expired: {signed} is now earlier than {earliest} ({now} - {expires} sec.)"
 AUTH_SCOPE_DATE = "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '{scope}' != '{date}', from '{amz_date}'."
+AUTH_HOST_NOT_SIGNED = "'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization."
 AUTH_SCOPE_REGION = "Credential should be scoped to a valid region, not '{region}'. "
 AUTH_SCOPE_SERVICE = "Credential should be scoped to correct service: '{service}'. "
 AUTH_SCOPE_TERMINATOR = "Credential should be scoped with a valid terminator: 'aws4_request', not '{terminator}'. "

@@ -4,7 +4,8 @@ Caller; anything else is refused with DynamoDB's error type and text.
 Checks, in order: the algorithm; the access key (UnrecognizedClientException); the session token of temporary
 credentials, and their expiry (ExpiredTokenException); the credential scope (the signing date must be the request's
 date, the region the server's, the service ``dynamodb``, the terminator ``aws4_request``); the request's time,
-within 15 minutes of the server's clock (a presigned request: also within its X-Amz-Expires); the payload hash
+within 15 minutes of the server's clock (a presigned request: also within its X-Amz-Expires); Host among the
+signed headers; the payload hash
 (an X-Amz-Content-Sha256 sent must be the body's); then the signature itself.
 
 Per request this costs one SHA-256 of the body and of the canonical request and one HMAC: the signing key (four
@@ -112,6 +113,8 @@ class Authenticator:
         self._check_token(identity, signed.token, now)
         self._check_scope(signed.amz_date, day, region, service, terminator)
         self._check_time(signed, signed_at, now)
+        if ";host;" not in f";{signed.signed_headers};":  # else a captured signature would serve for another host
+            raise InvalidSignatureException(messages.AUTH_HOST_NOT_SIGNED)
         payload_hash = hashlib.sha256(body).hexdigest()
         declared = headers.get("x-amz-content-sha256")
         if declared is not None and declared != payload_hash:

@@ -145,6 +145,17 @@ def test_a_declared_payload_hash_must_be_the_bodys() -> None:
     assert refusal(Signed("POST", "/", headers, b"{}")) == ("InvalidSignatureException", MISMATCH)
 
 
+def test_the_host_must_be_signed() -> None:
+    request = sign(b"{}")
+    unsigned_host = request.headers["authorization"].replace(
+        "SignedHeaders=content-type;host;", "SignedHeaders=content-type;"
+    )
+    assert refusal(Signed("POST", "/", {**request.headers, "authorization": unsigned_host}, b"{}")) == (
+        "InvalidSignatureException",
+        "'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization.",
+    )
+
+
 def test_unsupported_algorithm() -> None:
     request = sign(b"{}")
     other = request.headers["authorization"].replace("AWS4-HMAC-SHA256", "AWS4-HMAC-SHA512")
