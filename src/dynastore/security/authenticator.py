@@ -128,8 +128,9 @@ class Authenticator:
         return identity.caller
 
     def _check_token(self, identity: Identity, token: str, now: float) -> None:
-        if token != identity.session_token:
-            raise UnrecognizedClientException(messages.AUTH_UNKNOWN_KEY)
+        expected = identity.session_token
+        if (token or expected) and not hmac.compare_digest(token.encode("utf-8", "replace"), expected.encode()):
+            raise UnrecognizedClientException(messages.AUTH_UNKNOWN_KEY)  # compared in constant time, as secrets are
         if now >= identity.expiration:
             raise ExpiredTokenException(messages.AUTH_EXPIRED_TOKEN)
 
