@@ -28,6 +28,7 @@ from dynastore.errors import (
     InvalidSignatureException,
     UnrecognizedClientException,
 )
+from dynastore.limits import SIGV4_MAX_PRESIGNED_EXPIRES, SIGV4_MAX_SKEW_SECONDS
 from dynastore.security.caller import Caller
 from dynastore.security.credentials import CredentialStore, Identity
 from dynastore.security.sigv4 import (
@@ -41,8 +42,6 @@ from dynastore.security.sigv4 import (
 )
 from dynastore.util.clock import Clock
 
-MAX_SKEW_SECONDS = 15 * 60
-MAX_PRESIGNED_EXPIRES = 7 * 24 * 3600
 _KEY_CACHE_LIMIT = 4096  # cached signing keys (access key and day) before the cache starts over
 _QUERY_PARAMS = ("X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature", "X-Amz-Date", "X-Amz-SignedHeaders")
 
@@ -147,16 +146,16 @@ class Authenticator:
             raise InvalidSignatureException(messages.AUTH_SCOPE_TERMINATOR.format(terminator=terminator))
 
     def _check_time(self, signed: _Signed, signed_at: int, now: float) -> None:
-        if signed_at < now - MAX_SKEW_SECONDS and signed.expires < 0:
+        if signed_at < now - SIGV4_MAX_SKEW_SECONDS and signed.expires < 0:
             raise InvalidSignatureException(
                 messages.AUTH_SIGNATURE_EXPIRED.format(
-                    signed=signed.amz_date, earliest=_format(now - MAX_SKEW_SECONDS), now=_format(now)
+                    signed=signed.amz_date, earliest=_format(now - SIGV4_MAX_SKEW_SECONDS), now=_format(now)
                 )
             )
-        if signed_at > now + MAX_SKEW_SECONDS:
+        if signed_at > now + SIGV4_MAX_SKEW_SECONDS:
             raise InvalidSignatureException(
                 messages.AUTH_SIGNATURE_NOT_YET_CURRENT.format(
-                    signed=signed.amz_date, latest=_format(now + MAX_SKEW_SECONDS), now=_format(now)
+                    signed=signed.amz_date, latest=_format(now + SIGV4_MAX_SKEW_SECONDS), now=_format(now)
                 )
             )
         if signed.expires >= 0 and signed_at + signed.expires < now:
@@ -257,8 +256,8 @@ def _from_query(query: str, headers: dict[str, str]) -> _Signed:
     missing = "".join(messages.AUTH_QUERY_REQUIRES_PARAM.format(param=p) for p in _QUERY_PARAMS if not params.get(p))
     if missing:
         raise IncompleteSignatureException(missing + "Re-examine the query-string parameters.")
-    text = params.get("X-Amz-Expires", str(MAX_PRESIGNED_EXPIRES))
-    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_PRESIGNED_EXPIRES:
+    text = params.get("X-Amz-Expires", str(SIGV4_MAX_PRESIGNED_EXPIRES))
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= SIGV4_MAX_PRESIGNED_EXPIRES:
         raise IncompleteSignatureException(messages.AUTH_BAD_EXPIRES.format(expires=text))
     return _Signed(
         params["X-Amz-Algorithm"],

@@ -4,7 +4,7 @@ The store is one JSON file, ``<data dir>/security/credentials.json`` (or any fil
 written only by ``dynastore users`` (security/users.py) by replacing it whole, so a reader never sees half of it.
 The server re-reads it when its identity (inode, size, modification time) changes: at once when a request names
 an access key it does not know (a key just added works on its next request), and otherwise at most every
-``RECHECK_SECONDS`` (a removed user or retired key stops working within that time).
+``CREDENTIALS_RECHECK_SECONDS`` (a removed user or retired key stops working within that time).
 
 Secrets are kept as they are: SigV4 proves knowledge of the secret by an HMAC the server must compute too, so the
 file is as sensitive as the keys themselves (mode 0600 in a 0700 directory).
@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from dynastore.limits import CREDENTIALS_RECHECK_SECONDS
 from dynastore.security.caller import Caller
 
 log = logging.getLogger("dynastore")
@@ -30,7 +31,6 @@ log = logging.getLogger("dynastore")
 STORE_DIRECTORY = "security"
 STORE_FILE = "credentials.json"
 FORMAT_VERSION = 1
-RECHECK_SECONDS = 0.25
 ADMIN_SEED_USER = "admin"
 
 
@@ -142,7 +142,7 @@ class CredentialStore:
     def find(self, access_key_id: str) -> Identity | None:
         now = time.monotonic()
         if now >= self._next_check:
-            self._next_check = now + RECHECK_SECONDS
+            self._next_check = now + CREDENTIALS_RECHECK_SECONDS
             self._reload()
         identity = self._keys.get(access_key_id)
         if identity is None and self._path is not None and self._reload():

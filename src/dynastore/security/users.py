@@ -19,14 +19,11 @@ from typing import Any, TypeVar
 
 import orjson
 
+from dynastore.limits import ACCESS_KEYS_PER_USER, SESSION_SECONDS_MAX, SESSION_SECONDS_MIN
 from dynastore.security.credentials import FORMAT_VERSION, read_document, user_arn
 
 DIRECTORY_MODE = 0o700
 FILE_MODE = 0o600
-MAX_KEYS_PER_USER = 2  # as IAM: one to use and one being rotated in
-MIN_SESSION_SECONDS = 900  # STS GetSessionToken's bounds and default
-MAX_SESSION_SECONDS = 129_600
-DEFAULT_SESSION_SECONDS = 43_200
 _ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 _USER_NAME = re.compile(r"[\w+=,.@-]{1,64}", re.ASCII)
 _ACCOUNT = re.compile(r"\d{12}")
@@ -107,7 +104,7 @@ def rotate_key(document: dict[str, Any], name: str, retire: str | None) -> dict[
     keys: list[dict[str, Any]] = user["keys"]
     if retire is not None:
         _retire(user, name, retire)
-    if len(keys) >= MAX_KEYS_PER_USER:
+    if len(keys) >= ACCESS_KEYS_PER_USER:
         raise UsersError(
             f"user {name} has {len(keys)} access keys already: retire one first (rotate-key {name} --retire KEY, "
             f"or retire-key {name} KEY)"
@@ -125,8 +122,8 @@ def issue_temporary(document: dict[str, Any], name: str, duration: int, now: flo
     """Temporary credentials of ``name`` (as STS GetSessionToken gives): an ASIA key, its secret and session token,
     valid for ``duration`` seconds."""
     user = _user(document, name)
-    if not MIN_SESSION_SECONDS <= duration <= MAX_SESSION_SECONDS:
-        raise UsersError(f"--duration must be {MIN_SESSION_SECONDS} to {MAX_SESSION_SECONDS} seconds")
+    if not SESSION_SECONDS_MIN <= duration <= SESSION_SECONDS_MAX:
+        raise UsersError(f"--duration must be {SESSION_SECONDS_MIN} to {SESSION_SECONDS_MAX} seconds")
     expiration = int(now) + duration
     entry = {
         "id": new_id("ASIA"),

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from dynastore.config import Config
+from dynastore.limits import SESSION_SECONDS_DEFAULT, SESSION_SECONDS_MAX, SESSION_SECONDS_MIN
 from dynastore.security import users
 from dynastore.security.credentials import store_path
 
@@ -62,9 +63,9 @@ def add_users_command(commands: Any, defaults: Config) -> None:
     temporary.add_argument(
         "--duration",
         type=int,
-        default=users.DEFAULT_SESSION_SECONDS,
-        help=f"seconds they stay valid ({users.MIN_SESSION_SECONDS} to {users.MAX_SESSION_SECONDS}; "
-        f"default {users.DEFAULT_SESSION_SECONDS})",
+        default=SESSION_SECONDS_DEFAULT,
+        help=f"seconds they stay valid ({SESSION_SECONDS_MIN} to {SESSION_SECONDS_MAX}; "
+        f"default {SESSION_SECONDS_DEFAULT})",
     )
 
 

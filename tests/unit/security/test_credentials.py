@@ -69,7 +69,7 @@ def test_the_server_sees_a_new_user_on_its_next_request_and_a_removed_one_soon(t
     )
     assert identity.secret == alice["SecretAccessKey"] and identity.expiration == math.inf
     users.change(path, lambda d: users.remove_user(d, "alice"))
-    store._next_check = 0.0  # the periodic check is due (it runs every RECHECK_SECONDS)
+    store._next_check = 0.0  # the periodic check is due (it runs every CREDENTIALS_RECHECK_SECONDS)
     assert store.find(alice["AccessKeyId"]) is None
 
 
