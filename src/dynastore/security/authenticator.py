@@ -43,6 +43,7 @@ from dynastore.security.sigv4 import (
 from dynastore.util.clock import Clock
 
 _KEY_CACHE_LIMIT = 4096  # cached signing keys (access key and day) before the cache starts over
+_EPOCH_CACHE_LIMIT = 256  # parsed request times kept before that cache starts over
 _QUERY_PARAMS = ("X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature", "X-Amz-Date", "X-Amz-SignedHeaders")
 
 
@@ -78,8 +79,9 @@ class Authenticator:
         self._region = region
         self._clock = clock
         self._keys: dict[tuple[str, str], tuple[str, KeyedHash]] = {}  # (key id, day) -> (secret, signing key)
-        self._date_text = ""
-        self._date_epoch = 0
+        # Request times already parsed: clients sign within the same few seconds, and a load generator that signs
+        # ahead interleaves several of them, so a handful of entries serve nearly every request.
+        self._epochs: dict[str, int] = {}
 
     def is_presigned(self, headers: dict[str, str], path: str) -> bool:
         """A request that carries its signature in the query string (and no Authorization header)."""
@@ -178,8 +180,9 @@ class Authenticator:
 
     def _epoch(self, amz_date: str) -> int:
         """Seconds since the epoch of ``YYYYMMDDTHHMMSSZ`` (cached: requests of one second share it)."""
-        if amz_date == self._date_text:
-            return self._date_epoch
+        cached = self._epochs.get(amz_date)
+        if cached is not None:
+            return cached
         if len(amz_date) != 16 or amz_date[8] != "T" or amz_date[15] != "Z" or not _digits(amz_date):
             raise IncompleteSignatureException(messages.AUTH_BAD_DATE.format(date=amz_date))
         try:
@@ -192,8 +195,9 @@ class Authenticator:
             epoch = calendar.timegm((*fields, 0, 0, 0))
         except (ValueError, OverflowError):
             raise IncompleteSignatureException(messages.AUTH_BAD_DATE.format(date=amz_date)) from None
-        self._date_text = amz_date
-        self._date_epoch = epoch
+        if len(self._epochs) >= _EPOCH_CACHE_LIMIT:
+            self._epochs.clear()
+        self._epochs[amz_date] = epoch
         return epoch
 
 
@@ -211,21 +215,23 @@ def _from_header(headers: dict[str, str], query: str) -> _Signed:
     if len(parts) == 3 and parts[1].startswith("SignedHeaders=") and parts[2].startswith("Signature="):
         # What SDKs send: `AWS4-HMAC-SHA256 Credential=<c>, SignedHeaders=<h>, Signature=<s>`.
         algorithm, _, credential = parts[0].partition(" Credential=")
-        params = {"Credential": credential, "SignedHeaders": parts[1][14:], "Signature": parts[2][10:]}
+        signed_headers, signature = parts[1][14:], parts[2][10:]
     else:
         algorithm, _, rest = authorization.strip().partition(" ")
         params = {}
         for part in rest.replace(" ", "").split(","):
             name, _, value = part.partition("=")
             params[name] = value
+        credential = params.get("Credential", "")
+        signed_headers, signature = params.get("SignedHeaders", ""), params.get("Signature", "")
     amz_date = headers.get("x-amz-date")
     if amz_date is None:
         amz_date = _from_http_date(headers.get("date", ""))
     return _Signed(
         algorithm,
-        params.get("Credential", ""),
-        params.get("SignedHeaders", ""),
-        params.get("Signature", ""),
+        credential,
+        signed_headers,
+        signature,
         amz_date,
         headers.get("x-amz-security-token", ""),
         canonical_query(query),
