@@ -78,7 +78,7 @@ class Authenticator:
         self._store = store
         self._region = region
         self._clock = clock
-        self._keys: dict[tuple[str, str], tuple[str, KeyedHash]] = {}  # (key id, day) -> (secret, signing key)
+        self._keys: dict[str, tuple[str, KeyedHash]] = {}  # "key id/day" -> (secret, signing key)
         # Request times already parsed: clients sign within the same few seconds, and a load generator that signs
         # ahead interleaves several of them, so a handful of entries serve nearly every request.
         self._epochs: dict[str, int] = {}
@@ -169,13 +169,14 @@ class Authenticator:
             )  # fmt: skip
 
     def _signing_key(self, key_id: str, day: str, identity: Identity) -> KeyedHash:
-        cached = self._keys.get((key_id, day))
+        name = f"{key_id}/{day}"  # a string key: no tuple per request for the collector to track
+        cached = self._keys.get(name)
         if cached is not None and cached[0] is identity.secret:
             return cached[1]
         if len(self._keys) >= _KEY_CACHE_LIMIT:
             self._keys.clear()
         key = KeyedHash(signing_key(identity.secret, day, self._region, SERVICE))
-        self._keys[(key_id, day)] = (identity.secret, key)
+        self._keys[name] = (identity.secret, key)
         return key
 
     def _epoch(self, amz_date: str) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from urllib.parse import quote
 
 ALGORITHM = "AWS4-HMAC-SHA256"
@@ -86,7 +87,25 @@ def canonical_query(query: str, drop_signature: bool = False) -> str:
 
 def canonical_headers(signed_headers: str, headers: dict[str, str]) -> str:
     """``name:value\\n`` for each signed header (a header the request lacks signs as empty, and so mismatches)."""
-    return "".join([f"{name}:{' '.join(headers.get(name, '').split())}\n" for name in signed_headers.split(";")])
+    block = ""
+    for name in signed_headers.split(";"):
+        block += f"{name}:{_trimmed(headers.get(name, ''))}\n"
+    return block
+
+
+def _trimmed(value: str) -> str:
+    """The value with its runs of white space made one space and its ends stripped (SigV4's Trimall). Only ASCII
+    white space counts: the server holds header bytes decoded as Latin-1, where the UTF-8 of a client's character
+    may contain 0x85 or 0xA0, which str.split would take for white space. Most values need nothing and are
+    returned as they are, allocating nothing."""
+    if _WHITE_RUN.search(value) is None and value.strip(_WHITE) == value:
+        return value
+    return _WHITE_RUNS.sub(" ", value).strip(_WHITE)
+
+
+_WHITE = " \t\n\r\x0b\x0c"
+_WHITE_RUN = re.compile(r"[\t\n\r\x0b\x0c]|  ")  # anything that is not already a single space
+_WHITE_RUNS = re.compile(r"[ \t\n\r\x0b\x0c]+")
 
 
 def canonical_request(

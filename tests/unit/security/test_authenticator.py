@@ -74,6 +74,17 @@ def test_white_space_in_header_values_is_folded_as_sdks_fold_it() -> None:
     assert authenticator().authenticate("POST", "/", headers, request.body).authenticated
 
 
+def test_utf8_header_bytes_are_not_taken_for_white_space() -> None:
+    """'à' is C3 A0 in UTF-8; the server holds header bytes as Latin-1, where A0 would be white space to str.split."""
+    from dynastore.security.sigv4 import canonical_headers
+
+    received = "Boto3 à  la  carte".encode().decode("latin-1")
+    assert canonical_headers("user-agent", {"user-agent": f" {received}\t"}) == (
+        "user-agent:" + "Boto3 à la carte".encode().decode("latin-1") + "\n"
+    )
+    assert canonical_headers("x", {"x": "plain value"}) == "x:plain value\n"
+
+
 def test_unknown_access_key() -> None:
     assert refusal(sign(b"{}", key_id="AKIAUNKNOWNKEY000000")) == (
         "UnrecognizedClientException",
