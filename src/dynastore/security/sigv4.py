@@ -89,22 +89,32 @@ def canonical_headers(signed_headers: str, headers: dict[str, str]) -> str:
     """``name:value\\n`` for each signed header (a header the request lacks signs as empty, and so mismatches)."""
     block = ""
     for name in signed_headers.split(";"):
-        block += f"{name}:{_trimmed(headers.get(name, ''))}\n"
+        value = headers.get(name, "")
+        trimmed = _TRIMMED.get(value)
+        if trimmed is None:
+            trimmed = _trimmed(value)
+            if len(value) <= _TRIMMED_VALUE_BYTES:  # bounded: at most 256 x 256 characters held
+                if len(_TRIMMED) >= _TRIMMED_LIMIT:
+                    _TRIMMED.clear()
+                _TRIMMED[value] = trimmed
+        block += f"{name}:{trimmed}\n"
     return block
+
+
+# Header values already trimmed: a client sends the same Content-Type, Host, User-Agent and target again and again,
+# so a look-up replaces the scan on nearly every request.
+_TRIMMED: dict[str, str] = {}
+_TRIMMED_LIMIT = 256
+_TRIMMED_VALUE_BYTES = 256
 
 
 def _trimmed(value: str) -> str:
     """The value with its runs of white space made one space and its ends stripped (SigV4's Trimall). Only ASCII
     white space counts: the server holds header bytes decoded as Latin-1, where the UTF-8 of a client's character
-    may contain 0x85 or 0xA0, which str.split would take for white space. Most values need nothing and are
-    returned as they are, allocating nothing."""
-    if _WHITE_RUN.search(value) is None and value.strip(_WHITE) == value:
-        return value
-    return _WHITE_RUNS.sub(" ", value).strip(_WHITE)
+    may contain 0x85 or 0xA0, which str.split would take for white space."""
+    return _WHITE_RUNS.sub(" ", value).strip(" \t\n\r\x0b\x0c")
 
 
-_WHITE = " \t\n\r\x0b\x0c"
-_WHITE_RUN = re.compile(r"[\t\n\r\x0b\x0c]|  ")  # anything that is not already a single space
 _WHITE_RUNS = re.compile(r"[ \t\n\r\x0b\x0c]+")
 
 
