@@ -41,6 +41,8 @@ INTERPRETED = {
     "dynastore/pytest_plugin.py",
     "dynastore/storage/syncer.py",
     "dynastore/storage/wal.py",
+    "dynastore/security/users.py",  # dynastore users: command-line code that runs once
+    "dynastore/security/users_cli.py",
 }
 
 # The setup commands that produce installable code; metadata and editable builds compile nothing.

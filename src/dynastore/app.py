@@ -28,6 +28,8 @@ from dynastore.protocol import dispatch
 from dynastore.protocol.metrics import Metrics, RequestMetrics, directory_bytes
 from dynastore.protocol.protocol import Protocol
 from dynastore.protocol.request_log import LoggedProtocol, RequestLog
+from dynastore.security.authenticator import Authenticator
+from dynastore.security.credentials import CredentialStore, seeded_admin, store_path
 from dynastore.security.identity_policies import GROUP, USER
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.group_commit import GroupCommitter
@@ -51,6 +53,19 @@ def open_storage(config: Config) -> KV:
     from dynastore.storage.lmdb_kv import LmdbKV
 
     return LmdbKV(config.data_dir, ordered_sync=config.crash_safe, reserve_bytes=config.disk_reserve)
+
+
+def authenticator(config: Config) -> Authenticator | None:
+    """--auth sigv4: the verifier of every request, over the credentials store and the seeded admin (if any)."""
+    if config.auth != "sigv4":
+        return None
+    path = config.users_file
+    if path is None and not config.in_memory:
+        path = store_path(config.data_dir)
+    seed = None
+    if config.admin_access_key_id and config.admin_secret_access_key:
+        seed = seeded_admin(config.admin_access_key_id, config.admin_secret_access_key, config.account_id)
+    return Authenticator(CredentialStore(path, config.region, seed), config.region, config.clock)
 
 
 def build_context(config: Config, kv: KV, catalog: Catalog) -> Context:
@@ -84,6 +99,7 @@ class Dynastore:
         self.triggers = Triggers(self.engine, parse_triggers(config.triggers, file=config.triggers_file))
         self.metrics = self._metrics()
         self.protocol = self._protocol()
+        self.protocol.authenticator = authenticator(config)
         self.committer: GroupCommitter | None = None
         self._tasks: list[asyncio.Task[None]] = []
 

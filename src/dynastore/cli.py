@@ -129,9 +129,12 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
         help="the identity policies of users and groups (default: policies.json in the data directory; none for "
         "--in-memory)",
     )
+    _add_security_flags(serve, defaults)
     _add_partitions_command(commands, defaults)
     from dynastore.admin.policies_cli import add_policies_command
+    from dynastore.security.users_cli import add_users_command
 
+    add_users_command(commands, defaults)
     add_policies_command(commands, defaults)
     return parser
 
@@ -150,7 +153,12 @@ def main(argv: Sequence[str] | None = None) -> None:
 
         config = _serve_config(defaults, args)
         _check_triggers(serve_parser(parser), config)
+        _check_security(serve_parser(parser), config)
         serve(config)
+    elif args.command == "users":
+        from dynastore.security.users_cli import run as run_users
+
+        raise SystemExit(run_users(args))
     elif args.command == "partitions":
         from dynastore.admin.partitions_cli import run
 
@@ -177,6 +185,7 @@ def serve_config(flags: Sequence[str]) -> Config:
     _check_choices(parser, args)
     config = _serve_config(defaults, args)
     _check_triggers(serve_parser(parser), config)
+    _check_security(serve_parser(parser), config)
     return config
 
 
@@ -201,7 +210,7 @@ def _serve_config(defaults: Config, args: argparse.Namespace) -> Config:
         metrics_port=args.metrics_port,
         policies_file=args.policies_file,
     )
-    config = _with_triggers(config, args)
+    config = _with_security(_with_triggers(config, args), args)
     return _with_network(_with_indexes(_with_capacity(config, args), args), args)
 
 
@@ -356,6 +365,58 @@ def _add_partitions_command(commands: Any, defaults: Config) -> None:
     )
     cmd.add_argument("--contributors", action="store_true", help="also show Contributor Insights' top keys")
     cmd.add_argument("--json", action="store_true", help="print the raw JSON")
+    cmd.add_argument(
+        "--access-key-id",
+        default="",
+        help="sign requests (a server with --auth sigv4 needs an admin user's key; default: AWS_ACCESS_KEY_ID)",
+    )
+    cmd.add_argument("--secret-access-key", default="", help="its secret (default: AWS_SECRET_ACCESS_KEY)")
+    cmd.add_argument("--session-token", default="", help="temporary credentials' token (default: AWS_SESSION_TOKEN)")
+    cmd.add_argument("--region", default="", help="the server's region (default: AWS_REGION, DYNASTORE_REGION)")
+    cmd.add_argument("--ca-bundle", default="", help="certificates to trust for https (default: AWS_CA_BUNDLE)")
+
+
+# ---- authentication and TLS (docs/security.md) ------------------------------------------------------------------
+def _add_security_flags(serve: argparse.ArgumentParser, defaults: Config) -> None:
+    serve.add_argument(
+        "--auth",
+        choices=("none", "sigv4"),
+        default=defaults.auth,
+        help="none: any access key and signature are taken; sigv4: every request must be signed with the key "
+        "of a user of the credentials store (dynastore users)",
+    )
+    serve.add_argument(
+        "--users-file",
+        type=Path,
+        default=defaults.users_file,
+        metavar="PATH",
+        help="the credentials store to read instead of <data dir>/security/credentials.json (e.g. for --in-memory)",
+    )
+    serve.add_argument(
+        "--tls-cert", type=Path, default=defaults.tls_cert, metavar="PEM", help="serve HTTPS with this certificate"
+    )
+    serve.add_argument(
+        "--tls-key", type=Path, default=defaults.tls_key, metavar="PEM", help="the private key of --tls-cert"
+    )
+
+
+def _with_security(config: Config, args: argparse.Namespace) -> Config:
+    return dataclasses.replace(
+        config, auth=args.auth, users_file=args.users_file, tls_cert=args.tls_cert, tls_key=args.tls_key
+    )
+
+
+def _check_security(serve: argparse.ArgumentParser, config: Config) -> None:
+    """A start that could not serve anyone, or half a TLS setup, stops with one line before the store is opened."""
+    from dynastore import messages
+
+    if (config.tls_cert is None) != (config.tls_key is None):
+        serve.error("--tls-cert and --tls-key go together")
+    seeded = bool(config.admin_access_key_id) and bool(config.admin_secret_access_key)
+    if config.admin_access_key_id and not config.admin_secret_access_key:
+        serve.error("DYNASTORE_ADMIN_ACCESS_KEY_ID needs DYNASTORE_ADMIN_SECRET_ACCESS_KEY")
+    if config.auth == "sigv4" and config.in_memory and config.users_file is None and not seeded:
+        serve.error(messages.CLI_AUTH_NO_USERS)
 
 
 # ---- triggers (docs/triggers.md) --------------------------------------------------------------------------------

@@ -90,12 +90,20 @@ class Config:
     # Metrics for operators (docs/metrics.md): GET /metrics on the main port, and on ``metrics_port`` too if set.
     metrics: bool = True
     metrics_port: int | None = None
-    # Authentication and authorization (docs/security.md): "none" serves every request as the anonymous caller;
-    # "sigv4" verifies signatures and evaluates the caller's policies. ``policies_file``: the identity policies
-    # of users and groups (default: policies.json in the data directory; an in-memory server reads one only if
-    # given).
+    # Authentication and authorization (docs/security.md): "none" takes every request as the one anonymous caller;
+    # "sigv4" verifies each request's signature against the credentials store (<data dir>/security/credentials.json,
+    # or ``users_file``), plus one admin user seeded from DYNASTORE_ADMIN_ACCESS_KEY_ID / _SECRET_ACCESS_KEY (only
+    # from the environment: a secret on a command line is visible to every user of the machine), and evaluates the
+    # caller's policies. ``policies_file``: the identity policies of users and groups (default: policies.json in
+    # the data directory; an in-memory server reads one only if given).
     auth: str = "none"
     policies_file: Path | None = None
+    users_file: Path | None = None
+    admin_access_key_id: str = ""
+    admin_secret_access_key: str = field(default="", repr=False)
+    # HTTPS (docs/security.md): a PEM certificate chain and its private key; both or neither.
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
     clock: Clock = field(default_factory=SystemClock, compare=False)
 
     @classmethod
@@ -124,6 +132,7 @@ class Config:
             metrics=env.get("DYNASTORE_NO_METRICS", "").lower() not in ("1", "true", "yes"),
             metrics_port=int(env["DYNASTORE_METRICS_PORT"]) if env.get("DYNASTORE_METRICS_PORT") else None,
             policies_file=Path(env["DYNASTORE_POLICIES_FILE"]) if env.get("DYNASTORE_POLICIES_FILE") else None,
+            **_security_from_env(env, base),
             **_capacity_from_env(env, base),
             **_indexes_from_env(env, base),
             **_network_from_env(env, base),
@@ -154,6 +163,18 @@ def policies_path(config: Config) -> Path | None:
 def _network_from_env(env: Mapping[str, str], base: Config) -> dict[str, Any]:
     return {
         name: kind(env.get(f"DYNASTORE_{name.upper()}", getattr(base, name))) for name, kind in NETWORK_LIMITS.items()
+    }
+
+
+def _security_from_env(env: Mapping[str, str], base: Config) -> dict[str, Any]:
+    """DYNASTORE_AUTH, _USERS_FILE, _ADMIN_ACCESS_KEY_ID, _ADMIN_SECRET_ACCESS_KEY, _TLS_CERT and _TLS_KEY."""
+    return {
+        "auth": env.get("DYNASTORE_AUTH", base.auth),
+        "users_file": Path(env["DYNASTORE_USERS_FILE"]) if env.get("DYNASTORE_USERS_FILE") else None,
+        "admin_access_key_id": env.get("DYNASTORE_ADMIN_ACCESS_KEY_ID", ""),
+        "admin_secret_access_key": env.get("DYNASTORE_ADMIN_SECRET_ACCESS_KEY", ""),
+        "tls_cert": Path(env["DYNASTORE_TLS_CERT"]) if env.get("DYNASTORE_TLS_CERT") else None,
+        "tls_key": Path(env["DYNASTORE_TLS_KEY"]) if env.get("DYNASTORE_TLS_KEY") else None,
     }
 
 

@@ -118,6 +118,10 @@ class UnrecognizedClientException(DynamoError):
     namespace = _CORAL_SERVICE
 
 
+class ExpiredTokenException(DynamoError):
+    namespace = _CORAL_SERVICE
+
+
 class AccessDeniedException(DynamoError):
     namespace = _CORAL_SERVICE
 

@@ -117,3 +117,11 @@ TRIGGER_RETRY_DELAY_MAX = 60.0
 MAX_RESOURCE_POLICY_BYTES = 20480
 MAX_USER_POLICY_CHARS = 2048
 MAX_GROUP_POLICY_CHARS = 5120
+# ---- authentication (docs/security.md): SigV4's, IAM's and STS's bounds -----------------------------------------
+SIGV4_MAX_SKEW_SECONDS = 15 * 60  # a signed request's time against the server's clock, either way
+SIGV4_MAX_PRESIGNED_EXPIRES = 7 * 24 * 3600  # X-Amz-Expires
+ACCESS_KEYS_PER_USER = 2  # IAM's: one in use and one being rotated in
+SESSION_SECONDS_MIN = 900  # STS GetSessionToken's DurationSeconds bounds and default
+SESSION_SECONDS_MAX = 129_600
+SESSION_SECONDS_DEFAULT = 43_200
+CREDENTIALS_RECHECK_SECONDS = 0.25  # how often the server looks whether the credentials store changed

@@ -16,6 +16,29 @@ NUMBER_PRECISION = "Attempting to store more than 38 significant digits in a Num
 AUTH_MISSING_TOKEN = "Request is missing Authentication Token"
 AUTH_REQUIRES_PARAM = "Authorization header requires '{param}' parameter. "
 AUTH_REQUIRES_DATE = "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header. "
+# Signature verification (security/authenticator.py, --auth sigv4): DynamoDB's texts.
+AUTH_UNKNOWN_KEY = "The security token included in the request is invalid."
+AUTH_EXPIRED_TOKEN = "The security token included in the request is expired"
+AUTH_SIGNATURE_MISMATCH = "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details."
+AUTH_SIGNATURE_EXPIRED = "Signature expired: {signed} is now earlier than {earliest} ({now} - 15 min.)"
+AUTH_SIGNATURE_NOT_YET_CURRENT = "Signature not yet current: {signed} is still later than {latest} ({now} + 15 min.)"
+AUTH_PRESIGNED_EXPIRED = "Signature expired: {signed} is now earlier than {earliest} ({now} - {expires} sec.)"
+AUTH_SCOPE_DATE = "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '{scope}' != '{date}', from '{amz_date}'."
+AUTH_HOST_NOT_SIGNED = "'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization."
+AUTH_SCOPE_REGION = "Credential should be scoped to a valid region, not '{region}'. "
+AUTH_SCOPE_SERVICE = "Credential should be scoped to correct service: '{service}'. "
+AUTH_SCOPE_TERMINATOR = "Credential should be scoped with a valid terminator: 'aws4_request', not '{terminator}'. "
+AUTH_CREDENTIAL_ELEMENTS = (
+    "Credential must have exactly 5 slash-delimited elements, e.g. keyid/date/region/service/term, got '{credential}'"
+)
+AUTH_BAD_DATE = "Date must be in ISO-8601 'basic format'. Got '{date}'. See http://en.wikipedia.org/wiki/ISO_8601"
+AUTH_QUERY_REQUIRES_PARAM = "AWS query-string parameters must include '{param}'. "
+AUTH_QUERY_AND_HEADER = "Found both 'X-Amz-Algorithm' as a query-string param and 'Authorization' as HTTP header."
+AUTH_BAD_EXPIRES = "X-Amz-Expires must be a number of seconds from 1 to 604800; got '{expires}'."
+AUTH_UNSUPPORTED_ALGORITHM = "Unsupported AWS 'algorithm': '{algorithm}'"
+# dynastore's own endpoints (/dynastore/...) with --auth sigv4: JSON {"error": text} with 403.
+ADMIN_NOT_SIGNED = "this endpoint needs a request signed (SigV4) by an admin user: {reason}"
+ADMIN_NOT_ADMIN = "{arn} is not an admin user (dynastore users add NAME --admin)"
 # Connection limits (protocol/http_server.py; docs/design.md "Limits and abuse").
 HEADERS_TOO_LARGE = "The request line and headers exceed {limit} bytes"
 URL_TOO_LONG = "The request URL exceeds {limit} bytes"
@@ -518,6 +541,9 @@ CAPACITY_OVER_TABLE_QUOTA = (
 CLI_CANNOT_LISTEN = "cannot listen on {host}:{port}: {reason}"
 CLI_CANNOT_CREATE_DATA_DIR = "cannot create the data directory {path}: {reason}"
 CLI_CANNOT_OPEN_STORE = "cannot open the store: {reason}"
+CLI_AUTH_NO_USERS = "--auth sigv4 with --in-memory needs users: --users-file PATH or DYNASTORE_ADMIN_ACCESS_KEY_ID and DYNASTORE_ADMIN_SECRET_ACCESS_KEY"
+CLI_BAD_CREDENTIALS_STORE = "cannot read the credentials store {path}: {reason}"
+CLI_TLS = "cannot load the TLS certificate and key: {reason}"
 
 # ---------------------------------------------------------------- attribute names and index key sizes
 # "Attribute name is too large" is DynamoDB's measured text for a name of 65,536 bytes or more (items at any

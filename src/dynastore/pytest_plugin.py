@@ -4,8 +4,10 @@ Fixtures: ``dynastore`` (the session's dynastore: in process by default, or a ``
 ``dynamodb`` (a boto3 client) and ``dynamodb_resource`` (a boto3 resource), both starting each test with no
 tables unless ``dynastore_isolation = none``. Options (command line, or the ini name in pytest.ini /
 pyproject.toml): ``--dynastore-mode`` / ``dynastore_mode`` (``inprocess`` or ``server``), ``--dynastore-capacity``
-/ ``dynastore_capacity``, ``--dynastore-manual-clock`` / ``dynastore_manual_clock``, ``--dynastore-flags`` /
-``dynastore_flags`` (any ``dynastore serve`` flags), ``dynastore_isolation`` and ``dynastore_hook_clients``.
+/ ``dynastore_capacity``, ``--dynastore-manual-clock`` / ``dynastore_manual_clock``, ``--dynastore-auth`` /
+``dynastore_auth`` (``sigv4``: the dynastore verifies signatures, and the fixtures' clients sign with the key of an
+admin user made for the session, ``dynastore.credentials``), ``--dynastore-flags`` / ``dynastore_flags`` (any
+``dynastore serve`` flags), ``dynastore_isolation`` and ``dynastore_hook_clients``.
 
 Only pytest is imported here: dynastore, boto3 and botocore load when a test first asks for a fixture, so a
 project that installs dynastore but does not use these fixtures pays nothing.
@@ -13,12 +15,14 @@ project that installs dynastore but does not use these fixtures pays nothing.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -27,6 +31,7 @@ if TYPE_CHECKING:
     from dynastore.testing import Response
 
 MODES = ("inprocess", "server")
+AUTH = ("none", "sigv4")
 ISOLATION = ("tables", "none")
 _LISTENING = re.compile(r"listening on (http://[\d.]+:\d+)")
 
@@ -38,10 +43,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--dynastore-manual-clock", action="store_true", default=None, help="time moves only when a test moves it"
     )
+    group.addoption(
+        "--dynastore-auth", choices=AUTH, default=None, help="sigv4: requests must be signed (an admin user is made)"
+    )
     group.addoption("--dynastore-flags", default=None, help='more "dynastore serve" flags, e.g. "--region eu-west-1"')
     parser.addini("dynastore_mode", "inprocess (default) or server", default="inprocess")
     parser.addini("dynastore_capacity", "capacity mode of the session's dynastore", default="")
     parser.addini("dynastore_manual_clock", "the session's dynastore has a manual clock", type="bool", default=False)
+    parser.addini("dynastore_auth", "none (default) or sigv4", default="none")
     parser.addini("dynastore_flags", '"dynastore serve" flags for the session\'s dynastore', default="")
     parser.addini("dynastore_isolation", "tables: each test starts with no tables; none: tables stay", default="tables")
     parser.addini(
@@ -65,9 +74,39 @@ def serve_flags(config: pytest.Config) -> list[str]:
         flags += ["--capacity", capacity]
     if _setting(config, "dynastore_manual_clock"):
         flags.append("--manual-clock")
+    if auth_of(config) == "sigv4":
+        flags += ["--auth", "sigv4"]
     if "--data-dir" not in flags and "--in-memory" not in flags:
         flags.append("--in-memory")
     return flags
+
+
+def auth_of(config: pytest.Config) -> str:
+    auth = str(_setting(config, "dynastore_auth"))
+    if auth not in AUTH:
+        raise pytest.UsageError(f"dynastore_auth: {auth!r} is not one of {', '.join(AUTH)}")
+    return auth
+
+
+def session_credentials() -> dict[str, str]:
+    """A new admin user's access key for the session's dynastore (the server seeds it from its environment)."""
+    import base64
+    import secrets
+
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+    return {
+        "aws_access_key_id": "AKIA" + "".join(secrets.choice(alphabet) for _ in range(16)),
+        "aws_secret_access_key": base64.b64encode(secrets.token_bytes(30)).decode(),
+    }
+
+
+def admin_environment(credentials: dict[str, str] | None) -> dict[str, str]:
+    if credentials is None:
+        return {}
+    return {
+        "DYNASTORE_ADMIN_ACCESS_KEY_ID": credentials["aws_access_key_id"],
+        "DYNASTORE_ADMIN_SECRET_ACCESS_KEY": credentials["aws_secret_access_key"],
+    }
 
 
 def mode_of(config: pytest.Config) -> str:
@@ -80,11 +119,14 @@ def mode_of(config: pytest.Config) -> str:
 class ServerDynastore:
     """A ``dynastore serve`` process for the session, with the same methods as testing.InProcess."""
 
-    def __init__(self, flags: list[str]) -> None:
+    def __init__(self, flags: list[str], credentials: dict[str, str] | None = None) -> None:
         command = [sys.executable, "-m", "dynastore", "serve", "--port", "0", *flags]
+        # The admin user clients sign with (None: the server takes any signature).
+        self.credentials = credentials
+        environment = {**os.environ, **admin_environment(credentials)}
         # Its log goes to a file (a pipe nobody reads would fill up and stop it), read back if it fails to start.
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.log, text=True, env=environment)
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
         match = _LISTENING.search(line)
@@ -107,15 +149,21 @@ class ServerDynastore:
     def client(self, **kwargs: Any) -> Any:
         import boto3
 
-        return boto3.client("dynamodb", **_client_arguments(self.url, kwargs))
+        return boto3.client("dynamodb", **_client_arguments(self.url, kwargs, self.credentials))
 
     def resource(self, **kwargs: Any) -> Any:
         import boto3
 
-        return boto3.resource("dynamodb", **_client_arguments(self.url, kwargs))
+        return boto3.resource("dynamodb", **_client_arguments(self.url, kwargs, self.credentials))
 
     def request(
-        self, method: str, path: str, body: bytes | dict[str, Any] = b"", headers: dict[str, str] | None = None
+        self,
+        method: str,
+        path: str,
+        body: bytes | dict[str, Any] = b"",
+        headers: dict[str, str] | None = None,
+        *,
+        sign: bool | None = None,
     ) -> Response:
         import urllib.error
         import urllib.request
@@ -128,6 +176,9 @@ class ServerDynastore:
         if isinstance(body, dict):
             body = orjson.dumps(body)
             sent.setdefault("Content-Type", "application/json")
+        unsigned = not any(name.lower() == "authorization" for name in sent)
+        if self.credentials is not None and sign is not False and (sign or unsigned):
+            sent = signed(self.credentials, method, self.url + path, sent, body)
         request = urllib.request.Request(self.url + path, data=body or None, method=method, headers=sent)
         try:
             with urllib.request.urlopen(request, timeout=60) as answer:
@@ -142,13 +193,38 @@ class ServerDynastore:
         return float(response.json()["now"])
 
 
-def _client_arguments(url: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+def signed(
+    credentials: dict[str, str], method: str, url: str, headers: dict[str, str], body: bytes, region: str = "us-east-1"
+) -> dict[str, str]:
+    """``headers`` signed (SigV4, now) with ``credentials`` for a request to ``url``."""
+    import time
+    from urllib.parse import urlsplit
+
+    from dynastore.security.sigv4 import sign_headers
+
+    parts = urlsplit(url)
+    return sign_headers(
+        method,
+        parts.path + (f"?{parts.query}" if parts.query else ""),
+        {**headers, "Host": parts.netloc},
+        body,
+        access_key_id=credentials["aws_access_key_id"],
+        secret=credentials["aws_secret_access_key"],
+        region=region,
+        amz_date=time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()),
+        session_token=credentials.get("aws_session_token", ""),
+    )
+
+
+def _client_arguments(url: str, kwargs: dict[str, Any], credentials: dict[str, str] | None) -> dict[str, Any]:
     arguments: dict[str, Any] = {
         "endpoint_url": url,
         "region_name": "us-east-1",
         "aws_access_key_id": "dynastore",
         "aws_secret_access_key": "dynastore",
     }
+    if credentials is not None:
+        arguments.update(credentials)
     arguments.update(kwargs)
     return arguments
 
@@ -158,8 +234,9 @@ def dynastore(request: pytest.FixtureRequest) -> Iterator[Any]:
     """The session's dynastore: a dynastore.testing.InProcess, or a ServerDynastore with ``--dynastore-mode
     server``. Both have ``client()``, ``resource()``, ``request(method, path, body)`` and ``advance_clock(s)``."""
     flags = serve_flags(request.config)
+    credentials = session_credentials() if auth_of(request.config) == "sigv4" else None
     if mode_of(request.config) == "server":
-        server = ServerDynastore(flags)
+        server = ServerDynastore(flags, credentials)
         try:
             yield server
         finally:
@@ -169,12 +246,27 @@ def dynastore(request: pytest.FixtureRequest) -> Iterator[Any]:
     from dynastore.testing import InProcess
 
     try:
-        config = serve_config(flags)
+        with _environment(admin_environment(credentials)):
+            config = serve_config(flags)
     except SystemExit:  # argparse said why on stderr
         raise pytest.UsageError(f"not flags of dynastore serve: {' '.join(flags)}") from None
     hook_clients = bool(request.config.getini("dynastore_hook_clients"))
     with InProcess(config, hook_clients=hook_clients) as in_process:
         yield in_process
+
+
+@contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @pytest.fixture(scope="session")

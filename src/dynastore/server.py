@@ -6,6 +6,7 @@ import asyncio
 import logging
 import signal
 import socket
+import ssl
 import sys
 from typing import NoReturn
 
@@ -36,6 +37,17 @@ def connection_limits(config: Config) -> ConnectionLimits:
     )
 
 
+def tls_context(config: Config) -> ssl.SSLContext | None:
+    """HTTPS with --tls-cert and --tls-key (TLS 1.2 at least; HTTP/1.1 inside, keep-alive as over plain HTTP).
+    Raises OSError or ssl.SSLError if they cannot be loaded."""
+    if config.tls_cert is None or config.tls_key is None:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(config.tls_cert, config.tls_key)
+    return context
+
+
 class Server:
     """A dynastore (app.py) served over HTTP; ``run()`` serves until SIGINT or SIGTERM."""
 
@@ -54,12 +66,14 @@ class Server:
         self._stopping = asyncio.Event()
         if sockets is None:
             sockets = http_server.listen(self.config.host, self.config.port)
+        tls = tls_context(self.config)
         committer = self.app.start(loop)
         registry = Registry(connection_limits(self.config))
-        listeners = await http_server.start(self.app.protocol, committer, sockets, registry)
+        extra: dict[str, ssl.SSLContext] = {} if tls is None else {"ssl": tls}
+        listeners = await http_server.start(self.app.protocol, committer, sockets, registry, **extra)
         host, port = sockets[0].getsockname()[:2]
         self.app.serving_on(port)
-        print(f"dynastore listening on http://{host}:{port}", flush=True)
+        print(f"dynastore listening on {'https' if tls else 'http'}://{host}:{port}", flush=True)
         listeners += await self._serve_metrics(committer, registry, metrics_sockets)
         if not is_compiled():
             print(PURE_PYTHON_NOTICE, file=sys.stderr, flush=True)
@@ -139,6 +153,10 @@ def _listen(host: str, port: int) -> list[socket.socket]:
 
 
 def _open(config: Config) -> Server:
+    try:
+        tls_context(config)  # a certificate or key that does not load stops the start before the store opens
+    except (OSError, ssl.SSLError) as e:
+        _fail(messages.CLI_TLS.format(reason=e))
     if not config.in_memory:
         from dynastore.storage.lmdb_kv import DIRECTORY_MODE
 

@@ -194,9 +194,22 @@ class InProcess:
         self.hook(resource.meta.client)
         return resource
 
+    @property
+    def credentials(self) -> dict[str, str] | None:
+        """With ``auth="sigv4"``: the seeded admin user's key (``admin_access_key_id`` and
+        ``admin_secret_access_key``), which the clients made here sign with; else None (any key is taken)."""
+        config = self.config
+        if config.auth != "sigv4" or not config.admin_access_key_id:
+            return None
+        return {
+            "aws_access_key_id": config.admin_access_key_id,
+            "aws_secret_access_key": config.admin_secret_access_key,
+        }
+
     def _client_arguments(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         arguments = {"region_name": self.config.region}
         arguments.update({name.lower(): value for name, value in STAND_IN_ENVIRONMENT.items()})
+        arguments.update(self.credentials or {})
         arguments.update(kwargs)
         return arguments
 
@@ -219,14 +232,24 @@ class InProcess:
 
     # ---- requests ------------------------------------------------------------------------------------------
     def request(
-        self, method: str, path: str, body: bytes | dict[str, Any] = b"", headers: dict[str, str] | None = None
+        self,
+        method: str,
+        path: str,
+        body: bytes | dict[str, Any] = b"",
+        headers: dict[str, str] | None = None,
+        *,
+        sign: bool | None = None,
     ) -> Response:
         """Any request the server answers, e.g. dynastore's own endpoints: ``request("GET", "/dynastore/clock")``.
-        A dict body is sent as JSON (with the Content-Type a POST to those endpoints needs)."""
+        A dict body is sent as JSON (with the Content-Type a POST to those endpoints needs). With ``auth="sigv4"``
+        a request without an Authorization header is signed with the admin user's key (``sign=False``: never)."""
         sent = {name.lower(): value for name, value in (headers or {}).items()}
         if isinstance(body, dict):
             body = orjson.dumps(body)
             sent.setdefault("content-type", "application/json")
+        credentials = self.credentials
+        if credentials is not None and sign is not False and (sign or "authorization" not in sent):
+            sent = _signed(credentials, self.config.region, method, path, sent, body)
         response = self._serve(method, sent, body, path)
         return Response(response.status, dict(_response_headers(response)), response.body)
 
@@ -289,6 +312,9 @@ class InProcess:
     # ---- the environment a client needs --------------------------------------------------------------------
     def _set_environment(self) -> None:
         wanted = dict(STAND_IN_ENVIRONMENT, AWS_DEFAULT_REGION=self.config.region)
+        credentials = self.credentials
+        if credentials is not None:
+            wanted.update({name.upper(): value for name, value in credentials.items()})
         if "AWS_PROFILE" in os.environ:
             wanted = {"AWS_DEFAULT_REGION": self.config.region}
         for name, value in wanted.items():
@@ -514,3 +540,22 @@ def mock_dynamodb(func: F | None = None, /, **overrides: Any) -> F | Callable[[F
         return wrapper  # type: ignore[return-value]
 
     return decorate(func) if func is not None else decorate
+
+
+def _signed(
+    credentials: dict[str, str], region: str, method: str, path: str, headers: dict[str, str], body: bytes
+) -> dict[str, str]:
+    """``headers`` (lower-case names) signed now with ``credentials``, as a client of ``localhost`` signs them."""
+    from dynastore.security.sigv4 import sign_headers
+
+    signed = sign_headers(
+        method,
+        path,
+        {**headers, "host": headers.get("host", "localhost")},
+        body,
+        access_key_id=credentials["aws_access_key_id"],
+        secret=credentials["aws_secret_access_key"],
+        region=region,
+        amz_date=time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()),
+    )
+    return {name.lower(): value for name, value in signed.items()}

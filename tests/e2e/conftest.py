@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import time
 import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import boto3
 import pytest
 from botocore.config import Config as BotoConfig
 
 from dynastore.pytest_plugin import mode_of
+from dynastore.security.sigv4 import sign_headers
 
 # What a request to dynastore's own endpoints (/dynastore/...) carries: a POST changes state only with it.
 ADMIN = {"Content-Type": "application/json"}
@@ -75,29 +78,79 @@ def ddb(request: pytest.FixtureRequest) -> Any:
     if url:
         return make_client(url)
     session: Any = request.getfixturevalue("dynastore")
-    return session.client(
-        region_name="us-east-1", aws_access_key_id="AKIDEXAMPLE", aws_secret_access_key="secret", config=BOTO_CONFIG
-    )
+    # With --dynastore-auth=sigv4 the session's dynastore fills in its admin user's key; else a stand-in one.
+    stand_in = {} if session.credentials is not None else {"aws_access_key_id": "AKIDEXAMPLE"}
+    return session.client(region_name="us-east-1", config=BOTO_CONFIG, **stand_in)
+
+
+# (method, path, headers, body) -> headers: a hand-written request's headers as the session's dynastore takes them.
+# Without authentication they are left as they are; with --dynastore-auth=sigv4 a request whose Authorization header
+# is well formed (a stand-in signature), or that goes to dynastore's own endpoints without one, is signed for real
+# with the session's admin key, so that it reaches the checks it was written for; others are left as they are.
+Signer = Callable[[str, str, dict[str, str], bytes], dict[str, str]]
+
+
+@pytest.fixture(scope="session")
+def signer(request: pytest.FixtureRequest) -> Signer:
+    credentials: dict[str, str] | None = None
+    host = "localhost"
+    if not request.config.getoption("--url"):
+        session: Any = request.getfixturevalue("dynastore")
+        credentials = session.credentials
+        if not in_process(request):
+            host = urlsplit(session.url).netloc
+
+    def sign(method: str, path: str, headers: dict[str, str], body: bytes) -> dict[str, str]:
+        if credentials is None:
+            return headers
+        authorization = next((v for k, v in headers.items() if k.lower() == "authorization"), None)
+        own_endpoint = authorization is None and path.startswith("/dynastore/")  # they need an admin's signature
+        well_formed = authorization is not None and all(
+            part in authorization for part in ("Credential=", "SignedHeaders=", "Signature=")
+        )
+        if not (own_endpoint or well_formed):
+            return headers
+        kept = {k: v for k, v in headers.items() if k.lower() not in ("authorization", "x-amz-date", "host")}
+        return sign_for(credentials, method, path, {**kept, "Host": host}, body)
+
+    return sign
+
+
+def sign_for(
+    credentials: dict[str, str], method: str, path: str, headers: dict[str, str], body: bytes, **overrides: str
+) -> dict[str, str]:
+    """``headers`` (which name the Host) signed now with ``credentials``; ``overrides`` replace sign_headers's
+    arguments (e.g. ``region``, ``amz_date``)."""
+    arguments: dict[str, Any] = {
+        "access_key_id": credentials["aws_access_key_id"],
+        "secret": credentials["aws_secret_access_key"],
+        "region": "us-east-1",
+        "amz_date": time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()),
+        "session_token": credentials.get("aws_session_token", ""),
+    }
+    arguments.update(overrides)
+    return sign_headers(method, path, headers, body, **arguments)
 
 
 # A request sent as it is (method, path, body, headers) -> (status, body): what tests of malformed or hand-written
-# requests use, through a socket to a server or to an in-process dynastore's protocol layer.
+# requests use, through a socket to a server or to an in-process dynastore's protocol layer (signed by ``signer``).
 Send = Callable[[str, str, bytes, dict[str, str]], tuple[int, bytes]]
 
 
 @pytest.fixture(scope="session")
-def send(request: pytest.FixtureRequest) -> Send:
+def send(request: pytest.FixtureRequest, signer: Signer) -> Send:
     if in_process(request):
         session: Any = request.getfixturevalue("dynastore")
 
         def in_process_send(method: str, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
-            response = session.request(method, path, body, headers)
+            response = session.request(method, path, body, signer(method, path, headers, body), sign=False)
             return response.status, response.body
 
         return in_process_send
     url: str = request.getfixturevalue("endpoint")
 
     def http_send(method: str, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+        headers = signer(method, path, headers, body)
         sent = urllib.request.Request(url + path, data=body or None, method=method, headers=headers)
         try:
             with urllib.request.urlopen(sent, timeout=60) as response:

@@ -11,17 +11,22 @@ import sys
 import tempfile
 from pathlib import Path
 
-_LISTENING = re.compile(r"listening on http://([\d.]+):(\d+)")
+_LISTENING = re.compile(r"listening on (https?)://([\d.]+):(\d+)")
 
 
 class ServerProcess:
     def __init__(
-        self, *args: str, data_dir: Path | None = None, own_group: bool = False, nofile: int | None = None
+        self,
+        *args: str,
+        data_dir: Path | None = None,
+        own_group: bool = False,
+        nofile: int | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
         command = [sys.executable, "-m", "dynastore", "serve", "--port", "0"]
         command += ["--data-dir", str(data_dir)] if data_dir is not None else ["--in-memory"]
         command += list(args)
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
         # The server's log goes to a file: a pipe nobody reads would fill up and block it.
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process, closed in _close
         self.process = subprocess.Popen(
@@ -39,8 +44,8 @@ class ServerProcess:
         if match is None:
             self.kill()
             raise RuntimeError(f"server did not start: {line!r} {self.log_text()}")
-        self.host, self.port = match.group(1), int(match.group(2))
-        self.url = f"http://{self.host}:{self.port}"
+        self.host, self.port = match.group(2), int(match.group(3))
+        self.url = f"{match.group(1)}://{self.host}:{self.port}"
 
     def stop(self) -> int:
         self.process.send_signal(signal.SIGTERM)

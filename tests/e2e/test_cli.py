@@ -103,6 +103,10 @@ def test_serve_help_shows_every_default_and_its_environment_variable() -> None:
         "--no-metrics": "off",
         "--metrics-port": "none",
         "--policies-file": "none",
+        "--auth": "none",
+        "--users-file": "none",
+        "--tls-cert": "none",
+        "--tls-key": "none",
     }
     assert set(options) == {"-h", *expected}
     for flag, default in expected.items():

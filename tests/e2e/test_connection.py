@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from tests.e2e.conftest import error_of
+from tests.e2e.conftest import Signer, error_of
 
 AUTH = (
     "AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/dynamodb/aws4_request, "
@@ -20,16 +20,17 @@ AUTH = (
 
 
 class Raw:
-    def __init__(self, endpoint: str) -> None:
+    def __init__(self, endpoint: str, signer: Signer) -> None:
         parsed = urlparse(endpoint)
         self.host, self.port = parsed.hostname or "127.0.0.1", parsed.port or 80
+        self.signer = signer
 
     def request(
         self, method: str = "POST", body: bytes = b"", headers: dict[str, str] | None = None, path: str = "/"
     ) -> tuple[int, dict[str, str], bytes]:
         conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
         try:
-            conn.request(method, path, body=body, headers=headers or {})
+            conn.request(method, path, body=body, headers=self.signer(method, path, headers or {}, body))
             response = conn.getresponse()
             return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
         finally:
@@ -49,8 +50,8 @@ class Raw:
 
 
 @pytest.fixture(scope="module")
-def raw(endpoint: str) -> Raw:
-    return Raw(endpoint)
+def raw(endpoint: str, signer: Signer) -> Raw:
+    return Raw(endpoint, signer)
 
 
 def test_get_is_a_health_check_naming_the_host_used(raw: Raw) -> None:
@@ -189,18 +190,15 @@ def test_deflate_request_body(raw: Raw) -> None:
 def test_compressed_response_when_accepted(raw: Raw, ddb: Any, table_s: str, coding: str) -> None:
     ddb.put_item(TableName=table_s, Item={"pk": {"S": "big"}, "v": {"S": "x" * 5000}})
     conn = http.client.HTTPConnection(raw.host, raw.port, timeout=30)
-    conn.request(
-        "POST",
-        "/",
-        body=json.dumps({"TableName": table_s, "Key": {"pk": {"S": "big"}}}).encode(),
-        headers={
-            "Content-Type": "application/x-amz-json-1.0",
-            "X-Amz-Target": "DynamoDB_20120810.GetItem",
-            "X-Amz-Date": "20260101T000000Z",
-            "Authorization": AUTH,
-            "Accept-Encoding": f"br, {coding}",
-        },
-    )
+    body = json.dumps({"TableName": table_s, "Key": {"pk": {"S": "big"}}}).encode()
+    headers = {
+        "Content-Type": "application/x-amz-json-1.0",
+        "X-Amz-Target": "DynamoDB_20120810.GetItem",
+        "X-Amz-Date": "20260101T000000Z",
+        "Authorization": AUTH,
+        "Accept-Encoding": f"br, {coding}",
+    }
+    conn.request("POST", "/", body=body, headers=raw.signer("POST", "/", headers, body))
     response = conn.getresponse()
     data = response.read()
     conn.close()

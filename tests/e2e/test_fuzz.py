@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import random
 
+from tests.e2e.conftest import Signer
 from tests.fuzz import runner
 from tests.fuzz.tables import fuzz_tables
 
 
-def test_short_fuzz_run(endpoint: str) -> None:
-    report = runner.run(endpoint, 2000, seed=20261123)
+def test_short_fuzz_run(endpoint: str, signer: Signer) -> None:
+    report = runner.run(endpoint, 2000, seed=20261123, sign=signer)
     assert report.failures == []
     assert set(report.statuses) <= {200, 400}
     assert report.statuses[200] > 100  # the run reaches the engine, not only the validators

@@ -9,6 +9,7 @@ import random
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 from urllib.parse import urlparse
@@ -44,10 +45,15 @@ class Report:
         return f"{self.sent} requests in {self.seconds:.0f} s ({rate:.0f}/s); statuses {statuses}; failures {failures}"
 
 
+# (method, path, headers, body) -> the headers signed (tests/e2e/conftest.py signer).
+Sign = Callable[[str, str, dict[str, str], bytes], dict[str, str]]
+
+
 class Client:
     """One keep-alive connection; reconnects once when the server closed it."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, sign: Sign | None = None) -> None:
+        self.sign = sign
         parsed = urlparse(url)
         self.host, self.port = parsed.hostname or "127.0.0.1", parsed.port or 80
         self.conn = http.client.HTTPConnection(self.host, self.port, timeout=120)
@@ -59,6 +65,8 @@ class Client:
             "X-Amz-Date": "20260101T000000Z",
             "Authorization": _AUTH,
         }
+        if self.sign is not None:
+            headers = self.sign("POST", "/", headers, body)
         for attempt in (0, 1):
             try:
                 self.conn.request("POST", "/", body=body, headers=headers)
@@ -118,10 +126,12 @@ def run(
     time_limit: float = float("inf"),
     tables: tuple[Table, ...] | None = None,
     log: TextIO | None = None,
+    sign: Sign | None = None,
 ) -> Report:
-    """Send up to ``count`` requests (stopping after ``time_limit`` seconds) and check every answer."""
+    """Send up to ``count`` requests (stopping after ``time_limit`` seconds) and check every answer; ``sign``
+    signs each request's headers (a server with --auth sigv4)."""
     rng = random.Random(seed)
-    client = Client(url)
+    client = Client(url, sign)
     report = Report()
     started = time.monotonic()
     try:

@@ -57,3 +57,27 @@ def test_shared_namespace_from_environment_and_flag() -> None:
     assert Config.from_env({"DYNASTORE_SHARED_NAMESPACE": "1"}).shared_namespace is True
     assert _parser(Config()).parse_args(["serve"]).shared_namespace is False
     assert _parser(Config()).parse_args(["serve", "--shared-namespace"]).shared_namespace is True
+
+
+def test_security_settings_from_environment_and_flags() -> None:
+    base = Config.from_env({})
+    assert (base.auth, base.users_file, base.tls_cert, base.tls_key, base.admin_access_key_id) == (
+        "none", None, None, None, ""
+    )  # fmt: skip
+    env = Config.from_env(
+        {
+            "DYNASTORE_AUTH": "sigv4",
+            "DYNASTORE_USERS_FILE": "/srv/users.json",
+            "DYNASTORE_TLS_CERT": "/srv/cert.pem",
+            "DYNASTORE_TLS_KEY": "/srv/key.pem",
+            "DYNASTORE_ADMIN_ACCESS_KEY_ID": "AKIAEXAMPLEEXAMPLE00",
+            "DYNASTORE_ADMIN_SECRET_ACCESS_KEY": "top-secret",
+        }
+    )
+    assert (env.auth, env.users_file, env.tls_cert, env.tls_key) == (
+        "sigv4", Path("/srv/users.json"), Path("/srv/cert.pem"), Path("/srv/key.pem")
+    )  # fmt: skip
+    assert (env.admin_access_key_id, env.admin_secret_access_key) == ("AKIAEXAMPLEEXAMPLE00", "top-secret")
+    assert "top-secret" not in repr(env)  # a logged config shows no secret
+    args = _parser(env).parse_args(["serve", "--auth", "none", "--users-file", "/other.json"])
+    assert (args.auth, args.users_file, args.tls_cert) == ("none", Path("/other.json"), Path("/srv/cert.pem"))

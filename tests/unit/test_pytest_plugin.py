@@ -212,3 +212,37 @@ def test_nothing_loaded():
 """
     )
     pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "dynastore.pytest_plugin").assert_outcomes(passed=1)
+
+
+AUTH_TEST = (
+    MAKE_TABLE
+    + """
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+
+def test_signed(dynastore, dynamodb, dynamodb_resource):
+    key = dynastore.credentials["aws_access_key_id"]
+    assert key.startswith("AKIA") and len(key) == 20
+    make_table(dynamodb, "signed")
+    dynamodb_resource.Table("signed").put_item(Item={"pk": "a"})
+    assert dynamodb.get_item(TableName="signed", Key={"pk": {"S": "a"}})["Item"] == {"pk": {"S": "a"}}
+    assert dynastore.request("GET", "/dynastore/clock").status == 200  # signed as the session's admin
+    assert dynastore.request("GET", "/dynastore/clock", sign=False).status == 403
+    stranger = dynastore.client(aws_access_key_id="AKIASTRANGERSTRANGER", aws_secret_access_key="x")
+    with pytest.raises(ClientError) as info:
+        stranger.list_tables()
+    assert info.value.response["Error"]["Code"] == "UnrecognizedClientException"
+"""
+)
+
+
+@pytest.mark.parametrize("mode", ["inprocess", "server"])
+def test_sigv4_auth_signs_the_fixtures_clients_with_a_session_admin(pytester: pytest.Pytester, mode: str) -> None:
+    configure(pytester)
+    pytester.makepyfile(AUTH_TEST)
+    arguments = ["-p", "no:cacheprovider", f"--dynastore-mode={mode}", "--dynastore-auth=sigv4"]
+    pytester.runpytest_subprocess(*arguments).assert_outcomes(passed=1)
+    # Without authentication the session has no credentials: the test's first line fails.
+    pytester.runpytest_subprocess(*arguments[:-1]).assert_outcomes(failed=1)

@@ -4,20 +4,70 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import ssl
 import sys
+import time
 import urllib.error
 import urllib.request
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
+
+from dynastore.security.sigv4 import sign_headers
 
 __all__ = ["LEGEND", "default_endpoint", "endpoint_url", "format_partitions", "run"]
 
 
+class Signer:
+    """SigV4 credentials for a server with ``--auth sigv4`` (its endpoints need an admin user's signature); with
+    no access key, requests go unsigned (``--auth none``)."""
+
+    def __init__(self, access_key_id: str, secret: str, session_token: str, region: str) -> None:
+        self.access_key_id = access_key_id
+        self.secret = secret
+        self.session_token = session_token
+        self.region = region
+
+    def headers(self, method: str, url: str, headers: dict[str, str], body: bytes) -> dict[str, str]:
+        if not self.access_key_id:
+            return headers
+        parts = urlsplit(url)
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        return sign_headers(
+            method,
+            path,
+            {**headers, "Host": parts.netloc},
+            body,
+            access_key_id=self.access_key_id,
+            secret=self.secret,
+            region=self.region,
+            amz_date=time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()),
+            session_token=self.session_token,
+        )
+
+
+def signer_from(args: argparse.Namespace) -> Signer:
+    """Credentials from the options, else from the standard AWS environment variables."""
+    env = os.environ
+    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or env.get("DYNASTORE_REGION", "us-east-1")
+    return Signer(
+        args.access_key_id or env.get("AWS_ACCESS_KEY_ID", ""),
+        args.secret_access_key or env.get("AWS_SECRET_ACCESS_KEY", ""),
+        args.session_token or env.get("AWS_SESSION_TOKEN", ""),
+        args.region or region,
+    )
+
+
+_SIGNER = Signer("", "", "", "us-east-1")
+_CONTEXT: ssl.SSLContext | None = None
+
+
 def _call(url: str, body: dict[str, Any] | None = None) -> Any:
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method="GET" if body is None else "POST")
-    request.add_header("Content-Type", "application/json")
-    with urllib.request.urlopen(request, timeout=30) as response:
+    method = "GET" if body is None else "POST"
+    headers = _SIGNER.headers(method, url, {"Content-Type": "application/json"}, data or b"")
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
+    with urllib.request.urlopen(request, timeout=30, context=_CONTEXT) as response:
         return json.loads(response.read())
 
 
@@ -52,6 +102,10 @@ def default_endpoint(host: str, port: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    global _SIGNER, _CONTEXT
+    _SIGNER = signer_from(args)
+    bundle = args.ca_bundle or os.environ.get("AWS_CA_BUNDLE")
+    _CONTEXT = ssl.create_default_context(cafile=bundle) if bundle else None
     base = endpoint_url(args.endpoint)
     url = f"{base}/dynastore/partitions/{quote(args.table, safe='')}"
     try:

@@ -67,7 +67,7 @@ def authorize(operation: str, req: dict[str, Any], caller: Caller, ctx: Context)
     for check in checks_for(operation, req, ctx):
         policy = _resource_policy(ctx, check)
         owner = account
-        if check.table == "" and check.resource.count(":") >= 5:  # an ARN of another account's (or region's) table
+        if check.resource.startswith("arn:") and check.resource.count(":") >= 5:  # the resource's own account
             owner = check.resource.split(":", 5)[4]
         denied = decide(caller, check.action, check.resource, check.values, identity, policy, owner, ctx.clock)
         if denied is not None:
@@ -129,7 +129,15 @@ def _target(name: Any, ctx: Context) -> _Target:
         if len(segments) == 4 and segments[2] == "stream":
             label = segments[3]
         if not text.startswith(base):
-            return _Target("", arn, None, label)  # another account's or region's table: no policy of ours applies
+            # Another account's or region's table: its own namespace holds it and its resource policy.
+            parts = text.split(":", 5)
+            if len(parts) < 6 or not table_name:
+                return _Target("", arn, None, label)
+            try:
+                table = ctx.in_namespace(parts[4], parts[3]).catalog.find(table_name)
+            except DynamoError:
+                table = None
+            return _Target(table_name, arn, table, label) if table is not None else _Target("", arn, None, label)
     else:
         table_name, arn = text, base + text
     try:
@@ -154,7 +162,7 @@ def _table_check(action: str, name: Any, ctx: Context, values: Values, index: An
     arn = target.arn
     if isinstance(index, str):
         arn = f"{arn}/index/{index}"
-    return Check(action, arn, values, target.name, target.stream_label)
+    return Check(action, arn, values, target.name, target.stream_label, target.table)
 
 
 def _resource_policy(ctx: Context, check: Check) -> Policy | None:

@@ -150,9 +150,21 @@ def _runner(name: str, shape: Any, handler: Handler, ctx: Context) -> Callable[[
         scoped = context_of(caller)
         if caller.authenticated:
             authorize(name, request, caller, scoped)
+            scoped = _owner_context(request.get("TableName"), scoped)
         return handler(request, scoped)
 
     return run_authorized
+
+
+def _owner_context(table_name: Any, ctx: Context) -> Context:
+    """An authorized request naming another account's (or region's) table by its ARN runs in that table's
+    namespace, as DynamoDB serves cross-account access that the table's resource policy allows."""
+    if not isinstance(table_name, str) or not table_name.startswith("arn:aws:dynamodb:"):
+        return ctx
+    parts = table_name.split(":", 5)
+    if len(parts) < 6 or (parts[4], parts[3]) == (ctx.config.account_id, ctx.config.region):
+        return ctx
+    return ctx.in_namespace(parts[4], parts[3])
 
 
 def _shared(ctx: Context) -> Callable[[Caller], Context]:

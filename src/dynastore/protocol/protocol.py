@@ -28,6 +28,7 @@ from dynastore.errors import (
 from dynastore.protocol import auth, cors, encoding, prometheus
 from dynastore.protocol.metrics import METRICS_PATH, Metrics
 from dynastore.protocol.targets import DYNAMODB_TARGET_PREFIXES, STREAMS_TARGET_PREFIX
+from dynastore.security.authenticator import Authenticator
 from dynastore.security.caller import Caller, anonymous
 from dynastore.storage.kv import StorageError, StorageUnavailableError
 
@@ -109,6 +110,7 @@ class Protocol:
     ) -> None:
         self._operations = operations
         self._caller = anonymous(account_id, region)  # every request's caller while authentication is off
+        self.authenticator: Authenticator | None = None  # --auth sigv4: verifies every request (set by app.py)
         self._streams_operations = {} if streams_operations is None else streams_operations
         self._not_served = not_served  # DynamoDB operations refused with a message naming them
         self._extension = extension
@@ -158,7 +160,7 @@ class Protocol:
         if method != "POST" or (body and content_type not in _ACCEPTED_CONTENT_TYPES):
             return RawResponse(404, UNKNOWN_OPERATION_XML, "text/plain")
         try:
-            response = self._call(headers, body)
+            response = self._call(headers, body, path)
             if content_type in _ACCEPTED_CONTENT_TYPES:
                 response.content_type = content_type  # a success answers in the request's JSON type
         except DynamoError as e:
@@ -196,6 +198,10 @@ class Protocol:
     def _extend(self, method: str, headers: Headers, path: str, body: bytes) -> RawResponse:
         """dynastore's own endpoints (``/dynastore/...``, see admin/routes.py); never DynamoDB's."""
         assert self._extension is not None
+        if self.authenticator is not None:
+            refusal = self.refuse_admin(method, headers, path, body)
+            if refusal is not None:
+                return refusal
         seq_before = self._commit_seq()
         try:
             response = self._extension(method, headers, path, body)
@@ -206,19 +212,37 @@ class Protocol:
         response.commit_seq = seq_after if seq_after != seq_before else 0
         return response
 
-    def _call(self, headers: Headers, body: bytes) -> RawResponse:
+    def refuse_admin(self, method: str, headers: Headers, path: str, body: bytes) -> RawResponse | None:
+        """With authentication on, dynastore's own endpoints answer only requests signed by an admin user: None for
+        such a request, else the 403 to answer."""
+        authenticator = self.authenticator
+        if authenticator is None:
+            return None
+        try:
+            caller = _authenticate(authenticator, method, headers, path, body)
+        except DynamoError as e:
+            reason = f"{type(e).__name__}: {e.message}" if e.message else type(e).__name__
+            return _forbidden(messages.ADMIN_NOT_SIGNED.format(reason=reason))
+        if not caller.admin:
+            return _forbidden(messages.ADMIN_NOT_ADMIN.format(arn=caller.arn))
+        return None
+
+    def _call(self, headers: Headers, sent: bytes, path: str) -> RawResponse:
         data: Any = None
         coding = headers.get("content-encoding")
-        if coding:
-            body = encoding.decompress(coding, body)  # an empty body is no gzip either: 500, as on DynamoDB
+        body = encoding.decompress(coding, sent) if coding else sent  # empty is no gzip either: 500, as on DynamoDB
         if body:
             try:
                 data = orjson.loads(body)
             except orjson.JSONDecodeError:
                 raise SerializationException() from None
         operation = self._operation(headers.get("x-amz-target", ""))
-        auth.check(headers)
-        caller = self._caller
+        authenticator = self.authenticator
+        if authenticator is None:
+            auth.check(headers)
+            caller = self._caller
+        else:
+            caller = _authenticate(authenticator, "POST", headers, path, sent)  # the signature covers the bytes sent
         if not body:
             raise SerializationException()
         seq_before = self._commit_seq()
@@ -269,6 +293,18 @@ def metrics_response(metrics: Metrics, method: str) -> RawResponse:
     if method != "GET":
         return RawResponse(405, b"method not allowed: GET /metrics\n", "text/plain", [("Allow", "GET")])
     return RawResponse(200, metrics.page(), prometheus.CONTENT_TYPE)
+
+
+def _authenticate(authenticator: Authenticator, method: str, headers: Headers, path: str, body: bytes) -> Caller:
+    """The caller a signed request proves to be: the header's presence and form first (DynamoDB's texts, as with
+    authentication off), unless the signature is in the query string; then the signature itself."""
+    if not authenticator.is_presigned(headers, path):
+        auth.check(headers)
+    return authenticator.authenticate(method, path, headers, body)
+
+
+def _forbidden(text: str) -> RawResponse:
+    return RawResponse(403, orjson.dumps({"error": text}), "application/json")
 
 
 def _error_response(error: DynamoError) -> RawResponse:

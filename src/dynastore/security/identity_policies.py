@@ -36,6 +36,10 @@ _POLICY_NAME = re.compile(r"[\w+=,.@-]{1,128}")  # IAM's policy names
 RELOAD_INTERVAL = 1.0  # seconds between two looks at the file's modification time
 
 
+# The policy every admin user (``dynastore users add --admin``, the seeded admin) holds besides its own.
+ADMINISTRATOR_ACCESS = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+
+
 class IdentityPolicyError(Exception):
     """A policy refused by ``put`` (an invalid document, or one over IAM's size quota)."""
 
@@ -47,7 +51,7 @@ class IdentityPolicies:
         self._doc: dict[str, Any] = {"accounts": {}}
         self._stamp: tuple[int, int] | None = None
         self._next_look = 0.0
-        self._by_caller: dict[tuple[str, str, tuple[str, ...]], tuple[Policy, ...]] = {}
+        self._by_caller: dict[tuple[str, str, tuple[str, ...], bool], tuple[Policy, ...]] = {}
         self._load()
 
     # ---- reading ------------------------------------------------------------------------------------------
@@ -55,17 +59,19 @@ class IdentityPolicies:
         """The compiled policies of the caller's user and of its groups (cached until the store changes)."""
         if self.path is not None and self._monotonic() >= self._next_look:
             self._refresh()
-        key = (caller.account_id, caller.user_name, caller.groups)
+        key = (caller.account_id, caller.user_name, caller.groups, caller.admin)
         found = self._by_caller.get(key)
         if found is None:
             found = self._by_caller[key] = self._collect(*key)
         return found
 
-    def _collect(self, account: str, user: str, groups: tuple[str, ...]) -> tuple[Policy, ...]:
+    def _collect(self, account: str, user: str, groups: tuple[str, ...], admin: bool) -> tuple[Policy, ...]:
         section = self._doc["accounts"].get(account, {})
         docs = list(section.get("users", {}).get(user, {}).values())
         for group in groups:
             docs.extend(section.get("groups", {}).get(group, {}).values())
+        if admin:  # an admin user has AWS's AdministratorAccess: everything, unless a policy explicitly denies it
+            docs.append(ADMINISTRATOR_ACCESS)
         return tuple(compiled(orjson.dumps(d).decode(), IDENTITY) for d in docs)
 
     def entries(self) -> list[tuple[str, str, str, str, Any]]:

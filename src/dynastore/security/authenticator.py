@@ -1,0 +1,299 @@
+"""SigV4 verification (``--auth sigv4``): a request's signature, checked against the credentials store, makes its
+Caller; anything else is refused with DynamoDB's error type and text.
+
+Checks, in order: the algorithm; the access key (UnrecognizedClientException); the session token of temporary
+credentials, and their expiry (ExpiredTokenException); the credential scope (the signing date must be the request's
+date, the region the server's or any AWS region name, the service ``dynamodb``, the terminator ``aws4_request``);
+the request's time, within 15 minutes of the server's clock (a presigned request: also within its X-Amz-Expires);
+Host among the signed headers; the payload hash (an X-Amz-Content-Sha256 sent must be the body's); then the
+signature itself. The caller's region is the scope's: its tables are that region's.
+
+Per request this costs one SHA-256 of the body and of the canonical request and one HMAC: the signing key (four
+HMACs) is cached per access key and day, the request time's parse is cached for the second it names.
+"""
+
+from __future__ import annotations
+
+import calendar
+import hashlib
+import hmac
+import re
+import time
+from email.utils import parsedate_tz
+from urllib.parse import unquote
+
+from dynastore import messages
+from dynastore.errors import (
+    ExpiredTokenException,
+    IncompleteSignatureException,
+    InvalidSignatureException,
+    UnrecognizedClientException,
+)
+from dynastore.limits import SIGV4_MAX_PRESIGNED_EXPIRES, SIGV4_MAX_SKEW_SECONDS
+from dynastore.security.caller import Caller
+from dynastore.security.credentials import CredentialStore, Identity
+from dynastore.security.sigv4 import (
+    ALGORITHM,
+    SERVICE,
+    TERMINATOR,
+    KeyedHash,
+    canonical_query,
+    canonical_request,
+    signing_key,
+)
+from dynastore.util.clock import Clock
+
+_KEY_CACHE_LIMIT = 4096  # cached signing keys (access key and day) before the cache starts over
+# The shape of AWS's region names (us-east-1, eu-central-2, us-gov-west-1, cn-north-1): any of them is served, each
+# its own namespace; other scopes are refused as DynamoDB refuses a region it does not serve.
+_REGION_NAME = re.compile(r"[a-z]{2}(-[a-z]+)+-\d{1,2}")
+_EPOCH_CACHE_LIMIT = 256  # parsed request times kept before that cache starts over
+_QUERY_PARAMS = ("X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature", "X-Amz-Date", "X-Amz-SignedHeaders")
+
+
+class _Signed:
+    """What a request's Authorization header (or presigned query string) says."""
+
+    __slots__ = ("algorithm", "credential", "signed_headers", "signature", "amz_date", "token", "query", "expires")
+
+    def __init__(
+        self,
+        algorithm: str,
+        credential: str,
+        signed_headers: str,
+        signature: str,
+        amz_date: str,
+        token: str,
+        query: str,
+        expires: int,
+    ) -> None:
+        self.algorithm = algorithm
+        self.credential = credential
+        self.signed_headers = signed_headers
+        self.signature = signature
+        self.amz_date = amz_date
+        self.token = token
+        self.query = query  # the canonical query string
+        self.expires = expires  # a presigned request's X-Amz-Expires; -1 for a signed header
+
+
+class Authenticator:
+    def __init__(self, store: CredentialStore, region: str, clock: Clock) -> None:
+        self._store = store
+        self._region = region
+        self._clock = clock
+        self._keys: dict[str, tuple[str, KeyedHash]] = {}  # "key id/day" -> (secret, signing key)
+        # Request times already parsed: clients sign within the same few seconds, and a load generator that signs
+        # ahead interleaves several of them, so a handful of entries serve nearly every request.
+        self._epochs: dict[str, int] = {}
+        self._callers: dict[str, Caller] = {}  # "key id/region" -> the caller in a region other than the server's
+
+    def is_presigned(self, headers: dict[str, str], path: str) -> bool:
+        """A request that carries its signature in the query string (and no Authorization header)."""
+        return "authorization" not in headers and "X-Amz-Algorithm=" in path
+
+    def authenticate(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Caller:
+        """The caller a signed request proves to be; raises DynamoDB's error otherwise. A request signed in its
+        header must have passed protocol/auth.py's format checks first."""
+        route, _, query = path.partition("?")
+        if "authorization" in headers:
+            if "X-Amz-Algorithm=" in query:
+                raise IncompleteSignatureException(messages.AUTH_QUERY_AND_HEADER)
+            signed = _from_header(headers, query)
+        else:
+            signed = _from_query(query, headers)
+        return self._verify(method, route, headers, body, signed)
+
+    def _verify(self, method: str, route: str, headers: dict[str, str], body: bytes, signed: _Signed) -> Caller:
+        if signed.algorithm != ALGORITHM:
+            raise IncompleteSignatureException(messages.AUTH_UNSUPPORTED_ALGORITHM.format(algorithm=signed.algorithm))
+        scope = signed.credential.split("/")
+        if len(scope) != 5:
+            raise IncompleteSignatureException(messages.AUTH_CREDENTIAL_ELEMENTS.format(credential=signed.credential))
+        key_id, day, region, service, terminator = scope
+        identity = self._store.find(key_id)
+        if identity is None:
+            raise UnrecognizedClientException(messages.AUTH_UNKNOWN_KEY)
+        signed_at = self._epoch(signed.amz_date)
+        now = self._clock.now()
+        self._check_token(identity, signed.token, now)
+        self._check_scope(signed.amz_date, day, region, service, terminator)
+        self._check_time(signed, signed_at, now)
+        if ";host;" not in f";{signed.signed_headers};":  # else a captured signature would serve for another host
+            raise InvalidSignatureException(messages.AUTH_HOST_NOT_SIGNED)
+        payload_hash = hashlib.sha256(body).hexdigest()
+        declared = headers.get("x-amz-content-sha256")
+        if declared is not None and declared != payload_hash:
+            raise InvalidSignatureException(messages.AUTH_SIGNATURE_MISMATCH)
+        request = canonical_request(method, route, signed.query, headers, signed.signed_headers, payload_hash)
+        key = self._signing_key(key_id, day, region, identity)
+        expected = key.signature(signed.amz_date, signed.credential[len(key_id) + 1 :], request)
+        # As bytes: compare_digest refuses str with non-ASCII characters, which a hostile header may hold.
+        if not hmac.compare_digest(expected.encode(), signed.signature.encode("utf-8", "replace")):
+            raise InvalidSignatureException(messages.AUTH_SIGNATURE_MISMATCH)
+        caller = identity.caller
+        return caller if region == caller.region else self._in_region(caller, region)
+
+    def _in_region(self, caller: Caller, region: str) -> Caller:
+        """The caller of a request signed for another region than the server's: the same user, whose tables are
+        that region's (dynastore serves every region at one endpoint; docs/design.md "Accounts and regions")."""
+        name = f"{caller.access_key_id}/{region}"
+        cached = self._callers.get(name)
+        if cached is not None and cached.user_id == caller.user_id and cached.groups == caller.groups:
+            return cached
+        if len(self._callers) >= _KEY_CACHE_LIMIT:
+            self._callers.clear()
+        made = Caller(caller.account_id, region, user_name=caller.user_name, user_id=caller.user_id, arn=caller.arn,
+                      access_key_id=caller.access_key_id, groups=caller.groups, admin=caller.admin,
+                      authenticated=caller.authenticated, temporary=caller.temporary)  # fmt: skip
+        self._callers[name] = made
+        return made
+
+    def _check_token(self, identity: Identity, token: str, now: float) -> None:
+        expected = identity.session_token
+        if (token or expected) and not hmac.compare_digest(token.encode("utf-8", "replace"), expected.encode()):
+            raise UnrecognizedClientException(messages.AUTH_UNKNOWN_KEY)  # compared in constant time, as secrets are
+        if now >= identity.expiration:
+            raise ExpiredTokenException(messages.AUTH_EXPIRED_TOKEN)
+
+    def _check_scope(self, amz_date: str, day: str, region: str, service: str, terminator: str) -> None:
+        if day != amz_date[:8]:
+            raise InvalidSignatureException(
+                messages.AUTH_SCOPE_DATE.format(scope=day, date=amz_date[:8], amz_date=amz_date)
+            )
+        if region != self._region and not _REGION_NAME.fullmatch(region):
+            raise InvalidSignatureException(messages.AUTH_SCOPE_REGION.format(region=region))
+        if service != SERVICE:
+            raise InvalidSignatureException(messages.AUTH_SCOPE_SERVICE.format(service=SERVICE))
+        if terminator != TERMINATOR:
+            raise InvalidSignatureException(messages.AUTH_SCOPE_TERMINATOR.format(terminator=terminator))
+
+    def _check_time(self, signed: _Signed, signed_at: int, now: float) -> None:
+        if signed_at < now - SIGV4_MAX_SKEW_SECONDS and signed.expires < 0:
+            raise InvalidSignatureException(
+                messages.AUTH_SIGNATURE_EXPIRED.format(
+                    signed=signed.amz_date, earliest=_format(now - SIGV4_MAX_SKEW_SECONDS), now=_format(now)
+                )
+            )
+        if signed_at > now + SIGV4_MAX_SKEW_SECONDS:
+            raise InvalidSignatureException(
+                messages.AUTH_SIGNATURE_NOT_YET_CURRENT.format(
+                    signed=signed.amz_date, latest=_format(now + SIGV4_MAX_SKEW_SECONDS), now=_format(now)
+                )
+            )
+        if signed.expires >= 0 and signed_at + signed.expires < now:
+            raise InvalidSignatureException(
+                messages.AUTH_PRESIGNED_EXPIRED.format(
+                    signed=signed.amz_date, earliest=_format(now - signed.expires), now=_format(now),
+                    expires=signed.expires,
+                )
+            )  # fmt: skip
+
+    def _signing_key(self, key_id: str, day: str, region: str, identity: Identity) -> KeyedHash:
+        name = f"{key_id}/{day}/{region}"  # a string key: no tuple per request for the collector to track
+        cached = self._keys.get(name)
+        if cached is not None and cached[0] is identity.secret:
+            return cached[1]
+        if len(self._keys) >= _KEY_CACHE_LIMIT:
+            self._keys.clear()
+        key = KeyedHash(signing_key(identity.secret, day, region, SERVICE))
+        self._keys[name] = (identity.secret, key)
+        return key
+
+    def _epoch(self, amz_date: str) -> int:
+        """Seconds since the epoch of ``YYYYMMDDTHHMMSSZ`` (cached: requests of one second share it)."""
+        cached = self._epochs.get(amz_date)
+        if cached is not None:
+            return cached
+        if len(amz_date) != 16 or amz_date[8] != "T" or amz_date[15] != "Z" or not _digits(amz_date):
+            raise IncompleteSignatureException(messages.AUTH_BAD_DATE.format(date=amz_date))
+        try:
+            fields = (
+                int(amz_date[0:4]), int(amz_date[4:6]), int(amz_date[6:8]),
+                int(amz_date[9:11]), int(amz_date[11:13]), int(amz_date[13:15]),
+            )  # fmt: skip
+            if not (1 <= fields[1] <= 12 and 1 <= fields[2] <= 31 and fields[3] < 24 and fields[4] < 60):
+                raise ValueError(amz_date)
+            epoch = calendar.timegm((*fields, 0, 0, 0))
+        except (ValueError, OverflowError):
+            raise IncompleteSignatureException(messages.AUTH_BAD_DATE.format(date=amz_date)) from None
+        if len(self._epochs) >= _EPOCH_CACHE_LIMIT:
+            self._epochs.clear()
+        self._epochs[amz_date] = epoch
+        return epoch
+
+
+def _digits(amz_date: str) -> bool:
+    return amz_date[:8].isdigit() and amz_date[9:15].isdigit() and amz_date.isascii()
+
+
+def _format(epoch: float) -> str:
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(int(epoch)))
+
+
+def _from_header(headers: dict[str, str], query: str) -> _Signed:
+    authorization = headers["authorization"]
+    parts = authorization.split(", ")
+    if len(parts) == 3 and parts[1].startswith("SignedHeaders=") and parts[2].startswith("Signature="):
+        # What SDKs send: `AWS4-HMAC-SHA256 Credential=<c>, SignedHeaders=<h>, Signature=<s>`.
+        algorithm, _, credential = parts[0].partition(" Credential=")
+        signed_headers, signature = parts[1][14:], parts[2][10:]
+    else:
+        algorithm, _, rest = authorization.strip().partition(" ")
+        params = {}
+        for part in rest.replace(" ", "").split(","):
+            name, _, value = part.partition("=")
+            params[name] = value
+        credential = params.get("Credential", "")
+        signed_headers, signature = params.get("SignedHeaders", ""), params.get("Signature", "")
+    amz_date = headers.get("x-amz-date")
+    if amz_date is None:
+        amz_date = _from_http_date(headers.get("date", ""))
+    return _Signed(
+        algorithm,
+        credential,
+        signed_headers,
+        signature,
+        amz_date,
+        headers.get("x-amz-security-token", ""),
+        canonical_query(query),
+        -1,
+    )
+
+
+def _from_http_date(text: str) -> str:
+    """A Date header (RFC 7231) as ``YYYYMMDDTHHMMSSZ``; the text itself if it is none (refused as a bad date)."""
+    try:
+        parsed = parsedate_tz(text)
+    except (ValueError, IndexError, TypeError):
+        parsed = None
+    if parsed is None:
+        return text
+    try:
+        epoch = calendar.timegm(parsed[:9]) - (parsed[9] or 0)
+        return _format(epoch)
+    except (ValueError, OverflowError):
+        return text
+
+
+def _from_query(query: str, headers: dict[str, str]) -> _Signed:
+    params: dict[str, str] = {}
+    for pair in query.split("&"):
+        name, _, value = pair.partition("=")
+        params[unquote(name, "latin-1")] = unquote(value, "latin-1")
+    missing = "".join(messages.AUTH_QUERY_REQUIRES_PARAM.format(param=p) for p in _QUERY_PARAMS if not params.get(p))
+    if missing:
+        raise IncompleteSignatureException(missing + "Re-examine the query-string parameters.")
+    text = params.get("X-Amz-Expires", str(SIGV4_MAX_PRESIGNED_EXPIRES))
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= SIGV4_MAX_PRESIGNED_EXPIRES:
+        raise IncompleteSignatureException(messages.AUTH_BAD_EXPIRES.format(expires=text))
+    return _Signed(
+        params["X-Amz-Algorithm"],
+        params["X-Amz-Credential"],
+        params["X-Amz-SignedHeaders"],
+        params["X-Amz-Signature"],
+        params["X-Amz-Date"],
+        params.get("X-Amz-Security-Token", ""),
+        canonical_query(query, drop_signature=True),
+        int(text),
+    )

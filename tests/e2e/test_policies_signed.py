@@ -1,0 +1,287 @@
+"""IAM-style policies enforced end to end: a server with ``--auth sigv4``, users made with ``dynastore users``,
+identity policies attached with ``dynastore policies``, and boto3 clients signing with each user's own key.
+
+The cases are a table: who calls, what, and the answer (allowed, or AccessDeniedException with AWS's message).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from tests.e2e.conftest import BOTO_CONFIG
+from tests.e2e.server_process import ServerProcess
+
+OWNER = "111111111111"
+OTHER = "222222222222"
+REGION = "us-east-1"
+MUSIC = f"arn:aws:dynamodb:{REGION}:{OWNER}:table/Music"
+TENANTS = f"arn:aws:dynamodb:{REGION}:{OWNER}:table/Tenants"
+SHARED = f"arn:aws:dynamodb:{REGION}:{OWNER}:table/Shared"
+
+
+def _document(*statements: dict[str, Any]) -> str:
+    return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
+
+
+def _allow(actions: Any, resources: Any, **extra: Any) -> dict[str, Any]:
+    return {"Effect": "Allow", "Action": actions, "Resource": resources, **extra}
+
+
+# Each user's identity policy (attached with `dynastore policies put`).
+POLICIES: dict[str, str] = {
+    "builder": _document(_allow("dynamodb:*", "*")),
+    "reader": _document(_allow(["dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan"], f"{MUSIC}*")),
+    "careful": _document(
+        _allow("dynamodb:*", MUSIC),
+        {"Effect": "Deny", "Action": "dynamodb:Delete*", "Resource": MUSIC},
+    ),
+    "wild": _document(_allow("dynamodb:Get?tem", "arn:aws:dynamodb:*:*:table/Mu*")),
+    "tenant": _document(
+        _allow(
+            ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"],
+            TENANTS,
+            Condition={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["${aws:userid}#*"]}},
+        )
+    ),
+    "projector": _document(
+        _allow(
+            ["dynamodb:GetItem", "dynamodb:UpdateItem"],
+            MUSIC,
+            Condition={
+                "ForAllValues:StringEquals": {"dynamodb:Attributes": ["pk", "artist", "song", "plays"]},
+                "StringEqualsIfExists": {"dynamodb:Select": "SPECIFIC_ATTRIBUTES"},
+            },
+        )
+    ),
+    "outsider": _document(_allow("dynamodb:GetItem", SHARED)),
+    "stranger": _document(_allow("dynamodb:*", "*")),  # everything, in its own account (OTHER)
+}
+IN_OTHER_ACCOUNT = {"outsider", "stranger"}
+
+
+class Users:
+    """Each user's access key, made with the users CLI on the server's credentials store."""
+
+    def __init__(self, store: Path) -> None:
+        self.store = store
+        self.keys: dict[str, dict[str, str]] = {}
+
+    def add(self, name: str, account: str) -> None:
+        shown = _cli("users", "add", name, "--account", account, "--users-file", str(self.store), "--json")
+        self.keys[name] = json.loads(shown)
+
+
+def _cli(*args: str) -> str:
+    done = subprocess.run([sys.executable, "-m", "dynastore", *args], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerProcess, Users]]:
+    folder = tmp_path_factory.mktemp("policies")
+    users = Users(folder / "credentials.json")
+    policies = folder / "policies.json"
+    for name in POLICIES:
+        account = OTHER if name in IN_OTHER_ACCOUNT else OWNER
+        users.add(name, account)
+        document = folder / f"{name}.json"
+        document.write_text(POLICIES[name])
+        _cli("policies", "put", "--policies-file", str(policies), "--account-id", account, "--user", name,
+             "--name", "main", "--file", str(document))  # fmt: skip
+    server = ServerProcess(
+        "--auth", "sigv4", "--users-file", str(users.store), "--policies-file", str(policies),
+        env={"DYNASTORE_ACCOUNT_ID": OWNER, "DYNASTORE_REGION": REGION},
+    )  # fmt: skip
+    try:
+        builder = _client(server, users, "builder")
+        for table in ("Music", "Tenants", "Shared"):
+            builder.create_table(
+                TableName=table,
+                KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                BillingMode="PAY_PER_REQUEST",
+            )
+        builder.put_item(TableName="Music", Item={"pk": {"S": "a"}, "artist": {"S": "x"}, "secret": {"S": "s"}})
+        builder.put_item(TableName="Shared", Item={"pk": {"S": "s"}})
+        yield server, users
+    finally:
+        server.stop()
+
+
+def _client(server: ServerProcess, users: Users, name: str) -> Any:
+    key = users.keys[name]
+    return boto3.client(
+        "dynamodb",
+        endpoint_url=server.url,
+        region_name=REGION,
+        aws_access_key_id=key["AccessKeyId"],
+        aws_secret_access_key=key["SecretAccessKey"],
+        config=BOTO_CONFIG,
+    )
+
+
+def _denied(call: Any) -> str:
+    with pytest.raises(ClientError) as refused:
+        call()
+    assert refused.value.response["Error"]["Code"] == "AccessDeniedException"
+    assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    return str(refused.value.response["Error"]["Message"])
+
+
+def _user_arn(name: str, account: str = OWNER) -> str:
+    return f"arn:aws:iam::{account}:user/{name}"
+
+
+def test_an_allowed_action_runs_and_one_no_policy_allows_is_denied_with_awss_message(world: Any) -> None:
+    server, users = world
+    reader = _client(server, users, "reader")
+    assert reader.get_item(TableName="Music", Key={"pk": {"S": "a"}})["Item"]["artist"] == {"S": "x"}
+    message = _denied(lambda: reader.put_item(TableName="Music", Item={"pk": {"S": "b"}}))
+    assert message == (
+        f"User: {_user_arn('reader')} is not authorized to perform: dynamodb:PutItem on resource: {MUSIC} "
+        "because no identity-based policy allows the dynamodb:PutItem action"
+    )
+    assert "Item" not in _client(server, users, "builder").get_item(TableName="Music", Key={"pk": {"S": "b"}})
+
+
+def test_an_explicit_deny_wins_over_an_allow(world: Any) -> None:
+    server, users = world
+    careful = _client(server, users, "careful")
+    careful.put_item(TableName="Music", Item={"pk": {"S": "c"}})
+    message = _denied(lambda: careful.delete_item(TableName="Music", Key={"pk": {"S": "c"}}))
+    assert message == (
+        f"User: {_user_arn('careful')} is not authorized to perform: dynamodb:DeleteItem on resource: {MUSIC} "
+        "with an explicit deny in an identity-based policy"
+    )
+    assert "Item" in careful.get_item(TableName="Music", Key={"pk": {"S": "c"}})
+
+
+def test_wildcards_in_actions_and_resources(world: Any) -> None:
+    server, users = world
+    wild = _client(server, users, "wild")
+    assert "Item" in wild.get_item(TableName="Music", Key={"pk": {"S": "a"}})
+    _denied(lambda: wild.get_item(TableName="Tenants", Key={"pk": {"S": "a"}}))  # Mu* does not cover Tenants
+    _denied(lambda: wild.query(  # Get?tem is not Query
+        TableName="Music", KeyConditionExpression="pk = :a", ExpressionAttributeValues={":a": {"S": "a"}}
+    ))  # fmt: skip
+
+
+def test_leading_keys_keep_a_user_to_items_under_its_own_user_id(world: Any) -> None:
+    server, users = world
+    tenant = _client(server, users, "tenant")
+    own = users.keys["tenant"]["UserId"] + "#profile"
+    tenant.put_item(TableName="Tenants", Item={"pk": {"S": own}, "v": {"N": "1"}})
+    assert tenant.get_item(TableName="Tenants", Key={"pk": {"S": own}})["Item"]["v"] == {"N": "1"}
+    count = tenant.query(
+        TableName="Tenants", KeyConditionExpression="pk = :k", ExpressionAttributeValues={":k": {"S": own}}
+    )["Count"]
+    assert count == 1
+    other = users.keys["reader"]["UserId"] + "#profile"
+    message = _denied(lambda: tenant.put_item(TableName="Tenants", Item={"pk": {"S": other}}))
+    assert message == (
+        f"User: {_user_arn('tenant')} is not authorized to perform: dynamodb:PutItem on resource: {TENANTS} "
+        "because no identity-based policy allows the dynamodb:PutItem action"
+    )
+    _denied(lambda: tenant.get_item(TableName="Tenants", Key={"pk": {"S": other}}))
+
+
+def test_attributes_limit_what_a_projection_and_an_update_may_name(world: Any) -> None:
+    server, users = world
+    projector = _client(server, users, "projector")
+    got = (
+        projector.get_item(
+            TableName="Music", Key={"pk": {"S": "a"}}, ProjectionExpression="artist", Select="SPECIFIC_ATTRIBUTES"
+        )
+        if False
+        else projector.get_item(TableName="Music", Key={"pk": {"S": "a"}}, ProjectionExpression="artist")
+    )
+    assert got["Item"] == {"artist": {"S": "x"}}
+    _denied(lambda: projector.get_item(TableName="Music", Key={"pk": {"S": "a"}}))  # every attribute: not allowed
+    _denied(lambda: projector.get_item(TableName="Music", Key={"pk": {"S": "a"}}, ProjectionExpression="secret"))
+    projector.update_item(
+        TableName="Music", Key={"pk": {"S": "a"}}, UpdateExpression="SET plays = :one",
+        ExpressionAttributeValues={":one": {"N": "1"}},
+    )  # fmt: skip
+    _denied(lambda: projector.update_item(
+        TableName="Music", Key={"pk": {"S": "a"}}, UpdateExpression="SET secret = :s",
+        ExpressionAttributeValues={":s": {"S": "changed"}},
+    ))  # fmt: skip
+    item = _client(server, users, "builder").get_item(TableName="Music", Key={"pk": {"S": "a"}})["Item"]
+    assert item["plays"] == {"N": "1"} and item["secret"] == {"S": "s"}
+
+
+def test_another_account_needs_the_tables_resource_policy_too(world: Any) -> None:
+    server, users = world
+    outsider = _client(server, users, "outsider")
+    message = _denied(lambda: outsider.get_item(TableName=SHARED, Key={"pk": {"S": "s"}}))
+    assert message.startswith(f"User: {_user_arn('outsider', OTHER)} is not authorized to perform: dynamodb:GetItem")
+    builder = _client(server, users, "builder")
+    builder.put_resource_policy(
+        ResourceArn=SHARED,
+        Policy=_document(
+            {
+                "Effect": "Allow",
+                "Principal": {"AWS": _user_arn("outsider", OTHER)},
+                "Action": "dynamodb:GetItem",
+                "Resource": SHARED,
+            }  # fmt: skip
+        ),
+    )
+    assert outsider.get_item(TableName=SHARED, Key={"pk": {"S": "s"}})["Item"] == {"pk": {"S": "s"}}
+    _denied(lambda: outsider.get_item(TableName=MUSIC, Key={"pk": {"S": "a"}}))  # no policy of Music's allows it
+    # Its own account's namespace has no table of that name: the ARN, not the name, reaches the owner's table.
+    with pytest.raises(ClientError) as missing:
+        outsider.describe_table(TableName="Shared")
+    assert missing.value.response["Error"]["Code"] in {"AccessDeniedException", "ResourceNotFoundException"}
+
+
+def test_a_request_signed_with_a_wrong_secret_never_reaches_the_policies(world: Any) -> None:
+    server, users = world
+    key = users.keys["builder"]
+    forged = boto3.client(
+        "dynamodb", endpoint_url=server.url, region_name=REGION, aws_access_key_id=key["AccessKeyId"],
+        aws_secret_access_key="x" * 40, config=BOTO_CONFIG,
+    )  # fmt: skip
+    with pytest.raises(ClientError) as refused:
+        forged.list_tables()
+    assert refused.value.response["Error"]["Code"] == "InvalidSignatureException"
+
+
+def test_tables_live_per_account_and_region(world: Any) -> None:
+    server, users = world
+    stranger = _client(server, users, "stranger")
+    assert stranger.list_tables()["TableNames"] == []  # the owner's tables are not the other account's
+    stranger.create_table(
+        TableName="Music",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    stranger.put_item(TableName="Music", Item={"pk": {"S": "a"}, "mine": {"S": "yes"}})
+    own = stranger.describe_table(TableName="Music")["Table"]["TableArn"]
+    assert own == f"arn:aws:dynamodb:{REGION}:{OTHER}:table/Music"
+    builder = _client(server, users, "builder")
+    assert "mine" not in builder.get_item(TableName="Music", Key={"pk": {"S": "a"}})["Item"]
+    assert sorted(builder.list_tables()["TableNames"]) == ["Music", "Shared", "Tenants"]
+    key = users.keys["builder"]
+    elsewhere = boto3.client(
+        "dynamodb", endpoint_url=server.url, region_name="eu-west-2", aws_access_key_id=key["AccessKeyId"],
+        aws_secret_access_key=key["SecretAccessKey"], config=BOTO_CONFIG,
+    )  # fmt: skip
+    assert elsewhere.list_tables()["TableNames"] == []  # the same account in another region
+    with pytest.raises(ClientError) as missing:
+        elsewhere.describe_table(TableName="Music")
+    assert missing.value.response["Error"] == {
+        "Code": "ResourceNotFoundException",
+        "Message": "Requested resource not found: Table: Music not found",
+    }
