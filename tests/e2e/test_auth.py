@@ -48,6 +48,22 @@ def add_user(data: Path, name: str, *extra: str) -> dict[str, str]:
     return {"aws_access_key_id": shown["AccessKeyId"], "aws_secret_access_key": shown["SecretAccessKey"]}
 
 
+LIST_TABLES_ONLY = (
+    '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "dynamodb:ListTables", "Resource": "*"}]}'
+)
+
+
+def may_list_tables(where: Path, user: str, account: str = "000000000000", *, policies_file: bool = False) -> None:
+    """Attach a policy allowing ListTables to ``user``: what these tests call to see a key accepted (without a
+    policy an accepted key is refused with AccessDeniedException, which names the user)."""
+    document = where.parent / f"list-tables-{user}.json"
+    document.write_text(LIST_TABLES_ONLY)
+    store = ["--policies-file", str(where)] if policies_file else ["--data-dir", str(where)]
+    result = cli("policies", "put", *store, "--account-id", account, "--user", user, "--name", "list",
+                 "--file", str(document))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+
+
 def client(server: ServerProcess, credentials: dict[str, str], service: str = "dynamodb", **extra: Any) -> Any:
     arguments: dict[str, Any] = {"endpoint_url": server.url, "region_name": "us-east-1", "config": BOTO_CONFIG}
     arguments.update(credentials)
@@ -86,6 +102,8 @@ class Secured:
         self.data = data
         self.root = add_user(data, "root", "--admin")
         self.bob = add_user(data, "bob", "--group", "readers", "--account", "210987654321")
+        may_list_tables(data, "bob", "210987654321")
+        may_list_tables(data, "carol")
         self.server = ServerProcess("--auth", "sigv4", "--manual-clock", data_dir=data)
 
 
@@ -116,7 +134,14 @@ def test_users_sign_tables_and_streams(secured: Secured) -> None:
     )
     root.put_item(TableName=name, Item={"pk": {"S": "a"}, "v": {"S": "é" * 100}})
     assert root.get_item(TableName=name, Key={"pk": {"S": "a"}})["Item"]["v"] == {"S": "é" * 100}
-    assert name in client(secured.server, secured.bob).list_tables()["TableNames"]
+    # bob's key is verified too; his tables are his own account's (none), and only ListTables is his to call
+    assert client(secured.server, secured.bob).list_tables()["TableNames"] == []
+    assert error_of(lambda: client(secured.server, secured.bob).describe_table(TableName=name)) == (
+        "AccessDeniedException",
+        f"User: arn:aws:iam::210987654321:user/bob is not authorized to perform: dynamodb:DescribeTable on "
+        f"resource: arn:aws:dynamodb:us-east-1:210987654321:table/{name} because no identity-based policy allows "
+        "the dynamodb:DescribeTable action",
+    )
     streams = client(secured.server, secured.root, "dynamodbstreams").list_streams(TableName=name)["Streams"]
     assert len(streams) == 1
 
@@ -373,9 +398,10 @@ def test_an_in_memory_server_with_a_users_file_and_a_seeded_admin(tmp_path: Path
     dave = cli("users", "add", "dave", "--users-file", str(users_file), "--json")
     assert dave.returncode == 0, dave.stderr
     shown = json.loads(dave.stdout)
+    may_list_tables(tmp_path / "policies.json", "dave", policies_file=True)
     seeded = {"aws_access_key_id": "AKIASEEDEDADMIN00001", "aws_secret_access_key": "seeded-secret"}
     server = ServerProcess(
-        "--auth", "sigv4", "--users-file", str(users_file),
+        "--auth", "sigv4", "--users-file", str(users_file), "--policies-file", str(tmp_path / "policies.json"),
         env={"DYNASTORE_ADMIN_ACCESS_KEY_ID": seeded["aws_access_key_id"],
              "DYNASTORE_ADMIN_SECRET_ACCESS_KEY": seeded["aws_secret_access_key"]},
     )  # fmt: skip
