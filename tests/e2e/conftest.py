@@ -83,6 +83,29 @@ def ddb(request: pytest.FixtureRequest) -> Any:
     return session.client(region_name="us-east-1", config=BOTO_CONFIG, **stand_in)
 
 
+@pytest.fixture(scope="session")
+def signed_as(request: pytest.FixtureRequest) -> dict[str, str] | None:
+    """The session admin's key (``aws_access_key_id``, ``aws_secret_access_key``) when the suite runs with
+    --dynastore-auth=sigv4, else None: tests whose answer depends on who asks (policies) look here."""
+    if request.config.getoption("--url"):
+        return None
+    credentials: dict[str, str] | None = request.getfixturevalue("dynastore").credentials
+    return credentials
+
+
+def cross_account_denial(signed_as: dict[str, str] | None, action: str, arn: str) -> tuple[str, str]:
+    """What a request for another account's (or region's) table gets: without authentication the anonymous caller
+    is refused outright; with it, the admin is refused as IAM refuses a cross-account request that no resource
+    policy allows."""
+    if signed_as is None:
+        return ("AccessDeniedException", "Access is denied")
+    return (
+        "AccessDeniedException",
+        f"User: arn:aws:iam::000000000000:user/admin is not authorized to perform: {action} on resource: {arn} "
+        f"because no resource-based policy allows the {action} action",
+    )
+
+
 # (method, path, headers, body) -> headers: a hand-written request's headers as the session's dynastore takes them.
 # Without authentication they are left as they are; with --dynastore-auth=sigv4 a request whose Authorization header
 # is well formed (a stand-in signature), or that goes to dynastore's own endpoints without one, is signed for real

@@ -20,11 +20,12 @@ AUTH = (
 )
 
 
-def aws(endpoint: str, *args: str) -> tuple[int, str, str]:
+def aws(endpoint: str, signed_as: dict[str, str] | None, *args: str) -> tuple[int, str, str]:
+    key = signed_as or {"aws_access_key_id": "AKIDEXAMPLE", "aws_secret_access_key": "secret"}
     env = {
         **os.environ,
-        "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
-        "AWS_SECRET_ACCESS_KEY": "secret",
+        "AWS_ACCESS_KEY_ID": key["aws_access_key_id"],
+        "AWS_SECRET_ACCESS_KEY": key["aws_secret_access_key"],
         "AWS_DEFAULT_REGION": "us-east-1",
         "AWS_PAGER": "",
     }
@@ -40,22 +41,24 @@ def aws(endpoint: str, *args: str) -> tuple[int, str, str]:
 
 
 @pytest.mark.skipif(shutil.which("aws") is None, reason="the AWS CLI is not installed (docs/partiql.md)")
-def test_cli_commands(endpoint: str, ddb: Any) -> None:
+def test_cli_commands(endpoint: str, ddb: Any, signed_as: dict[str, str] | None) -> None:
     table = create_table(ddb, "S")
     code, out, _ = aws(
-        endpoint, "execute-statement", "--statement", f"INSERT INTO \"{table}\" VALUE {{'pk': ?, 'n': 1}}",
+        endpoint, signed_as, "execute-statement", "--statement", f"INSERT INTO \"{table}\" VALUE {{'pk': ?, 'n': 1}}",
         "--parameters", '[{"S": "k"}]',
     )  # fmt: skip
     assert (code, json.loads(out)) == (0, {"Items": []})
-    code, out, _ = aws(endpoint, "execute-statement", "--statement", f"SELECT * FROM \"{table}\" WHERE pk = 'k'")
+    code, out, _ = aws(
+        endpoint, signed_as, "execute-statement", "--statement", f"SELECT * FROM \"{table}\" WHERE pk = 'k'"
+    )
     assert (code, json.loads(out)) == (0, {"Items": [{"pk": {"S": "k"}, "n": {"N": "1"}}]})
     statements = json.dumps([{"Statement": f'UPDATE "{table}" SET n = n + 1 WHERE pk = ?', "Parameters": [{"S": "k"}]}])
-    code, _, _ = aws(endpoint, "execute-transaction", "--transact-statements", statements)
+    code, _, _ = aws(endpoint, signed_as, "execute-transaction", "--transact-statements", statements)
     assert code == 0
     statements = json.dumps([{"Statement": f'SELECT n FROM "{table}" WHERE pk = ?', "Parameters": [{"S": "k"}]}])
-    code, out, _ = aws(endpoint, "batch-execute-statement", "--statements", statements)
+    code, out, _ = aws(endpoint, signed_as, "batch-execute-statement", "--statements", statements)
     assert (code, json.loads(out)) == (0, {"Responses": [{"TableName": table, "Item": {"n": {"N": "2"}}}]})
-    code, _, err = aws(endpoint, "execute-statement", "--statement", f'SELECT * FROM "{table}" WHERE')
+    code, _, err = aws(endpoint, signed_as, "execute-statement", "--statement", f'SELECT * FROM "{table}" WHERE')
     assert code == 254 or code == 255
     assert "ValidationException" in err and "Statement wasn't well formed, can't be processed: Unexpected term" in err
 

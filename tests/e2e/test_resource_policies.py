@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import create_table, error_of
+from tests.e2e.conftest import create_table, cross_account_denial, error_of
 
 INVALID = "One or more parameter values were invalid: "
 
@@ -109,7 +109,7 @@ def test_invalid_documents(ddb: Any, table: tuple[str, str]) -> None:
     assert error_of(lambda: ddb.get_resource_policy(ResourceArn=arn))[0] == "PolicyNotFoundException"
 
 
-def test_resource_arns(ddb: Any, table: tuple[str, str]) -> None:
+def test_resource_arns(ddb: Any, table: tuple[str, str], signed_as: dict[str, str] | None) -> None:
     name, arn = table
     account = arn.split(":")[4]
     missing = arn + "-missing"
@@ -132,10 +132,15 @@ def test_resource_arns(ddb: Any, table: tuple[str, str]) -> None:
         INVALID + f"Invalid resource Arn: {other_region}",
     )
     other_account = arn.replace(account, "999999999999")
-    assert error_of(lambda: ddb.put_resource_policy(ResourceArn=other_account, Policy=policy_for(arn))) == (
-        "ValidationException",
-        "This action is only supported by accounts that match the resource owner\u2019s account.",
+    not_owner = (
+        (
+            "ValidationException",
+            "This action is only supported by accounts that match the resource owner\u2019s account.",
+        )
+        if signed_as is None  # signed, the request is first refused as IAM refuses a cross-account request
+        else cross_account_denial(signed_as, "dynamodb:PutResourcePolicy", other_account)
     )
+    assert error_of(lambda: ddb.put_resource_policy(ResourceArn=other_account, Policy=policy_for(arn))) == not_owner
     assert error_of(lambda: ddb.get_resource_policy(ResourceArn=arn + "/stream/2000-01-01T00:00:00.000")) == (
         "ResourceNotFoundException",
         f"Requested resource not found: Stream: 2000-01-01T00:00:00.000 not found for Table: {name}",

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import error_of, unique_name
+from tests.e2e.conftest import cross_account_denial, error_of, unique_name
 
 KEY = {"pk": {"S": "k"}}
 
@@ -110,12 +110,19 @@ class TestArns:
         assert created["TableDescription"]["TableArn"] == new_arn
         assert ddb.delete_table(TableName=new_arn)["TableDescription"]["TableName"] == name
 
-    def test_another_account_or_region(self, ddb: Any, arn: str) -> None:
+    def test_another_account_or_region(self, ddb: Any, arn: str, signed_as: dict[str, str] | None) -> None:
         _, _, _, region, account, _ = arn.split(":", 5)
+        other = arn.replace(f":{account}:", ":123456789012:")  # refused as IAM refuses it, when signed
+        assert error_of(lambda: ddb.get_item(TableName=other, Key=KEY)) == cross_account_denial(
+            signed_as, "dynamodb:GetItem", other
+        )
+        assert error_of(lambda: ddb.list_tags_of_resource(ResourceArn=other)) == cross_account_denial(
+            signed_as, "dynamodb:ListTagsOfResource", other
+        )
+        elsewhere = arn.replace(f":{region}:", ":eu-north-9:")  # another region's table: not this endpoint's
         denied = ("AccessDeniedException", "Access is denied")
-        for other in (arn.replace(f":{account}:", ":123456789012:"), arn.replace(f":{region}:", ":eu-north-9:")):
-            assert error_of(lambda: ddb.get_item(TableName=other, Key=KEY)) == denied  # noqa: B023
-            assert error_of(lambda: ddb.list_tags_of_resource(ResourceArn=other)) == denied  # noqa: B023
+        assert error_of(lambda: ddb.get_item(TableName=elsewhere, Key=KEY)) == denied
+        assert error_of(lambda: ddb.list_tags_of_resource(ResourceArn=elsewhere)) == denied
 
     def test_an_arn_of_no_table(self, ddb: Any, arn: str) -> None:
         index = arn + "/index/by_x"

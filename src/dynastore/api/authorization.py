@@ -67,8 +67,8 @@ def authorize(operation: str, req: dict[str, Any], caller: Caller, ctx: Context)
     for check in checks_for(operation, req, ctx):
         policy = _resource_policy(ctx, check)
         owner = account
-        if check.resource.startswith("arn:") and check.resource.count(":") >= 5:  # the resource's own account
-            owner = check.resource.split(":", 5)[4]
+        if check.resource.startswith("arn:aws:dynamodb:"):  # the table's own account (another: cross-account)
+            owner = check.resource.split(":", 5)[4] or account
         denied = decide(caller, check.action, check.resource, check.values, identity, policy, owner, ctx.clock)
         if denied is not None:
             raise AccessDeniedException(denied)

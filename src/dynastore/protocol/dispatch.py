@@ -157,12 +157,13 @@ def _runner(name: str, shape: Any, handler: Handler, ctx: Context) -> Callable[[
 
 
 def _owner_context(table_name: Any, ctx: Context) -> Context:
-    """An authorized request naming another account's (or region's) table by its ARN runs in that table's
-    namespace, as DynamoDB serves cross-account access that the table's resource policy allows."""
+    """An authorized request naming another account's table of its region by ARN runs in that table's namespace,
+    as DynamoDB serves cross-account access that the table's resource policy allows. (Another region's table is
+    not this endpoint's: the catalog refuses its ARN.)"""
     if not isinstance(table_name, str) or not table_name.startswith("arn:aws:dynamodb:"):
         return ctx
     parts = table_name.split(":", 5)
-    if len(parts) < 6 or (parts[4], parts[3]) == (ctx.config.account_id, ctx.config.region):
+    if len(parts) < 6 or parts[3] != ctx.config.region or parts[4] == ctx.config.account_id:
         return ctx
     return ctx.in_namespace(parts[4], parts[3])
 
