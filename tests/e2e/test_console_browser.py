@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
 from botocore.exceptions import ClientError
 from selenium.common.exceptions import StaleElementReferenceException
@@ -28,7 +29,7 @@ from selenium.webdriver.support.wait import WebDriverWait
 
 from tests.e2e import chromium as chromium_module
 from tests.e2e.chromium import chromium
-from tests.e2e.conftest import ADMIN, make_client, unique_name
+from tests.e2e.conftest import ADMIN, BOTO_CONFIG, make_client, unique_name
 from tests.e2e.server_process import ServerProcess
 from tests.e2e.test_admin_endpoints import request
 
@@ -413,3 +414,35 @@ def test_without_chromium_the_browser_tests_say_what_to_install(monkeypatch: pyt
         "the console's browser tests need Chromium and its WebDriver: install Debian's packages with "
         "`apt-get install -y chromium chromium-driver` (chromedriver not found)"
     )
+
+
+CONSOLE_ADMIN = {"aws_access_key_id": "AKIACONSOLEADMIN0001", "aws_secret_access_key": "console-admin-secret"}
+
+
+def test_the_console_signs_in_and_signs_its_requests_on_a_server_with_authentication(chrome: Chrome) -> None:
+    """With --auth sigv4 the pages load for anyone, ask for a key, then sign every request (DynamoDB's API and the
+    admin endpoints) in the browser: the table list and the live partition view work as without authentication."""
+    secured = ServerProcess(
+        "--auth", "sigv4",
+        env={"DYNASTORE_ADMIN_ACCESS_KEY_ID": CONSOLE_ADMIN["aws_access_key_id"],
+             "DYNASTORE_ADMIN_SECRET_ACCESS_KEY": CONSOLE_ADMIN["aws_secret_access_key"]},
+    )  # fmt: skip
+    try:
+        ddb = boto3.client("dynamodb", endpoint_url=secured.url, region_name="us-east-1", config=BOTO_CONFIG,
+                           **CONSOLE_ADMIN)  # fmt: skip
+        name = provisioned_table(ddb, 5)
+        open_page(chrome, secured, "tables")
+        form = wait_for(chrome, "form.signin")
+        assert chrome.current_url.endswith("/console/#/signin")  # the table list was refused: a key is asked for
+        fill(form, "accessKeyId", CONSOLE_ADMIN["aws_access_key_id"])
+        fill(form, "secretAccessKey", CONSOLE_ADMIN["aws_secret_access_key"])
+        browser_log(chrome)  # the refusals before signing in are expected
+        form.find_element(By.CSS_SELECTOR, 'button[type="submit"]').click()
+        wait_for(chrome, f'tr[data-table="{name}"]')
+        open_page(chrome, secured, f"partitions/{name}")  # the admin endpoints, signed by the page
+        wait_for_polls(chrome, 2)
+        screenshot(chrome, "signed-in-partitions")
+        assert [e["message"] for e in browser_log(chrome) if e["level"] == "SEVERE"] == []
+    finally:
+        chrome.execute_script("sessionStorage.clear()")
+        secured.stop()

@@ -198,7 +198,9 @@ class Protocol:
     def _extend(self, method: str, headers: Headers, path: str, body: bytes) -> RawResponse:
         """dynastore's own endpoints (``/dynastore/...``, see admin/routes.py); never DynamoDB's."""
         assert self._extension is not None
-        if self.authenticator is not None:
+        if self.authenticator is not None and not path.startswith(CONSOLE_PREFIX):
+            # The console's files hold no data (they sign in and then sign every request they make): served to
+            # anyone, as a login page is; the endpoints behind them need an admin's signature.
             refusal = self.refuse_admin(method, headers, path, body)
             if refusal is not None:
                 return refusal

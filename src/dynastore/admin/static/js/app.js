@@ -1,16 +1,17 @@
 // The console's router: the location hash names the page (#/tables, #/table/T, #/items/T, #/partitions/T,
-// #/streams/T, #/triggers); each page module renders into <main> and returns a function that stops its timers.
+// #/streams/T, #/triggers, #/signin); each page module renders into <main> and returns a function that stops its timers.
 
 import { admin } from "./api.js";
 import { errorBox, h, link, replace } from "./dom.js";
 import * as items from "./items.js";
 import * as partitions from "./partitions.js";
+import * as signin from "./signin.js";
 import * as streams from "./streams.js";
 import * as table from "./table.js";
 import * as tables from "./tables.js";
 import * as triggers from "./triggers.js";
 
-const PAGES = { tables, table, items, partitions, streams, triggers };
+const PAGES = { tables, table, items, partitions, streams, triggers, signin };
 const TABLE_TABS = [["table", "Overview"], ["items", "Items"], ["partitions", "Partitions"], ["streams", "Stream"]];
 let stopPage = null;
 
@@ -20,7 +21,7 @@ function parse() {
 }
 
 function navigation(page, name) {
-  const top = [["tables", "Tables"], ["triggers", "Triggers"]].map(([p, label]) =>
+  const top = [["tables", "Tables"], ["triggers", "Triggers"], ["signin", "Sign in"]].map(([p, label]) =>
     h("a", { href: link(p), class: p === page ? "current" : null }, label));
   const tabs = name == null ? [] : [h("span", { class: "table-name" }, name), TABLE_TABS.map(([p, label]) =>
     h("a", { href: link(p, name), class: p === page ? "current" : null, "data-tab": p }, label))];
@@ -40,6 +41,13 @@ async function show() {
     replace(main, errorBox(error));
   }
 }
+
+// A request refused for want of a (valid) key: ask for one, once, whatever page made it.
+window.addEventListener("dynastore-sign-in", (event) => {
+  if (parse().page === "signin") return;
+  signin.because(event.detail);
+  location.hash = "#/signin";
+});
 
 async function showClock() {
   try {
