@@ -10,16 +10,13 @@ transaction idempotent, as TransactWriteItems' does.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
-
-import orjson
 
 from dynastore import messages
 from dynastore.api.consumed_capacity import consumed_capacity
 from dynastore.api.partiql_requests import parameters, parsed_statement
 from dynastore.api.partiql_writes import KeyedRead, keyed_read, prepare_write
-from dynastore.api.transact_write_items import transaction_write_capacity
+from dynastore.api.transact_write_items import perform_transaction
 from dynastore.engine import transactions
 from dynastore.engine.context import Context
 from dynastore.engine.keys import storage_key
@@ -101,19 +98,7 @@ def _write(
         if action.key in seen:
             raise ValidationException(messages.TRANSACTION_MULTIPLE_OPERATIONS_ON_ITEM)
         seen.add(action.key)
-    token = req.get("ClientRequestToken")
-    request_hash = _request_hash(req) if token is not None else ""
-    outcome = transactions.perform_write(ctx, actions, token=token, request_hash=request_hash)
-    response: dict[str, Any] = {}
-    mode = req.get("ReturnConsumedCapacity")
-    if mode is not None and mode != "NONE":
-        if outcome.replayed is not None:  # a repeated token reports the reads of the items, not the writes
-            response["ConsumedCapacity"] = [
-                consumed_capacity(mode, name, units) for name, units in outcome.replayed.read_half_units.items()
-            ]
-        else:
-            response["ConsumedCapacity"] = transaction_write_capacity(mode, actions, outcome.results)
-    return response
+    return perform_transaction(req, ctx, actions)[1]
 
 
 def _action(ctx: Context, statement: ast.Statement, entry: dict[str, Any]) -> transactions.WriteAction:
@@ -132,9 +117,3 @@ def _action(ctx: Context, statement: ast.Statement, entry: dict[str, Any]) -> tr
     prepared = prepare_write(ctx, statement, params)
     failure = ("DuplicateItem", messages.PARTIQL_DUPLICATE_ITEM) if prepared.kind == "INSERT" else None
     return transactions.WriteAction(prepared.table, prepared.stored_key, prepared.plan, return_old, failure)
-
-
-def _request_hash(req: dict[str, Any]) -> str:
-    """What makes two requests "the same" for a ClientRequestToken (ReturnConsumedCapacity aside)."""
-    significant = {name: value for name, value in req.items() if name != "ReturnConsumedCapacity"}
-    return hashlib.sha256(orjson.dumps(significant, option=orjson.OPT_SORT_KEYS)).hexdigest()

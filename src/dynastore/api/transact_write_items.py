@@ -69,19 +69,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
         return_old = p.body.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD"
         actions.append(transactions.WriteAction(table, key, _plan(p), return_old))
 
-    token = req.get("ClientRequestToken")
-    request_hash = _request_hash(req) if token is not None else ""
-    outcome = transactions.perform_write(ctx, actions, token=token, request_hash=request_hash)
-
-    response: dict[str, Any] = {}
-    mode = req.get("ReturnConsumedCapacity")
-    if mode is not None and mode != "NONE":
-        if outcome.replayed is not None:  # a repeated token reports the reads of the items, not the writes
-            response["ConsumedCapacity"] = [
-                consumed_capacity(mode, name, units) for name, units in outcome.replayed.read_half_units.items()
-            ]
-        else:
-            response["ConsumedCapacity"] = transaction_write_capacity(mode, actions, outcome.results)
+    outcome, response = perform_transaction(req, ctx, actions)
     if req.get("ReturnItemCollectionMetrics") == "SIZE" and outcome.replayed is None:
         written = zip((action.table for action in actions), outcome.results, strict=True)
         response["ItemCollectionMetrics"] = item_collection_metrics(written)
@@ -147,6 +135,26 @@ def _check_key_untouched(table: TableDef, update: ResolvedUpdate) -> None:
     for key_attr in (table.key_schema.hash_key, table.key_schema.range_key):
         if key_attr is not None and key_attr.name in targets:
             raise ValidationException(messages.CANNOT_UPDATE_KEY.format(name=key_attr.name))
+
+
+def perform_transaction(
+    req: dict[str, Any], ctx: Context, actions: list[transactions.WriteAction]
+) -> tuple[transactions.WriteOutcome, dict[str, Any]]:
+    """Run a write transaction's actions (once per ClientRequestToken) and start its response with the capacity
+    it consumed: TransactWriteItems and PartiQL's ExecuteTransaction share both."""
+    token = req.get("ClientRequestToken")
+    request_hash = _request_hash(req) if token is not None else ""
+    outcome = transactions.perform_write(ctx, actions, token=token, request_hash=request_hash)
+    response: dict[str, Any] = {}
+    mode = req.get("ReturnConsumedCapacity")
+    if mode is not None and mode != "NONE":
+        if outcome.replayed is not None:  # a repeated token reports the reads of the items, not the writes
+            response["ConsumedCapacity"] = [
+                consumed_capacity(mode, name, units) for name, units in outcome.replayed.read_half_units.items()
+            ]
+        else:
+            response["ConsumedCapacity"] = transaction_write_capacity(mode, actions, outcome.results)
+    return outcome, response
 
 
 def _request_hash(req: dict[str, Any]) -> str:
