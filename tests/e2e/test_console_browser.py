@@ -416,6 +416,31 @@ def test_without_chromium_the_browser_tests_say_what_to_install(monkeypatch: pyt
     )
 
 
+def run_partiql(browser: Chrome, statement: str) -> None:
+    area = browser.find_element(By.ID, "partiql-statement")
+    browser.execute_script("arguments[0].value = arguments[1]", area, statement)
+    browser.find_element(By.ID, "run-partiql").click()
+
+
+def test_partiql_statements_on_the_items_page(browser: Chrome, server: ServerProcess, ddb: Any) -> None:
+    name = provisioned_table(ddb, 50)
+    open_page(browser, server, f"items/{name}")
+    wait_for(browser, "#partiql-statement")
+    run_partiql(browser, f"INSERT INTO \"{name}\" VALUE {{'pk': 'p', 'sk': 1, 'note': 'from the console'}}")
+    wait_text(browser, "#partiql-results", "Page 1: 0 items")
+    stored = ddb.get_item(TableName=name, Key={"pk": {"S": "p"}, "sk": {"N": "1"}})["Item"]
+    assert stored["note"] == {"S": "from the console"}
+    run_partiql(browser, f"SELECT pk, note FROM \"{name}\" WHERE pk = 'p'")
+    wait_text(browser, "#partiql-results", "Page 1: 1 items")
+    cells = [cell["text"] for cell in shown(browser, "#partiql-items td")]
+    assert cells[0] == "p" and cells[-1] == "from the console"  # key columns first, then the projection's
+    run_partiql(browser, f"INSERT INTO \"{name}\" VALUE {{'pk': 'p', 'sk': 1}}")  # the same key again
+    error = wait_for(browser, "#partiql-status .error")
+    assert error.find_element(By.CSS_SELECTOR, ".error-type").text == "DuplicateItemException"
+    assert error.find_element(By.CSS_SELECTOR, ".error-message").text == "Duplicate primary key exists in table"
+    screenshot(browser, "partiql")
+
+
 CONSOLE_ADMIN = {"aws_access_key_id": "AKIACONSOLEADMIN0001", "aws_secret_access_key": "console-admin-secret"}
 
 

@@ -1,10 +1,11 @@
 // Items: Query (key condition on the table or an index, direction) or Scan (a filter), a page at a time
-// (LastEvaluatedKey), and the item editor (editor.js) for a row or a new item.
+// (LastEvaluatedKey), the item editor (editor.js) for a row or a new item, and a PartiQL box (partiql.js).
 
 import { dynamo } from "./api.js";
 import { attempt, field, h, replace, select } from "./dom.js";
 import { brief, itemToDynamo } from "./ddbjson.js";
 import { openEditor } from "./editor.js";
+import { partiqlCard } from "./partiql.js";
 
 const CONDITIONS = ["(none)", "=", "<", "<=", ">", ">=", "begins_with", "between"];
 
@@ -30,7 +31,8 @@ export async function render(main, table) {
   const status = h("div");
   const results = h("div", { id: "item-results" });
   const editorArea = h("div", { id: "editor-area" });
-  main.append(h("h1", {}, `Items of ${table}`), h("section", { class: "card" }, form, status), editorArea, h("section", { class: "card" }, results));
+  main.append(h("h1", {}, `Items of ${table}`), h("section", { class: "card" }, form, status), editorArea, h("section", { class: "card" }, results),
+    partiqlCard(table, t.KeySchema.map((k) => k.AttributeName)));
   let pages = [undefined]; // the ExclusiveStartKey of each page seen
   const run = async (page) => {
     const request = build(form, t, indexes);
