@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
 
 from dynastore.admin import console, routes
 from dynastore.protocol.protocol import Protocol, RawResponse, is_extension_path
+from tests.unit.api.operations import make_ctx
 
 
 def test_every_shipped_file_is_found_with_its_type() -> None:
@@ -100,7 +100,7 @@ def test_the_protocol_hands_console_paths_to_the_extension_without_cors() -> Non
 
 def test_the_admin_routes_serve_the_console_before_their_own_checks() -> None:
     """A GET of a console file needs no JSON content type, and a POST to it is refused as the console's 405."""
-    ctx: Any = None  # the console never reaches the engine
+    ctx, _, _ = make_ctx()  # a real context (a compiled build checks the type), which the console never reaches
     response = routes.handle(ctx, "GET", {}, "/console/index.html", b"")
     assert (response.status, response.body) == (200, console.files()["index.html"])
     refused = routes.handle(ctx, "POST", {}, "/console/", b"")
