@@ -4,7 +4,6 @@
 
 import { amzDate, signedHeaders } from "./sigv4.js";
 
-const extraHeaders = {};
 const SESSION_KEY = "dynastore-console-credentials";
 
 // {accessKeyId, secretAccessKey, sessionToken?, region} or null: requests then carry a stand-in signature, which a
@@ -35,11 +34,6 @@ export function signIn(given) {
   else sessionStorage.removeItem(SESSION_KEY);
 }
 
-export function setHeader(name, value) {
-  if (value == null) delete extraHeaders[name];
-  else extraHeaders[name] = value;
-}
-
 // An error as the server gave it: DynamoDB's type (the part of __type after '#') and message, or the admin
 // endpoint's {"error": text}.
 export class ApiError extends Error {
@@ -55,7 +49,7 @@ async function send(path, method, headers, body) {
   const sent = key ? await signedHeaders(key, method, path, headers, body) : headers;
   const response = await fetch(path, {
     method,
-    headers: { ...sent, ...extraHeaders },
+    headers: sent,
     body,
     cache: "no-store",
     credentials: "same-origin",
