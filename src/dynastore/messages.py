@@ -565,6 +565,7 @@ STREAM_NOT_FOUND = "Requested resource not found: Stream: {arn} not found"
 SHARD_NOT_FOUND = "Requested resource not found: Shard does not exist"
 SHARD_OF_ITERATOR_NOT_FOUND = "Invalid ShardId in ShardIterator"
 INVALID_STREAM_ARN = "Invalid StreamArn"
+INVALID_EXCLUSIVE_START_STREAM_ARN = "Invalid ExclusiveStartStreamArn"  # inferred from INVALID_STREAM_ARN
 INVALID_SHARD_ITERATOR = "Invalid ShardIterator"
 INVALID_SHARD_ID = "Invalid ShardId"
 ITERATOR_EXPIRED = "Iterator expired. The iterator was created at time {created} while right now it is {now} which is further in the future than the tolerated delay of {tolerated} milliseconds."
