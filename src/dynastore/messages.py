@@ -422,6 +422,7 @@ INDEX_NOT_IN_TABLE = "The table does not have the specified index: {index}"
 # Ours: secondary-index reads arrive with the index issue; until then they are refused, never answered wrongly.
 START_KEY_INVALID = "The provided starting key is invalid"
 START_KEY_INVALID_DETAIL = "The provided starting key is invalid: {detail}"
+START_KEY_SIZE = "Exclusive Start Key must have same size as table's key schema"
 START_KEY_OUTSIDE_QUERY = "The provided starting key is outside query boundaries based on provided conditions"
 START_KEY_RANGE_MISMATCH = "The provided starting key does not match the range key predicate"
 START_KEY_ONE_ROW = "The query can return at most one row and cannot be restarted"
