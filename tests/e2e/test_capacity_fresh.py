@@ -126,6 +126,23 @@ def test_a_fresh_on_demand_table_takes_a_few_megabytes_at_once(server: Server) -
     assert put_codes(ddb, name, [{"pk": {"S": same[0]}}]) == ["ThrottlingException"]
 
 
+def test_a_fresh_on_demand_table_takes_a_3_5_megabyte_transaction(server: Server) -> None:
+    """A transaction is admitted as one request: its 7,000 transactional write units pass a table bucket that
+    holds the 4,000 a second of a new on-demand table, and a partition that several of its items land on."""
+    ddb = server.ddb
+    name = on_demand(ddb)
+    items = [{"pk": {"S": f"k{i}"}, "v": {"S": "z" * 390_000}} for i in range(9)]  # 3.5 MB, 381 units each
+    answer = ddb.transact_write_items(
+        TransactItems=[{"Put": {"TableName": name, "Item": item}} for item in items], ReturnConsumedCapacity="TOTAL"
+    )
+    assert answer["ConsumedCapacity"] == [{"TableName": name, "CapacityUnits": 9 * 2 * 381.0}]
+    gets = ddb.transact_get_items(TransactItems=[{"Get": {"TableName": name, "Key": {"pk": i["pk"]}}} for i in items])
+    assert [r["Item"]["pk"] for r in gets["Responses"]] == [i["pk"] for i in items]
+    view = server.partitions(name)
+    assert sum(p["consumed"]["write"] for p in view["partitions"]) == 9 * 2 * 381
+    assert sum(p["throttled"]["write"] for p in view["partitions"]) == 0
+
+
 def test_a_restarted_server_gives_every_partition_its_burst_credit_again(tmp_path: Path) -> None:
     process = ServerProcess("--manual-clock", data_dir=tmp_path)
     try:

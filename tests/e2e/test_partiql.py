@@ -423,6 +423,63 @@ class TestChoices:
         assert items == [{"value": {"S": "v"}, "set": {"N": "1"}}]
 
 
+@pytest.fixture(scope="module")
+def quoted_names(ddb: Any) -> list[str]:
+    """Tables named with '-' and '.', each with a GSI named so too."""
+    suffix = unique_name("")
+    names = [f"my-table{suffix}", f"table.with.dots{suffix}"]
+    for name in names:
+        ddb.create_table(
+            TableName=name,
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "g")],
+            BillingMode="PAY_PER_REQUEST",
+            GlobalSecondaryIndexes=[
+                {
+                    "IndexName": "by-g.x",
+                    "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+            ],
+        )
+        ddb.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 0.05, "MaxAttempts": 200})
+    return names
+
+
+class TestNamesThatNeedQuotes:
+    """Table and index names with characters PartiQL's identifiers do not take ('-', '.') are written in double
+    quotes, "table"."index" for an index."""
+
+    def test_every_statement_takes_quoted_names(self, ddb: Any, quoted_names: list[str]) -> None:
+        for name in quoted_names:
+            assert run(ddb, f"INSERT INTO \"{name}\" VALUE {{'pk': 'k', 'g': 'x'}}") == {"Items": []}
+            assert run(ddb, f"UPDATE \"{name}\" SET v = 1 WHERE pk = 'k'") == {"Items": []}
+            item = {"pk": {"S": "k"}, "g": {"S": "x"}, "v": {"N": "1"}}
+            assert run(ddb, f"SELECT * FROM \"{name}\" WHERE pk = 'k'")["Items"] == [item]
+            assert run(ddb, f'SELECT * FROM "{name}"."by-g.x" WHERE g = \'x\'')["Items"] == [item]
+            assert run(ddb, f"DELETE FROM \"{name}\" WHERE pk = 'k'") == {"Items": []}
+            assert run(ddb, f'SELECT * FROM "{name}"')["Items"] == []
+
+    def test_unquoted_names_are_not_well_formed(self, ddb: Any, quoted_names: list[str]) -> None:
+        dashed, dotted = quoted_names
+        assert error_of(lambda: run(ddb, f"SELECT * FROM {dashed}")) == (
+            VALIDATION,
+            NOT_WELL_FORMED + "Unexpected token after expression",
+        )
+        assert error_of(lambda: run(ddb, f"DELETE FROM {dashed} WHERE pk = 'k'")) == (
+            VALIDATION,
+            NOT_WELL_FORMED + "Unexpected token after expression",
+        )
+        assert error_of(lambda: run(ddb, f"SELECT * FROM {dotted}")) == (
+            VALIDATION,
+            "A path may contain at most 2 components in the FROM clause",
+        )
+        assert error_of(lambda: run(ddb, f'SELECT * FROM "{dotted}".by-g.x')) == (  # BY is a keyword
+            VALIDATION,
+            NOT_WELL_FORMED + "Expected identifier for simple path",
+        )
+
+
 class TestKeyLookup:
     """``WHERE pk = ?`` on a table without a sort key: one item, at the cost of the Query of its partition."""
 

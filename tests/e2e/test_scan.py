@@ -184,6 +184,27 @@ class TestFunctionality:
         assert len(items) == 300 and len({item["pk"]["S"] for item in items}) == 300
         assert [r["Count"] for r in responses] == [256, 44]
 
+    def test_a_filter_does_not_lower_the_capacity(self, ddb: Any) -> None:
+        """Capacity is charged on the data read before the filter: the items ScannedCount counts."""
+        name = create_table(ddb, "S")
+        items = [{"pk": {"S": f"k{i:03d}"}, "d": {"S": "x" * 3000}, "v": {"N": str(10 + i)}} for i in range(20)]
+        put_all(ddb, name, items)
+        units = -(-sum(item_size(item) for item in items) // 4096) / 2  # 4 KB blocks, eventually consistent
+        for extra in ({}, {"FilterExpression": "v < :z", "ExpressionAttributeValues": {":z": {"N": "0"}}}):
+            response = ddb.scan(TableName=name, ReturnConsumedCapacity="TOTAL", **extra)
+            assert (response["Count"], response["ScannedCount"]) == (0 if extra else 20, 20)
+            assert response["ConsumedCapacity"] == {"TableName": name, "CapacityUnits": units}
+        limited = ddb.scan(
+            TableName=name,
+            Limit=5,
+            FilterExpression="v < :z",
+            ExpressionAttributeValues={":z": {"N": "0"}},
+            ReturnConsumedCapacity="TOTAL",
+        )
+        read = sorted(items, key=lambda item: item["pk"]["S"])  # any five: every item has the same size
+        assert (limited["Count"], limited["ScannedCount"]) == (0, 5)
+        assert limited["ConsumedCapacity"]["CapacityUnits"] == -(-sum(item_size(i) for i in read[:5]) // 4096) / 2
+
     def test_parallel_scan_covers_table_exactly_while_writing(self, ddb: Any) -> None:
         name = create_table(ddb, "S")
         put_all(ddb, name, [{"pk": {"S": f"old{i:04d}"}, "d": {"S": "y" * 2000}} for i in range(1200)])

@@ -76,6 +76,25 @@ def test_list_streams_errors(server: Server) -> None:
         )
 
 
+def test_list_streams_start_arn_errors(server: Server) -> None:
+    assert error_of(
+        lambda: server.streams.list_streams(ExclusiveStartStreamArn="arn:aws:dynamodb:us-east-1:0:table/xyz/stream/x")
+    ) == (
+        "ValidationException",
+        "Invalid ExclusiveStartStreamArn",
+    )
+    for bad, constraint in (("a" * 36, "greater than or equal to 37"), ("a" * 1025, "less than or equal to 1024")):
+        assert error_of(partial(server.streams.list_streams, ExclusiveStartStreamArn=bad, Limit=0)) == (
+            "ValidationException",
+            f"2 validation errors detected: Value '0' at 'limit' failed to satisfy constraint: Member must have "
+            f"value greater than or equal to 1; Value '{bad}' at 'exclusiveStartStreamArn' failed to satisfy "
+            f"constraint: Member must have length {constraint}",
+        )
+    _, arn = server.stream_table()
+    after = server.streams.list_streams(ExclusiveStartStreamArn=arn)["Streams"]  # a well-formed ARN is a position
+    assert all(stream["StreamArn"] > arn for stream in after)
+
+
 # ---- DescribeStream ----------------------------------------------------------------------------------------------
 def test_describe_stream(server: Server) -> None:
     name, arn = server.stream_table("NEW_IMAGE")
@@ -131,6 +150,22 @@ def test_describe_stream_errors(server: Server) -> None:
         "1 validation error detected: Value 'short' at 'streamArn' failed to satisfy constraint: "
         "Member must have length greater than or equal to 37",
     )
+    for shard_id in ("shardId-0000000000000000000x-0000000a", "s" * 28):
+        assert error_of(partial(server.streams.describe_stream, StreamArn=arn, ExclusiveStartShardId=shard_id)) == (
+            "ValidationException",
+            "Invalid ShardId",
+        )
+        child_filter = {"Type": "CHILD_SHARDS", "ShardId": shard_id}
+        assert error_of(partial(server.streams.describe_stream, StreamArn=arn, ShardFilter=child_filter)) == (
+            "ValidationException",
+            "Invalid ShardId",
+        )
+    for shard_id, constraint in (("s" * 27, "greater than or equal to 28"), ("s" * 66, "less than or equal to 65")):
+        assert error_of(partial(server.streams.describe_stream, StreamArn=arn, ExclusiveStartShardId=shard_id)) == (
+            "ValidationException",
+            f"1 validation error detected: Value '{shard_id}' at 'exclusiveStartShardId' failed to satisfy "
+            f"constraint: Member must have length {constraint}",
+        )
 
 
 # ---- records of each kind of write -------------------------------------------------------------------------------

@@ -133,6 +133,24 @@ class TestValidation:
                 id="gsi-update-same-index-twice",
             ),
             pytest.param(
+                {
+                    "AttributeDefinitions": [{"AttributeName": "g", "AttributeType": "S"}],
+                    "GlobalSecondaryIndexUpdates": [
+                        {
+                            "Create": {
+                                "IndexName": "by_g",
+                                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                "Projection": {"ProjectionType": "ALL"},
+                                "ProvisionedThroughput": PT5,
+                            }
+                        },
+                        {"Delete": {"IndexName": "by_g"}},
+                    ],
+                },
+                INVALID + "Only one global secondary index update per index is allowed simultaneously. Index: by_g",
+                id="gsi-create-and-delete-of-one-index",
+            ),
+            pytest.param(
                 {"StreamSpecification": {"StreamEnabled": True}},
                 INVALID + "If stream is being enabled then UpdateViewType is required",
                 id="stream-enable-without-view",

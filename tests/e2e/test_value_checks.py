@@ -389,6 +389,33 @@ class TestQueryKeyValues:
         lsi_key = {"pk": {"S": "a"}, "sk": {"S": "1"}, "l": {"S": "x" * 1025}}
         assert start(indexed, lsi_key, IndexName="by_l") == "The provided starting key is invalid"
 
+    def test_a_gsi_start_key_must_hold_the_table_key_and_the_index_key(self, ddb: Any, indexed: str) -> None:
+        def start(key: dict[str, Any]) -> str:
+            return validation(
+                lambda: ddb.query(
+                    TableName=indexed,
+                    IndexName="by_g",
+                    KeyConditionExpression="g = :g",
+                    ExpressionAttributeValues={":g": {"S": "a"}},
+                    ExclusiveStartKey=key,
+                )
+            )
+
+        table_key, index_key = {"pk": {"S": "a"}, "sk": {"S": "1"}}, {"g": {"S": "a"}, "h": {"S": "1"}}
+        size = "Exclusive Start Key must have same size as table's key schema"
+        assert start(table_key) == size  # a LastEvaluatedKey of the table
+        assert start(index_key) == size
+        assert start({**table_key, **index_key, "x": {"S": "1"}}) == size
+        assert start({**table_key, "g": {"S": "a"}, "x": {"S": "1"}}) == "The provided starting key is invalid"
+        page = ddb.query(
+            TableName=indexed,
+            IndexName="by_g",
+            KeyConditionExpression="g = :g",
+            ExpressionAttributeValues={":g": {"S": "a"}},
+            ExclusiveStartKey={**table_key, **index_key},
+        )
+        assert page["Count"] == len(page["Items"])  # both keys: a valid start key
+
 
 class TestUpdateResults:
     def test_update_cannot_nest_an_item_past_32_levels(self, ddb: Any, table_s: str) -> None:

@@ -215,7 +215,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
         table = replace(table, resource_policy=(text, new_revision(ctx, None)))
     tables.create(ctx, table)
     # A CreateTable response carries WarmThroughput only where the request configured it (DynamoDB's).
-    return {"TableDescription": table_description(ctx, table, warm=False)}
+    return {"TableDescription": table_description(ctx, table, warm=False, created=True)}
 
 
 def _build(req: dict[str, Any], ctx: Context, billing: BillingMode, tags: tuple[tuple[str, str], ...]) -> TableDef:

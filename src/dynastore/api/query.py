@@ -255,8 +255,12 @@ def _start_key(
 def _index_start_key(
     table: TableDef, space: KeySpace, start: Item, prefix: bytes, bounds: tuple[bytes, bytes]
 ) -> bytes:
-    """An index Query's ExclusiveStartKey: the index key and the table key, inside the key condition."""
+    """An index Query's ExclusiveStartKey: the index key and the table key, inside the key condition. A GSI's
+    start key of another size than the two keys together (one of them left out, as a LastEvaluatedKey of the
+    table holds only the table's) gets DynamoDB's size text; other mismatches the plain one."""
     attributes = key_attributes(table, space)
+    if len(start) != len(attributes) and space.index is not None and space.index.kind == "GSI":
+        raise ValidationException(messages.START_KEY_SIZE)
     if len(start) != len(attributes) or any(attr.name not in start for attr in attributes):
         raise ValidationException(messages.START_KEY_INVALID)
     check_table_key(table, table_part(table, start), is_full_item=False)

@@ -41,16 +41,21 @@ __all__ = [
 ]
 
 
-def table_description(ctx: Context, td: TableDef, *, warm: bool = True) -> dict[str, Any]:
+def table_description(ctx: Context, td: TableDef, *, warm: bool = True, created: bool = False) -> dict[str, Any]:
     """``describe_table`` of ``td`` with the live item statistics, this server's region and account, and now."""
     config = ctx.config
-    return describe_table(ctx.catalog.with_live_stats(td), config.region, config.account_id, ctx.clock.now(), warm=warm)
+    live = ctx.catalog.with_live_stats(td)
+    return describe_table(live, config.region, config.account_id, ctx.clock.now(), warm=warm, created=created)
 
 
-def describe_table(td: TableDef, region: str, account_id: str, now: float, *, warm: bool = True) -> dict[str, Any]:
+def describe_table(
+    td: TableDef, region: str, account_id: str, now: float, *, warm: bool = True, created: bool = False
+) -> dict[str, Any]:
     """The ``TableDescription`` of ``td`` at ``now`` (its ItemCount / TableSizeBytes as ``td`` carries them).
 
     ``warm`` False (a CreateTable or DeleteTable response): WarmThroughput only where the request configured it.
+    ``created`` (a CreateTable response): the BillingModeSummary of an on-demand table holds its mode only, as
+    the Developer Guide's sample CreateTable output shows (DescribeTable adds LastUpdateToPayPerRequestDateTime).
     """
     arn = td.arn(region, account_id)
     desc: dict[str, Any] = {
@@ -68,7 +73,7 @@ def describe_table(td: TableDef, region: str, account_id: str, now: float, *, wa
     desc["ItemCount"] = td.item_count
     desc["TableArn"] = arn
     desc["TableId"] = td.uuid
-    summary = _billing_summary(td)
+    summary = _billing_summary(td, created)
     if summary is not None:
         desc["BillingModeSummary"] = summary
     if td.lsis:
@@ -178,13 +183,13 @@ def _billed(throughput: ProvisionedThroughput, billing: BillingMode) -> Provisio
     return throughput
 
 
-def _billing_summary(td: TableDef) -> dict[str, Any] | None:
+def _billing_summary(td: TableDef, created: bool) -> dict[str, Any] | None:
     if td.billing_mode is BillingMode.PAY_PER_REQUEST:
         out: dict[str, Any] = {"BillingMode": "PAY_PER_REQUEST"}
     elif td.billing_mode_explicit or td.last_update_to_pay_per_request is not None:
         out = {"BillingMode": "PROVISIONED"}
     else:
         return None
-    if td.last_update_to_pay_per_request is not None:
+    if td.last_update_to_pay_per_request is not None and not created:
         out["LastUpdateToPayPerRequestDateTime"] = td.last_update_to_pay_per_request
     return out

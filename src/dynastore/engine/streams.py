@@ -318,6 +318,8 @@ def list_streams(
 ) -> tuple[list[StreamSummary], str | None]:
     """The streams (all tables', or ``table_name``'s) in ARN order after ``exclusive_start_arn``; the last ARN
     returned when more follow."""
+    if exclusive_start_arn is not None and _STREAM_ARN.fullmatch(exclusive_start_arn) is None:
+        raise ValidationException(messages.INVALID_EXCLUSIVE_START_STREAM_ARN)
     if table_name is not None:
         tables = _tables_named(ctx, table_name)
         if not tables:
@@ -348,7 +350,9 @@ def describe_stream(
     ids = {s.number: shard_id(s) for s in shards}
     if child_of is not None:
         parent = _shard_number(child_of)
-        shards = [s for s in shards if parent is not None and s.parent == parent and ids.get(parent) == child_of]
+        if parent is None:
+            raise ValidationException(messages.INVALID_SHARD_ID)
+        shards = [s for s in shards if s.parent == parent and ids.get(parent) == child_of]
     if exclusive_start_shard_id is not None:
         start = _shard_number(exclusive_start_shard_id)
         if start is None:

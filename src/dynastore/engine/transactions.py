@@ -19,6 +19,7 @@ The model (docs/transactions.md has the long form):
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -146,17 +147,16 @@ def perform_write(
 
 
 def _admit(ctx: Context, actions: list[WriteAction]) -> list[admission.Ticket]:
-    """A ConditionCheck is charged as the write units DynamoDB reports for it (one unit of work)."""
+    """Every action admitted as one request (``admission.Joint``). A ConditionCheck is charged as the write
+    units DynamoDB reports for it (one unit of work)."""
     tickets: list[admission.Ticket] = []
     refusals: list[DynamoError | None] = []
-    for action in actions:
-        plan = action.plan
-        if isinstance(plan, writes.PutPlan):
-            assert plan.size is not None
-            cost, item = write_half_units(plan.size, transactional=True), plan.item
-        else:  # the size is known only once the action ran: one unit now, the rest when settled
-            cost, item = write_half_units(0, transactional=True), None
-        outcome = admission.attempt_write(ctx, action.table, action.key, cost, item=item, transactional=True)
+    estimates = [_write_estimate(action) for action in actions]
+    joint = admission.Joint(_units_by_table(actions, [cost for cost, _ in estimates]))
+    for action, (cost, item) in zip(actions, estimates, strict=True):
+        outcome = admission.attempt_write(
+            ctx, action.table, action.key, cost, item=item, transactional=True, joint=joint
+        )
         if isinstance(outcome, DynamoError):
             refusals.append(outcome)
         else:
@@ -166,6 +166,24 @@ def _admit(ctx: Context, actions: list[WriteAction]) -> list[admission.Ticket]:
         _refund(ctx, tickets)
         raise canceled_by_throttling(refusals)
     return tickets
+
+
+def _write_estimate(action: WriteAction) -> tuple[int, Item | None]:
+    """The half-units an action is admitted at, and its new item when known before it runs."""
+    plan = action.plan
+    if isinstance(plan, writes.PutPlan):
+        assert plan.size is not None
+        return write_half_units(plan.size, transactional=True), plan.item
+    return write_half_units(0, transactional=True), None  # the size is known only once it ran: the rest settled
+
+
+def _units_by_table(actions: Sequence[WriteAction | GetAction], costs: list[int]) -> dict[int, float]:
+    """A transaction's capacity units on each table (by table id), as one request asks its buckets for them."""
+    units: dict[int, float] = {}
+    for action, cost in zip(actions, costs, strict=True):
+        table_id = action.table.table_id
+        units[table_id] = units.get(table_id, 0.0) + cost / 2
+    return units
 
 
 def _settle(
@@ -365,8 +383,9 @@ def _admit_gets(ctx: Context, actions: list[GetAction], costs: list[int]) -> Non
     """Admit every read, or none: a refusal cancels the transaction and gives back what the others took."""
     tickets: list[admission.Ticket] = []
     refusals: list[DynamoError | None] = []
+    joint = admission.Joint(_units_by_table(actions, costs))
     for action, cost in zip(actions, costs, strict=True):
-        outcome = admission.attempt_read(ctx, action.table, action.key, cost)
+        outcome = admission.attempt_read(ctx, action.table, action.key, cost, joint=joint)
         if isinstance(outcome, DynamoError):
             refusals.append(outcome)
         else:

@@ -82,6 +82,20 @@ class Ticket:
         self.extra: list[tuple[Resource, Lane, int, int]] = []  # GSI lanes taken, and how
 
 
+class Joint:
+    """One request made of many items (a transaction), admitted as one request on an on-demand table: DynamoDB
+    takes a transaction's items together, so the table bucket decides once, on the request's whole cost on
+    that table (``units``, by table id: a fresh on-demand table's 4,000 write units a second admit a 3.5 MB
+    transaction of 7,000), and a partition once, at its first item; the later items take their part without
+    asking, possibly leaving a debt, as one large item does."""
+
+    __slots__ = ("units", "admitted")
+
+    def __init__(self, units: dict[int, float]) -> None:
+        self.units = units  # capacity units of the whole request per table id (its GSIs ask for as much)
+        self.admitted: set[object] = set()  # the lanes and table buckets that admitted the request
+
+
 def admit_read(ctx: Context, table: TableDef, key: bytes, half_units: int, *, index: str | None = None) -> Ticket:
     """Admit a read of ``half_units`` at storage key ``key`` (a table key, or an index key with ``index``);
     raises the throttling error DynamoDB returns for the table's billing mode."""
@@ -99,11 +113,12 @@ def try_admit_read(
 
 
 def attempt_read(
-    ctx: Context, table: TableDef, key: bytes, half_units: int, *, index: str | None = None
+    ctx: Context, table: TableDef, key: bytes, half_units: int, *, index: str | None = None, joint: Joint | None = None
 ) -> Ticket | DynamoError:
     """Like ``try_admit_read``, but a refusal returns the error ``admit_read`` would raise: batches raise it
-    when every key was refused, transactions turn it into a cancellation reason."""
-    return _admit(ctx, table, key, half_units, False, index, None)
+    when every key was refused, transactions turn it into a cancellation reason (``joint``: the transaction's
+    items are admitted as one request)."""
+    return _admit(ctx, table, key, half_units, False, index, None, joint)
 
 
 def admit_write(
@@ -127,17 +142,32 @@ def try_admit_write(
 
 
 def attempt_write(
-    ctx: Context, table: TableDef, key: bytes, half_units: int, *, item: Item | None = None, transactional: bool = False
+    ctx: Context,
+    table: TableDef,
+    key: bytes,
+    half_units: int,
+    *,
+    item: Item | None = None,
+    transactional: bool = False,
+    joint: Joint | None = None,
 ) -> Ticket | DynamoError:
-    """Like ``try_admit_write``, but a refusal returns the error ``admit_write`` would raise."""
-    ticket = _admit(ctx, table, key, half_units, True, None, item)
+    """Like ``try_admit_write``, but a refusal returns the error ``admit_write`` would raise (``joint``: the
+    transaction's items are admitted as one request)."""
+    ticket = _admit(ctx, table, key, half_units, True, None, item, joint)
     if not isinstance(ticket, DynamoError):
         ticket.transactional = transactional
     return ticket
 
 
 def _admit(
-    ctx: Context, table: TableDef, key: bytes, half_units: int, write: bool, index: str | None, item: Item | None
+    ctx: Context,
+    table: TableDef,
+    key: bytes,
+    half_units: int,
+    write: bool,
+    index: str | None,
+    item: Item | None,
+    joint: Joint | None = None,
 ) -> Ticket | DynamoError:
     cap = ctx.capacity
     st = cap.tables.get(table.table_id)
@@ -148,7 +178,7 @@ def _admit(
     position = res.pmap.index_of(int.from_bytes(key[5:9], "big") if len(key) >= 9 else 0)
     units = half_units / 2
     lane = (res.writes if write else res.reads)[position]
-    took = _take(cap, st, res, lane, units, now, write, key)
+    took = _take(cap, st, res, lane, units, now, write, key, joint)
     if isinstance(took, DynamoError):
         return took
     ticket = Ticket(st, res, lane, position, half_units, key, write, took=took)
@@ -158,7 +188,7 @@ def _admit(
             if gsi_key is None:
                 continue
             gsi_lane = gsi.writes[gsi.pmap.index_of(int.from_bytes(gsi_key[5:9], "big"))]
-            took = _take(cap, st, gsi, gsi_lane, units, now, True, gsi_key)
+            took = _take(cap, st, gsi, gsi_lane, units, now, True, gsi_key, joint)
             if isinstance(took, DynamoError):
                 refund(ctx, ticket)
                 return took
@@ -167,11 +197,22 @@ def _admit(
 
 
 def _take(
-    cap: Capacity, st: TableState, res: Resource, lane: Lane, units: float, now: float, write: bool, key: bytes
+    cap: Capacity,
+    st: TableState,
+    res: Resource,
+    lane: Lane,
+    units: float,
+    now: float,
+    write: bool,
+    key: bytes,
+    joint: Joint | None = None,
 ) -> DynamoError | int:
     """What was taken (buckets.OK, BORROWED or NOT_TAKEN, for a refund), or the error of a refusal."""
     total = res.write_total if write else res.read_total
-    reason = buckets.decide(lane, total, units, now, cap.adaptive_delay, res.provisioned)
+    if joint is None:
+        reason = buckets.decide(lane, total, units, now, cap.adaptive_delay, res.provisioned)
+    else:
+        reason = _decide_joint(cap, st, res, lane, total, units, now, joint)
     insights = res.insights
     if reason in buckets.ADMITTED:
         if not res.provisioned and total.peak > (res.peaks[1] if write else res.peaks[0]):
@@ -187,6 +228,26 @@ def _take(
         total.consumed += units  # metered as consumed all the same: the request is served
         return buckets.NOT_TAKEN  # report mode: counted as throttled, served without taking capacity
     return _error(res, reason, write)
+
+
+def _decide_joint(
+    cap: Capacity, st: TableState, res: Resource, lane: Lane, total: buckets.TableBucket, units: float, now: float,
+    joint: Joint,
+) -> int:  # fmt: skip
+    """``buckets.decide`` for one item of a request admitted as a whole (see ``Joint``). A provisioned table's
+    partitions still decide item by item: their shares, not a table bucket, are what a transaction meets there."""
+    if res.provisioned:
+        return buckets.decide(lane, total, units, now, cap.adaptive_delay, True)
+    admitted = joint.admitted
+    if lane in admitted:
+        buckets.charge(lane, total, units, now)  # the partition admitted the request at an earlier item
+        return buckets.OK
+    need = 0.0 if total in admitted else joint.units.get(st.td.table_id, units)
+    reason = buckets.decide(lane, total, units, now, cap.adaptive_delay, res.provisioned, need)
+    if reason in buckets.ADMITTED:
+        admitted.add(lane)
+        admitted.add(total)
+    return reason
 
 
 def _error(res: Resource, reason: int, write: bool) -> DynamoError:

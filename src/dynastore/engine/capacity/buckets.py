@@ -179,10 +179,19 @@ class Lane:
         return Lane(share.rate, self.ceiling.rate, now, burst=burst)
 
 
-def decide(lane: Lane, table: TableBucket, units: float, now: float, adaptive_delay: float, provisioned: bool) -> int:
+def decide(
+    lane: Lane,
+    table: TableBucket,
+    units: float,
+    now: float,
+    adaptive_delay: float,
+    provisioned: bool,
+    table_need: float | None = None,
+) -> int:
     """Whether a request of ``units`` may take capacity from ``lane``: OK or BORROWED (the capacity is taken,
     from the partition's share or, through adaptive capacity, from the table's) or the reason it may not
-    (nothing is taken)."""
+    (nothing is taken). ``table_need``: what an on-demand table bucket must allow when ``units`` is one part of
+    a larger request (a transaction's whole cost on the table; 0 once the request has passed it)."""
     share = lane.share
     share.refill(now)
     ceiling = lane.ceiling
@@ -203,7 +212,9 @@ def decide(lane: Lane, table: TableBucket, units: float, now: float, adaptive_de
         if lane.throttled_since is not None and now - lane.last_pressure > ADAPTIVE_COOLDOWN:
             lane.throttled_since = None
     else:
-        if not table.has(units):
+        if table_need is None:
+            table_need = units
+        if table_need > 0 and not table.has(table_need):
             return _refuse(lane, now, table.binding)
         share.tokens -= units
     ceiling.tokens -= units

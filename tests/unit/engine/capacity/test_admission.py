@@ -123,6 +123,21 @@ def test_on_demand_throttling_is_a_throttling_exception() -> None:
     assert error.to_body()["throttlingReasons"][0]["reason"] == "TableWriteKeyRangeThroughputExceeded"
 
 
+def test_a_joint_request_decides_once_per_bucket_and_partition() -> None:
+    ctx, _ = make_ctx()
+    td = create(ctx, "joint")  # on demand: 4,000 write units at once, 1,000 per partition
+    key = key_of(td, "hot")
+    alone = [admission.attempt_write(ctx, td, key, 1_600) for _ in range(3)]  # 800 units each, one partition
+    assert [type(t).__name__ for t in alone] == ["Ticket", "Ticket", "ThrottlingException"]
+    for ticket in alone[:2]:
+        assert isinstance(ticket, admission.Ticket)
+        admission.refund(ctx, ticket)
+    joint = admission.Joint({td.table_id: 9 * 800.0})
+    together = [admission.attempt_write(ctx, td, key, 1_600, joint=joint) for _ in range(9)]
+    assert all(isinstance(t, admission.Ticket) for t in together)  # 7,200 units: one request, taken at once
+    assert isinstance(admission.attempt_write(ctx, td, key_of(td, "other"), 2), ThrottlingException)
+
+
 def test_on_demand_maximum() -> None:
     ctx, _ = make_ctx()
     td = create(ctx, "capped", on_demand=OnDemandThroughput(None, 2))

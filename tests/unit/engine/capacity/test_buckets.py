@@ -133,6 +133,15 @@ def test_a_large_item_on_a_small_table_is_served_then_paid_back() -> None:
     assert throttle.decide(lane, table, 1, T0 + 5, 300, True) == throttle.OK
 
 
+def test_an_on_demand_table_bucket_asks_a_part_of_a_request_for_the_whole_request() -> None:
+    lane, table = Lane(0, 1000, T0, burst=False), TableBucket(4000, T0)
+    table.tokens = 3000
+    assert throttle.decide(lane, table, 500, T0, 300, False, table_need=3500) == throttle.PROVISIONED
+    assert throttle.decide(lane, table, 500, T0, 300, False, table_need=3000) == throttle.OK
+    table.tokens = -100  # a request that already passed the bucket takes its other parts without asking
+    assert throttle.decide(Lane(0, 1000, T0, burst=False), table, 500, T0, 300, False, table_need=0) == throttle.OK
+
+
 def test_reasons() -> None:
     lane, table = spent(10, 1000), TableBucket(10, T0)
     served(lane, table, T0, 10)
