@@ -22,6 +22,8 @@ from typing import Any
 
 from dynastore import messages
 from dynastore.api.access_context import expression_names, key_text, partition_equality
+from dynastore.api.partiql_access import statement_values
+from dynastore.api.partiql_requests import parameters
 from dynastore.engine.context import Context
 from dynastore.errors import AccessDeniedException, DynamoError
 from dynastore.model.table_schema import TableDef
@@ -404,43 +406,61 @@ _TABLE_RESOURCE = {
     "GetShardIterator": "StreamArn",
 }
 
-# ---- PartiQL: the statement's own action on its table or index (PartiQLSelect, -Insert, -Update, -Delete) ----
+# ---- PartiQL: each statement's own action (PartiQLSelect, -Insert, -Update, -Delete) on its table or index,
+# with the condition keys of what it does (api/partiql_access.py) ----
 
 _PARTIQL_ACTIONS = {"Select": "dynamodb:PartiQLSelect", "Exists": "dynamodb:PartiQLSelect",
                     "Insert": "dynamodb:PartiQLInsert", "Update": "dynamodb:PartiQLUpdate",
                     "Delete": "dynamodb:PartiQLDelete"}  # fmt: skip
 
 
-def _statement_checks(texts: list[Any], ctx: Context) -> list[Check]:
-    """One check per statement that parses (one that does not is refused by the operation, naming nothing)."""
+def _statement_checks(operation: str, entries: list[Any], req: dict[str, Any], ctx: Context) -> list[Check]:
+    """One check per statement the operation would run. One that does not parse, or whose parameters are
+    malformed or not as many as its ``?``, is refused by the operation before it reads anything: it names
+    nothing to check."""
     checks: list[Check] = []
-    for text in texts:
-        try:
-            statement = ctx.statements.get(text).statement if isinstance(text, str) else None
-        except PartiQLSyntaxError:
-            statement = None
-        if isinstance(statement, partiql_ast.Exists):
-            statement = statement.select
-        if statement is None:
+    in_transaction = operation == "ExecuteTransaction"
+    for entry in entries:
+        text = entry.get("Statement") if isinstance(entry, dict) else None
+        if not isinstance(text, str):
             continue
-        action = _PARTIQL_ACTIONS[type(statement).__name__]
+        try:
+            parsed = ctx.statements.get(text)
+            params = parameters(entry)
+        except (PartiQLSyntaxError, DynamoError):
+            continue
+        if len(params) != parsed.param_count:
+            continue
+        statement = parsed.statement
+        table_name = statement.select.table if isinstance(statement, partiql_ast.Exists) else statement.table
         index = statement.index if isinstance(statement, partiql_ast.Select) else None
-        checks.append(_table_check(action, statement.table, ctx, {}, index))
+        check = _table_check(_PARTIQL_ACTIONS[type(statement).__name__], table_name, ctx, {}, index)
+        values = statement_values(
+            statement,
+            params,
+            check.table_def,
+            keyed_reads=operation != "ExecuteStatement",
+            in_transaction=in_transaction,
+        )
+        if in_transaction:
+            values["dynamodb:enclosingoperation"] = operation
+        else:
+            values["dynamodb:returnconsumedcapacity"] = _capacity(req)
+        check.values = values
+        checks.append(check)
     return checks
 
 
 def _execute_statement(req: dict[str, Any], ctx: Context) -> list[Check]:
-    return _statement_checks([req.get("Statement")], ctx)
+    return _statement_checks("ExecuteStatement", [req], req, ctx)
 
 
 def _batch_execute_statement(req: dict[str, Any], ctx: Context) -> list[Check]:
-    members = req.get("Statements") or []
-    return _statement_checks([m.get("Statement") for m in members if isinstance(m, dict)], ctx)
+    return _statement_checks("BatchExecuteStatement", req.get("Statements") or [], req, ctx)
 
 
 def _execute_transaction(req: dict[str, Any], ctx: Context) -> list[Check]:
-    members = req.get("TransactStatements") or []
-    return _statement_checks([m.get("Statement") for m in members if isinstance(m, dict)], ctx)
+    return _statement_checks("ExecuteTransaction", req.get("TransactStatements") or [], req, ctx)
 
 
 _BUILDERS: dict[str, Callable[[dict[str, Any], Context], list[Check]]] = {
