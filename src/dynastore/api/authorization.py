@@ -6,7 +6,10 @@ index for a Query or Scan with IndexName; the stream for the Streams API; ``*`` 
 and the request's condition keys. BatchGetItem and BatchWriteItem make one check per table, with the keys and
 attributes of that table's items; TransactWriteItems and TransactGetItems one per member, as the member's own
 action (PutItem, UpdateItem, DeleteItem, ConditionCheckItem, GetItem) with ``dynamodb:EnclosingOperation``.
-The first check that fails raises AccessDeniedException, before the operation looks at its tables.
+ExecuteStatement, BatchExecuteStatement and ExecuteTransaction make one check per statement, as its own action
+(PartiQLSelect, -Insert, -Update, -Delete) with the condition keys of what it reads and writes
+(api/partiql_access.py). The first check that fails raises AccessDeniedException, before the operation looks
+at its tables.
 
 Condition keys (docs/security.md "Policies" lists them per operation): ``dynamodb:LeadingKeys``,
 ``dynamodb:Attributes``, ``dynamodb:Select`` (reads; always set: the request's, else SPECIFIC_ATTRIBUTES with a

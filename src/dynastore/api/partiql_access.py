@@ -57,9 +57,7 @@ def statement_values(
     """The condition keys of ``statement`` (its parameters bound) on ``table`` (None: no such table, whose key
     schema is unknown: no leading keys, as the JSON operations). ``keyed_reads``: its SELECT reads one item by
     its full key (BatchExecuteStatement, ExecuteTransaction) rather than as a Query or a Scan."""
-    names: set[str] = set()
-    _statement_names(statement, names)
-    values: Values = {ATTRIBUTES: tuple(sorted(names))}
+    values: Values = {ATTRIBUTES: _statement_names(statement)}
     scans = False
     leading: ConditionValue
     try:
@@ -155,7 +153,27 @@ def _item_names(item: ast.Value, params: list[AttributeValue]) -> ConditionValue
     return tuple(sorted(bound)) if isinstance(bound, dict) else UNKNOWN
 
 
-def _statement_names(whole: ast.Statement, out: set[str]) -> None:
+# The names of each statement tree seen, by identity: a bounded memo of a pure function of a tree the statement
+# cache shares between requests (the tree is kept with its names, so an id is never taken for another tree's).
+_NAMES: dict[int, tuple[ast.Statement, tuple[str, ...]]] = {}
+_NAMES_MAX = 4096
+
+
+def _statement_names(whole: ast.Statement) -> tuple[str, ...]:
+    """The sorted top-level names the statement names, less an INSERT's item's (bound per request)."""
+    known = _NAMES.get(id(whole))
+    if known is not None and known[0] is whole:
+        return known[1]
+    out: set[str] = set()
+    _collect_names(whole, out)
+    if len(_NAMES) >= _NAMES_MAX:
+        _NAMES.clear()
+    names = tuple(sorted(out))
+    _NAMES[id(whole)] = (whole, names)
+    return names
+
+
+def _collect_names(whole: ast.Statement, out: set[str]) -> None:
     statement = whole.select if isinstance(whole, ast.Exists) else whole
     nodes: list[ast.Condition | ast.Operand] = []
     if isinstance(statement, ast.Select):
