@@ -33,7 +33,7 @@ from dynastore.model.table_schema import TableDef
 from dynastore.partiql import ast as partiql_ast
 from dynastore.partiql.tokens import PartiQLSyntaxError
 from dynastore.security.caller import Caller
-from dynastore.security.conditions import ConditionValue
+from dynastore.security.conditions import UNKNOWN, ConditionValue
 from dynastore.security.policy_documents import STREAM, TABLE, Policy, PolicyDocumentError, compiled, parse_policy
 from dynastore.security.policy_evaluation import DENY, RequestContext, decide, resource_decision
 
@@ -270,6 +270,7 @@ def _query_or_scan(action: str) -> Callable[[dict[str, Any], Context], list[Chec
         index_name = req.get("IndexName")
         leading: list[str] = []
         table = target.table
+        unknown = False
         if action == "dynamodb:Query" and table is not None:
             schema = table.key_schema
             if isinstance(index_name, str):
@@ -278,6 +279,8 @@ def _query_or_scan(action: str) -> Callable[[dict[str, Any], Context], list[Chec
             value = partition_equality(req, schema.hash_key.name)
             if value is not None:
                 leading.append(value)
+            else:  # no partition-key equality read: refused by the operation, or one this reading missed
+                unknown = True
         attrs: set[str] = set()
         _names(req, attrs, "ProjectionExpression", "KeyConditionExpression", "FilterExpression")
         _legacy_names(req, attrs, "AttributesToGet", "KeyConditions", "QueryFilter", "ScanFilter")
@@ -288,6 +291,8 @@ def _query_or_scan(action: str) -> Callable[[dict[str, Any], Context], list[Chec
             else:
                 select = "ALL_PROJECTED_ATTRIBUTES" if isinstance(index_name, str) else "ALL_ATTRIBUTES"
         values = _values(leading, attrs, Select=select, ReturnConsumedCapacity=_capacity(req))
+        if unknown:
+            values["dynamodb:leadingkeys"] = UNKNOWN  # fail closed
         arn = f"{target.arn}/index/{index_name}" if isinstance(index_name, str) else target.arn
         return [Check(action, arn, values, target.name, None, table)]
 
