@@ -1,8 +1,10 @@
 """The per-request cost of authorization in process: ``authorize()`` (api/authorization.py) of a GetItem by an
 authenticated caller whose one policy limits it to its own items (``dynamodb:LeadingKeys`` against
 ``${aws:userid}``), and of a plain allow; then the whole GetItem operation (``Operation.run``: validation,
-authorization, the read) of a server without authentication and of one with it. Prints the median microseconds
-per call of each, over interleaved rounds.
+authorization, the read) of a server without authentication and of one with it; then the same two for a PartiQL
+SELECT by partition-key equality (ExecuteStatement), whose authorization parses nothing (the statement cache)
+but works out the statement's leading keys. Prints the median microseconds per call of each, over interleaved
+rounds.
 
     python -m tests.authorization_cost [--rounds 7] [--calls 20000]
 """
@@ -27,7 +29,7 @@ MUSIC = f"arn:aws:dynamodb:us-east-1:{ACCOUNT}:table/Music"
 POLICIES = {
     "leading-keys": {
         "Effect": "Allow",
-        "Action": ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"],
+        "Action": ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:PartiQLSelect"],
         "Resource": MUSIC,
         "Condition": {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": ["${aws:userid}"]}},
     },
@@ -65,13 +67,26 @@ def measure(ctx: Context, who: Caller, calls: int) -> float:
     return (time.perf_counter() - start) / calls * 1e6
 
 
-def measure_operation(ctx: Context, who: Caller, calls: int) -> float:
-    get_item = dispatch.bind(ctx)["GetItem"]
-    body: dict[str, Any] = {"TableName": "Music", "Key": {"pk": {"S": "LEADING-KEYS"}}}
-    get_item.run(body, who)
+SELECT: dict[str, Any] = {"Statement": "SELECT * FROM Music WHERE pk = ?", "Parameters": [{"S": "LEADING-KEYS"}]}
+
+
+def measure_select(ctx: Context, who: Caller, calls: int) -> float:
+    authorize("ExecuteStatement", SELECT, who, ctx)
     start = time.perf_counter()
     for _ in range(calls):
-        get_item.run(body, who)
+        authorize("ExecuteStatement", SELECT, who, ctx)
+    return (time.perf_counter() - start) / calls * 1e6
+
+
+def measure_operation(ctx: Context, who: Caller, calls: int, operation: str = "GetItem") -> float:
+    run = dispatch.bind(ctx)[operation]
+    body: dict[str, Any] = {"TableName": "Music", "Key": {"pk": {"S": "LEADING-KEYS"}}}
+    if operation == "ExecuteStatement":
+        body = SELECT
+    run.run(body, who)
+    start = time.perf_counter()
+    for _ in range(calls):
+        run.run(body, who)
     return (time.perf_counter() - start) / calls * 1e6
 
 
@@ -83,13 +98,25 @@ def main() -> None:
     ctx = setup()
     with_auth = setup(auth="sigv4")
     results: dict[str, list[float]] = {name: [] for name in POLICIES}
-    whole: dict[str, list[float]] = {"GetItem, auth none": [], "GetItem, auth sigv4 (leading-keys)": []}
+    whole: dict[str, list[float]] = {
+        "GetItem, auth none": [],
+        "GetItem, auth sigv4 (leading-keys)": [],
+        "authorize() of a PartiQL SELECT by key (leading-keys)": [],
+        "ExecuteStatement SELECT by key, auth none": [],
+        "ExecuteStatement SELECT by key, auth sigv4 (leading-keys)": [],
+    }
+    tenant = caller("leading-keys")
     for _ in range(args.rounds):
         for name in POLICIES:
             results[name].append(measure(ctx, caller(name), args.calls))
         whole["GetItem, auth none"].append(measure_operation(ctx, ANYONE, args.calls))
-        whole["GetItem, auth sigv4 (leading-keys)"].append(
-            measure_operation(with_auth, caller("leading-keys"), args.calls)
+        whole["GetItem, auth sigv4 (leading-keys)"].append(measure_operation(with_auth, tenant, args.calls))
+        whole["authorize() of a PartiQL SELECT by key (leading-keys)"].append(measure_select(ctx, tenant, args.calls))
+        whole["ExecuteStatement SELECT by key, auth none"].append(
+            measure_operation(ctx, ANYONE, args.calls, "ExecuteStatement")
+        )
+        whole["ExecuteStatement SELECT by key, auth sigv4 (leading-keys)"].append(
+            measure_operation(with_auth, tenant, args.calls, "ExecuteStatement")
         )
     results.update(whole)
     for name, samples in results.items():

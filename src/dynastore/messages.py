@@ -616,6 +616,11 @@ POLICY_INVALID_CONDITION_OPERATOR = "Invalid Condition type : {operator}"
 POLICY_INVALID_CONDITION_VALUE = "Invalid value for condition {operator} on key {key}"
 POLICY_INVALID_PRINCIPAL = "Invalid principal in policy document."
 POLICY_PRINCIPAL_IN_IDENTITY_POLICY = "Policy document should not specify a principal."
+POLICY_MULTIVALUED_KEY_OPERATOR = (
+    "statement {statement}: {key} is a multivalued condition key: {operator} needs a set operator "
+    "(ForAllValues:{operator} or ForAnyValue:{operator}); as written it holds in an Allow only when every value "
+    "of the request satisfies it, and in a Deny when any value does"
+)
 POLICY_PRINCIPAL_IN_NOT_ALLOWED = "A resource-based policy must name its principals with Principal or NotPrincipal"
 POLICY_UNBOUNDED_ACCESS = (
     "Resource-based policy grants unbounded access in one or more elements. "

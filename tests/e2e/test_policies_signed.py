@@ -62,6 +62,28 @@ POLICIES: dict[str, str] = {
             },
         )
     ),
+    # AWS's usual fine-grained form, granting PartiQL too: every statement must name the user's own items only.
+    "partiql_tenant": _document(
+        _allow(
+            [
+                "dynamodb:GetItem",
+                "dynamodb:PartiQLSelect",
+                "dynamodb:PartiQLInsert",
+                "dynamodb:PartiQLUpdate",
+                "dynamodb:PartiQLDelete",
+            ],
+            TENANTS,
+            Condition={"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": ["${aws:userid}"]}},
+        )  # fmt: skip
+    ),
+    # A single-valued operator on the multivalued key (IAM requires a set operator): fails closed.
+    "plain_tenant": _document(
+        _allow(
+            ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem"],
+            TENANTS,
+            Condition={"StringEquals": {"dynamodb:LeadingKeys": "${aws:userid}"}},
+        )
+    ),
     "outsider": _document(_allow("dynamodb:GetItem", SHARED)),
     "stranger": _document(_allow("dynamodb:*", "*")),  # everything, in its own account (OTHER)
 }
@@ -285,3 +307,113 @@ def test_tables_live_per_account_and_region(world: Any) -> None:
         "Code": "ResourceNotFoundException",
         "Message": "Requested resource not found: Table: Music not found",
     }
+
+
+def _partiql_denial(user: str, action: str) -> str:
+    return (
+        f"User: {_user_arn(user)} is not authorized to perform: {action} on resource: {TENANTS} "
+        f"because no identity-based policy allows the {action} action"
+    )
+
+
+def _seed_tenants(server: ServerProcess, users: Users, *owners: str) -> dict[str, str]:
+    """Each owner's item in Tenants (keyed by its user id), as the builder writes it; the owners' keys."""
+    builder = _client(server, users, "builder")
+    keys = {}
+    for owner in owners:
+        keys[owner] = users.keys[owner]["UserId"]
+        builder.put_item(TableName="Tenants", Item={"pk": {"S": keys[owner]}, "v": {"S": f"{owner}'s"}})
+    return keys
+
+
+def _value(server: ServerProcess, users: Users, key: str) -> Any:
+    item = _client(server, users, "builder").get_item(TableName="Tenants", Key={"pk": {"S": key}}).get("Item")
+    return None if item is None else item["v"]["S"]
+
+
+def test_partiql_statements_are_held_to_the_leading_keys_of_what_they_do(world: Any) -> None:
+    server, users = world
+    keys = _seed_tenants(server, users, "partiql_tenant", "reader")
+    own, other = keys["partiql_tenant"], keys["reader"]
+    tenant = _client(server, users, "partiql_tenant")
+    _denied(lambda: tenant.get_item(TableName="Tenants", Key={"pk": {"S": other}}))
+    select, update = "dynamodb:PartiQLSelect", "dynamodb:PartiQLUpdate"
+    reads = [
+        f"SELECT * FROM Tenants WHERE pk = '{other}'",
+        f"SELECT v FROM Tenants WHERE pk IN ['{own}', '{other}']",
+        f"SELECT * FROM Tenants WHERE pk = '{own}' OR pk = '{other}'",
+        "SELECT * FROM Tenants",  # a scan: its keys cannot be stated
+        f"SELECT * FROM Tenants WHERE v = '{own}'",
+        f"SELECT * FROM Tenants WHERE pk <> '{own}'",
+    ]
+    for statement in reads:
+        message = _denied(lambda statement=statement: tenant.execute_statement(Statement=statement))
+        assert message == _partiql_denial("partiql_tenant", select), statement
+    message = _denied(lambda: tenant.execute_statement(Statement="SELECT * FROM Tenants WHERE pk = ?",
+                                                       Parameters=[{"S": other}]))  # fmt: skip
+    assert message == _partiql_denial("partiql_tenant", select)
+    writes = [
+        (update, f"UPDATE Tenants SET v = 'overwritten' WHERE pk = '{other}'"),
+        (update, f"UPDATE Tenants SET v = 'overwritten' WHERE pk = '{other}' AND v = 'reader''s'"),
+        ("dynamodb:PartiQLDelete", f"DELETE FROM Tenants WHERE pk = '{other}'"),
+        ("dynamodb:PartiQLInsert", f"INSERT INTO Tenants VALUE {{'pk': '{other}#2', 'v': 'planted'}}"),
+    ]
+    for action, statement in writes:
+        message = _denied(lambda statement=statement: tenant.execute_statement(Statement=statement))
+        assert message == _partiql_denial("partiql_tenant", action), statement
+    message = _denied(lambda: tenant.batch_execute_statement(Statements=[
+        {"Statement": f"SELECT * FROM Tenants WHERE pk = '{own}'"},
+        {"Statement": f"SELECT * FROM Tenants WHERE pk = '{other}'"},
+    ]))  # fmt: skip
+    assert message == _partiql_denial("partiql_tenant", select)
+    _denied(lambda: tenant.batch_execute_statement(Statements=[
+        {"Statement": f"UPDATE Tenants SET v = 'overwritten' WHERE pk = '{own}'"},
+        {"Statement": "UPDATE Tenants SET v = 'overwritten' WHERE pk = ?", "Parameters": [{"S": other}]},
+    ]))  # fmt: skip
+    message = _denied(lambda: tenant.execute_transaction(TransactStatements=[
+        {"Statement": f"UPDATE Tenants SET v = 'overwritten' WHERE pk = '{own}'"},
+        {"Statement": f"UPDATE Tenants SET v = 'overwritten' WHERE pk = '{other}'"},
+    ]))  # fmt: skip
+    assert message == _partiql_denial("partiql_tenant", update)
+    _denied(lambda: tenant.execute_transaction(TransactStatements=[
+        {"Statement": f"SELECT * FROM Tenants WHERE pk = '{other}'"},
+    ]))  # fmt: skip
+    assert _value(server, users, other) == "reader's"  # nothing of the other user's was read or changed
+    assert _value(server, users, own) == "partiql_tenant's"
+
+
+def test_partiql_statements_on_the_users_own_items_run(world: Any) -> None:
+    server, users = world
+    own = _seed_tenants(server, users, "partiql_tenant")["partiql_tenant"]
+    tenant = _client(server, users, "partiql_tenant")
+    found = tenant.execute_statement(Statement=f"SELECT v FROM Tenants WHERE pk = '{own}'")["Items"]
+    assert found == [{"v": {"S": "partiql_tenant's"}}]
+    tenant.execute_statement(Statement="UPDATE Tenants SET v = ? WHERE pk = ?",
+                             Parameters=[{"S": "mine"}, {"S": own}])  # fmt: skip
+    got = tenant.batch_execute_statement(Statements=[{"Statement": f"SELECT * FROM Tenants WHERE pk = '{own}'"}])
+    assert got["Responses"][0]["Item"] == {"pk": {"S": own}, "v": {"S": "mine"}}
+    tenant.execute_transaction(TransactStatements=[
+        {"Statement": f"UPDATE Tenants SET v = 'again' WHERE pk = '{own}'"},
+    ])  # fmt: skip
+    assert _value(server, users, own) == "again"
+
+
+def test_a_single_valued_operator_on_leading_keys_fails_closed_for_batches(world: Any) -> None:
+    server, users = world
+    keys = _seed_tenants(server, users, "plain_tenant", "careful")
+    own, other = keys["plain_tenant"], keys["careful"]
+    plain = _client(server, users, "plain_tenant")
+    both = [{"pk": {"S": own}}, {"pk": {"S": other}}]
+    message = _denied(lambda: plain.batch_get_item(RequestItems={"Tenants": {"Keys": both}}))
+    assert message == _partiql_denial("plain_tenant", "dynamodb:BatchGetItem")
+    message = _denied(lambda: plain.batch_write_item(RequestItems={"Tenants": [
+        {"PutRequest": {"Item": {"pk": {"S": own}, "v": {"S": "overwritten"}}}},
+        {"PutRequest": {"Item": {"pk": {"S": other}, "v": {"S": "overwritten"}}}},
+    ]}))  # fmt: skip
+    assert message == _partiql_denial("plain_tenant", "dynamodb:BatchWriteItem")
+    _denied(lambda: plain.batch_write_item(RequestItems={"Tenants": [{"DeleteRequest": {"Key": both[1]}}]}))
+    assert _value(server, users, other) == "careful's" and _value(server, users, own) == "plain_tenant's"
+    got = plain.batch_get_item(RequestItems={"Tenants": {"Keys": both[:1]}})  # its own key alone: allowed
+    assert got["Responses"]["Tenants"] == [{"pk": {"S": own}, "v": {"S": "plain_tenant's"}}]
+    plain.batch_write_item(RequestItems={"Tenants": [{"PutRequest": {"Item": {"pk": {"S": own}, "v": {"S": "x"}}}}]})
+    assert _value(server, users, own) == "x"

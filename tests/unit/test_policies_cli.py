@@ -63,3 +63,33 @@ def test_serve_takes_the_policies_file(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.delenv("DYNASTORE_POLICIES_FILE")
     assert policies_path(serve_config(["--data-dir", str(tmp_path)])) == tmp_path / "policies.json"
     assert policies_path(serve_config(["--in-memory"])) is None
+
+
+def test_put_warns_about_a_single_valued_operator_on_a_multivalued_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    statements = [
+        {"Sid": "OwnItems", "Effect": "Allow", "Action": "dynamodb:GetItem", "Resource": "*",
+         "Condition": {"StringEquals": {"dynamodb:LeadingKeys": "${aws:userid}"},
+                       "ForAllValues:StringEquals": {"dynamodb:Attributes": ["pk", "v"]}}},
+        {"Effect": "Deny", "Action": "dynamodb:*", "Resource": "*",
+         "Condition": {"StringLikeIfExists": {"dynamodb:Attributes": "secret*"},
+                       "Null": {"dynamodb:LeadingKeys": "true"}, "StringEquals": {"dynamodb:Select": "COUNT"}}},
+    ]  # fmt: skip
+    doc = tmp_path / "doc.json"
+    doc.write_text(json.dumps({"Version": "2012-10-17", "Statement": statements}))
+    policies = tmp_path / "p.json"
+    assert run("put", "--policies-file", str(policies), "--user", "alice", "--name", "X", "--file", str(doc)) == 0
+    assert capsys.readouterr().err == (
+        'dynastore: warning: statement "OwnItems": dynamodb:LeadingKeys is a multivalued condition key: StringEquals '
+        "needs a set operator (ForAllValues:StringEquals or ForAnyValue:StringEquals); as written it holds in an "
+        "Allow only when every value of the request satisfies it, and in a Deny when any value does\n"
+        "dynastore: warning: statement 2: dynamodb:Attributes is a multivalued condition key: StringLikeIfExists "
+        "needs a set operator (ForAllValues:StringLikeIfExists or ForAnyValue:StringLikeIfExists); as written it "
+        "holds in an Allow only when every value of the request satisfies it, and in a Deny when any value does\n"
+    )
+    alice = Caller("000000000000", "us-east-1", user_name="alice", authenticated=True)
+    assert len(IdentityPolicies(policies).for_caller(alice)) == 1  # attached all the same, as IAM attaches it
+    doc.write_text(json.dumps(DOC))
+    assert run("put", "--policies-file", str(policies), "--user", "alice", "--name", "Y", "--file", str(doc)) == 0
+    assert capsys.readouterr().err == ""

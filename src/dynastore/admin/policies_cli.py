@@ -14,6 +14,7 @@ from typing import Any
 
 from dynastore.config import Config
 from dynastore.security.identity_policies import GROUP, USER, IdentityPolicies, IdentityPolicyError
+from dynastore.security.policy_documents import policy_warnings
 
 __all__ = ["add_policies_command", "run"]
 
@@ -61,4 +62,6 @@ def run(args: argparse.Namespace) -> int:
     except IdentityPolicyError as exc:
         print(f"dynastore: {exc}", file=sys.stderr)
         return 1
+    for warning in policy_warnings(text):  # attached all the same, as IAM attaches it
+        print(f"dynastore: warning: {warning}", file=sys.stderr)
     return 0

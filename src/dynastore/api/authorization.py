@@ -6,7 +6,10 @@ index for a Query or Scan with IndexName; the stream for the Streams API; ``*`` 
 and the request's condition keys. BatchGetItem and BatchWriteItem make one check per table, with the keys and
 attributes of that table's items; TransactWriteItems and TransactGetItems one per member, as the member's own
 action (PutItem, UpdateItem, DeleteItem, ConditionCheckItem, GetItem) with ``dynamodb:EnclosingOperation``.
-The first check that fails raises AccessDeniedException, before the operation looks at its tables.
+ExecuteStatement, BatchExecuteStatement and ExecuteTransaction make one check per statement, as its own action
+(PartiQLSelect, -Insert, -Update, -Delete) with the condition keys of what it reads and writes
+(api/partiql_access.py). The first check that fails raises AccessDeniedException, before the operation looks
+at its tables.
 
 Condition keys (docs/security.md "Policies" lists them per operation): ``dynamodb:LeadingKeys``,
 ``dynamodb:Attributes``, ``dynamodb:Select`` (reads; always set: the request's, else SPECIFIC_ATTRIBUTES with a
@@ -22,13 +25,15 @@ from typing import Any
 
 from dynastore import messages
 from dynastore.api.access_context import expression_names, key_text, partition_equality
+from dynastore.api.partiql_access import statement_values
+from dynastore.api.partiql_requests import parameters
 from dynastore.engine.context import Context
 from dynastore.errors import AccessDeniedException, DynamoError
 from dynastore.model.table_schema import TableDef
 from dynastore.partiql import ast as partiql_ast
 from dynastore.partiql.tokens import PartiQLSyntaxError
 from dynastore.security.caller import Caller
-from dynastore.security.conditions import ConditionValue
+from dynastore.security.conditions import UNKNOWN, ConditionValue
 from dynastore.security.policy_documents import STREAM, TABLE, Policy, PolicyDocumentError, compiled, parse_policy
 from dynastore.security.policy_evaluation import DENY, RequestContext, decide, resource_decision
 
@@ -265,6 +270,7 @@ def _query_or_scan(action: str) -> Callable[[dict[str, Any], Context], list[Chec
         index_name = req.get("IndexName")
         leading: list[str] = []
         table = target.table
+        unknown = False
         if action == "dynamodb:Query" and table is not None:
             schema = table.key_schema
             if isinstance(index_name, str):
@@ -273,6 +279,8 @@ def _query_or_scan(action: str) -> Callable[[dict[str, Any], Context], list[Chec
             value = partition_equality(req, schema.hash_key.name)
             if value is not None:
                 leading.append(value)
+            else:  # no partition-key equality read: refused by the operation, or one this reading missed
+                unknown = True
         attrs: set[str] = set()
         _names(req, attrs, "ProjectionExpression", "KeyConditionExpression", "FilterExpression")
         _legacy_names(req, attrs, "AttributesToGet", "KeyConditions", "QueryFilter", "ScanFilter")
@@ -283,6 +291,8 @@ def _query_or_scan(action: str) -> Callable[[dict[str, Any], Context], list[Chec
             else:
                 select = "ALL_PROJECTED_ATTRIBUTES" if isinstance(index_name, str) else "ALL_ATTRIBUTES"
         values = _values(leading, attrs, Select=select, ReturnConsumedCapacity=_capacity(req))
+        if unknown:
+            values["dynamodb:leadingkeys"] = UNKNOWN  # fail closed
         arn = f"{target.arn}/index/{index_name}" if isinstance(index_name, str) else target.arn
         return [Check(action, arn, values, target.name, None, table)]
 
@@ -404,43 +414,61 @@ _TABLE_RESOURCE = {
     "GetShardIterator": "StreamArn",
 }
 
-# ---- PartiQL: the statement's own action on its table or index (PartiQLSelect, -Insert, -Update, -Delete) ----
+# ---- PartiQL: each statement's own action (PartiQLSelect, -Insert, -Update, -Delete) on its table or index,
+# with the condition keys of what it does (api/partiql_access.py) ----
 
 _PARTIQL_ACTIONS = {"Select": "dynamodb:PartiQLSelect", "Exists": "dynamodb:PartiQLSelect",
                     "Insert": "dynamodb:PartiQLInsert", "Update": "dynamodb:PartiQLUpdate",
                     "Delete": "dynamodb:PartiQLDelete"}  # fmt: skip
 
 
-def _statement_checks(texts: list[Any], ctx: Context) -> list[Check]:
-    """One check per statement that parses (one that does not is refused by the operation, naming nothing)."""
+def _statement_checks(operation: str, entries: list[Any], req: dict[str, Any], ctx: Context) -> list[Check]:
+    """One check per statement the operation would run. One that does not parse, or whose parameters are
+    malformed or not as many as its ``?``, is refused by the operation before it reads anything: it names
+    nothing to check."""
     checks: list[Check] = []
-    for text in texts:
-        try:
-            statement = ctx.statements.get(text).statement if isinstance(text, str) else None
-        except PartiQLSyntaxError:
-            statement = None
-        if isinstance(statement, partiql_ast.Exists):
-            statement = statement.select
-        if statement is None:
+    in_transaction = operation == "ExecuteTransaction"
+    for entry in entries:
+        text = entry.get("Statement") if isinstance(entry, dict) else None
+        if not isinstance(text, str):
             continue
-        action = _PARTIQL_ACTIONS[type(statement).__name__]
+        try:
+            parsed = ctx.statements.get(text)
+            params = parameters(entry)
+        except (PartiQLSyntaxError, DynamoError):
+            continue
+        if len(params) != parsed.param_count:
+            continue
+        statement = parsed.statement
+        table_name = statement.select.table if isinstance(statement, partiql_ast.Exists) else statement.table
         index = statement.index if isinstance(statement, partiql_ast.Select) else None
-        checks.append(_table_check(action, statement.table, ctx, {}, index))
+        check = _table_check(_PARTIQL_ACTIONS[type(statement).__name__], table_name, ctx, {}, index)
+        values = statement_values(
+            statement,
+            params,
+            check.table_def,
+            keyed_reads=operation != "ExecuteStatement",
+            in_transaction=in_transaction,
+        )
+        if in_transaction:
+            values["dynamodb:enclosingoperation"] = operation
+        else:
+            values["dynamodb:returnconsumedcapacity"] = _capacity(req)
+        check.values = values
+        checks.append(check)
     return checks
 
 
 def _execute_statement(req: dict[str, Any], ctx: Context) -> list[Check]:
-    return _statement_checks([req.get("Statement")], ctx)
+    return _statement_checks("ExecuteStatement", [req], req, ctx)
 
 
 def _batch_execute_statement(req: dict[str, Any], ctx: Context) -> list[Check]:
-    members = req.get("Statements") or []
-    return _statement_checks([m.get("Statement") for m in members if isinstance(m, dict)], ctx)
+    return _statement_checks("BatchExecuteStatement", req.get("Statements") or [], req, ctx)
 
 
 def _execute_transaction(req: dict[str, Any], ctx: Context) -> list[Check]:
-    members = req.get("TransactStatements") or []
-    return _statement_checks([m.get("Statement") for m in members if isinstance(m, dict)], ctx)
+    return _statement_checks("ExecuteTransaction", req.get("TransactStatements") or [], req, ctx)
 
 
 _BUILDERS: dict[str, Callable[[dict[str, Any], Context], list[Check]]] = {

@@ -9,8 +9,16 @@ Keys the request lacks: a positive operator is false, a negated one (``StringNot
 
 Set operators on multivalued keys (``dynamodb:LeadingKeys``, ``dynamodb:Attributes``): ``ForAllValues:`` holds
 when every value of the request matches (so it holds for a missing key or an empty set), ``ForAnyValue:`` when at
-least one does (so never for a missing key or an empty set). A plain operator on a multivalued key holds when any
-of its values matches (for a negated operator: when none does).
+least one does (so never for a missing key or an empty set).
+
+IAM requires a set operator on a multivalued key and does not define a plain (single-valued) one there, so such a
+condition fails closed, by the effect of its statement: in an ``Allow`` it holds only when every value of the
+request satisfies the operator on its own (a request naming one value the condition does not allow is not allowed
+by it), in a ``Deny`` when any value does; an empty set satisfies a negated operator only.
+
+``UNKNOWN`` is the value of a multivalued key a request cannot state (a PartiQL SELECT that scans has no leading
+keys to name, yet reads every partition): every condition on it fails closed, false in an ``Allow``, true in a
+``Deny``, whatever its operator.
 """
 
 from __future__ import annotations
@@ -21,10 +29,52 @@ from datetime import datetime
 
 from dynastore.security.patterns import VARIABLE, Pattern, VariableLookup, compile_pattern
 
-__all__ = ["Condition", "ConditionValue", "UnknownOperator", "compile_condition"]
+__all__ = [
+    "MULTIVALUED_KEYS",
+    "UNKNOWN",
+    "Condition",
+    "ConditionValue",
+    "UnknownOperator",
+    "UnknownValues",
+    "compile_condition",
+    "is_single_valued_on_multivalued",
+]
 
-# A context value: one string, a tuple of strings (a multivalued key), or None (absent).
-ConditionValue = str | tuple[str, ...] | None
+
+class UnknownValues:
+    """The type of ``UNKNOWN``: the values of a multivalued key that the request cannot state."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN = UnknownValues()
+
+# A context value: one string, a tuple of strings (a multivalued key), UNKNOWN, or None (absent).
+ConditionValue = str | tuple[str, ...] | UnknownValues | None
+
+# The multivalued condition keys a request may carry, by lower-case name: DynamoDB's two (ArrayOfString in the
+# service authorization reference) and AWS's global ones.
+MULTIVALUED_KEYS = frozenset(
+    {
+        "dynamodb:leadingkeys",
+        "dynamodb:attributes",
+        "aws:tagkeys",
+        "aws:calledvia",
+        "aws:principalorgpaths",
+        "aws:principalservicenameslist",
+    }
+)
+
+
+def is_single_valued_on_multivalued(operator: str, key: str) -> bool:
+    """Whether a condition applies an operator without ``ForAllValues:`` / ``ForAnyValue:`` to a multivalued key
+    (``Null`` tests presence, not values: it needs no set operator)."""
+    if operator.startswith(("ForAllValues:", "ForAnyValue:")) or operator in ("Null", "NullIfExists"):
+        return False
+    return key.lower() in MULTIVALUED_KEYS
 
 
 class UnknownOperator(Exception):
@@ -136,12 +186,13 @@ _NO_MATCHERS: tuple[_Matcher, ...] = ()
 
 
 class Condition:
-    """One key under one operator: ``holds(lookup_context, lookup_variable)``."""
+    """One key under one operator of a statement (``deny``: a Deny statement's): ``holds(value, lookup)``."""
 
-    __slots__ = ("key", "_negated", "_set", "_if_exists", "_null_means_absent", "_matchers")
+    __slots__ = ("key", "_deny", "_negated", "_set", "_if_exists", "_null_means_absent", "_matchers")
 
-    def __init__(self, operator: str, key: str, values: list[str], variables: bool = True) -> None:
+    def __init__(self, operator: str, key: str, values: list[str], variables: bool = True, deny: bool = False) -> None:
         self.key = key.lower()
+        self._deny = deny
         self._set = ""
         base = operator
         for prefix in ("ForAllValues:", "ForAnyValue:"):
@@ -162,6 +213,8 @@ class Condition:
         self._matchers = tuple(_Matcher(spec[1], v, variables) for v in values)
 
     def holds(self, actual: ConditionValue, lookup: VariableLookup) -> bool:
+        if isinstance(actual, UnknownValues):
+            return self._deny  # fail closed: an Allow does not apply, a Deny does
         if self._null_means_absent is not None:
             absent = actual is None or actual == ()
             return absent == self._null_means_absent
@@ -173,17 +226,21 @@ class Condition:
             if self._set == "ForAnyValue":
                 return False
             return self._negated
-        values = (actual,) if isinstance(actual, str) else actual
-        if not values:
-            return self._set != "ForAnyValue" and (self._set == "ForAllValues" or self._negated)
+        if isinstance(actual, str):
+            return self._one(actual, lookup)
+        if not actual:
+            if self._set:
+                return self._set == "ForAllValues"
+            return self._negated  # no value satisfies a positive operator
         one = self._one
-        # Loops, not generators: this runs for every request a condition applies to.
-        if self._set == "ForAllValues":
-            for value in values:  # noqa: SIM110
+        # Every value must satisfy ForAllValues, and a plain operator in an Allow (fail closed); any value
+        # ForAnyValue, and a plain operator in a Deny. Loops, not generators: this runs for every request.
+        if self._set == "ForAllValues" or (not self._set and not self._deny):
+            for value in actual:  # noqa: SIM110
                 if not one(value, lookup):
                     return False
             return True
-        for value in values:  # noqa: SIM110
+        for value in actual:  # noqa: SIM110
             if one(value, lookup):
                 return True
         return False
@@ -197,6 +254,9 @@ class Condition:
         return not matched if self._negated else matched
 
 
-def compile_condition(operator: str, key: str, values: list[str], variables: bool = True) -> Condition:
-    """``variables``: whether ``${...}`` are policy variables (policy language 2012-10-17) or plain text."""
-    return Condition(operator, key, values, variables)
+def compile_condition(
+    operator: str, key: str, values: list[str], variables: bool = True, deny: bool = False
+) -> Condition:
+    """``variables``: whether ``${...}`` are policy variables (policy language 2012-10-17) or plain text;
+    ``deny``: whether the condition is a Deny statement's (a plain operator on a multivalued key fails closed)."""
+    return Condition(operator, key, values, variables, deny)

@@ -16,7 +16,12 @@ from typing import Any
 import orjson
 
 from dynastore import messages
-from dynastore.security.conditions import Condition, UnknownOperator, compile_condition
+from dynastore.security.conditions import (
+    Condition,
+    UnknownOperator,
+    compile_condition,
+    is_single_valued_on_multivalued,
+)
 from dynastore.security.patterns import Pattern, compile_pattern
 
 __all__ = [
@@ -29,6 +34,7 @@ __all__ = [
     "TABLE",
     "compiled",
     "parse_policy",
+    "policy_warnings",
 ]
 
 IDENTITY, TABLE, STREAM = "identity", "table", "stream"
@@ -196,7 +202,7 @@ def _statement(raw: Any, kind: str, resource_arn: str, variables: bool) -> State
     _check_resources(resources, kind, resource_arn)
     st.resources = tuple(compile_pattern(r, arn=True, use_variables=variables) for r in resources)
     _principals(raw, st, kind)
-    st.conditions = _conditions(raw.get("Condition"), variables)
+    st.conditions = _conditions(raw.get("Condition"), variables, st.deny)
     public = st.principals is not None and st.principals.anyone and not st.not_principal
     if kind != IDENTITY and not st.deny and public and not st.conditions:
         raise PolicyDocumentError(messages.POLICY_UNBOUNDED_ACCESS, whole=True)
@@ -293,7 +299,7 @@ def _principals(raw: dict[str, Any], st: Statement, kind: str) -> None:
     st.principals = Principals(anyone, frozenset(accounts), frozenset(arns))
 
 
-def _conditions(raw: Any, variables: bool) -> tuple[Condition, ...]:
+def _conditions(raw: Any, variables: bool, deny: bool) -> tuple[Condition, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, dict):
@@ -308,9 +314,28 @@ def _conditions(raw: Any, variables: bool) -> tuple[Condition, ...]:
                 raise PolicyDocumentError(messages.POLICY_INVALID_CONDITION_VALUE.format(operator=operator, key=key))
             texts = [("true" if v else "false") if isinstance(v, bool) else str(v) for v in listed]
             try:
-                out.append(compile_condition(operator, key, texts, variables))
+                out.append(compile_condition(operator, key, texts, variables, deny))
             except UnknownOperator:
                 raise PolicyDocumentError(
                     messages.POLICY_INVALID_CONDITION_OPERATOR.format(operator=operator)
                 ) from None
     return tuple(out)
+
+
+def policy_warnings(text: str) -> list[str]:
+    """What IAM's policy validation would warn about in a document ``parse_policy`` accepts: a single-valued
+    operator on a multivalued condition key (IAM requires ``ForAllValues:`` or ``ForAnyValue:`` there)."""
+    doc = orjson.loads(text)
+    raw = doc.get("Statement") if isinstance(doc, dict) else None
+    statements = [raw] if isinstance(raw, dict) else raw if isinstance(raw, list) else []
+    found: list[str] = []
+    for number, statement in enumerate(statements, 1):
+        conditions = statement.get("Condition") if isinstance(statement, dict) else None
+        for operator, keys in conditions.items() if isinstance(conditions, dict) else ():
+            for key in keys if isinstance(keys, dict) else ():
+                if is_single_valued_on_multivalued(operator, key):
+                    sid = statement.get("Sid")
+                    where = f'"{sid}"' if isinstance(sid, str) and sid else str(number)
+                    found.append(messages.POLICY_MULTIVALUED_KEY_OPERATOR.format(statement=where, operator=operator,
+                                                                                 key=key))  # fmt: skip
+    return found

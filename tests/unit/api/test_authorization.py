@@ -10,7 +10,7 @@ import pytest
 
 from dynastore.api.authorization import checks_for
 from dynastore.engine.context import Context
-from dynastore.errors import AccessDeniedException, PolicyNotFoundException
+from dynastore.errors import AccessDeniedException, PolicyNotFoundException, ValidationException
 from dynastore.protocol import dispatch
 from dynastore.security.caller import Caller
 from dynastore.security.identity_policies import GROUP, USER
@@ -164,6 +164,13 @@ def test_query_leading_keys_come_from_the_key_condition(server: Server) -> None:
                           ExpressionAttributeValues={":p": {"S": "other"}})  # fmt: skip
     legacy = {"pk": {"ComparisonOperator": "EQ", "AttributeValueList": [mine[":p"]]}}
     assert server.alice("Query", TableName="Music", KeyConditions=legacy)["Count"] == 0
+    # No partition-key equality read from the request: its keys are unknown, and a LeadingKeys condition fails
+    # closed (the operation would refuse this one anyway; one the reading missed would not reach any partition).
+    assert server.refused("Query", TableName="Music", KeyConditionExpression="pk > :p",
+                          ExpressionAttributeValues=mine) == denial("dynamodb:Query", TABLE + "Music")  # fmt: skip
+    server.grant(allow("dynamodb:Query", TABLE + "Music"), name="Unconditional")
+    with pytest.raises(ValidationException):
+        server.alice("Query", TableName="Music", KeyConditionExpression="pk > :p", ExpressionAttributeValues=mine)
 
 
 PROJECTED_ONLY = {

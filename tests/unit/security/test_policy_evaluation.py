@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from dynastore.security.caller import Caller
-from dynastore.security.conditions import ConditionValue
+from dynastore.security.conditions import UNKNOWN, ConditionValue
 from dynastore.security.policy_documents import IDENTITY, TABLE, Policy, parse_policy
 from dynastore.security.policy_evaluation import decide
 
@@ -243,6 +243,120 @@ CASES: list[tuple[str, list[dict[str, Any]], str, str, dict[str, ConditionValue]
         MUSIC,
         {ATTRS: ("pk", "secretNote")},
         False,
+    ),
+    # A single-valued operator on a multivalued key: IAM requires a set operator; it fails closed, by effect.
+    (
+        "plain StringEquals in an Allow: every key must be allowed",
+        [allow(**when("StringEquals", "dynamodb:LeadingKeys", "${aws:userid}"))],
+        "dynamodb:BatchGetItem",
+        MUSIC,
+        {LEAD: ("AIDAALICE", "AIDABOB")},
+        False,
+    ),
+    (
+        "plain StringEquals in an Allow: the user's own keys",
+        [allow(**when("StringEquals", "dynamodb:LeadingKeys", "${aws:userid}"))],
+        "dynamodb:BatchGetItem",
+        MUSIC,
+        {LEAD: ("AIDAALICE", "AIDAALICE")},
+        True,
+    ),
+    (
+        "plain StringEquals in an Allow: no keys",
+        [allow(**when("StringEquals", "dynamodb:LeadingKeys", "${aws:userid}"))],
+        "dynamodb:Scan",
+        MUSIC,
+        {LEAD: ()},
+        False,
+    ),
+    (
+        "plain StringNotEquals in an Allow: one forbidden key refuses",
+        [allow(**when("StringNotEquals", "dynamodb:LeadingKeys", "AIDABOB"))],
+        "dynamodb:BatchWriteItem",
+        MUSIC,
+        {LEAD: ("AIDAALICE", "AIDABOB")},
+        False,
+    ),
+    (
+        "plain StringNotEquals in an Allow: none forbidden",
+        [allow(**when("StringNotEquals", "dynamodb:LeadingKeys", "AIDABOB"))],
+        "dynamodb:BatchWriteItem",
+        MUSIC,
+        {LEAD: ("AIDAALICE", "AIDACAROL")},
+        True,
+    ),
+    (
+        "plain StringEquals in a Deny: any forbidden key denies",
+        [allow(), deny("dynamodb:BatchGetItem", **when("StringEquals", "dynamodb:LeadingKeys", "AIDABOB"))],
+        "dynamodb:BatchGetItem",
+        MUSIC,
+        {LEAD: ("AIDAALICE", "AIDABOB")},
+        False,
+    ),
+    (
+        "plain StringNotEquals in a Deny: any key outside the list denies",
+        [allow(), deny("dynamodb:BatchGetItem", **when("StringNotEquals", "dynamodb:LeadingKeys", "${aws:userid}"))],
+        "dynamodb:BatchGetItem",
+        MUSIC,
+        {LEAD: ("AIDAALICE", "AIDABOB")},
+        False,
+    ),
+    (
+        "plain StringNotEquals in a Deny: all keys in the list",
+        [allow(), deny("dynamodb:BatchGetItem", **when("StringNotEquals", "dynamodb:LeadingKeys", "${aws:userid}"))],
+        "dynamodb:BatchGetItem",
+        MUSIC,
+        {LEAD: ("AIDAALICE",)},
+        True,
+    ),
+    (
+        "plain StringLike on Attributes in an Allow",
+        [allow(**when("StringLike", ATTRS, ["pk", "public*"]))],
+        "dynamodb:GetItem",
+        MUSIC,
+        {ATTRS: ("pk", "publicName", "secret")},
+        False,
+    ),
+    # UNKNOWN: keys a request cannot state (a PartiQL SELECT that scans): every condition on them fails closed
+    (
+        "UNKNOWN leading keys under ForAllValues",
+        [allow(**when("ForAllValues:StringEquals", "dynamodb:LeadingKeys", "${aws:userid}"))],
+        "dynamodb:PartiQLSelect",
+        MUSIC,
+        {LEAD: UNKNOWN},
+        False,
+    ),
+    (
+        "UNKNOWN leading keys under IfExists",
+        [allow(**when("ForAllValues:StringLikeIfExists", "dynamodb:LeadingKeys", "*"))],
+        "dynamodb:PartiQLSelect",
+        MUSIC,
+        {LEAD: UNKNOWN},
+        False,
+    ),
+    (
+        "UNKNOWN leading keys under ForAnyValue:StringNotEquals",
+        [allow(**when("ForAnyValue:StringNotEquals", "dynamodb:LeadingKeys", "AIDABOB"))],
+        "dynamodb:PartiQLSelect",
+        MUSIC,
+        {LEAD: UNKNOWN},
+        False,
+    ),
+    (
+        "UNKNOWN leading keys meet a Deny",
+        [allow(), deny("dynamodb:PartiQLSelect", **when("ForAnyValue:StringEquals", "dynamodb:LeadingKeys", "x"))],
+        "dynamodb:PartiQLSelect",
+        MUSIC,
+        {LEAD: UNKNOWN},
+        False,
+    ),
+    (
+        "UNKNOWN leading keys, no condition on them",
+        [allow(**when("ForAllValues:StringEquals", ATTRS, ["pk", "v"]))],
+        "dynamodb:PartiQLSelect",
+        MUSIC,
+        {LEAD: UNKNOWN, ATTRS: ("pk",)},
+        True,
     ),
     # Attributes and Select, as the Developer Guide's projection policy
     (
