@@ -85,6 +85,20 @@ def test_errors_are_json_1_0_even_for_a_json_1_1_request(raw: Raw) -> None:
     assert body["__type"] == "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException"
 
 
+@pytest.mark.parametrize("content_type", ["application/x-amz-json-1.0", "application/x-amz-json-1.1"])
+def test_streams_errors_are_json_1_0_too(raw: Raw, content_type: str) -> None:
+    """botocore speaks JSON 1.0 to DynamoDB Streams (its model's one protocol); errors answer in it whatever the
+    request's JSON type, as DynamoDB's do."""
+    status, headers, body = raw.call(
+        "",
+        {"StreamArn": "arn:aws:dynamodb:us-east-1:000000000000:table/none/stream/2026-01-01T00:00:00.000"},
+        **{"X-Amz-Target": "DynamoDBStreams_20120810.DescribeStream", "Content-Type": content_type},
+    )
+    assert status == 400
+    assert headers["content-type"] == "application/x-amz-json-1.0"
+    assert body["__type"].startswith("com.amazonaws.dynamodb.v20120810#")
+
+
 def test_responses_carry_request_id_and_crc32(raw: Raw) -> None:
     status, headers, body = raw.request(
         "POST",
