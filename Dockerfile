@@ -16,6 +16,8 @@ RUN pip wheel --no-cache-dir --constraint constraints.txt --wheel-dir /wheels .
 
 # ---- runtime stage: no compiler, a virtual environment without pip, a user without privileges ---------------------
 FROM python:3.11-slim
+# Listening on every interface: clients reach it as localhost or by address; a client that uses a host name (a
+# Compose service name) needs it in DYNASTORE_ALLOWED_HOSTS, against DNS rebinding (docs/container.md).
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PATH=/opt/dynastore/bin:$PATH \

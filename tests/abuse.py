@@ -37,7 +37,8 @@ def rss_mib(pid: int) -> float:
 
 
 def request(target: str, body: bytes, close: bool = False) -> bytes:
-    head = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amz-json-1.0\r\nX-Amz-Target: DynamoDB_20120810."
+    head = b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-amz-json-1.0\r\n"
+    head += b"X-Amz-Target: DynamoDB_20120810."
     head += target.encode() + b"\r\n" + AUTH + (b"Connection: close\r\n" if close else b"")
     return head + b"Content-Length: %d\r\n\r\n" % len(body) + body
 
@@ -89,7 +90,7 @@ def slow_loris(server: ServerProcess) -> list[socket.socket]:
     """300 connections that send a request head a few bytes at a time over 3 seconds and never finish it."""
     socks = connections(server, 300)
     for sock in socks:
-        send_quietly(sock, b"POST / HTTP/1.1\r\nHost: x\r\n")
+        send_quietly(sock, b"POST / HTTP/1.1\r\nHost: localhost\r\n")
     for _ in range(30):
         for sock in socks:
             send_quietly(sock, b"X-A: b\r\n")
@@ -102,7 +103,7 @@ def stalled_bodies(server: ServerProcess) -> list[socket.socket]:
     socks = connections(server, 20)
     for sock in socks:
         sock.settimeout(5)
-        if send_quietly(sock, b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (16 * MIB)):
+        if send_quietly(sock, b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: %d\r\n\r\n" % (16 * MIB)):
             for _ in range(15):
                 if not send_quietly(sock, b" " * MIB):
                     break

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -12,7 +13,7 @@ from typing import Any
 
 from dynastore import __version__
 from dynastore.build_kind import build_kind
-from dynastore.config import NETWORK_LIMITS, Config
+from dynastore.config import NETWORK_LIMITS, Config, host_list
 from dynastore.util.clock import ManualClock
 
 
@@ -398,12 +399,28 @@ def _add_security_flags(serve: argparse.ArgumentParser, defaults: Config) -> Non
     serve.add_argument(
         "--tls-key", type=Path, default=defaults.tls_key, metavar="PEM", help="the private key of --tls-cert"
     )
+    serve.add_argument(
+        "--allowed-hosts",
+        default=",".join(defaults.allowed_hosts) or None,
+        metavar="NAMES",
+        help="host names (comma-separated) a request's Host may give besides localhost, IP addresses and --host; "
+        "* accepts any (against DNS rebinding: docs/security.md)",
+    )
 
 
 def _with_security(config: Config, args: argparse.Namespace) -> Config:
     return dataclasses.replace(
-        config, auth=args.auth, users_file=args.users_file, tls_cert=args.tls_cert, tls_key=args.tls_key
+        config,
+        auth=args.auth,
+        users_file=args.users_file,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        allowed_hosts=host_list(args.allowed_hosts or ""),
     )
+
+
+# A host name (letters, digits, dots, hyphens, underscores) or "*": no scheme, port or path.
+_ALLOWED_HOST = re.compile(r"\*|[A-Za-z0-9_.-]+")
 
 
 def _check_security(serve: argparse.ArgumentParser, config: Config) -> None:
@@ -417,6 +434,9 @@ def _check_security(serve: argparse.ArgumentParser, config: Config) -> None:
         serve.error("DYNASTORE_ADMIN_ACCESS_KEY_ID needs DYNASTORE_ADMIN_SECRET_ACCESS_KEY")
     if config.auth == "sigv4" and config.in_memory and config.users_file is None and not seeded:
         serve.error(messages.CLI_AUTH_NO_USERS)
+    for name in config.allowed_hosts:
+        if not _ALLOWED_HOST.fullmatch(name):
+            serve.error(messages.CLI_BAD_ALLOWED_HOST.format(name=name))
 
 
 # ---- triggers (docs/triggers.md) --------------------------------------------------------------------------------

@@ -104,6 +104,9 @@ class Config:
     # HTTPS (docs/security.md): a PEM certificate chain and its private key; both or neither.
     tls_cert: Path | None = None
     tls_key: Path | None = None
+    # Host names a request's Host header may give besides localhost, IP addresses and ``host`` ("*": any), against
+    # DNS rebinding (protocol/hosts.py, docs/security.md "Browsers").
+    allowed_hosts: tuple[str, ...] = ()
     clock: Clock = field(default_factory=SystemClock, compare=False)
 
     @classmethod
@@ -160,6 +163,11 @@ def policies_path(config: Config) -> Path | None:
     return None if config.in_memory else config.data_dir / "policies.json"
 
 
+def host_list(text: str) -> tuple[str, ...]:
+    """``"a.example, b.example"`` -> ("a.example", "b.example"): names separated by commas or spaces."""
+    return tuple(name for name in text.replace(",", " ").split() if name)
+
+
 def _network_from_env(env: Mapping[str, str], base: Config) -> dict[str, Any]:
     return {
         name: kind(env.get(f"DYNASTORE_{name.upper()}", getattr(base, name))) for name, kind in NETWORK_LIMITS.items()
@@ -167,7 +175,8 @@ def _network_from_env(env: Mapping[str, str], base: Config) -> dict[str, Any]:
 
 
 def _security_from_env(env: Mapping[str, str], base: Config) -> dict[str, Any]:
-    """DYNASTORE_AUTH, _USERS_FILE, _ADMIN_ACCESS_KEY_ID, _ADMIN_SECRET_ACCESS_KEY, _TLS_CERT and _TLS_KEY."""
+    """DYNASTORE_AUTH, _USERS_FILE, _ADMIN_ACCESS_KEY_ID, _ADMIN_SECRET_ACCESS_KEY, _TLS_CERT, _TLS_KEY and
+    _ALLOWED_HOSTS."""
     return {
         "auth": env.get("DYNASTORE_AUTH", base.auth),
         "users_file": Path(env["DYNASTORE_USERS_FILE"]) if env.get("DYNASTORE_USERS_FILE") else None,
@@ -175,6 +184,7 @@ def _security_from_env(env: Mapping[str, str], base: Config) -> dict[str, Any]:
         "admin_secret_access_key": env.get("DYNASTORE_ADMIN_SECRET_ACCESS_KEY", ""),
         "tls_cert": Path(env["DYNASTORE_TLS_CERT"]) if env.get("DYNASTORE_TLS_CERT") else None,
         "tls_key": Path(env["DYNASTORE_TLS_KEY"]) if env.get("DYNASTORE_TLS_KEY") else None,
+        "allowed_hosts": host_list(env.get("DYNASTORE_ALLOWED_HOSTS", "")),
     }
 
 

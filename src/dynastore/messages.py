@@ -39,6 +39,16 @@ AUTH_UNSUPPORTED_ALGORITHM = "Unsupported AWS 'algorithm': '{algorithm}'"
 # dynastore's own endpoints (/dynastore/...) with --auth sigv4: JSON {"error": text} with 403.
 ADMIN_NOT_SIGNED = "this endpoint needs a request signed (SigV4) by an admin user: {reason}"
 ADMIN_NOT_ADMIN = "{arn} is not an admin user (dynastore users add NAME --admin)"
+# Requests a listening server refuses by their Host or Origin (protocol/hosts.py): JSON {"message": text} with 403.
+HOST_NOT_ALLOWED = (
+    "Host '{host}' is not allowed: this server answers localhost, IP addresses, its --host name and the names "
+    "given with --allowed-hosts (DYNASTORE_ALLOWED_HOSTS); see docs/security.md"
+)
+ORIGIN_NOT_ALLOWED = (
+    "Origin '{origin}' is not allowed: with --auth none this server answers browser requests only from its own "
+    "pages and from pages of localhost, a loopback address or a name given with --allowed-hosts "
+    "(DYNASTORE_ALLOWED_HOSTS); see docs/security.md"
+)
 # Connection limits (protocol/http_server.py; docs/design.md "Limits and abuse").
 HEADERS_TOO_LARGE = "The request line and headers exceed {limit} bytes"
 URL_TOO_LONG = "The request URL exceeds {limit} bytes"
@@ -545,6 +555,7 @@ CLI_CANNOT_OPEN_STORE = "cannot open the store: {reason}"
 CLI_AUTH_NO_USERS = "--auth sigv4 with --in-memory needs users: --users-file PATH or DYNASTORE_ADMIN_ACCESS_KEY_ID and DYNASTORE_ADMIN_SECRET_ACCESS_KEY"
 CLI_BAD_CREDENTIALS_STORE = "cannot read the credentials store {path}: {reason}"
 CLI_TLS = "cannot load the TLS certificate and key: {reason}"
+CLI_BAD_ALLOWED_HOST = "--allowed-hosts takes host names (or *), without scheme, port or path: '{name}'"
 
 # ---------------------------------------------------------------- attribute names and index key sizes
 # "Attribute name is too large" is DynamoDB's measured text for a name of 65,536 bytes or more (items at any

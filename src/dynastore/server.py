@@ -16,9 +16,11 @@ from dynastore.build_kind import PURE_PYTHON_NOTICE, is_compiled
 from dynastore.config import Config
 from dynastore.protocol import http_server
 from dynastore.protocol.connections import ConnectionLimits, Registry
+from dynastore.protocol.hosts import HostGuard, HostRule
 from dynastore.protocol.protocol import MetricsEndpoint
 from dynastore.storage.group_commit import GroupCommitter
 from dynastore.storage.kv import StorageError
+from dynastore.util.files import make_private_directory
 
 log = logging.getLogger("dynastore")
 
@@ -56,6 +58,8 @@ class Server:
         self.app = Dynastore(config)
         self._stopping: asyncio.Event | None = None
         self._metrics_registry: Registry | None = None  # the --metrics-port listener's connections
+        # Every listener answers only the Host and Origin headers this rule allows (DNS rebinding, other sites).
+        self.hosts = HostRule(config.host, config.allowed_hosts, check_origin=config.auth == "none")
 
     async def serve(
         self, sockets: list[socket.socket] | None = None, metrics_sockets: list[socket.socket] | None = None
@@ -70,7 +74,8 @@ class Server:
         committer = self.app.start(loop)
         registry = Registry(connection_limits(self.config))
         extra: dict[str, ssl.SSLContext] = {} if tls is None else {"ssl": tls}
-        listeners = await http_server.start(self.app.protocol, committer, sockets, registry, **extra)
+        guarded = HostGuard(self.app.protocol, self.hosts)
+        listeners = await http_server.start(guarded, committer, sockets, registry, **extra)
         host, port = sockets[0].getsockname()[:2]
         self.app.serving_on(port)
         print(f"dynastore listening on {'https' if tls else 'http'}://{host}:{port}", flush=True)
@@ -102,7 +107,7 @@ class Server:
                 return []
             sockets = http_server.listen(self.config.host, self.config.metrics_port)
         own = self._metrics_registry = Registry(connection_limits(self.config))
-        listeners = await http_server.start(MetricsEndpoint(metrics), committer, sockets, own)
+        listeners = await http_server.start(HostGuard(MetricsEndpoint(metrics), self.hosts), committer, sockets, own)
         host, port = sockets[0].getsockname()[:2]
         print(f"dynastore metrics on http://{host}:{port}/metrics", flush=True)
         return listeners
@@ -158,10 +163,8 @@ def _open(config: Config) -> Server:
     except (OSError, ssl.SSLError) as e:
         _fail(messages.CLI_TLS.format(reason=e))
     if not config.in_memory:
-        from dynastore.storage.lmdb_kv import DIRECTORY_MODE
-
         try:
-            config.data_dir.mkdir(mode=DIRECTORY_MODE, parents=True, exist_ok=True)
+            make_private_directory(config.data_dir)
         except OSError as e:
             _fail(messages.CLI_CANNOT_CREATE_DATA_DIR.format(path=config.data_dir, reason=_reason(e)))
     try:

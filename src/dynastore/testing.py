@@ -38,6 +38,7 @@ from dynastore.errors import InternalServerError
 from dynastore.protocol.http_server import Durability
 from dynastore.protocol.protocol import RawResponse
 from dynastore.util.clock import ManualClock
+from dynastore.util.files import make_private_directory
 
 __all__ = ["InProcess", "Response", "in_process", "mock_dynamodb"]
 
@@ -103,9 +104,7 @@ class InProcess:
         if self._loop is not None:
             raise RuntimeError("this in-process dynastore is already running")
         if not self.config.in_memory:
-            from dynastore.storage.lmdb_kv import DIRECTORY_MODE
-
-            self.config.data_dir.mkdir(mode=DIRECTORY_MODE, parents=True, exist_ok=True)
+            make_private_directory(self.config.data_dir)
         loop = _new_loop()
         try:
             app = Dynastore(self.config)

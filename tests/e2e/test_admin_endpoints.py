@@ -1,5 +1,6 @@
 """dynastore's own endpoints cannot be driven from another site's page, their arguments are bounded, the store's
-files are the server's user's only, and TagResource / UntagResource answer an empty body."""
+files are the server's user's only (whichever command makes the data directory), and TagResource / UntagResource
+answer an empty body."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import http.client
 import json
 import os
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +25,11 @@ def manual() -> Iterator[ServerProcess]:
     server = ServerProcess("--manual-clock")
     yield server
     server.stop()
+
+
+# A page of another port of this machine: the only pages a server without authentication answers (docs/security.md
+# "Browsers"); even such a page cannot drive these endpoints.
+LOCAL_PAGE = "http://localhost:3000"
 
 
 def request(
@@ -48,7 +56,7 @@ def now(server: ServerProcess) -> float:
 @pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", None])
 def test_a_post_without_a_json_content_type_changes_nothing(manual: ServerProcess, content_type: str | None) -> None:
     before = now(manual)
-    headers = {"Origin": "https://elsewhere.example"}
+    headers = {"Origin": LOCAL_PAGE}
     if content_type is not None:
         headers["Content-Type"] = content_type
     status, response_headers, body = request(manual, "POST", "/dynastore/clock", {"advance": 3600}, headers)
@@ -66,7 +74,7 @@ def test_a_json_post_changes_state(manual: ServerProcess) -> None:
 
 
 def test_admin_answers_carry_no_cors_headers(manual: ServerProcess) -> None:
-    status, headers, _ = request(manual, "GET", "/dynastore/clock", headers={"Origin": "https://elsewhere.example"})
+    status, headers, _ = request(manual, "GET", "/dynastore/clock", headers={"Origin": LOCAL_PAGE})
     assert status == 200
     assert not [name for name in headers if name.startswith("access-control")]
     status, headers, body = request(
@@ -74,7 +82,7 @@ def test_admin_answers_carry_no_cors_headers(manual: ServerProcess) -> None:
         "OPTIONS",
         "/dynastore/clock",
         headers={
-            "Origin": "https://elsewhere.example",
+            "Origin": LOCAL_PAGE,
             "Access-Control-Request-Method": "POST",
             "Access-Control-Request-Headers": "content-type",
         },
@@ -145,3 +153,40 @@ def test_the_store_is_readable_by_the_servers_user_only(tmp_path: Path) -> None:
     assert {"data.mdb", "lock.mdb", "dynastore.lock"} <= set(files)
     assert any(name.startswith("wal/") for name in files)
     assert files == dict.fromkeys(files, 0o600)
+
+
+def _dynastore(*args: str) -> subprocess.CompletedProcess[str]:
+    """The command with the usual umask (022: directories 0755 unless made private on purpose)."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("DYNASTORE_", "AWS_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "dynastore", *args], capture_output=True, text=True, env=environ, timeout=60,
+        preexec_fn=lambda: os.umask(0o022),
+    )  # fmt: skip
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_every_command_makes_the_data_directory_private(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.json"
+    policy.write_text('{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}')
+    commands = {
+        "users": ("users", "add", "alice"),
+        "policies": ("policies", "put", "--user", "alice", "--name", "all", "--file", str(policy)),
+    }
+    for name, command in commands.items():
+        data = tmp_path / name / "nested" / "data"
+        result = _dynastore(*command, "--data-dir", str(data))
+        assert result.returncode == 0, result.stderr
+        assert (_mode(data), _mode(data.parent), _mode(data.parent.parent)) == (0o700, 0o700, 0o700), name
+    users_file = tmp_path / "own" / "credentials.json"
+    assert _dynastore("users", "add", "bob", "--users-file", str(users_file)).returncode == 0
+    assert (_mode(users_file.parent), _mode(users_file)) == (0o700, 0o600)
+    # A server then started on the directory `dynastore users` made serves from it as it is.
+    server = ServerProcess(data_dir=tmp_path / "users" / "nested" / "data")
+    try:
+        assert make_client(server.url).list_tables()["TableNames"] == []
+    finally:
+        server.stop()
+    assert _mode(tmp_path / "users" / "nested" / "data") == 0o700

@@ -263,7 +263,7 @@ def test_clock_skew_is_judged_by_the_servers_clock(fresh: Secured) -> None:
     )
 
 
-def test_admin_endpoints_need_an_admin_signature_and_metrics_stay_open(secured: Secured) -> None:
+def test_admin_endpoints_need_an_admin_signature(secured: Secured) -> None:
     status, body = send(secured.server, "GET", "/dynastore/clock")
     assert (status, body) == (
         403,
@@ -280,11 +280,57 @@ def test_admin_endpoints_need_an_admin_signature_and_metrics_stay_open(secured: 
     assert status == 403 and "InvalidSignatureException" in body["error"]
     status, body = admin(secured.server, secured.root, "GET", "/dynastore/clock")
     assert status == 200 and body["manual"] is True
-    conn = http.client.HTTPConnection(secured.server.host, secured.server.port, timeout=30)
-    conn.request("GET", "/metrics")
-    response = conn.getresponse()
-    assert response.status == 200 and b"dynastore_requests_total" in response.read()
-    conn.close()
+
+
+def _metrics(port: int, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("GET", "/metrics", headers=headers or {})
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()
+
+
+def test_metrics_on_the_main_port_need_an_admin_signature(secured: Secured) -> None:
+    """The page names every table with its item count: on the main port it is an admin endpoint."""
+    name = unique_name()
+    client(secured.server, secured.root).create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    status, body = _metrics(secured.server.port)
+    assert (status, json.loads(body)) == (
+        403,
+        {"error": "this endpoint needs a request signed (SigV4) by an admin user: "
+         "MissingAuthenticationTokenException: Request is missing Authentication Token"},
+    )  # fmt: skip
+    host = {"Host": f"{secured.server.host}:{secured.server.port}"}
+    status, body = _metrics(secured.server.port, sign_for(secured.bob, "GET", "/metrics", host, b""))
+    assert (status, json.loads(body)) == (
+        403,
+        {"error": "arn:aws:iam::210987654321:user/bob is not an admin user (dynastore users add NAME --admin)"},
+    )
+    status, body = _metrics(secured.server.port, sign_for(secured.root, "GET", "/metrics", host, b""))
+    assert status == 200 and f'dynastore_table_items{{table="{name}"}}'.encode() in body
+
+
+def test_the_metrics_port_stays_open_with_authentication(tmp_path: Path) -> None:
+    server = ServerProcess(
+        "--auth", "sigv4", "--metrics-port", "0",
+        env={"DYNASTORE_ADMIN_ACCESS_KEY_ID": "AKIAMETRICSADMIN0001", "DYNASTORE_ADMIN_SECRET_ACCESS_KEY": "secret"},
+    )  # fmt: skip
+    try:
+        assert server.process.stdout is not None
+        line = server.process.stdout.readline()  # dynastore metrics on http://127.0.0.1:PORT/metrics
+        port = int(line.rsplit(":", 1)[1].split("/")[0])
+        status, body = _metrics(port)
+        assert status == 200 and b"dynastore_requests_total" in body
+        assert _metrics(server.port)[0] == 403
+    finally:
+        server.stop()
 
 
 def test_the_partitions_command_signs_its_requests(secured: Secured) -> None:

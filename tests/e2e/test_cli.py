@@ -60,6 +60,7 @@ def test_serve_help_shows_every_default_and_its_environment_variable() -> None:
         "DYNASTORE_IN_MEMORY": "1",
         "DYNASTORE_CAPACITY": "report",
         "DYNASTORE_ADAPTIVE_DELAY": "12.5",
+        "DYNASTORE_ALLOWED_HOSTS": "db.example, dev.example",
     }
     result = run("serve", "--help", env=env)
     assert result.returncode == 0
@@ -107,6 +108,7 @@ def test_serve_help_shows_every_default_and_its_environment_variable() -> None:
         "--users-file": "none",
         "--tls-cert": "none",
         "--tls-key": "none",
+        "--allowed-hosts": "db.example,dev.example",
     }
     assert set(options) == {"-h", *expected}
     for flag, default in expected.items():

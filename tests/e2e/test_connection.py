@@ -59,8 +59,8 @@ def test_get_is_a_health_check_naming_the_host_used(raw: Raw) -> None:
     assert status == 200
     assert body == f"healthy: {raw.host}:{raw.port} ".encode()
     assert int(headers["x-amz-crc32"]) == zlib.crc32(body)
-    status, _, body = raw.request("GET", headers={"Host": "dynamodb.eu-west-1.amazonaws.com"})
-    assert (status, body) == (200, b"healthy: dynamodb.eu-west-1.amazonaws.com ")
+    status, _, body = raw.request("GET", headers={"Host": "localhost:8000"})
+    assert (status, body) == (200, b"healthy: localhost:8000 ")
 
 
 @pytest.mark.parametrize(("method", "path"), [("GET", "/health"), ("GET", "/index.htm"), ("POST", "/abc")])
@@ -83,6 +83,20 @@ def test_errors_are_json_1_0_even_for_a_json_1_1_request(raw: Raw) -> None:
     assert status == 400
     assert headers["content-type"] == "application/x-amz-json-1.0"
     assert body["__type"] == "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException"
+
+
+@pytest.mark.parametrize("content_type", ["application/x-amz-json-1.0", "application/x-amz-json-1.1"])
+def test_streams_errors_are_json_1_0_too(raw: Raw, content_type: str) -> None:
+    """botocore speaks JSON 1.0 to DynamoDB Streams (its model's one protocol); errors answer in it whatever the
+    request's JSON type, as DynamoDB's do."""
+    status, headers, body = raw.call(
+        "",
+        {"StreamArn": "arn:aws:dynamodb:us-east-1:000000000000:table/none/stream/2026-01-01T00:00:00.000"},
+        **{"X-Amz-Target": "DynamoDBStreams_20120810.DescribeStream", "Content-Type": content_type},
+    )
+    assert status == 400
+    assert headers["content-type"] == "application/x-amz-json-1.0"
+    assert body["__type"].startswith("com.amazonaws.dynamodb.v20120810#")
 
 
 def test_responses_carry_request_id_and_crc32(raw: Raw) -> None:
@@ -243,13 +257,14 @@ def test_cors_preflight(raw: Raw) -> None:
     assert headers["access-control-allow-origin"] == "*"
     assert headers["access-control-allow-headers"] == "content-type,x-amz-target"
     assert headers["access-control-allow-methods"] == "POST"
+    assert headers["access-control-expose-headers"] == "x-amzn-RequestId,x-amzn-ErrorType,x-amzn-ErrorMessage,Date"
     assert headers["access-control-max-age"] == "172800"
 
 
 def test_cors_headers_only_with_an_origin(raw: Raw) -> None:
     _, headers, _ = raw.call("ListTables", {}, Origin="http://localhost:8001")
     assert headers["access-control-allow-origin"] == "*"
-    assert headers["access-control-expose-headers"] == "x-amzn-RequestId,x-amzn-ErrorType,x-amz-crc32,Date"
+    assert headers["access-control-expose-headers"] == "x-amzn-RequestId,x-amzn-ErrorType,x-amzn-ErrorMessage,Date"
     _, headers, _ = raw.call("ListTables", {})
     assert not [name for name in headers if name.startswith("access-control")]
 

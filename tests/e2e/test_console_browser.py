@@ -390,7 +390,7 @@ def test_throughput_update_and_delete(browser: Chrome, server: ServerProcess, dd
 def test_the_server_serves_the_console_files(server: ServerProcess) -> None:
     conn = http.client.HTTPConnection(server.host, server.port, timeout=30)
     try:
-        conn.request("GET", "/console", headers={"Origin": "https://elsewhere.example"})
+        conn.request("GET", "/console", headers={"Origin": "http://localhost:3000"})
         moved = conn.getresponse()
         moved.read()
         assert (moved.status, moved.getheader("Location")) == (301, "/console/")

@@ -18,7 +18,7 @@ from tests.e2e.conftest import create_table, make_client
 from tests.e2e.server_process import ServerProcess
 
 LIST_TABLES = (
-    b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amz-json-1.0\r\n"
+    b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-amz-json-1.0\r\n"
     b"X-Amz-Target: DynamoDB_20120810.ListTables\r\nX-Amz-Date: 20260101T000000Z\r\n"
     b"Authorization: AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/dynamodb/aws4_request, "
     b"SignedHeaders=host, Signature=abc\r\nContent-Length: 2\r\n\r\n{}"
@@ -54,7 +54,7 @@ def split_response(data: bytes) -> tuple[int, dict[str, str], bytes]:
 
 def serves(server: ServerProcess) -> bool:
     sock = connect(server)
-    sock.sendall(LIST_TABLES.replace(b"Host: x\r\n", b"Host: x\r\nConnection: close\r\n"))
+    sock.sendall(LIST_TABLES.replace(b"Host: localhost\r\n", b"Host: localhost\r\nConnection: close\r\n"))
     return split_response(read_until_closed(sock))[0] == 200
 
 
@@ -87,21 +87,21 @@ def test_a_connection_goes_idle_after_its_response_and_is_closed(short: ServerPr
 
 def test_a_head_that_never_ends_gets_408(short: ServerProcess) -> None:
     sock = connect(short)
-    sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nX-Slow: a")
+    sock.sendall(b"POST / HTTP/1.1\r\nHost: localhost\r\nX-Slow: a")
     assert read_until_closed(sock) == TIMED_OUT
     assert serves(short)
 
 
 def test_a_body_that_never_ends_gets_408(short: ServerProcess) -> None:
     sock = connect(short)
-    sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{")
+    sock.sendall(b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000\r\n\r\n{")
     assert read_until_closed(sock) == TIMED_OUT
     assert serves(short)
 
 
 def test_headers_over_16_kb_are_a_400(default: ServerProcess) -> None:
     sock = connect(default)
-    sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20_000 + b"\r\n\r\n")
+    sock.sendall(b"POST / HTTP/1.1\r\nHost: localhost\r\nX-Big: " + b"a" * 20_000 + b"\r\n\r\n")
     status, headers, body = split_response(read_until_closed(sock))
     assert status == 400
     assert headers["content-type"] == "application/x-amz-json-1.0"
@@ -131,7 +131,7 @@ def test_a_header_of_megabytes_is_cut_off_at_the_limit(default: ServerProcess) -
 
 def test_a_url_over_8_kb_is_a_400(default: ServerProcess) -> None:
     sock = connect(default)
-    sock.sendall(b"GET /" + b"u" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+    sock.sendall(b"GET /" + b"u" * 9000 + b" HTTP/1.1\r\nHost: localhost\r\n\r\n")
     status, _, body = split_response(read_until_closed(sock))
     assert (status, json.loads(body)) == (
         400,
@@ -141,7 +141,7 @@ def test_a_url_over_8_kb_is_a_400(default: ServerProcess) -> None:
 
 def test_a_declared_body_over_16_mb_gets_its_413_while_still_sending(default: ServerProcess) -> None:
     sock = connect(default)
-    sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 16777217\r\n\r\n")
+    sock.sendall(b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 16777217\r\n\r\n")
     for _ in range(64):  # part of the body: the server reads and drops it instead of resetting the connection
         sock.sendall(b" " * 65536)
     sock.shutdown(socket.SHUT_WR)
@@ -159,10 +159,10 @@ def test_the_connection_cap_closes_the_longest_idle_then_refuses_with_503() -> N
         idle = connect(server)
         busy = [connect(server), connect(server)]
         for sock in busy:  # requests under way: these are not closed to make room
-            sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nX-Slow: a")
+            sock.sendall(b"POST / HTTP/1.1\r\nHost: localhost\r\nX-Slow: a")
         newcomer = connect(server)
         assert read_until_closed(idle) == b""  # the longest-idle connection made room
-        newcomer.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nX-Slow: a")
+        newcomer.sendall(b"POST / HTTP/1.1\r\nHost: localhost\r\nX-Slow: a")
         refused = connect(server)
         status, _, body = split_response(read_until_closed(refused))
         assert status == 503
@@ -180,11 +180,11 @@ def test_request_bytes_held_by_all_connections_are_bounded() -> None:
     server = ServerProcess("--max-buffered-request-bytes", "1000000")
     try:
         stalled = connect(server)
-        stalled.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n" + b" " * 900_000)
+        stalled.sendall(b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2000000\r\n\r\n" + b" " * 900_000)
         for _ in range(3):  # the server has read what the stalled client sent
             assert serves(server)
         other = connect(server)
-        other.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 200000\r\n\r\n" + b" " * 200_000)
+        other.sendall(b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 200000\r\n\r\n" + b" " * 200_000)
         status, _, body = split_response(read_until_closed(other))
         assert status == 503
         assert json.loads(body)["__type"] == "com.amazonaws.dynamodb.v20120810#ServiceUnavailable"
@@ -212,7 +212,7 @@ def test_a_client_that_pipelines_and_never_reads_is_not_buffered_for() -> None:
     try:
         table = _table_with_a_large_item(server)
         request = (
-            b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amz-json-1.0\r\n"
+            b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-amz-json-1.0\r\n"
             b"X-Amz-Target: DynamoDB_20120810.GetItem\r\nX-Amz-Date: 20260101T000000Z\r\n"
             b"Authorization: AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/dynamodb/aws4_request, "
             b"SignedHeaders=host, Signature=abc\r\nContent-Length: %d\r\n\r\n%s"

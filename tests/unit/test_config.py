@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 
 from dynastore.app import open_storage
-from dynastore.cli import _parser, _with_network
+from dynastore.cli import _parser, _serve_config, _with_network
 from dynastore.config import Config
 from dynastore.server import connection_limits
 from dynastore.storage.lmdb_kv import LmdbKV
@@ -81,3 +81,16 @@ def test_security_settings_from_environment_and_flags() -> None:
     assert "top-secret" not in repr(env)  # a logged config shows no secret
     args = _parser(env).parse_args(["serve", "--auth", "none", "--users-file", "/other.json"])
     assert (args.auth, args.users_file, args.tls_cert) == ("none", Path("/other.json"), Path("/srv/cert.pem"))
+
+
+def test_allowed_hosts_from_environment_and_flag() -> None:
+    assert Config.from_env({}).allowed_hosts == ()
+    env = Config.from_env({"DYNASTORE_ALLOWED_HOSTS": " db.example,dev.example  other.example ,"})
+    assert env.allowed_hosts == ("db.example", "dev.example", "other.example")
+    assert serve_config_of(env, []).allowed_hosts == ("db.example", "dev.example", "other.example")
+    assert serve_config_of(env, ["--allowed-hosts", "*"]).allowed_hosts == ("*",)
+    assert serve_config_of(Config(), []).allowed_hosts == ()
+
+
+def serve_config_of(defaults: Config, flags: list[str]) -> Config:
+    return _serve_config(defaults, _parser(defaults).parse_args(["serve", *flags]))

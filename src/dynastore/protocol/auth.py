@@ -1,17 +1,22 @@
-"""SigV4 presence and format checks, with DynamoDB's texts. Signature verification plugs in here later."""
+"""SigV4 presence and format checks, with DynamoDB's texts (signatures are verified by security/authenticator.py)."""
 
 from __future__ import annotations
 
 from dynastore import messages
 from dynastore.errors import IncompleteSignatureException, MissingAuthenticationTokenException
+from dynastore.security.authenticator import check_presigned_query, is_presigned
 
 _REQUIRED_PARAMS = ("Credential", "Signature", "SignedHeaders")
 
 
-def check(headers: dict[str, str]) -> None:
-    """Raise the error DynamoDB gives a request whose Authorization header is missing or incomplete."""
+def check(headers: dict[str, str], path: str = "/") -> None:
+    """Raise the error DynamoDB gives a request whose Authorization header is missing or incomplete. A request
+    presigned in its query string instead (no Authorization header) must carry the signature's parameters."""
     authorization = headers.get("authorization")
     if authorization is not None and _well_formed(authorization) and ("x-amz-date" in headers or "date" in headers):
+        return
+    if authorization is None and is_presigned(path):
+        check_presigned_query(path.partition("?")[2])
         return
     if not authorization or authorization.strip()[:5] != "AWS4-":
         raise MissingAuthenticationTokenException(messages.AUTH_MISSING_TOKEN)

@@ -125,7 +125,10 @@ class Protocol:
         if metrics is None:
             return self._answer(method, headers, body, path)
         if path != "/" and path.split("?", 1)[0] == METRICS_PATH:
-            return metrics_response(metrics, method)  # not counted: a scrape is not a request to the database
+            # Not counted: a scrape is not a request to the database. It names every table: with authentication
+            # on, an admin's signature is needed here (the --metrics-port listener stays the operator's choice).
+            refusal = self.refuse_admin(method, headers, path, body)
+            return metrics_response(metrics, method) if refusal is None else refusal
         started = time.perf_counter()
         response = self._answer(method, headers, body, path)
         error_type = self._error_type
@@ -241,7 +244,7 @@ class Protocol:
         operation = self._operation(headers.get("x-amz-target", ""))
         authenticator = self.authenticator
         if authenticator is None:
-            auth.check(headers)
+            auth.check(headers, path)
             caller = self._caller
         else:
             caller = _authenticate(authenticator, "POST", headers, path, sent)  # the signature covers the bytes sent

@@ -90,7 +90,7 @@ class Authenticator:
 
     def is_presigned(self, headers: dict[str, str], path: str) -> bool:
         """A request that carries its signature in the query string (and no Authorization header)."""
-        return "authorization" not in headers and "X-Amz-Algorithm=" in path
+        return "authorization" not in headers and is_presigned(path)
 
     def authenticate(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Caller:
         """The caller a signed request proves to be; raises DynamoDB's error otherwise. A request signed in its
@@ -101,7 +101,7 @@ class Authenticator:
                 raise IncompleteSignatureException(messages.AUTH_QUERY_AND_HEADER)
             signed = _from_header(headers, query)
         else:
-            signed = _from_query(query, headers)
+            signed = _from_query(query)
         return self._verify(method, route, headers, body, signed)
 
     def _verify(self, method: str, route: str, headers: dict[str, str], body: bytes, signed: _Signed) -> Caller:
@@ -223,6 +223,17 @@ class Authenticator:
         return epoch
 
 
+def is_presigned(path: str) -> bool:
+    """Whether a request's path carries a SigV4 signature in its query string."""
+    return "X-Amz-Algorithm=" in path
+
+
+def check_presigned_query(query: str) -> None:
+    """Raise what a presigned query string missing one of the signature's parameters (or with a wrong
+    X-Amz-Expires) gets, whether or not signatures are verified."""
+    _from_query(query)
+
+
 def _digits(amz_date: str) -> bool:
     return amz_date[:8].isdigit() and amz_date[9:15].isdigit() and amz_date.isascii()
 
@@ -276,7 +287,7 @@ def _from_http_date(text: str) -> str:
         return text
 
 
-def _from_query(query: str, headers: dict[str, str]) -> _Signed:
+def _from_query(query: str) -> _Signed:
     params: dict[str, str] = {}
     for pair in query.split("&"):
         name, _, value = pair.partition("=")

@@ -27,6 +27,7 @@ import orjson
 from dynastore import limits, messages
 from dynastore.security.caller import Caller
 from dynastore.security.policy_documents import IDENTITY, Policy, PolicyDocumentError, compiled, parse_policy
+from dynastore.util.files import make_private_directory
 
 __all__ = ["USER", "GROUP", "IdentityPolicies", "IdentityPolicyError", "RELOAD_INTERVAL"]
 
@@ -166,7 +167,7 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 
 def _write_private(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically, readable by its owner only."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_directory(path.parent)  # the data directory, when `dynastore policies` is the first to need it
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as out:

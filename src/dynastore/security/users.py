@@ -21,8 +21,8 @@ import orjson
 
 from dynastore.limits import ACCESS_KEYS_PER_USER, SESSION_SECONDS_MAX, SESSION_SECONDS_MIN
 from dynastore.security.credentials import FORMAT_VERSION, read_document, user_arn
+from dynastore.util.files import make_private_directory
 
-DIRECTORY_MODE = 0o700
 FILE_MODE = 0o600
 _ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 _USER_NAME = re.compile(r"[\w+=,.@-]{1,64}", re.ASCII)
@@ -216,9 +216,7 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def _make_directory(directory: Path) -> None:
-    if not directory.exists():
-        directory.mkdir(mode=DIRECTORY_MODE, parents=True)
-        os.chmod(directory, DIRECTORY_MODE)  # mkdir's mode is masked by the umask
+    make_private_directory(directory)  # the data directory too, when this command is the first to need it
 
 
 def _write(path: Path, document: dict[str, Any]) -> None:

@@ -245,6 +245,7 @@ def test_cors_only_with_an_origin_and_never_reflecting_it(protocol: Protocol) ->
         ("Access-Control-Allow-Origin", "*"),
         ("Access-Control-Allow-Headers", "content-type,x-amz-target"),
         ("Access-Control-Allow-Methods", "POST"),
+        ("Access-Control-Expose-Headers", "x-amzn-RequestId,x-amzn-ErrorType,x-amzn-ErrorMessage,Date"),
         ("Access-Control-Max-Age", "172800"),
     ]
     assert protocol.handle("OPTIONS", {}, b"").status == 404
