@@ -357,3 +357,45 @@ def test_stream_records_keep_the_table_key(ddb: Any) -> None:
         return [r["dynamodb"]["Keys"] for r in records]
 
     assert eventually(keys_written) == [{"game": s("m1")}]
+
+
+@pytest.mark.parametrize(
+    ("table_key", "lsi_key", "message"),
+    [
+        (
+            ("game:HASH", "seq:RANGE", "bracket:RANGE"),
+            None,
+            "1 validation error detected: Value '[KeySchemaElement(attributeName=game, keyType=HASH), "
+            "KeySchemaElement(attributeName=seq, keyType=RANGE), KeySchemaElement(attributeName=bracket, "
+            "keyType=RANGE)]' at 'keySchema' failed to satisfy constraint: Member must have length less than or "
+            "equal to 2",
+        ),
+        (("game:HASH", "area:HASH"), None, "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type"),
+        (
+            ("game:HASH", "seq:RANGE"),
+            ("game:HASH", "area:HASH"),
+            "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type",
+        ),
+    ],
+)
+def test_tables_and_lsis_keep_one_attribute_of_each_kind(
+    ddb: Any, table_key: tuple[str, ...], lsi_key: tuple[str, ...] | None, message: str
+) -> None:
+    lsis = {}
+    if lsi_key is not None:
+        lsis = {
+            "LocalSecondaryIndexes": [
+                {"IndexName": "lsi", "KeySchema": key(*lsi_key), "Projection": {"ProjectionType": "ALL"}}
+            ]
+        }
+    names = {spec.split(":")[0] for spec in (*table_key, *(lsi_key or ()))}
+    code, text = error_of(
+        lambda: ddb.create_table(
+            TableName=unique_name(),
+            KeySchema=key(*table_key),
+            AttributeDefinitions=[d for d in DEFINITIONS if d["AttributeName"] in names],
+            BillingMode="PAY_PER_REQUEST",
+            **lsis,
+        )
+    )
+    assert (code, text) == ("ValidationException", message)
