@@ -66,17 +66,29 @@ def wait_active(ddb: Any, table: str, index: str | None = None) -> None:
     raise AssertionError(f"{table} did not turn ACTIVE")
 
 
-@pytest.fixture(scope="module")
-def matches(ddb: Any) -> str:
+UNITS = {"ReadCapacityUnits": 100, "WriteCapacityUnits": 100}
+BILLING_MODES = ["PAY_PER_REQUEST", "PROVISIONED"]  # both capacity modes
+
+
+def billing(mode: str) -> dict[str, Any]:
+    """A CreateTable's billing members in ``mode``."""
+    return {"BillingMode": mode} | ({"ProvisionedThroughput": UNITS} if mode == "PROVISIONED" else {})
+
+
+def by_round(mode: str, projection: str = "ALL") -> dict[str, Any]:
+    index = {"IndexName": "by_round", "KeySchema": BY_ROUND, "Projection": {"ProjectionType": projection}}
+    return index | ({"ProvisionedThroughput": UNITS} if mode == "PROVISIONED" else {})
+
+
+@pytest.fixture(scope="module", params=BILLING_MODES)
+def matches(ddb: Any, request: pytest.FixtureRequest) -> str:
     name = unique_name()
     ddb.create_table(
         TableName=name,
         KeySchema=key("game:HASH"),
         AttributeDefinitions=DEFINITIONS,
-        BillingMode="PAY_PER_REQUEST",
-        GlobalSecondaryIndexes=[
-            {"IndexName": "by_round", "KeySchema": BY_ROUND, "Projection": {"ProjectionType": "ALL"}}
-        ],
+        GlobalSecondaryIndexes=[by_round(request.param)],
+        **billing(request.param),
     )
     wait_active(ddb, name)
     for match in MATCHES:
@@ -271,13 +283,14 @@ def test_an_item_is_in_the_index_only_with_every_key_attribute(ddb: Any, matches
     )
 
 
-def test_update_table_adds_a_multi_attribute_index_and_backfills_it(ddb: Any) -> None:
+@pytest.mark.parametrize("mode", BILLING_MODES)
+def test_update_table_adds_a_multi_attribute_index_and_backfills_it(ddb: Any, mode: str) -> None:
     name = unique_name()
     ddb.create_table(
         TableName=name,
         KeySchema=key("game:HASH"),
         AttributeDefinitions=[{"AttributeName": "game", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
+        **billing(mode),
     )
     wait_active(ddb, name)
     for match in MATCHES:
@@ -285,9 +298,7 @@ def test_update_table_adds_a_multi_attribute_index_and_backfills_it(ddb: Any) ->
     ddb.update_table(
         TableName=name,
         AttributeDefinitions=DEFINITIONS,
-        GlobalSecondaryIndexUpdates=[
-            {"Create": {"IndexName": "by_round", "KeySchema": BY_ROUND, "Projection": {"ProjectionType": "KEYS_ONLY"}}}
-        ],
+        GlobalSecondaryIndexUpdates=[{"Create": by_round(mode, "KEYS_ONLY")}],
     )
     wait_active(ddb, name, "by_round")
     described = ddb.describe_table(TableName=name)["Table"]["GlobalSecondaryIndexes"][0]
@@ -334,7 +345,7 @@ def test_partiql_select_scans_without_every_partition_attribute(ddb: Any, matche
     )
 
 
-def test_stream_records_keep_the_table_key(ddb: Any) -> None:
+def test_stream_records_keep_the_table_key(ddb: Any, endpoint: str) -> None:
     name = unique_name()
     ddb.create_table(
         TableName=name,
@@ -348,7 +359,7 @@ def test_stream_records_keep_the_table_key(ddb: Any) -> None:
     )
     wait_active(ddb, name)
     ddb.put_item(TableName=name, Item=item_of("m1"))
-    streams = make_streams_client(ddb.meta.endpoint_url)
+    streams = make_streams_client(endpoint)
     arn = ddb.describe_table(TableName=name)["Table"]["LatestStreamArn"]
 
     def keys_written() -> list[Any]:
