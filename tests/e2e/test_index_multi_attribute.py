@@ -149,6 +149,16 @@ def test_query_conditions(ddb: Any, matches: str, condition: str, expected: list
     assert matches_of(query(ddb, matches, condition, ScanIndexForward=False)) == expected[::-1]
 
 
+def test_a_query_is_charged_to_the_index(ddb: Any, matches: str) -> None:
+    page = query(ddb, matches, PARTITION + " AND #round = :ro", ReturnConsumedCapacity="INDEXES")
+    assert page["ConsumedCapacity"] == {
+        "TableName": matches,
+        "CapacityUnits": 1.5,  # three ~3 KB entries: 3 units, halved (eventually consistent)
+        "Table": {"CapacityUnits": 0.0},
+        "GlobalSecondaryIndexes": {"by_round": {"CapacityUnits": 1.5}},
+    }
+
+
 def test_query_pages_carry_every_key_attribute(ddb: Any, matches: str) -> None:
     page = query(ddb, matches, PARTITION, Limit=1)
     assert page["LastEvaluatedKey"] == {
@@ -248,6 +258,8 @@ def test_scan_reads_every_entry_once_in_pages(ddb: Any, matches: str) -> None:
     found, last_keys = scan_all(ddb, matches, Limit=2)
     assert sorted(found) == ["m1", "m2", "m3", "m4", "m5", "m6"]
     assert all(set(last) == {*INDEX_KEY, "game"} for last in last_keys)
+    segments = [scan_all(ddb, matches, Segment=i, TotalSegments=3, Limit=1)[0] for i in range(3)]
+    assert sorted(game for segment in segments for game in segment) == ["m1", "m2", "m3", "m4", "m5", "m6"]
     start = {"tournament": s("W24"), "area": s("NA"), "round": s("R1"), "bracket": s("LOWER"), "game": s("m3")}
     assert error_of(lambda: ddb.scan(TableName=matches, IndexName="by_round", ExclusiveStartKey=start)) == (
         "ValidationException",
