@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 from collections.abc import Callable
 from typing import Final, TypeVar
 
@@ -296,9 +297,9 @@ def plan_multi_read(
             return ReadPlan(None, None, (), ResolvedCondition(root))
         values, rest = found
         per_attribute.append(values)
-    partitions = list(itertools.product(*per_attribute))
-    if len(partitions) > MAX_PARTIQL_KEY_PARTITIONS:
+    if math.prod(len(values) for values in per_attribute) > MAX_PARTIQL_KEY_PARTITIONS:  # counted, not built
         return ReadPlan(None, None, (), ResolvedCondition(root))
+    partitions = list(itertools.product(*per_attribute))
     sort_prefix: list[AttributeValue] = []
     range_op: str | None = None
     range_values: tuple[AttributeValue, ...] = ()
