@@ -422,3 +422,40 @@ def test_tables_and_lsis_keep_one_attribute_of_each_kind(
         )
     )
     assert (code, text) == ("ValidationException", message)
+
+
+@pytest.mark.parametrize(
+    ("specs", "message"),
+    [
+        (
+            ("tournament:HASH", "area:HASH", "round:HASH", "bracket:HASH", "seq:HASH"),
+            "One or more parameter values were invalid: The KeySchema exceeds the maximum allowed number of HASH key "
+            "attributes",
+        ),
+        (
+            ("tournament:HASH", "round:RANGE", "area:HASH"),
+            "One or more parameter values were invalid: All HASH key attributes must precede RANGE key attributes in "
+            "the KeySchema",
+        ),
+        (("round:RANGE", "tournament:HASH"), "Invalid KeySchema: The first KeySchemaElement is not a HASH key type"),
+    ],
+)
+def test_update_table_checks_the_key_schema_of_a_new_index(ddb: Any, specs: tuple[str, ...], message: str) -> None:
+    name = unique_name()
+    ddb.create_table(
+        TableName=name,
+        KeySchema=key("game:HASH"),
+        AttributeDefinitions=[{"AttributeName": "game", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    wait_active(ddb, name)
+    names = {spec.split(":")[0] for spec in specs}
+    index = {"IndexName": "bad", "KeySchema": key(*specs), "Projection": {"ProjectionType": "ALL"}}
+    code, text = error_of(
+        lambda: ddb.update_table(
+            TableName=name,
+            AttributeDefinitions=[d for d in DEFINITIONS if d["AttributeName"] in names],
+            GlobalSecondaryIndexUpdates=[{"Create": index}],
+        )
+    )
+    assert (code, text) == ("ValidationException", message)
