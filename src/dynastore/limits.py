@@ -28,6 +28,7 @@ MAX_LSI_PER_TABLE = 5
 MAX_GSI_PER_TABLE = 20
 MAX_PROJECTED_NON_KEY_ATTRIBUTES = 100
 MAX_GSI_KEY_ATTRIBUTES = 4  # multi-attribute GSI keys: up to 4 partition and 4 sort attributes
+MAX_PARTIQL_KEY_PARTITIONS = 100  # a SELECT naming more combinations of multi-attribute partition values scans
 MAX_TAGS_PER_RESOURCE = 50
 
 READ_UNIT_BYTES = 4 * 1024

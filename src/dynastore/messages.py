@@ -501,7 +501,8 @@ EXPR_NAMES_EMPTY = "ExpressionAttributeNames must not be empty"
 EXPR_VALUES_EMPTY = "ExpressionAttributeValues must not be empty"
 EXPR_VALUES_INVALID_VALUE = "ExpressionAttributeValues contains invalid value: {detail} for key {key}"
 # --- secondary indexes: multi-attribute key definitions and index reads ---------------------------------------
-# Not found in a public source (ours, see docs/indexes.md): the multi-attribute KeySchema rules' texts.
+# The multi-attribute KeySchema rules' texts, as a public catalogue of DynamoDB's responses records them
+# (docs/indexes.md "Multi-attribute GSI keys").
 GSI_TOO_MANY_KEY_ATTRIBUTES = "The KeySchema exceeds the maximum allowed number of {kind} key attributes"
 GSI_KEY_ORDER = (
     "One or more parameter values were invalid: All HASH key attributes must precede RANGE key attributes in the "
@@ -509,8 +510,8 @@ GSI_KEY_ORDER = (
 )
 GSI_KEY_DUPLICATE = "The KeySchema contains multiple key attributes with the same name"
 # Query against a multi-attribute index key: a sort attribute conditioned while an earlier one has no equality
-# (DynamoDB's wording as other implementations quote it), a partition attribute without an equality (ours, in
-# the same form: DynamoDB's text names HASH and equality).
+# (DynamoDB's, as a public test suite run against it asserts), a partition attribute without an equality (ours,
+# in the same form: DynamoDB's text for it is not public).
 KEY_RANGE_NEEDS_EQUALITY = (
     "RANGE key attributes {prior} must have equality conditions specified in the query because a condition is "
     "present on key attribute {later}"

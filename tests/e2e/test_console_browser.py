@@ -219,6 +219,76 @@ def test_create_a_table_and_see_dynamodbs_error_for_a_second_one(
     assert raised.value.response["Error"]["Code"] == "ResourceInUseException"
 
 
+def test_a_multi_attribute_gsi_created_shown_and_queried(browser: Chrome, server: ServerProcess, ddb: Any) -> None:
+    name = unique_name("console")
+    open_page(browser, server, "tables")
+    form = wait_for(browser, "#create-table")
+    fill(form, "TableName", name)
+    fill(form, "HashName", "id")
+    form.find_element(By.XPATH, ".//button[text()='Add GSI']").click()
+    gsi = form.find_element(By.CSS_SELECTOR, ".index-row")
+    fill(gsi, "IndexName", "byPlace")
+    fill(gsi, "HashName", "country, city")
+    fill(gsi, "RangeName", "year:N, month:N, day")
+    fill(gsi, "RangeType", "S")
+    form.find_element(By.ID, "create-table-submit").click()
+    wait_text(browser, "#create-table .ok", f"Created {name}.")
+    table = ddb.describe_table(TableName=name)["Table"]
+    assert table["GlobalSecondaryIndexes"][0]["KeySchema"] == [
+        {"AttributeName": "country", "KeyType": "HASH"},
+        {"AttributeName": "city", "KeyType": "HASH"},
+        {"AttributeName": "year", "KeyType": "RANGE"},
+        {"AttributeName": "month", "KeyType": "RANGE"},
+        {"AttributeName": "day", "KeyType": "RANGE"},
+    ]
+    assert {"AttributeName": "month", "AttributeType": "N"} in table["AttributeDefinitions"]
+    assert {"AttributeName": "day", "AttributeType": "S"} in table["AttributeDefinitions"]
+    for id_, month, day in (("a", 1, "03"), ("b", 2, "01"), ("c", 2, "05"), ("d", 3, "01")):
+        place = {"country": {"S": "FR"}, "city": {"S": "Paris"}, "year": {"N": "2025"}, "month": {"N": str(month)}}
+        ddb.put_item(TableName=name, Item={"id": {"S": id_}, "day": {"S": day}, **place})
+
+    open_page(browser, server, f"table/{name}")
+    assert (
+        "keys country (HASH), city (HASH), year (RANGE), month (RANGE), day (RANGE)"
+        in wait_for(browser, "#indexes").text
+    )
+    open_page(browser, server, f"items/{name}")
+    wait_for(browser, "#item-results")
+    form = browser.find_element(By.ID, "item-search")
+    fill(form, "Operation", "Query")
+    fill(form, "Index", "byPlace")
+    fill(form, "HashValue", "FR")
+    fill(form, "HashValue1", "Paris")
+    fill(form, "SortValue0", "2025")
+    fill(form, "SortValue1", "2")
+    fill(form, "RangeOp", ">=")
+    fill(form, "RangeValue", "02")
+    browser.find_element(By.ID, "run-search").click()
+    wait_text(browser, "#item-results", "Page 1: 1 items")
+    assert [row.text.split()[0] for row in browser.find_elements(By.CSS_SELECTOR, "#items tr.item")] == ["c"]
+    fill(form, "SortValue1", "")  # the condition moves to month, the first sort attribute without a value
+    fill(form, "RangeOp", "between")
+    fill(form, "RangeValue", "1")
+    fill(form, "RangeValue2", "2")
+    browser.find_element(By.ID, "run-search").click()
+    wait_text(browser, "#item-results", "Page 1: 3 items")
+    fill(form, "HashValue1", "")  # DynamoDB's error, as the API gives it
+    fill(form, "SortValue0", "")
+    fill(form, "RangeOp", "(none)")
+    browser.find_element(By.ID, "run-search").click()
+    error = wait_for(browser, "#item-search + div .error")
+    with pytest.raises(ClientError) as raised:
+        ddb.query(
+            TableName=name,
+            IndexName="byPlace",
+            KeyConditionExpression="#pk = :pk AND #pk1 = :pk1",
+            ExpressionAttributeNames={"#pk": "country", "#pk1": "city"},
+            ExpressionAttributeValues={":pk": {"S": "FR"}, ":pk1": {"S": ""}},
+        )
+    assert error.find_element(By.CSS_SELECTOR, ".error-message").text == raised.value.response["Error"]["Message"]
+    screenshot(browser, "items-multi-attribute-index")
+
+
 def _same_request(name: str) -> dict[str, Any]:
     return {
         "TableName": name,

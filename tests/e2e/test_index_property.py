@@ -1,6 +1,7 @@
 """Property, end to end: after any sequence of writes through boto3 (PutItem, UpdateItem, DeleteItem,
 BatchWriteItem, TransactWriteItems) and once GSI propagation has settled, a Scan of every index returns exactly
-the projection of the table's items, computed here from a Scan of the table."""
+the projection of the table's items, computed here from a Scan of the table (a multi-attribute GSI key
+included)."""
 
 from __future__ import annotations
 
@@ -17,10 +18,11 @@ PKS = ["a", "b", "c"]
 SKS = ["1", "2", "3"]
 WORDS = st.sampled_from(["G", "H", "Z"])
 INDEXES = {
-    # name: (hash attribute, range attribute or None, projected attributes or None for ALL)
-    "lsi_n": ("pk", "n", ()),
-    "gsi_g": ("g", None, None),
-    "gsi_hn": ("h", "n", ("x",)),
+    # name: (hash attributes, range attributes, projected attributes or None for ALL)
+    "lsi_n": (("pk",), ("n",), ()),
+    "gsi_g": (("g",), (), None),
+    "gsi_hn": (("h",), ("n",), ("x",)),
+    "gsi_multi": (("g", "h"), ("n", "x"), ()),  # a multi-attribute key: an entry needs all four attributes
 }
 TABLE_KEYS = ("pk", "sk")
 
@@ -49,11 +51,11 @@ WRITES = st.one_of(
 
 def create(ddb: Any) -> str:
     name = unique_name()
-    attrs = [("pk", "S"), ("sk", "S"), ("n", "N"), ("g", "S"), ("h", "S")]
+    attrs = [("pk", "S"), ("sk", "S"), ("n", "N"), ("g", "S"), ("h", "S"), ("x", "S")]
 
-    def keys(hash_name: str, range_name: str | None) -> list[dict[str, str]]:
-        out = [{"AttributeName": hash_name, "KeyType": "HASH"}]
-        return out + ([{"AttributeName": range_name, "KeyType": "RANGE"}] if range_name else [])
+    def keys(hash_names: tuple[str, ...], range_names: tuple[str, ...]) -> list[dict[str, str]]:
+        out = [{"AttributeName": name, "KeyType": "HASH"} for name in hash_names]
+        return out + [{"AttributeName": name, "KeyType": "RANGE"} for name in range_names]
 
     def projection(projected: tuple[str, ...] | None) -> dict[str, Any]:
         if projected is None:
@@ -64,11 +66,11 @@ def create(ddb: Any) -> str:
 
     ddb.create_table(
         TableName=name,
-        KeySchema=keys("pk", "sk"),
+        KeySchema=keys(("pk",), ("sk",)),
         AttributeDefinitions=[{"AttributeName": a, "AttributeType": t} for a, t in attrs],
         BillingMode="PAY_PER_REQUEST",
         LocalSecondaryIndexes=[
-            {"IndexName": "lsi_n", "KeySchema": keys("pk", "n"), "Projection": projection(INDEXES["lsi_n"][2])}
+            {"IndexName": "lsi_n", "KeySchema": keys(("pk",), ("n",)), "Projection": projection(INDEXES["lsi_n"][2])}
         ],
         GlobalSecondaryIndexes=[
             {"IndexName": index, "KeySchema": keys(h, r), "Projection": projection(p)}
@@ -114,8 +116,8 @@ def scan_all(ddb: Any, table: str, index: str | None = None) -> list[dict[str, A
 
 
 def expected(items: list[dict[str, Any]], index: str) -> list[dict[str, Any]]:
-    hash_name, range_name, projected = INDEXES[index]
-    keys = {*TABLE_KEYS, hash_name, *([range_name] if range_name else [])}
+    hash_names, range_names, projected = INDEXES[index]
+    keys = {*TABLE_KEYS, *hash_names, *range_names}
     out = []
     for item in items:
         if all(name in item for name in keys):

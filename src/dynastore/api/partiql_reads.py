@@ -24,16 +24,18 @@ from dynastore.api.read_requests import check_key_paths, json_array
 from dynastore.engine.capacity.units import read_half_units
 from dynastore.engine.context import Context
 from dynastore.engine.item_reads import GetItemRequest, get_item
-from dynastore.engine.key_spaces import IndexKeySpace, KeySpace, range_bounds
+from dynastore.engine.key_spaces import IndexKeySpace, KeySpace, key_condition_bounds, range_bounds
 from dynastore.engine.pages import Json, PageRequest, TableFetch, condition_paths, read_page
 from dynastore.errors import ValidationException
 from dynastore.expressions import ResolvedCondition, ResolvedProjection, project
+from dynastore.expressions.key_condition import KeyCondition
 from dynastore.limits import MAX_PAGE_BYTES
 from dynastore.model.values import AttributeValue, Item, compare_scalars
 from dynastore.partiql import (
     ReadPlan,
     ast,
     partition_equality,
+    plan_multi_read,
     plan_read,
     translate_condition,
     translate_projection,
@@ -189,16 +191,21 @@ def _prepare(
     projection = translate_projection(select.projection)
     range_key = space.range_key
     hash_key = (space.hash_key.name, space.hash_key.type)
-    plan = None if space.key_schema.is_multi_attribute else partition_equality(select.where, params, hash_key)
+    schema = space.key_schema
+    plan = None if schema.is_multi_attribute else partition_equality(select.where, params, hash_key)
     if plan is None:
         where = translate_condition(select.where, params) if select.where is not None else None
-        if space.key_schema.is_multi_attribute:
-            plan = ReadPlan(None, None, (), ResolvedCondition(where) if where is not None else None)
+        if schema.is_multi_attribute:
+            hash_keys = tuple((a.name, a.type) for a in schema.hash_keys)
+            plan = plan_multi_read(where, hash_keys, tuple((a.name, a.type) for a in schema.range_keys))
         else:
             plan = plan_read(where, hash_key, None if range_key is None else (range_key.name, range_key.type))
     reverse, hash_descending = _order(select, space, plan)
     check_key_paths(table, projection.paths if projection is not None else ())
     fetch = _index_fetch(space, plan.filter, projection, consistent)
+    if plan.partitions is not None:
+        ranges = _multi_key_ranges(space, plan, ordered=bool(select.order_by), descending=hash_descending)
+        return _Read(space, ranges, plan.filter, projection, reverse, fetch)
     if plan.hash_values is None:
         lo, hi = space.segment(0, 1)
         return _Read(space, [(lo, hi, lo)], plan.filter, projection, reverse, fetch)
@@ -228,20 +235,49 @@ def _order(select: ast.Select, space: KeySpace, plan: ReadPlan) -> tuple[bool, b
         return False, False
     if select.where is None:
         raise ValidationException(messages.PARTIQL_ORDER_BY_WITHOUT_WHERE)
-    if plan.hash_values is None:
+    if plan.hash_values is None and plan.partitions is None:
         raise ValidationException(messages.PARTIQL_ORDER_BY_NEEDS_HASH)
     reverse = hash_descending = False
-    range_key = space.range_key
+    hash_names = {a.name for a in space.key_schema.hash_keys}
+    range_names = {a.name for a in space.key_schema.range_keys}
     for term in select.order_by:
         elements = term.path.elements
         name = elements[0]
-        if len(elements) == 1 and name == space.hash_key.name:
+        if len(elements) == 1 and name in hash_names:
             hash_descending = term.descending
-        elif len(elements) == 1 and range_key is not None and name == range_key.name:
+        elif len(elements) == 1 and name in range_names:
             reverse = term.descending
         else:
             raise ValidationException(messages.PARTIQL_ORDER_BY_NOT_KEY.format(name=_path_text(elements)))
     return reverse, hash_descending
+
+
+def _multi_key_ranges(
+    space: KeySpace, plan: ReadPlan, *, ordered: bool, descending: bool
+) -> list[tuple[bytes, bytes, bytes]]:
+    """The byte range of each partition a multi-attribute key's plan reads, narrowed as its key condition would
+    narrow a Query; with ORDER BY on a partition attribute, partitions in the order of their values (attribute
+    by attribute, as the index orders them)."""
+    assert plan.partitions is not None
+    partitions = plan.partitions
+    if ordered:
+        by_values = functools.partial(_compare_partitions, tuple(a.type for a in space.key_schema.hash_keys))
+        partitions = sorted(partitions, key=functools.cmp_to_key(by_values), reverse=descending)
+    ranges = []
+    for values in partitions:
+        prefix = space.partition_prefix(values)
+        condition = KeyCondition(values[0], plan.range_op, plan.range_values, values[1:], plan.sort_prefix)
+        lo, hi = key_condition_bounds(space, condition, prefix)
+        ranges.append((lo, hi, prefix))
+    return ranges
+
+
+def _compare_partitions(types: tuple[str, ...], a: tuple[AttributeValue, ...], b: tuple[AttributeValue, ...]) -> int:
+    for type_name, left, right in zip(types, a, b, strict=True):
+        order = compare_scalars(type_name, left[type_name], right[type_name])
+        if order:
+            return order
+    return 0
 
 
 def _path_text(elements: tuple[str | int, ...]) -> str:

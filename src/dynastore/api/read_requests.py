@@ -189,8 +189,7 @@ def check_key_paths(table: TableDef, paths: Iterable[ResolvedPath]) -> None:
         if attr.name in nested:
             raise ValidationException(messages.KEY_PATH_NOT_SCALAR.format(kind="Key", name=attr.name))
     for index in (*table.gsis, *table.lsis):
-        schema = index.key_schema
-        for attr in (schema.hash_key,) if schema.range_key is None else (schema.hash_key, schema.range_key):
+        for attr in index.key_schema.attributes:  # every attribute of a multi-attribute key
             if attr.name in nested:
                 raise ValidationException(messages.KEY_PATH_NOT_SCALAR.format(kind="IndexKey", name=attr.name))
 

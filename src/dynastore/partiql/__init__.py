@@ -6,7 +6,7 @@ Public API::
     parsed = cache.get(text)                   # StatementCache on the engine Context; PartiQLSyntaxError
     parsed.statement, parsed.param_count
     bind_value(value, params)                  # literal / ? -> AttributeValue
-    translate_condition / translate_update / translate_projection / split_key / plan_read
+    translate_condition / translate_update / translate_projection / split_key / plan_read / plan_multi_read
 
 The api layer (api/partiql_*.py) turns the results into the engine's typed calls.
 """
@@ -22,6 +22,7 @@ from dynastore.partiql.translate import (
     ReadPlan,
     conjoin,
     partition_equality,
+    plan_multi_read,
     plan_read,
     split_key,
     translate_condition,
@@ -39,6 +40,7 @@ __all__ = [
     "conjoin",
     "parse",
     "partition_equality",
+    "plan_multi_read",
     "plan_read",
     "split_key",
     "translate_condition",

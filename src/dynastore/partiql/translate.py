@@ -11,7 +11,11 @@ filters, updates and projections run on the one evaluator every DynamoDB operati
 
 from __future__ import annotations
 
-from typing import Final
+import functools
+import itertools
+import math
+from collections.abc import Callable
+from typing import Final, TypeVar
 
 from dynastore import messages
 from dynastore.errors import ValidationException
@@ -36,6 +40,7 @@ from dynastore.expressions.ast import (
 )
 from dynastore.expressions.semantics import check_paths
 from dynastore.expressions.tokens import ExpressionError
+from dynastore.limits import MAX_PARTIQL_KEY_PARTITIONS
 from dynastore.model.values import AttributeValue, Item, compare_scalars
 from dynastore.partiql import ast
 from dynastore.partiql.bind import bind_value
@@ -51,6 +56,7 @@ __all__ = [
     "split_key",
 ]
 
+_T = TypeVar("_T")
 _FLIPPED: Final = {"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _SET_TYPES: Final = frozenset({"SS", "NS", "BS"})
 
@@ -226,7 +232,7 @@ class ReadPlan:
     """How a SELECT reads: the partition values it queries (None: a Scan), the sort-key operator and values that
     narrow each partition, and the filter left over."""
 
-    __slots__ = ("hash_values", "range_op", "range_values", "filter")
+    __slots__ = ("hash_values", "range_op", "range_values", "filter", "partitions", "sort_prefix")
 
     def __init__(
         self,
@@ -234,11 +240,17 @@ class ReadPlan:
         range_op: str | None,
         range_values: tuple[AttributeValue, ...],
         filter: ResolvedCondition | None,
+        partitions: list[tuple[AttributeValue, ...]] | None = None,
+        sort_prefix: tuple[AttributeValue, ...] = (),
     ) -> None:
         self.hash_values = hash_values
         self.range_op = range_op
         self.range_values = range_values
         self.filter = filter
+        # A multi-attribute key: the partition attributes' values of each partition read (KeySchema order), the
+        # equalities on leading sort attributes, and range_op/range_values on the sort attribute after them.
+        self.partitions = partitions
+        self.sort_prefix = sort_prefix
 
 
 def plan_read(root: ResolvedNode | None, hash_key: tuple[str, str], range_key: tuple[str, str] | None) -> ReadPlan:
@@ -264,6 +276,56 @@ def plan_read(root: ResolvedNode | None, hash_key: tuple[str, str], range_key: t
                 rest = rest[:index] + rest[index + 1 :]
                 break
     return ReadPlan(values, range_op, range_values, conjoin(rest))
+
+
+def plan_multi_read(
+    root: ResolvedNode | None,
+    hash_keys: tuple[tuple[str, str], ...],
+    range_keys: tuple[tuple[str, str], ...],
+) -> ReadPlan:
+    """The read of a multi-attribute index key: a Query of each combination of partition values when the
+    top-level AND holds an equality, an IN or an OR of equalities on every partition attribute (at most
+    ``MAX_PARTIQL_KEY_PARTITIONS`` combinations), narrowed by equalities on the leading sort attributes and one
+    condition on the sort attribute after them; otherwise a Scan with the whole WHERE as its filter."""
+    if root is None:
+        return ReadPlan(None, None, (), None)
+    rest = _conjuncts(root)
+    per_attribute: list[list[AttributeValue]] = []
+    for hash_key in hash_keys:
+        found = _take(rest, functools.partial(_hash_values, hash_key=hash_key))
+        if found is None:
+            return ReadPlan(None, None, (), ResolvedCondition(root))
+        values, rest = found
+        per_attribute.append(values)
+    if math.prod(len(values) for values in per_attribute) > MAX_PARTIQL_KEY_PARTITIONS:  # counted, not built
+        return ReadPlan(None, None, (), ResolvedCondition(root))
+    partitions = list(itertools.product(*per_attribute))
+    sort_prefix: list[AttributeValue] = []
+    range_op: str | None = None
+    range_values: tuple[AttributeValue, ...] = ()
+    for position, range_key in enumerate(range_keys):
+        condition = _take(rest, functools.partial(_range_condition, range_key=range_key))
+        if condition is None:
+            break
+        (op, operands), rest = condition
+        if op != "=" or position == len(range_keys) - 1:
+            range_op, range_values = op, operands
+            break
+        sort_prefix.append(operands[0])
+    if range_op is None and sort_prefix:  # equalities only: the last one is the condition after the others
+        range_op, range_values = "=", (sort_prefix.pop(),)
+    return ReadPlan(None, range_op, range_values, conjoin(rest), partitions, tuple(sort_prefix))
+
+
+def _take(
+    nodes: list[ResolvedNode], match: Callable[[ResolvedNode], _T | None]
+) -> tuple[_T, list[ResolvedNode]] | None:
+    """The first match among ``nodes`` and the nodes without it."""
+    for index, node in enumerate(nodes):
+        found = match(node)
+        if found is not None:
+            return found, nodes[:index] + nodes[index + 1 :]
+    return None
 
 
 def partition_equality(

@@ -39,7 +39,7 @@ def test_sort_attributes_left_to_right() -> None:
 
 
 def test_every_partition_attribute_needs_equality() -> None:
-    # DynamoDB's texts name HASH and equality (test suites run against DynamoDB)
+    # ours, in the form of DynamoDB's RANGE text (DynamoDB's own for this case is not public)
     assert error("t = :t AND rd = :d") == ("HASH key attributes r must have equality conditions specified in the query")
     assert error("t = :t AND r > :r") == ("HASH key attributes r must have equality conditions specified in the query")
 
@@ -61,3 +61,14 @@ def test_types_and_foreign_attributes() -> None:
         == "One or more parameter values were invalid: Condition parameter type does not match schema type"
     )
     assert error("t = :t AND r = :r AND zz = :m") == "Query key condition not supported"
+
+
+def test_one_partition_attribute_keeps_dynamodb_s_single_key_texts() -> None:
+    condition = ExpressionContext(None, VALUES).condition("KeyConditionExpression", "rd = :d")
+    with pytest.raises(ExpressionError) as info:
+        build_multi_key_condition(condition, (("t", "S"),), RANGE)
+    assert info.value.detail == "Query condition missed key schema element: t"
+    condition = ExpressionContext(None, VALUES).condition("KeyConditionExpression", "t > :t")
+    with pytest.raises(ExpressionError) as info:
+        build_multi_key_condition(condition, (("t", "S"),), RANGE)
+    assert info.value.detail == "Query key condition not supported"

@@ -4,6 +4,7 @@ writes."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from dynastore.partiql import (
     bind_value,
     parse,
     partition_equality,
+    plan_multi_read,
     plan_read,
     split_key,
     translate_condition,
@@ -145,6 +147,51 @@ class TestKeys:
         assert (plan.range_op, plan.filter) == ("begins_with", None)
         plan = plan_read(where("pk = 'a' AND sk BETWEEN 'b' AND 'c'"), ("pk", "S"), ("sk", "S"))
         assert plan.range_op == "BETWEEN"
+
+
+class TestMultiAttributeKeys:
+    HASH = (("t", "S"), ("r", "S"))
+    RANGE = (("a", "S"), ("b", "S"), ("c", "N"))
+
+    def plan(self, text: str) -> Any:
+        return plan_multi_read(where(text), self.HASH, self.RANGE)
+
+    def test_every_partition_attribute_makes_a_query_of_each_combination(self) -> None:
+        plan = self.plan("r IN ['x', 'y'] AND t = 'w' AND z = 1")
+        assert plan.partitions == [({"S": "w"}, {"S": "x"}), ({"S": "w"}, {"S": "y"})]
+        assert (plan.range_op, plan.sort_prefix) == (None, ())
+        assert plan.filter is not None and evaluate(plan.filter, {"z": {"N": "1"}})
+
+    def test_leading_equalities_and_one_condition_narrow_the_partition(self) -> None:
+        plan = self.plan("t = 'w' AND r = 'x' AND b = 'q' AND a = 'p' AND c > 3 AND c < 9")
+        assert (plan.sort_prefix, plan.range_op, plan.range_values) == (({"S": "p"}, {"S": "q"}), ">", ({"N": "3"},))
+        assert plan.filter is not None and [evaluate(plan.filter, {"c": {"N": n}}) for n in ("8", "9")] == [True, False]
+
+    def test_equalities_only_end_with_an_equality_condition(self) -> None:
+        plan = self.plan("t = 'w' AND r = 'x' AND a = 'p'")
+        assert (plan.sort_prefix, plan.range_op, plan.range_values) == ((), "=", ({"S": "p"},))
+
+    def test_a_gap_in_the_sort_attributes_stops_the_narrowing(self) -> None:
+        plan = self.plan("t = 'w' AND r = 'x' AND begins_with(a, 'p') AND b = 'q'")
+        assert (plan.sort_prefix, plan.range_op) == ((), "begins_with")
+        plan = self.plan("t = 'w' AND r = 'x' AND b = 'q'")
+        assert (plan.range_op, plan.filter is not None) == (None, True)
+
+    @pytest.mark.parametrize("text", ["t = 'w'", "t = 'w' OR r = 'x'", "t = 'w' AND r = 1", "t = 'w' AND r <> 'x'"])
+    def test_without_every_partition_attribute_it_scans(self, text: str) -> None:
+        plan = self.plan(text)
+        assert (plan.partitions, plan.hash_values) == (None, None)
+        assert plan.filter is not None
+
+    def test_too_many_combinations_scan(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        values = ", ".join(f"'{i}'" for i in range(11))
+        assert len(self.plan(f"t IN [{values}] AND r IN ['a']").partitions) == 11
+
+        def never(*lists: Any) -> Any:
+            raise AssertionError("combinations built before they are counted")
+
+        monkeypatch.setattr(itertools, "product", never)  # 4 x 100 values would be 10^8 tuples
+        assert self.plan(f"t IN [{values}] AND r IN [{values}]").partitions is None
 
 
 class TestUpdates:

@@ -402,7 +402,9 @@ def _index_key(gsi: Resource, item: Item) -> bytes | None:
 def _count(res: Resource, insights: ContributorCounters, now: float, key: bytes, units: float, throttled: bool) -> None:
     if len(key) <= 9:
         return  # a bare prefix (the start of a Scan segment): no key to name
-    _, end = keycodec.decode_value(res.hash_attr.type, key, KEY_HEAD_BYTES)
+    end = KEY_HEAD_BYTES
+    for attr in res.hash_attrs:  # every partition attribute of a multi-attribute key
+        _, end = keycodec.decode_value(attr.type, key, end)
     insights.record(
         now, key[KEY_HEAD_BYTES:end], key[KEY_HEAD_BYTES:] if res.range_attr is not None else None, units, throttled
     )

@@ -114,12 +114,18 @@ def contributors_view(
 def _entry(res: Resource, encoded: bytes, counts: Counts, with_sort_key: bool) -> dict[str, Any]:
     """A top key, its counts, and the partition it falls in now (where its partition key hashes to)."""
     key: dict[str, Any] = {}
-    payload, offset = keycodec.decode_value(res.hash_attr.type, encoded, 0)
-    key[res.hash_attr.name] = {res.hash_attr.type: payload}
-    if with_sort_key and res.range_attr is not None and offset < len(encoded):
-        rpayload, _ = keycodec.decode_value(res.range_attr.type, encoded, offset)
-        key[res.range_attr.name] = {res.range_attr.type: rpayload}
-    partition = res.pmap.index_of(int.from_bytes(keyspace.partition_hash(encoded[:offset]), "big"))
+    offset = 0
+    for attr in res.hash_attrs:  # a multi-attribute key names every attribute
+        payload, offset = keycodec.decode_value(attr.type, encoded, offset)
+        key[attr.name] = {attr.type: payload}
+    hash_end = offset
+    if with_sort_key:
+        for attr in res.range_attrs:
+            if offset >= len(encoded):
+                break
+            payload, offset = keycodec.decode_value(attr.type, encoded, offset)
+            key[attr.name] = {attr.type: payload}
+    partition = res.pmap.index_of(int.from_bytes(keyspace.partition_hash(encoded[:hash_end]), "big"))
     return {
         "key": key,
         "ConsumedThroughputUnits": counts.consumed,

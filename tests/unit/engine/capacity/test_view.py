@@ -11,7 +11,7 @@ from dynastore.engine.keys import storage_key
 from dynastore.errors import ProvisionedThroughputExceededException
 from dynastore.limits import CONTRIBUTOR_WINDOW_SECONDS
 from dynastore.model.item_size import item_size
-from dynastore.model.table_schema import KeyAttr, TableDef
+from dynastore.model.table_schema import KeyAttr, KeySchema, TableDef
 from dynastore.model.values import Item
 from tests.unit.engine.tables import T0, create, gsi, make_ctx
 
@@ -163,3 +163,28 @@ def test_each_top_key_names_the_partition_it_falls_in() -> None:
     assert (entry["key"], entry["partition"]) == ({"pk": {"S": "hot"}}, expected)
     throttled = [p["partition"] for p in partitions_view(ctx, st)["partitions"] if p["throttled"]["write"]]
     assert throttled == [expected]
+
+
+def test_contributors_of_a_multi_attribute_gsi_name_every_key_attribute() -> None:
+    ctx, _ = make_ctx()
+    schema = KeySchema(COLOR, KeyAttr("year", "N"), (KeyAttr("size", "S"),), (KeyAttr("month", "N"),))
+    td = create(ctx, "multi", 10, 10, gsis=(gsi(ctx, "by-color-size", schema, 10, 10),))
+    insights.change(ctx, "multi", "by-color-size", enable=True, mode=None)
+    for pk, size in (("a", "S"), ("b", "S"), ("c", "L")):
+        put(
+            ctx,
+            td,
+            {"pk": {"S": pk}, "color": {"S": "red"}, "size": {"S": size}, "year": {"N": "2025"}, "month": {"N": "1"}},
+        )
+    rules = contributors_view(ctx, ctx.capacity.find("multi"), "by-color-size")["rules"]
+    # Partition keys are (color, size) pairs: red/S written twice, red/L once (3 units a write), never merged as "red".
+    assert [(entry["key"], entry["ConsumedThroughputUnits"]) for entry in rules["PKC"]] == [
+        ({"color": {"S": "red"}, "size": {"S": "S"}}, 6.0),
+        ({"color": {"S": "red"}, "size": {"S": "L"}}, 3.0),
+    ]
+    assert rules["SKC"][-1]["key"] == {
+        "color": {"S": "red"},
+        "size": {"S": "L"},
+        "year": {"N": "2025"},
+        "month": {"N": "1"},
+    }

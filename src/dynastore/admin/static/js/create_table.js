@@ -4,14 +4,16 @@ import { field, h, select } from "./dom.js";
 
 const TYPES = ["S", "N", "B"];
 
-// The key inputs: a partition key (not for an LSI, which shares the table's) and an optional sort key.
+// The key inputs: a partition key (not for an LSI, which shares the table's) and an optional sort key. A GSI's
+// may each list up to four attributes (multi-attribute keys): "a, b:N", a name's own type after a colon.
 export function keyRows(kind) {
+  const several = kind === "index" ? { placeholder: "a, b:N", title: "up to 4 attributes; name:S|N|B sets one's type" } : {};
   const hash = kind === "lsi" ? [] : [
-    field("Partition key", h("input", { name: "HashName", required: true, size: 10 })),
+    field("Partition key", h("input", { name: "HashName", required: true, size: 10, ...several })),
     field("Type", select("HashType", TYPES, "S")),
   ];
   return [hash,
-    field(kind === "lsi" ? "Sort key" : "Sort key (optional)", h("input", { name: "RangeName", size: 10, required: kind === "lsi" })),
+    field(kind === "lsi" ? "Sort key" : "Sort key (optional)", h("input", { name: "RangeName", size: 10, required: kind === "lsi", ...several })),
     field("Type", select("RangeType", TYPES, "S"))];
 }
 
@@ -23,17 +25,23 @@ function throughput(scope) {
   return { ReadCapacityUnits: Number(value(scope, "RCU")), WriteCapacityUnits: Number(value(scope, "WCU")) };
 }
 
+// The attributes one key input names: itself, or for a GSI a comma-separated list whose entries may end with
+// their own type (":S", ":N", ":B"; the Type select's otherwise).
+function keyNames(text, type, several) {
+  const entries = several ? text.split(",").map((e) => e.trim()).filter((e) => e) : (text ? [text] : []);
+  return entries.map((entry) => {
+    const typed = several ? /^(.+?)\s*:\s*([SNB])$/.exec(entry) : null;
+    return typed ? [typed[1], typed[2]] : [entry, type];
+  });
+}
+
 // Key schema of `scope` (the table's row or an index row), adding each attribute to `attributes`.
-function keySchema(scope, attributes, tableHash) {
-  const hashName = tableHash ?? value(scope, "HashName");
-  const schema = [{ AttributeName: hashName, KeyType: "HASH" }];
-  if (!tableHash) attributes.set(hashName, value(scope, "HashType"));
-  const rangeName = value(scope, "RangeName");
-  if (rangeName) {
-    schema.push({ AttributeName: rangeName, KeyType: "RANGE" });
-    attributes.set(rangeName, value(scope, "RangeType"));
-  }
-  return schema;
+function keySchema(scope, attributes, tableHash, several = false) {
+  const hashes = tableHash ? [] : keyNames(value(scope, "HashName"), value(scope, "HashType"), several);
+  const ranges = keyNames(value(scope, "RangeName"), value(scope, "RangeType"), several);
+  for (const [name, type] of [...hashes, ...ranges]) attributes.set(name, type);
+  return [...(tableHash ? [tableHash] : hashes.map(([name]) => name)).map((name) => ({ AttributeName: name, KeyType: "HASH" })),
+    ...ranges.map(([name]) => ({ AttributeName: name, KeyType: "RANGE" }))];
 }
 
 export function request(form) {
@@ -48,7 +56,7 @@ export function request(form) {
   const lsis = [];
   for (const row of form.querySelectorAll(".index-row")) {
     const gsi = row.dataset.kind === "GSI";
-    const index = { IndexName: value(row, "IndexName"), KeySchema: keySchema(row, attributes, gsi ? null : tableHash),
+    const index = { IndexName: value(row, "IndexName"), KeySchema: keySchema(row, attributes, gsi ? null : tableHash, gsi),
       Projection: { ProjectionType: value(row, "Projection") } };
     if (gsi && provisioned) index.ProvisionedThroughput = throughput(row);
     (gsi ? gsis : lsis).push(index);

@@ -1,4 +1,4 @@
-// Items: Query (key condition on the table or an index, direction) or Scan (a filter), a page at a time
+// Items: Query (key condition on the table or an index, multi-attribute keys included, direction) or Scan (a filter), a page at a time
 // (LastEvaluatedKey), the item editor (editor.js) for a row or a new item, and a PartiQL box (partiql.js).
 
 import { dynamo } from "./api.js";
@@ -12,11 +12,17 @@ const CONDITIONS = ["(none)", "=", "<", "<=", ">", ">=", "begins_with", "between
 export async function render(main, table) {
   const { Table: t } = await dynamo("DescribeTable", { TableName: table });
   const indexes = [...(t.GlobalSecondaryIndexes ?? []), ...(t.LocalSecondaryIndexes ?? [])];
+  const indexSelect = select("Index", ["(table)", ...indexes.map((i) => i.IndexName)], "(table)");
+  const keyValues = h("span", { class: "key-values" }, keyFields(t.KeySchema));
+  indexSelect.addEventListener("change", () => {
+    const index = indexes.find((i) => i.IndexName === indexSelect.value);
+    replace(keyValues, keyFields((index ?? t).KeySchema));
+  });
   const form = h("form", { id: "item-search" },
     h("div", { class: "row" },
       field("Operation", select("Operation", ["Scan", "Query"], "Scan")),
-      field("Index", select("Index", ["(table)", ...indexes.map((i) => i.IndexName)], "(table)")),
-      field("Partition key value", h("input", { name: "HashValue", size: 14 })),
+      field("Index", indexSelect),
+      keyValues,
       field("Sort key", select("RangeOp", CONDITIONS, "(none)")),
       field("value", h("input", { name: "RangeValue", size: 10 })),
       field("and", h("input", { name: "RangeValue2", size: 10 })),
@@ -56,8 +62,21 @@ function value(form, name) {
   return form.querySelector(`[name="${name}"]`).value.trim();
 }
 
-function keyOf(schema, kind) {
-  return schema.find((k) => k.KeyType === kind)?.AttributeName;
+function keysOf(schema, kind) {
+  return schema.filter((k) => k.KeyType === kind).map((k) => k.AttributeName);
+}
+
+// A Query's key inputs: a value per partition attribute and, for a multi-attribute sort key, an optional
+// equality per sort attribute but the last; the "Sort key" condition applies to the first sort attribute left
+// without one (DynamoDB's rule: equalities from the left, a range only on the last attribute conditioned).
+function keyFields(schema) {
+  const hashes = keysOf(schema, "HASH");
+  const ranges = keysOf(schema, "RANGE");
+  const multi = hashes.length > 1 || ranges.length > 1;
+  return [
+    hashes.map((name, i) => field(multi ? `${name} =` : "Partition key value", h("input", { name: i ? `HashValue${i}` : "HashValue", size: 14 }))),
+    ranges.slice(0, -1).map((name, i) => field(`${name} =`, h("input", { name: `SortValue${i}`, size: 10, placeholder: "(optional)" }))),
+  ];
 }
 
 // A typed key value from the text typed: the attribute's type from AttributeDefinitions.
@@ -77,22 +96,31 @@ function build(form, t, indexes) {
   if (value(form, "Filter")) request.FilterExpression = value(form, "Filter");
   if (operation === "Query") {
     const schema = (index ?? t).KeySchema;
-    const hash = keyOf(schema, "HASH");
-    const range = keyOf(schema, "RANGE");
-    names["#pk"] = hash;
-    values[":pk"] = typed(t, hash, value(form, "HashValue"));
-    let condition = "#pk = :pk";
+    const ranges = keysOf(schema, "RANGE");
+    const conditions = keysOf(schema, "HASH").map((name, i) => {
+      const ref = `pk${i || ""}`;
+      names[`#${ref}`] = name;
+      values[`:${ref}`] = typed(t, name, value(form, i ? `HashValue${i}` : "HashValue"));
+      return `#${ref} = :${ref}`;
+    });
+    let next = 0; // the first sort attribute without an equality
+    for (; next < ranges.length - 1 && value(form, `SortValue${next}`); next++) {
+      names[`#se${next}`] = ranges[next];
+      values[`:se${next}`] = typed(t, ranges[next], value(form, `SortValue${next}`));
+      conditions.push(`#se${next} = :se${next}`);
+    }
+    const range = ranges[next];
     const op = value(form, "RangeOp");
     if (range && op !== "(none)") {
       names["#sk"] = range;
       values[":sk"] = typed(t, range, value(form, "RangeValue"));
-      if (op === "begins_with") condition += " AND begins_with(#sk, :sk)";
+      if (op === "begins_with") conditions.push("begins_with(#sk, :sk)");
       else if (op === "between") {
         values[":sk2"] = typed(t, range, value(form, "RangeValue2"));
-        condition += " AND #sk BETWEEN :sk AND :sk2";
-      } else condition += ` AND #sk ${op} :sk`;
+        conditions.push("#sk BETWEEN :sk AND :sk2");
+      } else conditions.push(`#sk ${op} :sk`);
     }
-    request.KeyConditionExpression = condition;
+    request.KeyConditionExpression = conditions.join(" AND ");
     request.ScanIndexForward = value(form, "Order") === "ascending";
   }
   if (Object.keys(names).length) request.ExpressionAttributeNames = names;

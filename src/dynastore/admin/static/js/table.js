@@ -11,7 +11,8 @@ export async function render(main, name) {
     h("h1", {}, name, " ", h("span", { class: "badge", id: "table-state" }, t.TableStatus)),
     h("section", { class: "card" },
       h("p", {}, `${billing(t)} · ${num(t.ItemCount)} items · ${bytes(t.TableSizeBytes)} · keys `,
-        t.KeySchema.map((k) => `${k.AttributeName} (${k.KeyType})`).join(", ")),
+        keysText(t.KeySchema)),
+      indexList(t),
       h("p", {}, h("a", { href: link("items", name) }, "Browse items"), " · ",
         h("a", { href: link("partitions", name) }, "Partitions and heat"), " · ",
         h("a", { href: link("streams", name) }, "Stream"))),
@@ -19,6 +20,18 @@ export async function render(main, name) {
     h("section", { class: "card" }, h("h2", {}, "Delete"), deleteForm(name, status)),
     status,
     h("section", { class: "card" }, h("h2", {}, "DescribeTable"), h("pre", { id: "describe" }, JSON.stringify(t, null, 2))));
+}
+
+function keysText(schema) {
+  return schema.map((k) => `${k.AttributeName} (${k.KeyType})`).join(", ");
+}
+
+// Each index and its key attributes in KeySchema order (a GSI's may be several of each kind).
+function indexList(t) {
+  const indexes = [...(t.GlobalSecondaryIndexes ?? []).map((i) => ["GSI", i]), ...(t.LocalSecondaryIndexes ?? []).map((i) => ["LSI", i])];
+  if (!indexes.length) return null;
+  return h("ul", { id: "indexes" }, indexes.map(([kind, i]) =>
+    h("li", {}, h("b", {}, i.IndexName), ` ${kind}${i.IndexStatus ? ` ${i.IndexStatus}` : ""} · keys ${keysText(i.KeySchema)} · ${i.Projection.ProjectionType}`)));
 }
 
 function unitsInputs(throughput) {
