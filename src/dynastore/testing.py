@@ -311,13 +311,7 @@ class InProcess:
 
     # ---- the environment a client needs --------------------------------------------------------------------
     def _set_environment(self) -> None:
-        wanted = dict(STAND_IN_ENVIRONMENT, AWS_DEFAULT_REGION=self.config.region)
-        credentials = self.credentials
-        if credentials is not None:
-            wanted.update({name.upper(): value for name, value in credentials.items()})
-        if "AWS_PROFILE" in os.environ:
-            wanted = {"AWS_DEFAULT_REGION": self.config.region}
-        for name, value in wanted.items():
+        for name, value in stand_in_environment(self.config.region, self.credentials).items():
             if name not in os.environ:
                 self._saved_environment[name] = None
                 os.environ[name] = value
@@ -326,6 +320,18 @@ class InProcess:
         for name in self._saved_environment:
             os.environ.pop(name, None)
         self._saved_environment = {}
+
+
+def stand_in_environment(region: str, credentials: dict[str, str] | None) -> dict[str, str]:
+    """What a client made without arguments needs to sign a request for a dynastore of ``region``: the variables
+    to set where the environment has none (stand-in credentials, or ``credentials`` of a dynastore that verifies
+    signatures; only the region when ``AWS_PROFILE`` names credentials of its own)."""
+    wanted = dict(STAND_IN_ENVIRONMENT, AWS_DEFAULT_REGION=region)
+    if credentials is not None:
+        wanted.update({name.upper(): value for name, value in credentials.items()})
+    if "AWS_PROFILE" in os.environ:
+        wanted = {"AWS_DEFAULT_REGION": region}
+    return wanted
 
 
 class _Hooks:
