@@ -1,10 +1,10 @@
 """In-process mode: a dynastore inside the test process, answering boto3 and botocore clients without a socket.
 
 ``with in_process() as ds:`` (or the ``@mock_dynamodb`` decorator) runs a dynastore (app.Dynastore) in this
-process. Every DynamoDB client botocore makes while it is active has a ``before-send`` handler that gives the
-signed HTTP request to ``Protocol.handle``, which answers it exactly as the server would (validation, error
-codes and messages, CRC32, request ids); a response that reports a write is returned only once the write is
-durable, as the server does.
+process. Every DynamoDB (and DynamoDB Streams) client botocore makes while it is active has a ``before-send``
+handler that gives the signed HTTP request to ``Protocol.handle``, which answers it exactly as the server would
+(validation, error codes and messages, CRC32, request ids); a response that reports a write is returned only
+once the write is durable, as the server does.
 
 The dynastore's asyncio loop is driven by the calling thread itself, one call at a time (a lock): the call runs
 the loop until its answer is ready, which also runs the background work that is due (group commit, GSI
@@ -41,8 +41,9 @@ from dynastore.util.clock import ManualClock
 
 __all__ = ["InProcess", "Response", "in_process", "mock_dynamodb"]
 
-# The service whose clients are answered here (botocore's hyphenized service id in event names).
-SERVICE_EVENT = "before-send.dynamodb"
+# The services whose clients are answered here: botocore's service name -> the event their requests are sent
+# through (the hyphenized service id). DynamoDB Streams is served at the same endpoint, as by the server.
+SERVICE_EVENTS = {"dynamodb": "before-send.dynamodb", "dynamodbstreams": "before-send.dynamodb-streams"}
 # What a client needs to sign a request; set for the block only when the environment has none.
 STAND_IN_ENVIRONMENT = {
     "AWS_ACCESS_KEY_ID": "dynastore",
@@ -172,12 +173,17 @@ class InProcess:
 
     # ---- clients -------------------------------------------------------------------------------------------
     def hook(self, client: Any) -> Any:
-        """Answer ``client`` (a botocore DynamoDB client, or a boto3 resource's) from here; returns it."""
-        events = getattr(getattr(client, "meta", None), "events", None)
-        if events is None:
-            events = client.meta.client.meta.events  # a boto3 resource
+        """Answer ``client`` (a botocore DynamoDB or DynamoDB Streams client, or a boto3 resource's) from here;
+        returns it."""
+        meta = client.meta
+        if getattr(meta, "events", None) is None:
+            meta = meta.client.meta  # a boto3 resource
+        events = meta.events
         handler = self._before_send_async if _is_asynchronous(events) else self._before_send
-        events.register(SERVICE_EVENT, handler, unique_id=f"dynastore-in-process-{id(self)}")
+        event = SERVICE_EVENTS.get(meta.service_model.service_name)
+        if event is None:
+            raise ValueError(f"not a DynamoDB or DynamoDB Streams client: {meta.service_model.service_name}")
+        events.register(event, handler, unique_id=f"dynastore-in-process-{id(self)}")
         return client
 
     def client(self, **kwargs: Any) -> Any:
@@ -352,7 +358,7 @@ class _Hooks:
             @functools.wraps(original)
             def create_client(creator: Any, service_name: str, *args: Any, **kwargs: Any) -> Any:
                 client = original(creator, service_name, *args, **kwargs)
-                if service_name == "dynamodb" and cls.active:
+                if service_name in SERVICE_EVENTS and cls.active:
                     cls.active[-1].hook(client)
                 return client
 
@@ -369,7 +375,7 @@ class _Hooks:
         @functools.wraps(original)
         async def create_client(creator: Any, service_name: str, *args: Any, **kwargs: Any) -> Any:
             client = await original(creator, service_name, *args, **kwargs)
-            if service_name == "dynamodb" and cls.active:
+            if service_name in SERVICE_EVENTS and cls.active:
                 cls.active[-1].hook(client)
             return client
 
