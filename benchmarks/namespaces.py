@@ -2,7 +2,9 @@
 ListTables operation (``dispatch.bind``: validation, authorization, the operation) of an authenticated caller
 (``--auth sigv4``) in the default namespace, in another namespace that holds a table, and in a region that holds
 no table yet; once with only the caller's own identity policy in the policies file and once with 100 policies
-there. Interleaved rounds; medians and the fastest round in brackets, microseconds a request.
+there; and, for the bound on what namespaces without tables keep, a request in a different region without tables
+every time (more regions than are remembered). Interleaved rounds; medians and the fastest round in brackets,
+microseconds a request.
 
 Run: ``python benchmarks/namespaces.py [requests] [rounds]``.
 """
@@ -72,6 +74,13 @@ def list_tables(policies: Path) -> Callable[[str], Callable[[], object]]:
     return in_region
 
 
+def in_ever_new_regions(in_region: Callable[[str], Callable[[], object]]) -> Callable[[], object]:
+    """A request in another region without tables each time, cycling through more regions than are remembered."""
+    calls = [in_region(f"xx-{chr(ord('a') + n // 26)}{chr(ord('a') + n % 26)}-1") for n in range(500)]
+    turn = iter(range(1 << 62))
+    return lambda: calls[next(turn) % len(calls)]()
+
+
 def per_request(call: Callable[[], object], count: int) -> float:
     started = time.perf_counter()
     for _ in range(count):
@@ -90,6 +99,7 @@ def main() -> None:
             calls[f"{policies:3} policies, default namespace "] = in_region(REGION)
             calls[f"{policies:3} policies, namespace with a table"] = in_region("eu-west-1")
             calls[f"{policies:3} policies, region with no table  "] = in_region("ap-south-2")
+            calls[f"{policies:3} policies, a new such region each"] = in_ever_new_regions(in_region)
         times: dict[str, list[float]] = {name: [] for name in calls}
         for _ in range(rounds):
             for name, call in calls.items():
