@@ -7,8 +7,8 @@ pyproject.toml): ``--dynastore-mode`` / ``dynastore_mode`` (``inprocess`` or ``s
 / ``dynastore_capacity``, ``--dynastore-manual-clock`` / ``dynastore_manual_clock``, ``--dynastore-auth`` /
 ``dynastore_auth`` (``sigv4``: the dynastore verifies signatures, and the fixtures' clients sign with the key of an
 admin user made for the session, ``dynastore.credentials``), ``--dynastore-flags`` / ``dynastore_flags`` (any
-``dynastore serve`` flags), ``dynastore_isolation`` and ``dynastore_hook_clients`` (true: every DynamoDB client
-the session makes is answered in process, or, with a server, sent to it: see ``pointed_at``).
+``dynastore serve`` flags), ``dynastore_isolation`` and ``dynastore_hook_clients`` (true: every DynamoDB and
+DynamoDB Streams client the session makes is answered in process, or, with a server, sent to it: ``pointed_at``).
 
 Only pytest is imported here: dynastore, boto3 and botocore load when a test first asks for a fixture, so a
 project that installs dynastore but does not use these fixtures pays nothing.
@@ -59,7 +59,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("dynastore_isolation", "tables: each test starts with no tables; none: tables stay", default="tables")
     parser.addini(
         "dynastore_hook_clients",
-        "every DynamoDB client made in the session is answered in process, or sent to the server "
+        "every DynamoDB (and Streams) client made in the session is answered in process, or sent to the server "
         "(false: only the fixtures' clients)",
         type="bool",
         default=True,
