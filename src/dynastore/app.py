@@ -29,6 +29,7 @@ from dynastore.protocol.metrics import Metrics, RequestMetrics, directory_bytes
 from dynastore.protocol.protocol import Protocol
 from dynastore.protocol.request_log import LoggedProtocol, RequestLog
 from dynastore.security.authenticator import Authenticator
+from dynastore.security.caller import AnonymousCallers
 from dynastore.security.credentials import CredentialStore, seeded_admin, store_path
 from dynastore.security.identity_policies import GROUP, USER
 from dynastore.storage.catalog import Catalog
@@ -100,6 +101,7 @@ class Dynastore:
         self.metrics = self._metrics()
         self.protocol = self._protocol()
         self.protocol.authenticator = authenticator(config)
+        self.protocol.anonymous = AnonymousCallers(config.account_id, config.region, shared=config.shared_namespace)
         self.committer: GroupCommitter | None = None
         self._tasks: list[asyncio.Task[None]] = []
 

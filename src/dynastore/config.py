@@ -44,8 +44,9 @@ class Config:
     disk_reserve: int = DISK_RESERVE_BYTES
     region: str = "us-east-1"
     account_id: str = "000000000000"
-    # Every caller uses the namespace of ``account_id`` and ``region`` (DynamoDB Local's -sharedDb); otherwise an
-    # authenticated caller's tables are those of its account and of the region of its request's credential scope.
+    # Every caller uses the namespace of ``account_id`` and ``region`` (DynamoDB Local's -sharedDb); otherwise a
+    # caller's tables are those of its account (``account_id`` without authentication) and of the region of its
+    # request's credential scope.
     shared_namespace: bool = False
     # Simulated control-plane delays, in seconds: how long a table stays CREATING / UPDATING / DELETING.
     create_table_delay: float = 0.0

@@ -7,7 +7,8 @@ pyproject.toml): ``--dynastore-mode`` / ``dynastore_mode`` (``inprocess`` or ``s
 / ``dynastore_capacity``, ``--dynastore-manual-clock`` / ``dynastore_manual_clock``, ``--dynastore-auth`` /
 ``dynastore_auth`` (``sigv4``: the dynastore verifies signatures, and the fixtures' clients sign with the key of an
 admin user made for the session, ``dynastore.credentials``), ``--dynastore-flags`` / ``dynastore_flags`` (any
-``dynastore serve`` flags), ``dynastore_isolation`` and ``dynastore_hook_clients``.
+``dynastore serve`` flags), ``dynastore_isolation`` and ``dynastore_hook_clients`` (true: every DynamoDB and
+DynamoDB Streams client the session makes is answered in process, or, with a server, sent to it: ``pointed_at``).
 
 Only pytest is imported here: dynastore, boto3 and botocore load when a test first asks for a fixture, so a
 project that installs dynastore but does not use these fixtures pays nothing.
@@ -22,18 +23,21 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
+    from dynastore.config import Config
     from dynastore.testing import Response
 
 MODES = ("inprocess", "server")
 AUTH = ("none", "sigv4")
 ISOLATION = ("tables", "none")
 _LISTENING = re.compile(r"listening on (http://[\d.]+:\d+)")
+# botocore's endpoint variables of the services a dynastore serves (DynamoDB, and DynamoDB Streams at the same URL).
+ENDPOINT_VARIABLES = ("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_DYNAMODB_STREAMS")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -55,7 +59,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("dynastore_isolation", "tables: each test starts with no tables; none: tables stay", default="tables")
     parser.addini(
         "dynastore_hook_clients",
-        "in process: every DynamoDB client made in the session is answered (false: only the fixtures' clients)",
+        "every DynamoDB (and Streams) client made in the session is answered in process, or sent to the server "
+        "(false: only the fixtures' clients)",
         type="bool",
         default=True,
     )
@@ -119,10 +124,11 @@ def mode_of(config: pytest.Config) -> str:
 class ServerDynastore:
     """A ``dynastore serve`` process for the session, with the same methods as testing.InProcess."""
 
-    def __init__(self, flags: list[str], credentials: dict[str, str] | None = None) -> None:
+    def __init__(self, flags: list[str], credentials: dict[str, str] | None = None, region: str = "us-east-1") -> None:
         command = [sys.executable, "-m", "dynastore", "serve", "--port", "0", *flags]
         # The admin user clients sign with (None: the server takes any signature).
         self.credentials = credentials
+        self.region = region  # the server's --region: its clients sign for it (tables are per region)
         environment = {**os.environ, **admin_environment(credentials)}
         # Its log goes to a file (a pipe nobody reads would fill up and stop it), read back if it fails to start.
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()
@@ -149,12 +155,12 @@ class ServerDynastore:
     def client(self, **kwargs: Any) -> Any:
         import boto3
 
-        return boto3.client("dynamodb", **_client_arguments(self.url, kwargs, self.credentials))
+        return boto3.client("dynamodb", **_client_arguments(self.url, self.region, kwargs, self.credentials))
 
     def resource(self, **kwargs: Any) -> Any:
         import boto3
 
-        return boto3.resource("dynamodb", **_client_arguments(self.url, kwargs, self.credentials))
+        return boto3.resource("dynamodb", **_client_arguments(self.url, self.region, kwargs, self.credentials))
 
     def request(
         self,
@@ -178,7 +184,7 @@ class ServerDynastore:
             sent.setdefault("Content-Type", "application/json")
         unsigned = not any(name.lower() == "authorization" for name in sent)
         if self.credentials is not None and sign is not False and (sign or unsigned):
-            sent = signed(self.credentials, method, self.url + path, sent, body)
+            sent = signed(self.credentials, method, self.url + path, sent, body, self.region)
         request = urllib.request.Request(self.url + path, data=body or None, method=method, headers=sent)
         try:
             with urllib.request.urlopen(request, timeout=60) as answer:
@@ -216,10 +222,12 @@ def signed(
     )
 
 
-def _client_arguments(url: str, kwargs: dict[str, Any], credentials: dict[str, str] | None) -> dict[str, Any]:
+def _client_arguments(
+    url: str, region: str, kwargs: dict[str, Any], credentials: dict[str, str] | None
+) -> dict[str, Any]:
     arguments: dict[str, Any] = {
         "endpoint_url": url,
-        "region_name": "us-east-1",
+        "region_name": region,
         "aws_access_key_id": "dynastore",
         "aws_secret_access_key": "dynastore",
     }
@@ -235,24 +243,46 @@ def dynastore(request: pytest.FixtureRequest) -> Iterator[Any]:
     server``. Both have ``client()``, ``resource()``, ``request(method, path, body)`` and ``advance_clock(s)``."""
     flags = serve_flags(request.config)
     credentials = session_credentials() if auth_of(request.config) == "sigv4" else None
+    config = _serve_config(flags, credentials)
+    hook_clients = bool(request.config.getini("dynastore_hook_clients"))
     if mode_of(request.config) == "server":
-        server = ServerDynastore(flags, credentials)
+        server = ServerDynastore(flags, credentials, config.region)
         try:
-            yield server
+            with pointed_at(server) if hook_clients else nullcontext():
+                yield server
         finally:
             server.stop()
         return
-    from dynastore.cli import serve_config
     from dynastore.testing import InProcess
+
+    with InProcess(config, hook_clients=hook_clients) as in_process:
+        yield in_process
+
+
+def _serve_config(flags: list[str], credentials: dict[str, str] | None) -> Config:
+    """The Config the session's dynastore runs with (a server process takes the same flags)."""
+    from dynastore.cli import serve_config
 
     try:
         with _environment(admin_environment(credentials)):
-            config = serve_config(flags)
+            return serve_config(flags)
     except SystemExit:  # argparse said why on stderr
         raise pytest.UsageError(f"not flags of dynastore serve: {' '.join(flags)}") from None
-    hook_clients = bool(request.config.getini("dynastore_hook_clients"))
-    with InProcess(config, hook_clients=hook_clients) as in_process:
-        yield in_process
+
+
+@contextmanager
+def pointed_at(server: ServerDynastore) -> Iterator[None]:
+    """While it lasts, every botocore DynamoDB and DynamoDB Streams client made without an endpoint of its own (the
+    code under test's) goes to ``server``, never to AWS: botocore's service-specific endpoint variables name it
+    (and configured endpoints are not ignored), and credentials and a region are filled in where the environment
+    has none (``dynastore.testing.stand_in_environment``). Everything is put back afterwards."""
+    from dynastore.testing import stand_in_environment
+
+    forced = dict.fromkeys(ENDPOINT_VARIABLES, server.url)
+    forced["AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"] = "false"
+    missing = stand_in_environment(server.region, server.credentials)
+    with _environment(forced), _environment({k: v for k, v in missing.items() if k not in os.environ}):
+        yield
 
 
 @contextmanager

@@ -1,10 +1,10 @@
 """In-process mode: a dynastore inside the test process, answering boto3 and botocore clients without a socket.
 
 ``with in_process() as ds:`` (or the ``@mock_dynamodb`` decorator) runs a dynastore (app.Dynastore) in this
-process. Every DynamoDB client botocore makes while it is active has a ``before-send`` handler that gives the
-signed HTTP request to ``Protocol.handle``, which answers it exactly as the server would (validation, error
-codes and messages, CRC32, request ids); a response that reports a write is returned only once the write is
-durable, as the server does.
+process. Every DynamoDB (and DynamoDB Streams) client botocore makes while it is active has a ``before-send``
+handler that gives the signed HTTP request to ``Protocol.handle``, which answers it exactly as the server would
+(validation, error codes and messages, CRC32, request ids); a response that reports a write is returned only
+once the write is durable, as the server does.
 
 The dynastore's asyncio loop is driven by the calling thread itself, one call at a time (a lock): the call runs
 the loop until its answer is ready, which also runs the background work that is due (group commit, GSI
@@ -42,8 +42,9 @@ from dynastore.util.files import make_private_directory
 
 __all__ = ["InProcess", "Response", "in_process", "mock_dynamodb"]
 
-# The service whose clients are answered here (botocore's hyphenized service id in event names).
-SERVICE_EVENT = "before-send.dynamodb"
+# The services whose clients are answered here: botocore's service name -> the event their requests are sent
+# through (the hyphenized service id). DynamoDB Streams is served at the same endpoint, as by the server.
+SERVICE_EVENTS = {"dynamodb": "before-send.dynamodb", "dynamodbstreams": "before-send.dynamodb-streams"}
 # What a client needs to sign a request; set for the block only when the environment has none.
 STAND_IN_ENVIRONMENT = {
     "AWS_ACCESS_KEY_ID": "dynastore",
@@ -171,12 +172,17 @@ class InProcess:
 
     # ---- clients -------------------------------------------------------------------------------------------
     def hook(self, client: Any) -> Any:
-        """Answer ``client`` (a botocore DynamoDB client, or a boto3 resource's) from here; returns it."""
-        events = getattr(getattr(client, "meta", None), "events", None)
-        if events is None:
-            events = client.meta.client.meta.events  # a boto3 resource
+        """Answer ``client`` (a botocore DynamoDB or DynamoDB Streams client, or a boto3 resource's) from here;
+        returns it."""
+        meta = client.meta
+        if getattr(meta, "events", None) is None:
+            meta = meta.client.meta  # a boto3 resource
+        events = meta.events
         handler = self._before_send_async if _is_asynchronous(events) else self._before_send
-        events.register(SERVICE_EVENT, handler, unique_id=f"dynastore-in-process-{id(self)}")
+        event = SERVICE_EVENTS.get(meta.service_model.service_name)
+        if event is None:
+            raise ValueError(f"not a DynamoDB or DynamoDB Streams client: {meta.service_model.service_name}")
+        events.register(event, handler, unique_id=f"dynastore-in-process-{id(self)}")
         return client
 
     def client(self, **kwargs: Any) -> Any:
@@ -310,13 +316,7 @@ class InProcess:
 
     # ---- the environment a client needs --------------------------------------------------------------------
     def _set_environment(self) -> None:
-        wanted = dict(STAND_IN_ENVIRONMENT, AWS_DEFAULT_REGION=self.config.region)
-        credentials = self.credentials
-        if credentials is not None:
-            wanted.update({name.upper(): value for name, value in credentials.items()})
-        if "AWS_PROFILE" in os.environ:
-            wanted = {"AWS_DEFAULT_REGION": self.config.region}
-        for name, value in wanted.items():
+        for name, value in stand_in_environment(self.config.region, self.credentials).items():
             if name not in os.environ:
                 self._saved_environment[name] = None
                 os.environ[name] = value
@@ -325,6 +325,18 @@ class InProcess:
         for name in self._saved_environment:
             os.environ.pop(name, None)
         self._saved_environment = {}
+
+
+def stand_in_environment(region: str, credentials: dict[str, str] | None) -> dict[str, str]:
+    """What a client made without arguments needs to sign a request for a dynastore of ``region``: the variables
+    to set where the environment has none (stand-in credentials, or ``credentials`` of a dynastore that verifies
+    signatures; only the region when ``AWS_PROFILE`` names credentials of its own)."""
+    wanted = dict(STAND_IN_ENVIRONMENT, AWS_DEFAULT_REGION=region)
+    if credentials is not None:
+        wanted.update({name.upper(): value for name, value in credentials.items()})
+    if "AWS_PROFILE" in os.environ:
+        wanted = {"AWS_DEFAULT_REGION": region}
+    return wanted
 
 
 class _Hooks:
@@ -345,7 +357,7 @@ class _Hooks:
             @functools.wraps(original)
             def create_client(creator: Any, service_name: str, *args: Any, **kwargs: Any) -> Any:
                 client = original(creator, service_name, *args, **kwargs)
-                if service_name == "dynamodb" and cls.active:
+                if service_name in SERVICE_EVENTS and cls.active:
                     cls.active[-1].hook(client)
                 return client
 
@@ -362,7 +374,7 @@ class _Hooks:
         @functools.wraps(original)
         async def create_client(creator: Any, service_name: str, *args: Any, **kwargs: Any) -> Any:
             client = await original(creator, service_name, *args, **kwargs)
-            if service_name == "dynamodb" and cls.active:
+            if service_name in SERVICE_EVENTS and cls.active:
                 cls.active[-1].hook(client)
             return client
 

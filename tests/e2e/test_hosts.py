@@ -274,3 +274,45 @@ def test_a_presigned_request_is_served_with_auth_none(server: ServerProcess) -> 
          "message": "AWS query-string parameters must include 'X-Amz-Credential'. Re-examine the query-string "
          "parameters."},
     )  # fmt: skip
+
+
+def presigned_list_tables(server: ServerProcess, region: str) -> list[str]:
+    """ListTables presigned (signature in the query string) for ``region``, answered with --auth none."""
+    from botocore.auth import SigV4QueryAuth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    body = b"{}"
+    request = AWSRequest(
+        method="POST",
+        url=f"http://localhost:{server.port}/",
+        data=b"",
+        headers={**LIST_TABLES, "X-Amz-Content-Sha256": hashlib.sha256(body).hexdigest()},
+    )
+    SigV4QueryAuth(Credentials("AKIDEXAMPLE", "secret"), "dynamodb", region, expires=300).add_auth(request)
+    parts = urlsplit(request.url)
+    headers = {"Host": f"localhost:{server.port}", **dict(request.headers.items())}
+    status, _, answer = send(server.port, "POST", f"{parts.path}?{parts.query}", body, headers)
+    assert status == 200
+    names: list[str] = json.loads(answer)["TableNames"]
+    return names
+
+
+def test_a_presigned_request_is_in_the_region_of_its_credential_scope(server: ServerProcess) -> None:
+    import boto3
+
+    from tests.e2e.conftest import BOTO_CONFIG
+
+    name = unique_name("presigned")
+    ohio = boto3.client(
+        "dynamodb", endpoint_url=server.url, region_name="us-east-2", aws_access_key_id="AKIDEXAMPLE",
+        aws_secret_access_key="secret", config=BOTO_CONFIG,
+    )  # fmt: skip
+    ohio.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    assert name in presigned_list_tables(server, "us-east-2")
+    assert name not in presigned_list_tables(server, "us-east-1")

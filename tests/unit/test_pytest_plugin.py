@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 pytest_plugins = ["pytester"]
@@ -111,8 +113,9 @@ def test_second(dynamodb):
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
 
 
-def test_options_from_the_ini_file(pytester: pytest.Pytester) -> None:
-    configure(pytester, "dynastore_manual_clock = true\ndynastore_flags = --region eu-west-1")
+@pytest.mark.parametrize("mode", ["inprocess", "server"])
+def test_options_from_the_ini_file(pytester: pytest.Pytester, mode: str) -> None:
+    configure(pytester, f"dynastore_mode = {mode}\ndynastore_manual_clock = true\ndynastore_flags = --region eu-west-1")
     pytester.makepyfile(
         MAKE_TABLE
         + """
@@ -246,3 +249,112 @@ def test_sigv4_auth_signs_the_fixtures_clients_with_a_session_admin(pytester: py
     pytester.runpytest_subprocess(*arguments).assert_outcomes(passed=1)
     # Without authentication the session has no credentials: the test's first line fails.
     pytester.runpytest_subprocess(*arguments[:-1]).assert_outcomes(failed=1)
+
+
+# Application code: clients with no endpoint, region or credentials of their own.
+APPLICATION_CODE_TEST = (
+    MAKE_TABLE
+    + """
+import boto3
+
+
+def test_application_clients_reach_the_session_s_server(dynastore, dynamodb):
+    make_table(dynamodb, "served")
+    app = boto3.client("dynamodb")
+    assert app.meta.endpoint_url == dynastore.url  # checked before any call: no request can go anywhere else
+    assert app.list_tables()["TableNames"] == ["served"]
+    assert boto3.resource("dynamodb").Table("served").table_status == "ACTIVE"
+    streams = boto3.client("dynamodbstreams")
+    assert streams.meta.endpoint_url == dynastore.url
+    assert streams.list_streams()["Streams"] == []
+"""
+)
+
+# Records, once the session is over (its dynastore stopped), the variables the plugin sets.
+RECORD_ENVIRONMENT = """
+import json
+import os
+
+NAMES = ["AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_DYNAMODB_STREAMS", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS",
+         "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION"]
+
+
+def pytest_sessionfinish(session):
+    after = {name: os.environ.get(name) for name in NAMES}
+    (session.config.rootpath / "environment_after.json").write_text(json.dumps(after))
+"""
+
+# Where a client that was not pointed at the session's server would send its requests: a closed local port.
+UNREACHABLE = "http://127.0.0.1:9"
+
+
+def without_aws_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No credentials, no region; an endpoint variable naming a closed port, and configured endpoints ignored (a
+    plugin that left them so would let clients go elsewhere than to its server)."""
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION",
+                 "AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB_STREAMS"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", UNREACHABLE)
+    monkeypatch.setenv("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "true")
+
+
+@pytest.mark.parametrize("auth", ["none", "sigv4"])
+def test_server_mode_sends_the_code_under_test_s_own_clients_to_its_server(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, auth: str
+) -> None:
+    configure(pytester)
+    without_aws_environment(monkeypatch)
+    pytester.makeconftest(RECORD_ENVIRONMENT)
+    pytester.makepyfile(APPLICATION_CODE_TEST)
+    arguments = ["-p", "no:cacheprovider", "--dynastore-mode=server", f"--dynastore-auth={auth}"]
+    pytester.runpytest_subprocess(*arguments).assert_outcomes(passed=1)
+    after = json.loads((pytester.path / "environment_after.json").read_text())
+    assert after == {  # as they were before the session
+        "AWS_ENDPOINT_URL_DYNAMODB": UNREACHABLE,
+        "AWS_ENDPOINT_URL_DYNAMODB_STREAMS": None,
+        "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS": "true",
+        "AWS_ACCESS_KEY_ID": None,
+        "AWS_SECRET_ACCESS_KEY": None,
+        "AWS_DEFAULT_REGION": None,
+    }
+
+
+def test_server_mode_without_hooked_clients_leaves_other_clients_alone(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configure(pytester, "dynastore_hook_clients = false")
+    without_aws_environment(monkeypatch)
+    pytester.makepyfile(
+        MAKE_TABLE
+        + """
+import boto3
+
+
+def test_only_the_fixtures_clients(dynastore, dynamodb):
+    make_table(dynamodb, "served")
+    assert dynamodb.list_tables()["TableNames"] == ["served"]
+    # Left as the environment configures it (here: the variables ignored, so AWS's endpoint; no call is made).
+    other = boto3.client("dynamodb", region_name="us-east-1").meta.endpoint_url
+    assert other == "https://dynamodb.us-east-1.amazonaws.com"
+"""
+    )
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--dynastore-mode=server").assert_outcomes(passed=1)
+
+
+def test_in_process_mode_answers_the_code_under_test_s_clients(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configure(pytester)
+    without_aws_environment(monkeypatch)
+    pytester.makepyfile(
+        MAKE_TABLE
+        + """
+import boto3
+
+
+def test_application_clients_are_answered_here(dynamodb):
+    make_table(dynamodb, "answered")
+    assert boto3.client("dynamodb").list_tables()["TableNames"] == ["answered"]
+"""
+    )
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)

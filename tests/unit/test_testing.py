@@ -98,6 +98,21 @@ def test_a_resource_made_in_the_block_is_answered(ds: InProcess) -> None:
     assert table.get_item(Key={"pk": "a"})["Item"] == {"pk": "a", "v": 2}
 
 
+def test_a_dynamodb_streams_client_made_in_the_block_is_answered(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Where an unhooked client would go: a closed local port (never AWS).
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB_STREAMS", f"http://127.0.0.1:{closed_port()}")
+    with in_process():
+        stream = {"StreamSpecification": {"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"}}
+        boto3.client("dynamodb", config=NO_RETRIES).create_table(
+            TableName="things", KeySchema=KEY_SCHEMA, AttributeDefinitions=DEFINITIONS,
+            BillingMode="PAY_PER_REQUEST", **stream,
+        )  # fmt: skip
+        streams = boto3.client("dynamodbstreams", config=NO_RETRIES)  # the code under test's, no endpoint
+        listed = streams.list_streams()["Streams"]
+        assert [s["TableName"] for s in listed] == ["things"]
+        assert listed[0]["StreamArn"].startswith("arn:aws:dynamodb:us-east-1:000000000000:table/things/stream/")
+
+
 def test_clients_of_other_services_are_left_alone(ds: InProcess) -> None:
     client = boto3.client("s3", config=NO_RETRIES)
     seen: list[str] = []
@@ -254,6 +269,19 @@ def test_the_region_given_is_the_one_clients_use() -> None:
         create(client)
         arn = client.describe_table(TableName="things")["Table"]["TableArn"]
         assert arn.startswith("arn:aws:dynamodb:eu-west-1:")
+
+
+def test_tables_are_per_region_as_on_the_server_unless_the_namespace_is_shared() -> None:
+    with in_process() as ds:
+        create(ds.client(config=NO_RETRIES))  # the configured region's (us-east-1)
+        assert boto3.client("dynamodb", region_name="us-east-2", config=NO_RETRIES).list_tables()["TableNames"] == []
+        assert boto3.client("dynamodb", region_name="us-east-1", config=NO_RETRIES).list_tables()["TableNames"] == [
+            "things"
+        ]
+    with in_process(shared_namespace=True) as ds:
+        create(ds.client(config=NO_RETRIES))
+        ohio = boto3.client("dynamodb", region_name="us-east-2", config=NO_RETRIES)
+        assert ohio.list_tables()["TableNames"] == ["things"]
 
 
 def test_the_manual_clock_moves_only_when_told() -> None:

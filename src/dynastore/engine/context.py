@@ -8,6 +8,11 @@ namespace's (the config's account and region); ``in_namespace(account, region)``
 context: the same components, except its ``catalog`` (that namespace's tables) and its ``config`` (whose
 ``account_id`` and ``region`` are the namespace's, so every ARN an operation builds names it). Engine and api
 code takes whichever context it is given and never needs to know which namespace it is.
+
+A namespace's context is kept while the namespace holds tables. A namespace without tables (a caller naming a
+region it has not used yet) keeps nothing of its own in the store, so its context is only remembered among the
+last ``EMPTY_NAMESPACES_REMEMBERED`` such namespaces: a request in one costs what a request in a namespace with
+tables costs, and callers naming ever new regions cost a bounded amount of memory.
 """
 
 from __future__ import annotations
@@ -28,7 +33,9 @@ from dynastore.storage.catalog import Catalog
 from dynastore.storage.kv import KV
 from dynastore.util.clock import Clock
 
-__all__ = ["Context"]
+__all__ = ["Context", "EMPTY_NAMESPACES_REMEMBERED"]
+
+EMPTY_NAMESPACES_REMEMBERED = 64  # contexts of namespaces without tables kept for their next request (the last used)
 
 
 class Context:
@@ -47,6 +54,7 @@ class Context:
         "table_spaces",
         "policies",
         "_namespaces",
+        "_empty_namespaces",
         "statements",
     )
 
@@ -61,23 +69,39 @@ class Context:
         locks: TransactionLocks,
         expressions: ExpressionCache,
         key_templates: KeyTemplates,
+        *,
+        shares_with: Context | None = None,
     ) -> None:
+        """``shares_with``: another namespace's context, whose components this namespace's context shares (None:
+        this context makes them; it is the default namespace's)."""
         self.config = config  # replaced once the listening port is known (DescribeEndpoints reports it)
         self.kv = kv  # the store: every read and write is a transaction of it
         self.catalog = catalog  # table definitions and statistics
         self.capacity = capacity  # partitions, buckets, admission, Contributor Insights
         self.indexes = indexes  # item-collection limit and backfill pacing
         self.changelog = changelog  # every item change of tables with a stream or GSIs (GSI propagation, streams)
-        self.shards = StreamShards(kv, capacity)  # the stream shards of each table
         self.locks = locks  # keys of transactions whose commit is not final yet
-        self.ttl_cursors: dict[int, bytes] = {}  # where each table's TTL sweep goes on (table id -> storage key)
         self.expressions = expressions  # parsed expressions, shared by all requests
         self.key_templates = key_templates  # remembered Query key-condition shapes
-        self.table_spaces = TableSpaces()  # the key space of each table definition in use
-        self.policies = IdentityPolicies(policies_path(config))  # users' and groups' policies (auth sigv4)
-        # every namespace's context made so far, shared by all of them (the default namespace's is this one)
-        self._namespaces: dict[tuple[str, str], Context] = {catalog.namespace: self}
-        self.statements = StatementCache()  # parsed PartiQL statements, shared by all requests
+        if shares_with is None:
+            self.shards = StreamShards(kv, capacity)  # the stream shards of each table
+            self.ttl_cursors: dict[int, bytes] = {}  # where each table's TTL sweep goes on (table id -> storage key)
+            self.table_spaces = TableSpaces()  # the key space of each table definition in use
+            self.policies = IdentityPolicies(policies_path(config))  # users' and groups' policies (auth sigv4)
+            # every namespace's context made so far, shared by all of them (the default namespace's is this one)
+            self._namespaces: dict[tuple[str, str], Context] = {catalog.namespace: self}
+            # the contexts of the namespaces without tables used last, the most recent last (shared by all contexts)
+            self._empty_namespaces: dict[tuple[str, str], Context] = {}
+            self.statements = StatementCache()  # parsed PartiQL statements, shared by all requests
+            return
+        # Another namespace's context (one is made per namespace): nothing is built, every other component is shared.
+        self.shards = shares_with.shards
+        self.ttl_cursors = shares_with.ttl_cursors
+        self.table_spaces = shares_with.table_spaces
+        self.policies = shares_with.policies
+        self._namespaces = shares_with._namespaces
+        self._empty_namespaces = shares_with._empty_namespaces
+        self.statements = shares_with.statements
 
     @property
     def clock(self) -> Clock:
@@ -85,10 +109,10 @@ class Context:
 
     # ---- namespaces -------------------------------------------------------------------------------------------
     def in_namespace(self, account_id: str, region: str) -> Context:
-        """The context of the tables of ``account_id`` in ``region``: remembered once the namespace has a table
-        (until then made for each request: a namespace without tables is kept nowhere)."""
+        """The context of the tables of ``account_id`` in ``region``: remembered for good once the namespace has
+        a table, until then among the last few namespaces without tables (see the module's docstring)."""
         found = self._namespaces.get((account_id, region))
-        return self._view(account_id, region) if found is None else found
+        return self._without_tables(account_id, region) if found is None else found
 
     def namespaces(self) -> list[Context]:
         """The context of every namespace holding tables (the default one first): background work covers them."""
@@ -96,6 +120,7 @@ class Context:
 
     def reconfigure(self, config: Config) -> None:
         """Replace the config of every namespace's context (the listening port became known)."""
+        self._empty_namespaces.clear()  # made again, from the new config, when next used
         default = (config.account_id, config.region)
         for namespace, ctx in self._namespaces.items():
             ctx.config = (
@@ -104,16 +129,26 @@ class Context:
                 else dataclasses.replace(config, account_id=namespace[0], region=namespace[1])
             )
 
+    def _without_tables(self, account_id: str, region: str) -> Context:
+        """The context of a namespace not kept yet: the one remembered (the most recently used again), unless the
+        namespace has been kept since it was made (its first table): then it is kept for good. LRU order is the
+        dict's insertion order, so a hit moves the namespace to the end and the first one is the one dropped."""
+        namespace = (account_id, region)
+        empty = self._empty_namespaces
+        view = empty.pop(namespace, None)
+        if view is None or view.catalog.current() is not view.catalog:
+            # (A namespace kept through another catalog than this context's: only after a storage failure's reload.)
+            view = self._view(account_id, region)
+        if view.catalog.kept:
+            self._namespaces[namespace] = view
+            return view
+        if len(empty) >= EMPTY_NAMESPACES_REMEMBERED:
+            del empty[next(iter(empty))]
+        empty[namespace] = view
+        return view
+
     def _view(self, account_id: str, region: str) -> Context:
         config = dataclasses.replace(self.config, account_id=account_id, region=region)
         catalog = self.catalog.namespace_of(account_id, region)
-        view = Context(config, self.kv, catalog, self.capacity, self.indexes, self.changelog, self.locks,
-                       self.expressions, self.key_templates)  # fmt: skip
-        view.shards = self.shards
-        view.ttl_cursors = self.ttl_cursors
-        view.table_spaces = self.table_spaces
-        view.policies = self.policies
-        view._namespaces = self._namespaces
-        if catalog.kept:
-            self._namespaces[(account_id, region)] = view
-        return view
+        return Context(config, self.kv, catalog, self.capacity, self.indexes, self.changelog, self.locks,
+                       self.expressions, self.key_templates, shares_with=self)  # fmt: skip

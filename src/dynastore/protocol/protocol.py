@@ -14,6 +14,7 @@ import zlib
 from collections.abc import Callable
 from itertools import count
 from typing import Any
+from urllib.parse import unquote
 
 import orjson
 
@@ -29,7 +30,7 @@ from dynastore.protocol import auth, cors, encoding, prometheus
 from dynastore.protocol.metrics import METRICS_PATH, Metrics
 from dynastore.protocol.targets import DYNAMODB_TARGET_PREFIXES, STREAMS_TARGET_PREFIX
 from dynastore.security.authenticator import Authenticator
-from dynastore.security.caller import Caller, anonymous
+from dynastore.security.caller import AnonymousCallers, Caller
 from dynastore.storage.kv import StorageError, StorageUnavailableError
 
 log = logging.getLogger("dynastore")
@@ -109,7 +110,9 @@ class Protocol:
         account_id: str = "000000000000",
     ) -> None:
         self._operations = operations
-        self._caller = anonymous(account_id, region)  # every request's caller while authentication is off
+        # Every request's caller while authentication is off: by the region of its credential scope (app.py makes
+        # them all the configured region's with --shared-namespace).
+        self.anonymous = AnonymousCallers(account_id, region)
         self.authenticator: Authenticator | None = None  # --auth sigv4: verifies every request (set by app.py)
         self._streams_operations = {} if streams_operations is None else streams_operations
         self._not_served = not_served  # DynamoDB operations refused with a message naming them
@@ -245,7 +248,7 @@ class Protocol:
         authenticator = self.authenticator
         if authenticator is None:
             auth.check(headers, path)
-            caller = self._caller
+            caller = self.anonymous.of(_credential_of(headers, path))
         else:
             caller = _authenticate(authenticator, "POST", headers, path, sent)  # the signature covers the bytes sent
         if not body:
@@ -314,3 +317,12 @@ def _forbidden(text: str) -> RawResponse:
 
 def _error_response(error: DynamoError) -> RawResponse:
     return RawResponse(error.status, orjson.dumps(error.to_body()))
+
+
+def _credential_of(headers: dict[str, str], path: str) -> str:
+    """Where a request's credential scope is: its Authorization header, or for a presigned request the query
+    string's ``X-Amz-Credential`` (read as the header's ``Credential=...,`` form)."""
+    authorization = headers.get("authorization")
+    if authorization is not None:
+        return authorization
+    return unquote(path.partition("?")[2]).replace("&", ",")

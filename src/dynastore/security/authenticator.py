@@ -17,7 +17,6 @@ from __future__ import annotations
 import calendar
 import hashlib
 import hmac
-import re
 import time
 from email.utils import parsedate_tz
 from urllib.parse import unquote
@@ -34,6 +33,7 @@ from dynastore.security.caller import Caller
 from dynastore.security.credentials import CredentialStore, Identity
 from dynastore.security.sigv4 import (
     ALGORITHM,
+    REGION_NAME,
     SERVICE,
     TERMINATOR,
     KeyedHash,
@@ -44,9 +44,6 @@ from dynastore.security.sigv4 import (
 from dynastore.util.clock import Clock
 
 _KEY_CACHE_LIMIT = 4096  # cached signing keys (access key and day) before the cache starts over
-# The shape of AWS's region names (us-east-1, eu-central-2, us-gov-west-1, cn-north-1): any of them is served, each
-# its own namespace; other scopes are refused as DynamoDB refuses a region it does not serve.
-_REGION_NAME = re.compile(r"[a-z]{2}(-[a-z]+)+-\d{1,2}")
 _EPOCH_CACHE_LIMIT = 256  # parsed request times kept before that cache starts over
 _QUERY_PARAMS = ("X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature", "X-Amz-Date", "X-Amz-SignedHeaders")
 
@@ -161,7 +158,9 @@ class Authenticator:
             raise InvalidSignatureException(
                 messages.AUTH_SCOPE_DATE.format(scope=day, date=amz_date[:8], amz_date=amz_date)
             )
-        if region != self._region and not _REGION_NAME.fullmatch(region):
+        # Any AWS region name is served, each its own namespace; other scopes are refused as DynamoDB refuses a
+        # region it does not serve.
+        if region != self._region and not REGION_NAME.fullmatch(region):
             raise InvalidSignatureException(messages.AUTH_SCOPE_REGION.format(region=region))
         if service != SERVICE:
             raise InvalidSignatureException(messages.AUTH_SCOPE_SERVICE.format(service=SERVICE))

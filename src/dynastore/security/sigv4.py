@@ -18,6 +18,9 @@ ALGORITHM = "AWS4-HMAC-SHA256"
 TERMINATOR = "aws4_request"
 SERVICE = "dynamodb"
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
+# The shape of AWS's region names (us-east-1, eu-central-2, us-gov-west-1, cn-north-1): the regions a credential
+# scope may name, each its own namespace of tables.
+REGION_NAME = re.compile(r"[a-z]{2}(-[a-z]+)+-\d{1,2}")
 
 
 def signing_key(secret: str, date: str, region: str, service: str) -> bytes:

@@ -126,6 +126,10 @@ class Catalog:
         """Whether this namespace is kept (it has had a table since the store was opened)."""
         return self._shared.spaces.get(self.namespace) is self
 
+    def current(self) -> Catalog:
+        """The catalog requests of this namespace use now: the kept one if the namespace is kept, else this one."""
+        return self._shared.spaces.get(self.namespace, self)
+
     def _kept(self) -> Catalog:
         return self._shared.spaces.setdefault(self.namespace, self)
 

@@ -9,6 +9,7 @@ import orjson
 import pytest
 
 from dynastore import messages
+from dynastore.engine.context import EMPTY_NAMESPACES_REMEMBERED
 from dynastore.errors import (
     AccessDeniedException,
     ResourceInUseException,
@@ -294,3 +295,33 @@ def test_a_namespace_is_kept_only_once_it_has_a_table() -> None:
     assert [c.config.region for c in ctx.namespaces()] == ["us-east-1", "eu-west-1"]
     assert call(bound(ctx, OTHER_REGION), "ListTables")["TableNames"] == ["Music"]
     assert ctx.in_namespace("000000000000", "eu-west-1") is ctx.in_namespace("000000000000", "eu-west-1")
+
+
+def test_a_namespace_without_tables_is_remembered_among_the_last_few() -> None:
+    ctx, _, _ = make_ctx()
+    first = ctx.in_namespace("111111111111", "ap-south-2")
+    assert ctx.in_namespace("111111111111", "ap-south-2") is first  # its next request makes nothing
+    assert first.policies is ctx.policies and first.shards is ctx.shards and first.statements is ctx.statements
+    for i in range(EMPTY_NAMESPACES_REMEMBERED):  # as many other regions: the least recently used one goes
+        ctx.in_namespace("111111111111", f"xx-test-{i}")
+        ctx.in_namespace("111111111111", "ap-south-2")
+    assert ctx.in_namespace("111111111111", "ap-south-2") is first
+    forgotten = ctx.in_namespace("111111111111", "xx-test-1")
+    for i in range(EMPTY_NAMESPACES_REMEMBERED):
+        ctx.in_namespace("222222222222", f"xx-test-{i}")
+    assert ctx.in_namespace("111111111111", "xx-test-1") is not forgotten
+    assert len(ctx.namespaces()) == 1
+
+
+def test_a_remembered_namespace_without_tables_is_kept_from_its_first_table_on() -> None:
+    ctx, _, _ = make_ctx()
+    elsewhere = user("000000000000", "ap-south-2")
+    assert call(bound(ctx, elsewhere), "ListTables")["TableNames"] == []
+    remembered = ctx.in_namespace("000000000000", "ap-south-2")
+    call(bound(ctx, elsewhere), "CreateTable", **music())
+    assert ctx.in_namespace("000000000000", "ap-south-2") is remembered
+    assert [c.config.region for c in ctx.namespaces()] == ["us-east-1", "ap-south-2"]
+    for i in range(EMPTY_NAMESPACES_REMEMBERED + 1):  # forgetting namespaces without tables leaves it be
+        ctx.in_namespace("000000000000", f"xx-test-{i}")
+    assert call(bound(ctx, elsewhere), "ListTables")["TableNames"] == ["Music"]
+    assert ctx.in_namespace("000000000000", "ap-south-2") is remembered
