@@ -20,10 +20,10 @@ import httptools
 import orjson
 
 from dynastore import messages
-from dynastore.errors import DynamoError, InternalServerError, ServiceUnavailable, ValidationException
+from dynastore.errors import DynamoError, ServiceUnavailable, ValidationException
 from dynastore.limits import MAX_HELD_RESPONSES
 from dynastore.protocol.connections import NO_DEADLINE, ConnectionLimits, Registry
-from dynastore.protocol.protocol import RawResponse
+from dynastore.protocol.protocol import RawResponse, durability_failure
 
 log = logging.getLogger("dynastore")
 
@@ -365,9 +365,9 @@ class HttpConnection(asyncio.Protocol):
 
     def _durable(self, slot: _Slot, data: bytes, error: BaseException | None) -> None:
         if error is not None:
-            # The store logged the failure once; each write it took back is answered 500 (outcome: not done).
+            # The store logged the failure once; each write it took back is answered 503 (outcome: not done).
             log.debug("write could not be made durable: %s", error)
-            slot.data, slot.close = _unavailable(), True
+            slot.data, slot.close = _error(durability_failure(error)), True
         else:
             slot.data = data
         while self._outgoing and self._outgoing[0].data is not None:
@@ -424,10 +424,6 @@ def _error(error: DynamoError) -> bytes:
 
 def _busy() -> bytes:
     return _error(ServiceUnavailable(messages.SERVER_BUSY))
-
-
-def _unavailable() -> bytes:
-    return _error(InternalServerError())
 
 
 LISTEN_BACKLOG = 1024

@@ -311,3 +311,12 @@ def _forbidden(text: str) -> RawResponse:
 
 def _error_response(error: DynamoError) -> RawResponse:
     return RawResponse(error.status, orjson.dumps(error.to_body()))
+
+
+def durability_failure(error: BaseException) -> DynamoError:
+    """The answer to a write that was committed but could not be made durable: taken back by a storage failure
+    (``WriteTakenBackError``), it was not applied and is answered as the writes refused after it are (503);
+    anything else leaves its outcome unknown (500)."""
+    if isinstance(error, StorageUnavailableError):
+        return ServiceUnavailable(messages.STORAGE_UNAVAILABLE)
+    return InternalServerError()
