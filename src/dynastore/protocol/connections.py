@@ -9,6 +9,7 @@ a timer per request: a request only stores a number (docs/design.md "Limits and 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import resource
 import time
@@ -88,6 +89,8 @@ class Tracked(Protocol):
 
     def expire(self) -> None: ...
 
+    def shut_down(self) -> None: ...
+
 
 def descriptor_limit() -> int:
     """Raise the soft limit on open descriptors to the hard one (as far as 1,048,576) and return it."""
@@ -114,7 +117,9 @@ class Registry:
         self.cap = max(1, min(limits.max_connections, available))
         self.open: set[Tracked] = set()
         self.buffered = 0  # request bytes held by all connections
+        self.stopping = False  # the server is stopping: connections finish what they have, then close
         self._sweeper: asyncio.Task[None] | None = None
+        self._all_closed: asyncio.Event | None = None
 
     def admit(self, connection: Tracked) -> bool:
         """Take a new connection if there is room, making room by closing the longest-idle one; False: refuse."""
@@ -129,6 +134,8 @@ class Registry:
     def forget(self, connection: Tracked, held: int) -> None:
         self.open.discard(connection)
         self.buffered -= held
+        if not self.open and self._all_closed is not None:
+            self._all_closed.set()
 
     def reserve(self, size: int) -> bool:
         """Count ``size`` more buffered request bytes; False (nothing counted) when the budget is spent."""
@@ -150,6 +157,20 @@ class Registry:
         while True:
             await asyncio.sleep(interval)
             self.expire_due(time.monotonic())
+
+    async def shut_down(self, grace: float) -> None:
+        """Stop the connections (docs/operations.md "Stopping"): each finishes the requests it has, answers them
+        once their writes are durable, and closes; an idle one closes at once. Connections still open after
+        ``grace`` seconds are closed as they are."""
+        self.stopping = True
+        self._all_closed = asyncio.Event()
+        for connection in list(self.open):
+            connection.shut_down()
+        if self.open:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._all_closed.wait(), grace)
+        for connection in list(self.open):
+            connection.expire()
 
     def expire_due(self, now: float) -> None:
         due = [c for c in self.open if c.deadline <= now]

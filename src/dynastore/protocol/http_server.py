@@ -144,6 +144,7 @@ class HttpConnection(asyncio.Protocol):
         self._in_head = True  # between requests or inside one's head
         self._receiving = False  # a request has begun and not ended
         self._refused = False
+        self._late = False  # the request being read began after the server began stopping
         self._released = False  # has left the registry
         self._write_paused = False
         self._reading_paused = False
@@ -245,8 +246,34 @@ class HttpConnection(asyncio.Protocol):
             transport.close()
         self._release()  # its place is free at once, for the connection it may have been closed to make room for
 
+    def shut_down(self) -> None:
+        """The server is stopping: an idle connection closes now; one with requests under way (read, served or
+        waiting for their writes to become durable) answers them, the last with ``Connection: close``, and closes
+        (``_settle``). A request begun after this is answered 503 (``_answer_stopping``)."""
+        if self._transport is None or self._receiving:
+            return  # a request being read is under way: it is served, then the connection closes
+        if self._pending:
+            return  # its last response will say so (_serve)
+        if self._outgoing:
+            last = self._outgoing[-1]
+            last.close = True
+            if last.data is not None:
+                last.data = _closing(last.data)
+            return
+        self._close_idle()
+
+    def _close_idle(self) -> None:
+        transport = self._transport
+        if transport is None:
+            return
+        self._refused = True
+        self._transport = None
+        transport.close()
+        self._release()
+
     # --- httptools callbacks ---------------------------------------------------------------------------
     def on_message_begin(self) -> None:
+        self._late = self._registry.stopping
         self._headers = {}
         self._body = []
         self._url = []
@@ -302,6 +329,10 @@ class HttpConnection(asyncio.Protocol):
         self._receiving = False
         held = self._body_size
         self._body_size = 0
+        if self._late:
+            self._registry.buffered -= held
+            self._answer_stopping()
+            return
         if self._write_paused or self._pending or len(self._outgoing) >= MAX_HELD_RESPONSES:
             self._registry.buffered -= held - len(body)  # the queued body stays counted
             self._pending.append(_Pending(method, url, self._headers, body, keep_alive))
@@ -315,6 +346,8 @@ class HttpConnection(asyncio.Protocol):
     def _serve(self, method: str, url: bytes, headers: dict[str, str], body: bytes, keep_alive: bool) -> None:
         path = "/" if url == b"/" else url.decode("latin-1")
         response = self._protocol.handle(method, headers, body, path)
+        if self._registry.stopping and not self._pending:
+            keep_alive = False  # the last request this connection serves
         data = encode_response(response, keep_alive)
         seq = response.commit_seq
         if seq and seq > self._committer.durable_seq:
@@ -349,6 +382,8 @@ class HttpConnection(asyncio.Protocol):
         if self._outgoing or self._pending:
             self.deadline = NO_DEADLINE
             self.idle_since = NO_DEADLINE
+        elif self._registry.stopping:
+            self._close_idle()  # everything it had is answered
         else:
             if now == 0.0:
                 now = time.monotonic()
@@ -369,7 +404,7 @@ class HttpConnection(asyncio.Protocol):
             log.debug("write could not be made durable: %s", error)
             slot.data, slot.close = _error(durability_failure(error)), True
         else:
-            slot.data = data
+            slot.data = _closing(data) if slot.close and self._registry.stopping else data
         while self._outgoing and self._outgoing[0].data is not None:
             ready = self._outgoing.popleft()
             assert ready.data is not None
@@ -387,6 +422,17 @@ class HttpConnection(asyncio.Protocol):
         if close:
             transport.close()
             self._transport = None
+
+    def _answer_stopping(self) -> None:
+        """A request begun after the server began stopping: 503, in its place after the responses still held, and
+        nothing more is read."""
+        self._refused = True
+        self._pause_reading()
+        data = _error(ServiceUnavailable(messages.SERVER_STOPPING))
+        if self._outgoing:
+            self._outgoing.append(_Slot(data, True))
+        else:
+            self._send(data, True)
 
     def _refuse(self, data: bytes) -> None:
         self._refused = True
@@ -420,6 +466,14 @@ def _error(error: DynamoError) -> bytes:
     body = orjson.dumps(error.to_body())
     response = RawResponse(error.status, body, headers=[("x-amz-crc32", str(zlib.crc32(body)))])
     return encode_response(response, keep_alive=False)
+
+
+def _closing(data: bytes) -> bytes:
+    """An encoded response, saying ``Connection: close`` if it does not yet (the last one before a stop)."""
+    head, _, body = data.partition(b"\r\n\r\n")
+    if b"\r\nConnection: close" in head:
+        return data
+    return head + b"\r\nConnection: close\r\n\r\n" + body
 
 
 def _busy() -> bytes:
