@@ -109,7 +109,7 @@ def _put_request(table: str, pk: str) -> tuple[bytes, bytes]:
 def _refused(host: str, port: int) -> bool:
     try:
         socket.create_connection((host, port), timeout=5).close()
-    except ConnectionRefusedError:
+    except (ConnectionRefusedError, ConnectionResetError):  # reset: in the backlog when the listener closed
         return True
     return False
 

@@ -255,10 +255,7 @@ class HttpConnection(asyncio.Protocol):
         if self._pending:
             return  # its last response will say so (_serve)
         if self._outgoing:
-            last = self._outgoing[-1]
-            last.close = True
-            if last.data is not None:
-                last.data = _closing(last.data)
+            self._outgoing[-1].close = True
             return
         self._close_idle()
 
@@ -346,16 +343,16 @@ class HttpConnection(asyncio.Protocol):
     def _serve(self, method: str, url: bytes, headers: dict[str, str], body: bytes, keep_alive: bool) -> None:
         path = "/" if url == b"/" else url.decode("latin-1")
         response = self._protocol.handle(method, headers, body, path)
-        if self._registry.stopping and not self._pending:
-            keep_alive = False  # the last request this connection serves
         data = encode_response(response, keep_alive)
+        # The last request of a stopping server's connection closes it (docs/operations.md "Stopping").
+        close = not keep_alive or (self._registry.stopping and not self._pending)
         seq = response.commit_seq
         if seq and seq > self._committer.durable_seq:
-            self._hold(seq, data, not keep_alive)
+            self._hold(seq, data, close)
         elif self._outgoing:
-            self._outgoing.append(_Slot(data, not keep_alive))
+            self._outgoing.append(_Slot(data, close))
         else:
-            self._send(data, not keep_alive)
+            self._send(data, close)
 
     def _drain_pending(self) -> None:
         """Serve the requests that waited, as long as the client keeps reading; then read again."""
@@ -404,7 +401,7 @@ class HttpConnection(asyncio.Protocol):
             log.debug("write could not be made durable: %s", error)
             slot.data, slot.close = _error(durability_failure(error)), True
         else:
-            slot.data = _closing(data) if slot.close and self._registry.stopping else data
+            slot.data = data
         while self._outgoing and self._outgoing[0].data is not None:
             ready = self._outgoing.popleft()
             assert ready.data is not None
@@ -418,7 +415,7 @@ class HttpConnection(asyncio.Protocol):
         transport = self._transport
         if transport is None:
             return
-        transport.write(data)
+        transport.write(_closing(data) if close else data)
         if close:
             transport.close()
             self._transport = None
@@ -430,6 +427,7 @@ class HttpConnection(asyncio.Protocol):
         self._pause_reading()
         data = _error(ServiceUnavailable(messages.SERVER_STOPPING))
         if self._outgoing:
+            self._outgoing[-1].close = False  # this answer comes after it, and closes the connection instead
             self._outgoing.append(_Slot(data, True))
         else:
             self._send(data, True)
@@ -469,9 +467,9 @@ def _error(error: DynamoError) -> bytes:
 
 
 def _closing(data: bytes) -> bytes:
-    """An encoded response, saying ``Connection: close`` if it does not yet (the last one before a stop)."""
+    """An encoded response that says ``Connection: close`` (the last of a connection), added if it does not yet."""
     head, _, body = data.partition(b"\r\n\r\n")
-    if b"\r\nConnection: close" in head:
+    if head.endswith(b"\r\nConnection: close") or b"\r\nConnection: close\r\n" in head:
         return data
     return head + b"\r\nConnection: close\r\n\r\n" + body
 
