@@ -467,11 +467,12 @@ def _error(error: DynamoError) -> bytes:
 
 
 def _closing(data: bytes) -> bytes:
-    """An encoded response that says ``Connection: close`` (the last of a connection), added if it does not yet."""
-    head, _, body = data.partition(b"\r\n\r\n")
-    if head.endswith(b"\r\nConnection: close") or b"\r\nConnection: close\r\n" in head:
+    """An encoded response that says ``Connection: close`` (the last of a connection), added if it does not yet
+    (searched in place: most already say it, and their bodies are not copied)."""
+    end = data.find(b"\r\n\r\n")
+    if end < 0 or data.find(b"\r\nConnection: close\r\n", 0, end + 2) >= 0:
         return data
-    return head + b"\r\nConnection: close\r\n\r\n" + body
+    return data[:end] + b"\r\nConnection: close" + data[end:]
 
 
 def _busy() -> bytes:
