@@ -331,6 +331,7 @@ _NETWORK_HELP = {
     "reserved_descriptors": "descriptors kept for storage out of the descriptor limit",
     "max_buffered_request_bytes": "request bytes all connections together may hold (503 past it)",
     "write_buffer_bytes": "unsent output past which a connection's further requests wait",
+    "shutdown_grace": "seconds a stop (SIGTERM) waits for the requests under way to be answered",
 }
 
 

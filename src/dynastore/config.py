@@ -25,6 +25,7 @@ from dynastore.limits import (
     PARTITION_MAX_RCU,
     PARTITION_MAX_WCU,
     RESERVED_DESCRIPTORS,
+    SHUTDOWN_GRACE_SECONDS,
     WRITE_BUFFER_BYTES,
 )
 from dynastore.util.clock import Clock, ManualClock, SystemClock
@@ -81,6 +82,7 @@ class Config:
     reserved_descriptors: int = RESERVED_DESCRIPTORS
     max_buffered_request_bytes: int = MAX_BUFFERED_REQUEST_BYTES
     write_buffer_bytes: int = WRITE_BUFFER_BYTES
+    shutdown_grace: float = SHUTDOWN_GRACE_SECONDS  # seconds a stop waits for the requests under way
     # The request log (protocol/request_log.py): one line per request on stderr, as "text" or "json".
     log_requests: bool = False
     log_format: str = "text"
@@ -154,6 +156,7 @@ NETWORK_LIMITS: dict[str, type] = {
     "reserved_descriptors": int,
     "max_buffered_request_bytes": int,
     "write_buffer_bytes": int,
+    "shutdown_grace": float,
 }
 
 

@@ -87,6 +87,9 @@ RESERVED_DESCRIPTORS = 64  # kept for storage: log segments, LMDB's files, the l
 MAX_BUFFERED_REQUEST_BYTES = 256 * 1024 * 1024  # request bodies held by all connections together
 WRITE_BUFFER_BYTES = 1024 * 1024  # unsent output past which a connection's requests wait (backpressure)
 MAX_HELD_RESPONSES = 128  # responses of one connection waiting for durability before its reading pauses
+# A stop (SIGTERM, SIGINT) lets the requests under way finish and their writes become durable for this long at
+# most before the connections still open are closed (docs/operations.md "Stopping").
+SHUTDOWN_GRACE_SECONDS = 5.0
 # A what-if partition count (POST /dynastore/partitions): each simulated partition holds its own buckets and
 # counters, about 3.4 KB built in about 15 microseconds, so 10,000 is about 34 MB and 0.15 s of the event loop
 # (a table that large sustains 10 million write units a second); a million took 3.4 GB and 15 s.

@@ -88,7 +88,8 @@ class Server:
             await self._stopping.wait()
         finally:
             for listener in listeners:
-                listener.close()
+                listener.close()  # new connections are refused from now on
+            await registry.shut_down(self.config.shutdown_grace)
             registry.stop()
             if self._metrics_registry is not None:
                 self._metrics_registry.stop()

@@ -34,9 +34,8 @@ import orjson
 
 from dynastore.app import Dynastore
 from dynastore.config import Config
-from dynastore.errors import InternalServerError
 from dynastore.protocol.http_server import Durability
-from dynastore.protocol.protocol import RawResponse
+from dynastore.protocol.protocol import RawResponse, durability_failure
 from dynastore.util.clock import ManualClock
 from dynastore.util.files import make_private_directory
 
@@ -310,8 +309,9 @@ class InProcess:
                     durable.set_result(error)
 
             committer.when_durable(seq, settled)
-            if await durable is not None:
-                return _internal_error()
+            error = await durable
+            if error is not None:
+                return _failed_write(error)
         return response
 
     # ---- the environment a client needs --------------------------------------------------------------------
@@ -443,10 +443,11 @@ def _response_headers(response: RawResponse) -> list[tuple[str, str]]:
     return headers
 
 
-def _internal_error() -> RawResponse:
+def _failed_write(error: BaseException) -> RawResponse:
     """What the server answers for a write the store could not make durable (protocol/http_server.py)."""
-    body = orjson.dumps(InternalServerError().to_body())
-    return RawResponse(500, body, headers=[("x-amz-crc32", str(zlib.crc32(body)))])
+    failure = durability_failure(error)
+    body = orjson.dumps(failure.to_body())
+    return RawResponse(failure.status, body, headers=[("x-amz-crc32", str(zlib.crc32(body)))])
 
 
 def _lower_case_headers(headers: Any) -> dict[str, str]:

@@ -99,6 +99,7 @@ def test_serve_help_shows_every_default_and_its_environment_variable() -> None:
         "--reserved-descriptors": "64",
         "--max-buffered-request-bytes": str(256 * 1024**2),
         "--write-buffer-bytes": str(1024**2),
+        "--shutdown-grace": "5",
         "--trigger": "none",
         "--triggers-file": "none",
         "--no-metrics": "off",

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import base64
+import struct
 import time
+import zlib
 from collections.abc import Iterator
 from functools import partial
 from typing import Any
@@ -135,6 +138,41 @@ def test_get_shard_iterator_errors(server: Server) -> None:
         "Member must satisfy enum value set: [TRIM_HORIZON, LATEST, AT_SEQUENCE_NUMBER, AFTER_SEQUENCE_NUMBER, "
         "AT_TIMESTAMP]",
     )
+
+
+def test_sequence_numbers_past_the_shard_are_invalid(server: Server) -> None:
+    """Any sequence number of the model's length (21 to 40 digits) that the shard does not hold is a
+    ValidationException, however large: one past the newest record, past 64 bits, forty nines."""
+    name, arn, shard = one_shard_table(server)
+    put(server, name, "a")
+    (record,) = server.records(arn)
+    newest = int(record["dynamodb"]["SequenceNumber"])
+    assert keys(
+        server.streams.get_records(ShardIterator=iterator(server, arn, shard, "AT_SEQUENCE_NUMBER", str(newest)))
+    ) == ["a"]
+    for seq in (str(newest + 1), str(10**20 + 2**63), str(2**70), "9" * 21, "1" + "0" * 39, "9" * 40):
+        for kind in ("AT_SEQUENCE_NUMBER", "AFTER_SEQUENCE_NUMBER"):
+            assert error_of(partial(iterator, server, arn, shard, kind, seq)) == (
+                "ValidationException",
+                f"Invalid SequenceNumber {seq} for shard {shard}",
+            )
+
+
+def test_forged_iterators_are_invalid(server: Server) -> None:
+    """An iterator whose checksum holds but whose position or time this server never issues (the checksum is no
+    signature) is an invalid iterator, not a failure of the server."""
+    _, arn, shard = one_shard_table(server)
+    genuine = iterator(server, arn, shard, "TRIM_HORIZON")
+    stream_arn, _, payload = genuine.rpartition("|1|")
+    number = struct.unpack(">IqdI", base64.urlsafe_b64decode(payload))[0]
+    for after, issued in ((-2, 0.0), (-(2**63), 0.0), (0, -1e300), (0, float("-inf")), (0, float("nan"))):
+        body = struct.pack(">Iqd", number, after, issued)
+        checksum = zlib.crc32(body, zlib.crc32(stream_arn.encode()))
+        forged = stream_arn + "|1|" + base64.urlsafe_b64encode(body + checksum.to_bytes(4, "big")).decode()
+        assert error_of(partial(server.streams.get_records, ShardIterator=forged)) == (
+            "ValidationException",
+            "Invalid ShardIterator",
+        )
 
 
 def test_disable_keeps_the_old_stream_and_enable_makes_a_new_one(server: Server) -> None:

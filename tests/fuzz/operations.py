@@ -110,7 +110,7 @@ def _read_params(rng: random.Random, table: Table, body: Body, names: dict[str, 
     if rng.random() < 0.2:
         body["Select"] = rng.choice(("ALL_ATTRIBUTES", "COUNT", "SPECIFIC_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES"))
     if rng.random() < 0.3:
-        body["Limit"] = rng.choice((0, 1, 5, 100, -1))
+        body["Limit"] = rng.choice((1, 5, 100)) if rng.random() < 0.7 else values.long_value(rng, 1)
     if rng.random() < 0.2:
         start = r.key(rng, table)
         if isinstance(start, dict) and body.get("IndexName") is not None:
@@ -164,7 +164,9 @@ def scan(rng: random.Random, tables: tuple[Table, ...]) -> Body:
     if rng.random() < 0.2:
         total = rng.choice((1, 2, 4, 1000000, 1000001, 0))
         body["TotalSegments"] = total
-        body["Segment"] = rng.choice((0, max(total - 1, 0), total, -1))
+        body["Segment"] = (
+            rng.choice((0, max(total - 1, 0), total, -1)) if rng.random() < 0.9 else values.long_value(rng)
+        )
     return r._with_maps(body, names, vals, rng)
 
 

@@ -16,14 +16,14 @@ from urllib.parse import urlparse
 
 from dynastore import limits
 from dynastore.model.values import NumberError, normalize_number
-from tests.fuzz import operations, shapes
+from tests.fuzz import operations, shapes, streams, throughput
 from tests.fuzz.tables import Table, create_table_request, fuzz_tables
 
 _AUTH = (
     "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/us-east-1/dynamodb/aws4_request, "
     "SignedHeaders=host;x-amz-date;x-amz-target, Signature=" + "0" * 64
 )
-_OPERATIONS = tuple(operations.BUILDERS)
+_OPERATIONS = (*operations.BUILDERS, *streams.BUILDERS, *throughput.BUILDERS)
 
 
 @dataclass(slots=True)
@@ -61,7 +61,7 @@ class Client:
     def call(self, operation: str, body: bytes) -> tuple[int, bytes]:
         headers = {
             "Content-Type": "application/x-amz-json-1.0",
-            "X-Amz-Target": f"DynamoDB_20120810.{operation}",
+            "X-Amz-Target": operation if "." in operation else f"DynamoDB_20120810.{operation}",
             "X-Amz-Date": "20260101T000000Z",
             "Authorization": _AUTH,
         }
@@ -105,12 +105,32 @@ def create_tables(client: Client, prefix: str | None = None) -> tuple[Table, ...
     return tables
 
 
-def request(rng: random.Random, tables: tuple[Table, ...]) -> tuple[str, dict[str, Any]]:
+def learn_stream(client: Client, tables: tuple[Table, ...]) -> streams.Known:
+    """The stream of the fuzz table that has one: its ARN (shards, sequence numbers and iterators are learned from
+    the answers to the run's own requests)."""
+    known = streams.Known()
+    table = next(t for t in tables if t.stream)
+    _, answer = client.json("DescribeTable", {"TableName": table.name})
+    known.arn = answer["Table"]["LatestStreamArn"]
+    return known
+
+
+def request(
+    rng: random.Random, tables: tuple[Table, ...], known: streams.Known | None = None
+) -> tuple[str, dict[str, Any]]:
     """The next request: mostly table-aware and limit-mutated, sometimes from botocore's model, and sometimes
     mutated further at random places of its JSON tree."""
     operation = rng.choice(_OPERATIONS)
-    if rng.random() < 0.15:
-        body = shapes.from_model(rng, operation, tables)
+    body: dict[str, Any]
+    if operation in streams.BUILDERS:
+        body = streams.BUILDERS[operation](rng, tables, known if known is not None else streams.Known())
+    elif rng.random() < 0.15:
+        # The table operations name only the pool's tables: the data-plane tables stay as they are.
+        body = shapes.from_model(
+            rng, operation, throughput.pool(tables) if operation in throughput.BUILDERS else tables
+        )
+    elif operation in throughput.BUILDERS:
+        body = throughput.BUILDERS[operation](rng, tables)
     else:
         body = operations.BUILDERS[operation](rng, tables)
     if rng.random() < 0.15:
@@ -136,8 +156,9 @@ def run(
     started = time.monotonic()
     try:
         tables = tables or create_tables(client)
+        known = learn_stream(client, tables)
         while report.sent < count and time.monotonic() - started < time_limit:
-            operation, body = request(rng, tables)
+            operation, body = request(rng, tables, known)
             payload = json.dumps(body, ensure_ascii=False).encode()
             try:
                 status, data = client.call(operation, payload)
@@ -148,6 +169,8 @@ def run(
                 continue
             report.sent += 1
             report.statuses[status] += 1
+            if status == 200 and operation in streams.BUILDERS:
+                known.learn(operation, json.loads(data))
             if status == 400:
                 report.errors[_error_type(data)] += 1
             elif status != 200:

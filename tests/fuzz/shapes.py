@@ -68,8 +68,7 @@ def _generate(rng: random.Random, shape: Any, tables: tuple[Table, ...], depth: 
         length = _bounded(rng, meta.get("min"), meta.get("max"), 20)
         return values.sized_text(rng, min(length, 70000))
     if kind in ("integer", "long"):
-        low, high = meta.get("min"), meta.get("max")
-        return rng.choice([v for v in (low, high, -1, 0, 1, 2**31, 2**63) if v is not None] + [rng.randrange(100)])
+        return values.long_value(rng, meta.get("min"), meta.get("max"))
     if kind == "boolean":
         return rng.random() < 0.5
     if kind == "blob":

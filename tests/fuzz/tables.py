@@ -1,4 +1,4 @@
-"""The tables a fuzz run writes to: every key type, a sort key, a GSI, an LSI and a multi-attribute GSI key."""
+"""The tables a fuzz run writes to: every key type, a sort key, a GSI, an LSI, a multi-attribute GSI key, a stream."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ class Table:
     hash_key: KeyPart
     range_key: KeyPart | None
     indexes: tuple[Index, ...] = ()
+    stream: bool = False  # has a stream (NEW_AND_OLD_IMAGES): the run reads it (tests/fuzz/streams.py)
 
     @property
     def key_parts(self) -> tuple[KeyPart, ...]:
@@ -38,7 +39,7 @@ def _p(name: str, kind: str, is_range: bool = False) -> KeyPart:
 def fuzz_tables(prefix: str) -> tuple[Table, ...]:
     return (
         Table(f"{prefix}_s", _p("pk", "S"), None),
-        Table(f"{prefix}_sn", _p("pk", "S"), _p("sk", "N", True)),
+        Table(f"{prefix}_sn", _p("pk", "S"), _p("sk", "N", True), stream=True),
         Table(f"{prefix}_b", _p("pk", "B"), None),
         Table(
             f"{prefix}_idx",
@@ -71,6 +72,8 @@ def create_table_request(table: Table) -> dict[str, Any]:
             "Projection": {"ProjectionType": "ALL"},
         }
         (lsis if index.name.startswith("lsi") else gsis).append(spec)
+    if table.stream:
+        request["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
     if gsis:
         request["GlobalSecondaryIndexes"] = gsis
     if lsis:

@@ -32,6 +32,24 @@ def around(rng: random.Random, limit: int) -> int:
     return max(0, rng.choice((limit - 1, limit, limit, limit + 1, limit + 1, 0, 1, limit * 2 + rng.randrange(9))))
 
 
+# Where a JSON number stops fitting DynamoDB's Integer and Long members (Java's int and long) and the fuzzed
+# server's own 64-bit fields: at, just under and just past each.
+WIDTH_EDGES = (2**31 - 1, 2**31, 2**32, 2**53 + 1, 2**63 - 1, 2**63, 2**64 - 1, 2**64, 10**30)
+
+
+def long_value(rng: random.Random, low: int | None = None, high: int | None = None) -> Any:
+    """A number for an Integer or Long member: at and just past its own bounds (``low`` / ``high``), at and past
+    every width edge (both signs), small ones, and sometimes a fraction."""
+    edges: list[Any] = [0, 1, -1, rng.randrange(100)]
+    for bound in (low, high):
+        if bound is not None:
+            edges += [bound - 1, bound, bound + 1]
+    edge = rng.choice(WIDTH_EDGES)
+    edges += [edge, -edge, -edge - 1]
+    value = rng.choice(edges)
+    return value + 0.5 if rng.random() < 0.03 else value
+
+
 def attribute_name(rng: random.Random) -> Any:
     """Mostly ordinary names; sometimes empty, at 65,535 bytes, just past it, or not a string."""
     roll = rng.random()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime
+import math
 import re
 import struct
 import zlib
@@ -117,6 +118,8 @@ def _decode_iterator(text: str) -> tuple[str, int, int, float]:
     if len(raw) != _ITERATOR.size or checksum != int.from_bytes(raw[-4:], "big"):
         raise ValidationException(messages.INVALID_SHARD_ITERATOR)
     shard, after_seq, issued, _ = _ITERATOR.unpack(raw)
+    if after_seq < -1 or not 0.0 <= issued < math.inf:  # a checksum is no signature: never issued by this server
+        raise ValidationException(messages.INVALID_SHARD_ITERATOR)
     return arn, shard, after_seq, issued
 
 
@@ -401,7 +404,9 @@ def get_shard_iterator(ctx: Context, arn: str, shard_text: str, iterator_type: s
         if seq_text is None:
             raise ValidationException(messages.SEQUENCE_NUMBER_REQUIRED.format(type=iterator_type))
         seq = _parse_sequence_number(seq_text)
-        if seq is None or seq < shard.first_seq or (shard.last_seq is not None and seq > shard.last_seq):
+        # An open shard holds no sequence number beyond the newest one issued so far.
+        newest = changelog.next_seq - 1 if shard.last_seq is None else shard.last_seq
+        if seq is None or not shard.first_seq <= seq <= newest:
             raise ValidationException(messages.SEQUENCE_NUMBER_INVALID.format(sequence=seq_text, shard=shard_text))
         if seq <= changelog.trimmed_through:
             raise TrimmedDataAccessException(messages.DATA_TRIMMED)

@@ -9,9 +9,12 @@ a timer per request: a request only stores a number (docs/design.md "Limits and 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
 import math
 import resource
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 from dynastore.limits import (
@@ -28,6 +31,35 @@ from dynastore.limits import (
 )
 
 NO_DEADLINE = math.inf
+# Request bodies given back since the heap was last trimmed past which the sweep trims it (see trim_heap).
+TRIM_AFTER_BYTES = 16 * 1024 * 1024
+
+
+def _malloc_trim() -> Callable[[], object] | None:
+    """glibc's ``malloc_trim(0)``, or None where the C library has none (musl, macOS)."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return lambda: trim(0)
+
+
+_TRIM = _malloc_trim()
+
+
+def trim_heap() -> bool:
+    """Give the C heap's free pages back to the operating system; False where that cannot be asked for.
+
+    Request bodies arrive as chunks of up to a few hundred KB, each below glibc's mmap threshold, so they live in
+    the heap; once freed, the small objects that later requests leave above them keep glibc from shrinking the
+    heap by itself, and the server's resident memory would stay at its peak (docs/design.md "Limits and abuse").
+    ``malloc_trim`` returns every free page, wherever it is in the heap."""
+    if _TRIM is None:
+        return False
+    _TRIM()
+    return True
 
 
 class ConnectionLimits:
@@ -88,6 +120,8 @@ class Tracked(Protocol):
 
     def expire(self) -> None: ...
 
+    def shut_down(self) -> None: ...
+
 
 def descriptor_limit() -> int:
     """Raise the soft limit on open descriptors to the hard one (as far as 1,048,576) and return it."""
@@ -114,7 +148,10 @@ class Registry:
         self.cap = max(1, min(limits.max_connections, available))
         self.open: set[Tracked] = set()
         self.buffered = 0  # request bytes held by all connections
+        self.buffered_peak = 0  # the most ``buffered`` has been since the heap was last trimmed
+        self.stopping = False  # the server is stopping: connections finish what they have, then close
         self._sweeper: asyncio.Task[None] | None = None
+        self._all_closed: asyncio.Event | None = None
 
     def admit(self, connection: Tracked) -> bool:
         """Take a new connection if there is room, making room by closing the longest-idle one; False: refuse."""
@@ -129,13 +166,26 @@ class Registry:
     def forget(self, connection: Tracked, held: int) -> None:
         self.open.discard(connection)
         self.buffered -= held
+        if not self.open and self._all_closed is not None:
+            self._all_closed.set()
 
     def reserve(self, size: int) -> bool:
         """Count ``size`` more buffered request bytes; False (nothing counted) when the budget is spent."""
-        if self.buffered + size > self.limits.max_buffered_request_bytes:
+        buffered = self.buffered + size
+        if buffered > self.limits.max_buffered_request_bytes:
             return False
-        self.buffered += size
+        self.buffered = buffered
+        if buffered > self.buffered_peak:
+            self.buffered_peak = buffered
         return True
+
+    def give_back_memory(self) -> bool:
+        """Trim the heap once request bodies of ``TRIM_AFTER_BYTES`` or more were let go since the last time (their
+        requests served, or their connections closed); True if it was trimmed."""
+        if self.buffered_peak - self.buffered < TRIM_AFTER_BYTES:
+            return False
+        self.buffered_peak = self.buffered
+        return trim_heap()
 
     def start(self) -> None:
         self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
@@ -150,6 +200,21 @@ class Registry:
         while True:
             await asyncio.sleep(interval)
             self.expire_due(time.monotonic())
+            self.give_back_memory()
+
+    async def shut_down(self, grace: float) -> None:
+        """Stop the connections (docs/operations.md "Stopping"): each finishes the requests it has, answers them
+        once their writes are durable, and closes; an idle one closes at once. Connections still open after
+        ``grace`` seconds are closed as they are."""
+        self.stopping = True
+        self._all_closed = asyncio.Event()
+        for connection in list(self.open):
+            connection.shut_down()
+        if self.open:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._all_closed.wait(), grace)
+        for connection in list(self.open):
+            connection.expire()
 
     def expire_due(self, now: float) -> None:
         due = [c for c in self.open if c.deadline <= now]

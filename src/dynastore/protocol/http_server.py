@@ -20,10 +20,10 @@ import httptools
 import orjson
 
 from dynastore import messages
-from dynastore.errors import DynamoError, InternalServerError, ServiceUnavailable, ValidationException
+from dynastore.errors import DynamoError, ServiceUnavailable, ValidationException
 from dynastore.limits import MAX_HELD_RESPONSES
 from dynastore.protocol.connections import NO_DEADLINE, ConnectionLimits, Registry
-from dynastore.protocol.protocol import RawResponse
+from dynastore.protocol.protocol import RawResponse, durability_failure
 
 log = logging.getLogger("dynastore")
 
@@ -144,6 +144,7 @@ class HttpConnection(asyncio.Protocol):
         self._in_head = True  # between requests or inside one's head
         self._receiving = False  # a request has begun and not ended
         self._refused = False
+        self._late = False  # the request being read began after the server began stopping
         self._released = False  # has left the registry
         self._write_paused = False
         self._reading_paused = False
@@ -245,8 +246,31 @@ class HttpConnection(asyncio.Protocol):
             transport.close()
         self._release()  # its place is free at once, for the connection it may have been closed to make room for
 
+    def shut_down(self) -> None:
+        """The server is stopping: an idle connection closes now; one with requests under way (read, served or
+        waiting for their writes to become durable) answers them, the last with ``Connection: close``, and closes
+        (``_settle``). A request begun after this is answered 503 (``_answer_stopping``)."""
+        if self._transport is None or self._receiving:
+            return  # a request being read is under way: it is served, then the connection closes
+        if self._pending:
+            return  # its last response will say so (_serve)
+        if self._outgoing:
+            self._outgoing[-1].close = True
+            return
+        self._close_idle()
+
+    def _close_idle(self) -> None:
+        transport = self._transport
+        if transport is None:
+            return
+        self._refused = True
+        self._transport = None
+        transport.close()
+        self._release()
+
     # --- httptools callbacks ---------------------------------------------------------------------------
     def on_message_begin(self) -> None:
+        self._late = self._registry.stopping
         self._headers = {}
         self._body = []
         self._url = []
@@ -302,6 +326,10 @@ class HttpConnection(asyncio.Protocol):
         self._receiving = False
         held = self._body_size
         self._body_size = 0
+        if self._late:
+            self._registry.buffered -= held
+            self._answer_stopping()
+            return
         if self._write_paused or self._pending or len(self._outgoing) >= MAX_HELD_RESPONSES:
             self._registry.buffered -= held - len(body)  # the queued body stays counted
             self._pending.append(_Pending(method, url, self._headers, body, keep_alive))
@@ -316,13 +344,15 @@ class HttpConnection(asyncio.Protocol):
         path = "/" if url == b"/" else url.decode("latin-1")
         response = self._protocol.handle(method, headers, body, path)
         data = encode_response(response, keep_alive)
+        # The last request of a stopping server's connection closes it (docs/operations.md "Stopping").
+        close = not keep_alive or (self._registry.stopping and not self._pending)
         seq = response.commit_seq
         if seq and seq > self._committer.durable_seq:
-            self._hold(seq, data, not keep_alive)
+            self._hold(seq, data, close)
         elif self._outgoing:
-            self._outgoing.append(_Slot(data, not keep_alive))
+            self._outgoing.append(_Slot(data, close))
         else:
-            self._send(data, not keep_alive)
+            self._send(data, close)
 
     def _drain_pending(self) -> None:
         """Serve the requests that waited, as long as the client keeps reading; then read again."""
@@ -349,6 +379,8 @@ class HttpConnection(asyncio.Protocol):
         if self._outgoing or self._pending:
             self.deadline = NO_DEADLINE
             self.idle_since = NO_DEADLINE
+        elif self._registry.stopping:
+            self._close_idle()  # everything it had is answered
         else:
             if now == 0.0:
                 now = time.monotonic()
@@ -365,9 +397,9 @@ class HttpConnection(asyncio.Protocol):
 
     def _durable(self, slot: _Slot, data: bytes, error: BaseException | None) -> None:
         if error is not None:
-            # The store logged the failure once; each write it took back is answered 500 (outcome: not done).
+            # The store logged the failure once; each write it took back is answered 503 (outcome: not done).
             log.debug("write could not be made durable: %s", error)
-            slot.data, slot.close = _unavailable(), True
+            slot.data, slot.close = _error(durability_failure(error)), True
         else:
             slot.data = data
         while self._outgoing and self._outgoing[0].data is not None:
@@ -383,10 +415,22 @@ class HttpConnection(asyncio.Protocol):
         transport = self._transport
         if transport is None:
             return
-        transport.write(data)
+        transport.write(_closing(data) if close else data)
         if close:
             transport.close()
             self._transport = None
+
+    def _answer_stopping(self) -> None:
+        """A request begun after the server began stopping: 503, in its place after the responses still held, and
+        nothing more is read."""
+        self._refused = True
+        self._pause_reading()
+        data = _error(ServiceUnavailable(messages.SERVER_STOPPING))
+        if self._outgoing:
+            self._outgoing[-1].close = False  # this answer comes after it, and closes the connection instead
+            self._outgoing.append(_Slot(data, True))
+        else:
+            self._send(data, True)
 
     def _refuse(self, data: bytes) -> None:
         self._refused = True
@@ -422,12 +466,17 @@ def _error(error: DynamoError) -> bytes:
     return encode_response(response, keep_alive=False)
 
 
+def _closing(data: bytes) -> bytes:
+    """An encoded response that says ``Connection: close`` (the last of a connection), added if it does not yet
+    (searched in place: most already say it, and their bodies are not copied)."""
+    end = data.find(b"\r\n\r\n")
+    if end < 0 or data.find(b"\r\nConnection: close\r\n", 0, end + 2) >= 0:
+        return data
+    return data[:end] + b"\r\nConnection: close" + data[end:]
+
+
 def _busy() -> bytes:
     return _error(ServiceUnavailable(messages.SERVER_BUSY))
-
-
-def _unavailable() -> bytes:
-    return _error(InternalServerError())
 
 
 LISTEN_BACKLOG = 1024

@@ -326,3 +326,12 @@ def _credential_of(headers: dict[str, str], path: str) -> str:
     if authorization is not None:
         return authorization
     return unquote(path.partition("?")[2]).replace("&", ",")
+
+
+def durability_failure(error: BaseException) -> DynamoError:
+    """The answer to a write that was committed but could not be made durable: taken back by a storage failure
+    (``WriteTakenBackError``), it was not applied and is answered as the writes refused after it are (503);
+    anything else leaves its outcome unknown (500)."""
+    if isinstance(error, StorageUnavailableError):
+        return ServiceUnavailable(messages.STORAGE_UNAVAILABLE)
+    return InternalServerError()

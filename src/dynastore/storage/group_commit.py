@@ -16,10 +16,10 @@ and the waiters a finished sync covers are answered at once (measured: 8% more d
 Errors. A failed flush (or seal) makes the engine take back every commit that is not durable (``kv.recover``:
 the log is cut back to its synced end and the store's view rebuilt from it, so nothing unacknowledged stays
 visible or is built on) and refuse writes until it can accept them again. The engine then reports the commits it
-took back (``watch_losses``): their waiters get the error (``callback(error)``, ``wait_durable`` raises
-``DurabilityError``), and so does a waiter that asks later for one of them; waiters for commits already durable
-are answered. After an fsync error the kernel may have dropped dirty pages, so the log's unsynced tail is never
-trusted again: it is cut off. A callback that raises is logged and does not disturb the others.
+took back (``watch_losses``): their waiters get a ``WriteTakenBackError`` (``callback(error)``, ``wait_durable``
+raises it: the write was not applied), and so does a waiter that asks later for one of them; waiters for commits
+already durable are answered. After an fsync error the kernel may have dropped dirty pages, so the log's unsynced
+tail is never trusted again: it is cut off. A callback that raises is logged and does not disturb the others.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from dynastore.storage.kv import KV, BackgroundSync, DurabilityError
+from dynastore.storage.kv import KV, BackgroundSync, DurabilityError, WriteTakenBackError
 
 __all__ = ["DurableCallback", "GroupCommitter"]
 
@@ -260,7 +260,7 @@ class GroupCommitter:
                 heapq.heappush(self._waiters, (seq, tiebreak, callback))
 
     def _failure_for_late_waiter(self) -> BaseException:
-        err = DurabilityError("the write was taken back: a storage failure kept it from becoming durable")
+        err = WriteTakenBackError("the write was taken back: a storage failure kept it from becoming durable")
         err.__cause__ = self._failure
         return err
 

@@ -29,6 +29,7 @@ __all__ = [
     "StorageCorruptionError",
     "StorageError",
     "StorageUnavailableError",
+    "WriteTakenBackError",
     "WriteTxn",
 ]
 
@@ -52,6 +53,11 @@ class DurabilityError(StorageError):
 class StorageUnavailableError(StorageError):
     """The store refuses writes (it is read-only after a storage failure, e.g. a full disk) or, rarely, reads;
     nothing was done. The protocol answers it with DynamoDB's ServiceUnavailable."""
+
+
+class WriteTakenBackError(DurabilityError, StorageUnavailableError):
+    """A write that a storage failure (a full disk, a failing disk) kept from becoming durable, taken back: it was
+    not applied, and the store refuses writes until it recovers. Answered as a write refused before it ran is."""
 
 
 class ReadTxn(Protocol):

@@ -55,7 +55,13 @@ from typing import TYPE_CHECKING
 import lmdb
 
 from dynastore.storage import disk_space, wal
-from dynastore.storage.kv import DurabilityError, LossListener, StorageError, StorageUnavailableError
+from dynastore.storage.kv import (
+    DurabilityError,
+    LossListener,
+    StorageError,
+    StorageUnavailableError,
+    WriteTakenBackError,
+)
 from dynastore.storage.lmdb_checkpoint import Checkpoint
 from dynastore.storage.lmdb_failures import FailureState, room_inside
 from dynastore.storage.lmdb_log_sync import LogSync
@@ -245,7 +251,8 @@ class LmdbKV:
                 self._commit_batch()
         except StorageError as e:
             self._take_back(e)
-            raise
+            # Not applied, and the store now refuses writes: the writer hears what a refused write hears.
+            raise WriteTakenBackError(f"the write was taken back: {e}") from e
 
     def _commit_batch(self) -> None:
         """Write the open batch to LMDB's file, its records synced first. Raises ``StorageError``; the batch is

@@ -2,7 +2,8 @@
 
 A write transaction records its puts and deletes for the write-ahead log as it goes (storage/wal.py) and, once
 LMDB committed it, hands that payload to the store that began it (``WriteOwner``: storage/lmdb_kv.py), which
-seals it into the log with the batch. lmdb errors become ``StorageError``.
+seals it into the log with the batch. lmdb errors become ``StorageError``; a write that finds no room (LMDB's map or
+a transaction's page list full) is ``StorageUnavailableError``: not applied, and answered as a refused write.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 import lmdb
 
 from dynastore.storage import wal
-from dynastore.storage.kv import StorageError
+from dynastore.storage.kv import StorageError, StorageUnavailableError
 from dynastore.storage.lmdb_layout import Layout, delete_long, get_long, put_long, scan_root, scan_root_reverse
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ class LmdbWriteTxn(LmdbReadTxn):
         try:
             self._txn.commit()
         except lmdb.Error as e:
-            raise StorageError(f"lmdb commit failed: {e}") from e
+            raise _write_error("commit", e) from e
         owner._write_committed(self._log, self._written, self._batched)
 
     def put(self, key: bytes, value: bytes) -> None:
@@ -116,7 +117,7 @@ class LmdbWriteTxn(LmdbReadTxn):
             else:
                 put_long(self._txn, self._lay, key, value)
         except lmdb.Error as e:
-            raise StorageError(f"lmdb put failed: {e}") from e
+            raise _write_error("put", e) from e
 
     def delete(self, key: bytes) -> bool:
         if self._log is not None:
@@ -126,4 +127,11 @@ class LmdbWriteTxn(LmdbReadTxn):
                 return self._txn.delete(key)
             return delete_long(self._txn, self._lay, key)
         except lmdb.Error as e:
-            raise StorageError(f"lmdb delete failed: {e}") from e
+            raise _write_error("delete", e) from e
+
+
+def _write_error(operation: str, error: lmdb.Error) -> StorageError:
+    """What a failed write step raises: no room is a refusal (the transaction is aborted, nothing applied)."""
+    if isinstance(error, lmdb.MapFullError | lmdb.TxnFullError):
+        return StorageUnavailableError(f"lmdb {operation} found no room: {error}")
+    return StorageError(f"lmdb {operation} failed: {error}")

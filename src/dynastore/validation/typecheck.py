@@ -108,14 +108,26 @@ def _compile_boolean() -> Coercer:
     return coerce_boolean
 
 
+# What an Integer or a Long member holds: DynamoDB's deserializer saturates a JSON number past the Java type's range
+# at its end (an Integer member given 2147483648 is validated as 2147483647), so a value past 64 bits is reported
+# (or stored) as 9223372036854775807 rather than reaching a 64-bit field it cannot fill (docs/operations.md).
+_JAVA_RANGES = {"Integer": (-(2**31), 2**31 - 1), "Long": (-(2**63), 2**63 - 1)}
+
+
 def _compile_number(simple_name: str, java_name: str) -> Coercer:
+    low, high = _JAVA_RANGES[simple_name]
+
     def coerce_number(value: Any) -> Any:
         kind = type(value)
         if kind is int:
-            return value
-        if kind is float:  # Integer/Long members truncate fractional JSON numbers
-            return math.floor(value)
-        raise scalar_error(value, simple_name, java_name)
+            number = value
+        elif kind is float:  # Integer/Long members truncate fractional JSON numbers
+            number = math.floor(value)
+        else:
+            raise scalar_error(value, simple_name, java_name)
+        if low <= number <= high:
+            return number
+        return high if number > high else low
 
     return coerce_number
 

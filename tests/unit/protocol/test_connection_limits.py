@@ -192,3 +192,70 @@ def test_a_lost_connection_keeps_no_buffers() -> None:
     connection.connection_lost(None)
     assert limits.buffered == 0
     assert connection._body == []  # noqa: SLF001 - the point of the test
+
+
+def test_bodies_let_go_trim_the_heap_once() -> None:
+    """Request bodies live in the C heap: once 16 MB or more of them were let go, the sweep gives the free pages
+    back to the operating system (malloc_trim), once, and not again until as much more was let go."""
+    limits = registry()
+    stalled = [open_connection(limits)[0] for _ in range(2)]
+    for connection in stalled:
+        connection.data_received(b"POST / HTTP/1.1\r\nContent-Length: 16000000\r\n\r\n" + b"x" * 9_000_000)
+    assert limits.buffered == 18_000_000
+    assert not limits.give_back_memory()  # nothing let go yet
+    for connection in stalled:
+        connection.connection_lost(None)
+    assert limits.buffered == 0
+    assert limits.give_back_memory()  # glibc's malloc_trim, as on every Linux the server runs on
+    assert not limits.give_back_memory()
+
+
+def test_bodies_let_go_below_the_threshold_leave_the_heap_alone() -> None:
+    limits = registry()
+    connection, _ = open_connection(limits)
+    connection.data_received(b"POST / HTTP/1.1\r\nContent-Length: 16000000\r\n\r\n" + b"x" * 1_000_000)
+    connection.connection_lost(None)
+    assert not limits.give_back_memory()
+
+
+def test_a_stop_closes_idle_connections_and_lets_busy_ones_finish() -> None:
+    limits = registry()
+    idle, idle_transport = open_connection(limits)
+    idle.data_received(REQUEST % b"Get")  # answered: idle again
+    receiving, receiving_transport = open_connection(limits)
+    receiving.data_received((REQUEST % b"Get")[:-1])  # its body's last byte is still to come
+    limits.stopping = True
+    for connection in (idle, receiving):
+        connection.shut_down()
+    assert idle_transport.closed and idle not in limits.open
+    assert not receiving_transport.closed
+    receiving.data_received(b"}")
+    (answer,) = receiving_transport.written
+    assert answer.startswith(b"HTTP/1.1 200 OK\r\n") and b"\r\nConnection: close\r\n" in answer
+    assert receiving_transport.closed
+    receiving.connection_lost(None)  # as the loop reports the close
+    assert not limits.open
+
+
+def test_a_stop_answers_held_writes_then_refuses_a_later_request() -> None:
+    limits = registry()
+    committer = FakeCommitter()
+    connection = HttpConnection(FakeProtocol(), committer, limits)
+    transport = FakeTransport()
+    connection.connection_made(transport)  # type: ignore[arg-type]
+    connection.data_received(REQUEST % b"Write1")  # held until commit 1 is durable
+    limits.stopping = True
+    connection.shut_down()
+    connection.data_received(REQUEST % b"Get")  # begun after the stop
+    assert transport.written == [] and not transport.closed
+    committer.flush(1)
+    held, refused = transport.written  # the 503 is the connection's last answer: it says Connection: close
+    assert held.startswith(b"HTTP/1.1 200 OK\r\n") and b"\r\nConnection: close\r\n" not in held
+    assert b"\r\nConnection: close\r\n" in refused
+    status, body = status_and_body(refused)
+    assert status == 503
+    assert json.loads(body) == {
+        "__type": "com.amazonaws.dynamodb.v20120810#ServiceUnavailable",
+        "message": "The server is stopping and takes no new requests; retry the request",
+    }
+    assert transport.closed

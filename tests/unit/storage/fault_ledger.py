@@ -24,7 +24,7 @@ from pathlib import Path
 
 from dynastore.storage import lmdb_kv, wal
 from dynastore.storage.group_commit import GroupCommitter
-from dynastore.storage.kv import StorageError, StorageUnavailableError
+from dynastore.storage.kv import StorageError, StorageUnavailableError, WriteTakenBackError
 from dynastore.storage.lmdb_kv import LmdbKV
 
 KEYS = [b"counter-%02d" % i for i in range(6)]
@@ -102,6 +102,8 @@ async def run_ledger(kv: LmdbKV, rounds: int) -> Ledger:
                     w.put(key, b"%d" % (int(w.get(key) or b"0") + 1))
                 await committer.wait_durable(kv.commit_seq)
                 ledger.acked[key] += 1
+            except WriteTakenBackError:  # in flight when the fault happened: not applied
+                ledger.failed += 1
             except StorageUnavailableError:
                 ledger.refused += 1
                 await asyncio.sleep(0.003)

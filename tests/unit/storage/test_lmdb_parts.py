@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from dynastore.storage import disk_space, wal
-from dynastore.storage.kv import StorageError
+from dynastore.storage.kv import StorageError, StorageUnavailableError
 from dynastore.storage.lmdb_checkpoint import Checkpoint
 from dynastore.storage.lmdb_failures import FailureState
+from dynastore.storage.lmdb_kv import LmdbKV
 from dynastore.storage.lmdb_startup import lock_directory, open_environment
 
 
@@ -77,3 +78,20 @@ def test_a_checkpoint_drops_the_retired_segments_only_after_its_sync(tmp_path: P
     assert wal.segment_numbers(str(tmp_path / "wal")) == ([1, 2] if fails else [2])
     log.close()
     env.close()
+
+
+def test_a_write_that_finds_lmdbs_map_full_is_refused_and_not_applied(tmp_path: Path) -> None:
+    """LMDB's map full (MapFullError) is no room for the write, as a full disk is: a refusal (answered 503), the
+    transaction aborted, the store still serving what it held."""
+    kv = LmdbKV(tmp_path / "db", map_size=1 << 20)
+    try:
+        with kv.write() as txn:
+            txn.put(b"kept", b"v")
+        with pytest.raises(StorageUnavailableError, match="found no room"), kv.write() as txn:
+            for i in range(1000):
+                txn.put(b"k%d" % i, os.urandom(4000))
+        with kv.read() as reader:
+            assert reader.get(b"kept") == b"v"
+            assert reader.get(b"k0") is None
+    finally:
+        kv.close()
