@@ -100,7 +100,7 @@ def _put_request(table: str, pk: str) -> tuple[bytes, bytes]:
     """A PutItem as raw HTTP: (head, body)."""
     body = json.dumps({"TableName": table, "Item": {"pk": {"S": pk}}}).encode()
     head = (
-        b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amz-json-1.0\r\n"
+        b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-amz-json-1.0\r\n"
         b"X-Amz-Target: DynamoDB_20120810.PutItem\r\n" + AUTH + b"Content-Length: %d\r\n\r\n" % len(body)
     )
     return head, body
