@@ -362,6 +362,15 @@ def test_another_accounts_table_arn_meets_no_local_policy(server: Server) -> Non
     )
 
 
+def test_a_table_arn_without_an_account_is_the_callers_accounts_resource(server: Server) -> None:
+    cut_short = "arn:aws:dynamodb:x"
+    assert server.refused("GetItem", TableName=cut_short, Key=key("a")) == denial("dynamodb:GetItem", cut_short)
+    server.grant(allow("dynamodb:GetItem"))
+    with pytest.raises(ValidationException) as info:
+        server.alice("GetItem", TableName=cut_short, Key=key("a"))
+    assert info.value.message == f"Invalid TableArn: Invalid ResourceArn provided as input {cut_short}"
+
+
 def test_time_keys_follow_the_servers_clock(server: Server) -> None:
     until = {
         "DateLessThan": {"aws:CurrentTime": "2023-11-14T22:15:00Z"},
