@@ -1,7 +1,7 @@
 """What ``--auth sigv4`` costs a request, in interleaved rounds (medians, microseconds a request):
 
 1. SigV4 verification alone (security/authenticator.py) on botocore-signed GetItem and PutItem requests, against
-   the format check that ``--auth none`` makes (protocol/auth.py);
+   the format check that ``--auth none`` makes (``check_form``, which ``authenticate`` makes first too);
 2. ``Protocol.handle`` of a signed GetItem by two in-memory dynastores, one with ``--auth none`` and one with
    ``--auth sigv4``: the whole request path, HTTP aside.
 
@@ -20,9 +20,8 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
 from dynastore.build_kind import build_kind
-from dynastore.protocol import auth
 from dynastore.security import authenticator as authenticator_module
-from dynastore.security.authenticator import Authenticator
+from dynastore.security.authenticator import Authenticator, check_form
 from dynastore.security.credentials import CredentialStore, seeded_admin
 from dynastore.util.clock import ManualClock
 
@@ -83,11 +82,10 @@ def main() -> None:
         assert authenticator.authenticate("POST", "/", headers, body).authenticated
 
         def sigv4(headers: dict[str, str] = headers, body: bytes = body, a: Authenticator = authenticator) -> object:
-            auth.check(headers)
             return a.authenticate("POST", "/", headers, body)
 
         def none(headers: dict[str, str] = headers) -> object:
-            auth.check(headers)
+            check_form(headers)
             return None
 
         times: dict[str, list[float]] = {"none": [], "sigv4": []}

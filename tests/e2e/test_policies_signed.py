@@ -176,6 +176,20 @@ def test_an_allowed_action_runs_and_one_no_policy_allows_is_denied_with_awss_mes
     assert "Item" not in _client(server, users, "builder").get_item(TableName="Music", Key={"pk": {"S": "b"}})
 
 
+def test_a_table_arn_cut_short_is_refused_by_the_operation_not_by_a_crash(world: Any) -> None:
+    """A TableName that begins like a DynamoDB ARN but has no account field: authorized in the caller's own
+    account (the resource names none), then refused by the operation with its ARN text."""
+    server, users = world
+    builder = _client(server, users, "builder")
+    with pytest.raises(ClientError) as refused:
+        builder.get_item(TableName="arn:aws:dynamodb:x", Key={"pk": {"S": "a"}})
+    assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    assert refused.value.response["Error"]["Code"] == "ValidationException"
+    assert refused.value.response["Error"]["Message"] == (
+        "Invalid TableArn: Invalid ResourceArn provided as input arn:aws:dynamodb:x"
+    )
+
+
 def test_an_explicit_deny_wins_over_an_allow(world: Any) -> None:
     server, users = world
     careful = _client(server, users, "careful")

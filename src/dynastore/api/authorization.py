@@ -1,15 +1,15 @@
-"""Per-request authorization (authentication on): the checks DynamoDB makes for each operation, evaluated
-against the caller's identity policies and the resource's policy (security/policy_evaluation.py).
+"""What each operation must be allowed (authentication on): the mapping from a request to its checks, the
+questions security/authorization.py evaluates against the caller's identity policies and the resource's policy.
 
 Each operation maps to a list of checks: an action (``dynamodb:<Operation>``), a resource ARN (the table; its
-index for a Query or Scan with IndexName; the stream for the Streams API; ``*`` for account-wide operations)
-and the request's condition keys. BatchGetItem and BatchWriteItem make one check per table, with the keys and
-attributes of that table's items; TransactWriteItems and TransactGetItems one per member, as the member's own
-action (PutItem, UpdateItem, DeleteItem, ConditionCheckItem, GetItem) with ``dynamodb:EnclosingOperation``.
-ExecuteStatement, BatchExecuteStatement and ExecuteTransaction make one check per statement, as its own action
-(PartiQLSelect, -Insert, -Update, -Delete) with the condition keys of what it reads and writes
-(api/partiql_access.py). The first check that fails raises AccessDeniedException, before the operation looks
-at its tables.
+index for a Query or Scan with IndexName; the stream for the Streams API; ``*`` for account-wide operations),
+the table whose resource policy applies, and the request's condition keys. BatchGetItem and BatchWriteItem make
+one check per table, with the keys and attributes of that table's items; TransactWriteItems and TransactGetItems
+one per member, as the member's own action (PutItem, UpdateItem, DeleteItem, ConditionCheckItem, GetItem) with
+``dynamodb:EnclosingOperation``. ExecuteStatement, BatchExecuteStatement and ExecuteTransaction make one check
+per statement, as its own action (PartiQLSelect, -Insert, -Update, -Delete) with the condition keys of what it
+reads and writes (api/partiql_access.py). The first check that fails raises AccessDeniedException, before the
+operation looks at its tables.
 
 Condition keys (docs/security.md "Policies" lists them per operation): ``dynamodb:LeadingKeys``,
 ``dynamodb:Attributes``, ``dynamodb:Select`` (reads; always set: the request's, else SPECIFIC_ATTRIBUTES with a
@@ -23,78 +23,31 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dynastore import messages
 from dynastore.api.access_context import expression_names, key_text, partition_equality
 from dynastore.api.partiql_access import statement_values
 from dynastore.api.partiql_requests import parameters
 from dynastore.engine.context import Context
-from dynastore.errors import AccessDeniedException, DynamoError
+from dynastore.errors import DynamoError
 from dynastore.model.table_schema import TableDef
 from dynastore.partiql import ast as partiql_ast
 from dynastore.partiql.tokens import PartiQLSyntaxError
+from dynastore.security import authorization
+from dynastore.security.authorization import Check, Values
 from dynastore.security.caller import Caller
-from dynastore.security.conditions import UNKNOWN, ConditionValue
-from dynastore.security.policy_documents import STREAM, TABLE, Policy, PolicyDocumentError, compiled, parse_policy
-from dynastore.security.policy_evaluation import DENY, RequestContext, decide, resource_decision
+from dynastore.security.conditions import UNKNOWN
+from dynastore.util.arn import parse_dynamodb_arn
 
-__all__ = ["Check", "authorize", "checks_for"]
-
-Values = dict[str, ConditionValue]
-
-
-class Check:
-    """One authorization question: may the caller perform ``action`` on ``resource``, given ``values``?
-    ``table`` names the table whose resource policy applies (None: none does), ``stream_label`` its stream."""
-
-    __slots__ = ("action", "resource", "values", "table", "stream_label", "table_def")
-
-    def __init__(
-        self,
-        action: str,
-        resource: str,
-        values: Values,
-        table: str | None = None,
-        stream_label: str | None = None,
-        table_def: TableDef | None = None,
-    ) -> None:
-        self.action = action
-        self.resource = resource
-        self.values = values
-        self.table = table
-        self.stream_label = stream_label
-        self.table_def = table_def  # the table, when the check's builder already looked it up
+__all__ = ["authorize", "checks_for"]
 
 
 def authorize(operation: str, req: dict[str, Any], caller: Caller, ctx: Context) -> None:
-    """Raise AccessDeniedException unless every check of the request is allowed."""
-    identity = ctx.policies.for_caller(caller)
-    account = ctx.config.account_id
-    for check in checks_for(operation, req, ctx):
-        policy = _resource_policy(ctx, check)
-        owner = account
-        if check.resource.startswith("arn:aws:dynamodb:"):  # the table's own account (another: cross-account)
-            owner = check.resource.split(":", 5)[4] or account
-        denied = decide(caller, check.action, check.resource, check.values, identity, policy, owner, ctx.clock)
-        if denied is not None:
-            raise AccessDeniedException(denied)
+    """Raise AccessDeniedException unless ``caller`` is allowed every check of the request, in the namespace of
+    ``ctx`` (security/authorization.py)."""
+    authorization.authorize(checks_for(operation, req, ctx), caller, ctx.policies, ctx.config.account_id, ctx.clock)
     if operation == "PutResourcePolicy" and not req.get("ConfirmRemoveSelfResourceAccess"):
-        _check_lockout(req, caller)
-
-
-def _check_lockout(req: dict[str, Any], caller: Caller) -> None:
-    """DynamoDB refuses a resource policy that explicitly denies its writer PutResourcePolicy, unless the request
-    confirms it (ConfirmRemoveSelfResourceAccess). A document that does not parse is left to the operation."""
-    arn = req.get("ResourceArn")
-    text = req.get("Policy")
-    if not isinstance(arn, str) or not isinstance(text, str):
-        return
-    try:
-        new = parse_policy(text, STREAM if "/stream/" in arn else TABLE, arn)
-    except PolicyDocumentError:
-        return
-    action = "dynamodb:PutResourcePolicy"
-    if resource_decision(new, action.lower(), arn, RequestContext(caller, {}))[0] == DENY:
-        raise AccessDeniedException(messages.RESOURCE_POLICY_LOCKOUT)
+        arn, text = req.get("ResourceArn"), req.get("Policy")
+        if isinstance(arn, str) and isinstance(text, str):
+            authorization.refuse_self_lockout(arn, text, caller)
 
 
 def checks_for(operation: str, req: dict[str, Any], ctx: Context) -> list[Check]:
@@ -111,45 +64,37 @@ def checks_for(operation: str, req: dict[str, Any], ctx: Context) -> list[Check]
 
 
 class _Target:
-    __slots__ = ("name", "arn", "table", "stream_label")
+    __slots__ = ("arn", "table", "stream_label")
 
-    def __init__(self, name: str, arn: str, table: TableDef | None, stream_label: str | None = None) -> None:
-        self.name = name
+    def __init__(self, arn: str, table: TableDef | None, stream_label: str | None = None) -> None:
         self.arn = arn
-        self.table = table
+        self.table = table  # None: no such table (or none named)
         self.stream_label = stream_label
 
 
 def _target(name: Any, ctx: Context) -> _Target:
-    """The table a TableName (or a table or stream ARN) names, with its ARN."""
+    """The table a TableName (or a table or stream ARN) names, with its ARN. Another account's or region's
+    table is found in its own namespace, which holds it and its resource policy."""
     text = name if isinstance(name, str) else ""
     config = ctx.config
-    base = _arn_prefix(config.region, config.account_id)
-    label: str | None = None
-    if text.startswith("arn:"):
-        arn = text
-        resource = text.split(":", 5)[5] if text.count(":") >= 5 else ""
-        segments = resource.split("/")
-        table_name = segments[1] if len(segments) > 1 and segments[0] == "table" else ""
-        if len(segments) == 4 and segments[2] == "stream":
-            label = segments[3]
-        if not text.startswith(base):
-            # Another account's or region's table: its own namespace holds it and its resource policy.
-            parts = text.split(":", 5)
-            if len(parts) < 6 or not table_name:
-                return _Target("", arn, None, label)
-            try:
-                table = ctx.in_namespace(parts[4], parts[3]).catalog.find(table_name)
-            except DynamoError:
-                table = None
-            return _Target(table_name, arn, table, label) if table is not None else _Target("", arn, None, label)
-    else:
-        table_name, arn = text, base + text
+    if not text.startswith("arn:"):
+        return _Target(_arn_prefix(config.region, config.account_id) + text, _find(ctx, text))
+    arn = parse_dynamodb_arn(text)
+    if arn is None or not arn.table:
+        return _Target(text, None)
+    owner = ctx
+    if arn.account != config.account_id or arn.region != config.region:
+        owner = ctx.in_namespace(arn.account, arn.region)
+    return _Target(text, _find(owner, arn.table), arn.stream_label)
+
+
+def _find(ctx: Context, table_name: str) -> TableDef | None:
+    if not table_name:
+        return None
     try:
-        table = ctx.catalog.find(table_name) if table_name else None
+        return ctx.catalog.find(table_name)
     except DynamoError:
-        table = None
-    return _Target(table_name, arn, table, label)
+        return None
 
 
 _PREFIXES: dict[tuple[str, str], str] = {}
@@ -167,25 +112,7 @@ def _table_check(action: str, name: Any, ctx: Context, values: Values, index: An
     arn = target.arn
     if isinstance(index, str):
         arn = f"{arn}/index/{index}"
-    return Check(action, arn, values, target.name, target.stream_label, target.table)
-
-
-def _resource_policy(ctx: Context, check: Check) -> Policy | None:
-    if not check.table:
-        return None
-    td = check.table_def
-    if td is None:
-        try:
-            td = ctx.catalog.find(check.table)
-        except DynamoError:
-            return None
-    if td is None:
-        return None
-    if check.stream_label is not None:
-        sp = td.stream_policy
-        return compiled(sp[1], STREAM) if sp is not None and sp[0] == check.stream_label else None
-    rp = td.resource_policy
-    return compiled(rp[0], TABLE) if rp is not None else None
+    return Check(action, arn, values, target.table, target.stream_label)
 
 
 # ---- item operations ----------------------------------------------------------------------------------------
@@ -254,7 +181,7 @@ def _item_check(action: str, req: dict[str, Any], ctx: Context, enclosing: str |
     elif enclosing is None and action != "dynamodb:ConditionCheckItem":
         returns = req.get("ReturnValues")
         values["dynamodb:returnvalues"] = returns if isinstance(returns, str) else "NONE"
-    return Check(action, target.arn, values, target.name, None, target.table)
+    return Check(action, target.arn, values, target.table)
 
 
 def _single_item(action: str) -> Callable[[dict[str, Any], Context], list[Check]]:
@@ -294,7 +221,7 @@ def _query_or_scan(action: str) -> Callable[[dict[str, Any], Context], list[Chec
         if unknown:
             values["dynamodb:leadingkeys"] = UNKNOWN  # fail closed
         arn = f"{target.arn}/index/{index_name}" if isinstance(index_name, str) else target.arn
-        return [Check(action, arn, values, target.name, None, table)]
+        return [Check(action, arn, values, table)]
 
     return build
 
@@ -316,7 +243,7 @@ def _batch_get(req: dict[str, Any], ctx: Context) -> list[Check]:
         projected = spec.get("ProjectionExpression") is not None or spec.get("AttributesToGet") is not None
         select = "SPECIFIC_ATTRIBUTES" if projected else "ALL_ATTRIBUTES"
         values = _values(leading, attrs, Select=select, ReturnConsumedCapacity=_capacity(req))
-        checks.append(Check("dynamodb:BatchGetItem", target.arn, values, target.name))
+        checks.append(Check("dynamodb:BatchGetItem", target.arn, values, target.table))
     return checks
 
 
@@ -335,7 +262,7 @@ def _batch_write(req: dict[str, Any], ctx: Context) -> list[Check]:
             if isinstance(key, dict):
                 attrs.update(key)
         values = _values(leading, attrs, ReturnConsumedCapacity=_capacity(req))
-        checks.append(Check("dynamodb:BatchWriteItem", target.arn, values, target.name))
+        checks.append(Check("dynamodb:BatchWriteItem", target.arn, values, target.table))
     return checks
 
 
@@ -446,7 +373,7 @@ def _statement_checks(operation: str, entries: list[Any], req: dict[str, Any], c
         values = statement_values(
             statement,
             params,
-            check.table_def,
+            check.table,
             keyed_reads=operation != "ExecuteStatement",
             in_transaction=in_transaction,
         )

@@ -38,6 +38,7 @@ from dynastore.api import (
 from dynastore.engine.context import Context
 from dynastore.protocol.protocol import Operation
 from dynastore.security.caller import Caller
+from dynastore.util.arn import parse_dynamodb_arn
 from dynastore.validation import validate_request
 
 # A handler takes the validated request and the context of the caller's namespace (its account and region; see
@@ -160,12 +161,10 @@ def _owner_context(table_name: Any, ctx: Context) -> Context:
     """An authorized request naming another account's table of its region by ARN runs in that table's namespace,
     as DynamoDB serves cross-account access that the table's resource policy allows. (Another region's table is
     not this endpoint's: the catalog refuses its ARN.)"""
-    if not isinstance(table_name, str) or not table_name.startswith("arn:aws:dynamodb:"):
+    arn = parse_dynamodb_arn(table_name) if isinstance(table_name, str) else None
+    if arn is None or arn.region != ctx.config.region or arn.account == ctx.config.account_id:
         return ctx
-    parts = table_name.split(":", 5)
-    if len(parts) < 6 or parts[3] != ctx.config.region or parts[4] == ctx.config.account_id:
-        return ctx
-    return ctx.in_namespace(parts[4], parts[3])
+    return ctx.in_namespace(arn.account, arn.region)
 
 
 def _shared(ctx: Context) -> Callable[[Caller], Context]:

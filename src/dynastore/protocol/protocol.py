@@ -26,10 +26,10 @@ from dynastore.errors import (
     ServiceUnavailable,
     UnknownOperationException,
 )
-from dynastore.protocol import auth, cors, encoding, prometheus
+from dynastore.protocol import cors, encoding, prometheus
 from dynastore.protocol.metrics import METRICS_PATH, Metrics
 from dynastore.protocol.targets import DYNAMODB_TARGET_PREFIXES, STREAMS_TARGET_PREFIX
-from dynastore.security.authenticator import Authenticator
+from dynastore.security.authenticator import Authenticator, check_form
 from dynastore.security.caller import AnonymousCallers, Caller
 from dynastore.storage.kv import StorageError, StorageUnavailableError
 
@@ -227,7 +227,7 @@ class Protocol:
         if authenticator is None:
             return None
         try:
-            caller = _authenticate(authenticator, method, headers, path, body)
+            caller = authenticator.authenticate(method, path, headers, body)
         except DynamoError as e:
             reason = f"{type(e).__name__}: {e.message}" if e.message else type(e).__name__
             return _forbidden(messages.ADMIN_NOT_SIGNED.format(reason=reason))
@@ -247,10 +247,10 @@ class Protocol:
         operation = self._operation(headers.get("x-amz-target", ""))
         authenticator = self.authenticator
         if authenticator is None:
-            auth.check(headers, path)
+            check_form(headers, path)  # any access key is taken, but the signature's form is DynamoDB's
             caller = self.anonymous.of(_credential_of(headers, path))
         else:
-            caller = _authenticate(authenticator, "POST", headers, path, sent)  # the signature covers the bytes sent
+            caller = authenticator.authenticate("POST", path, headers, sent)  # the signature covers the bytes sent
         if not body:
             raise SerializationException()
         seq_before = self._commit_seq()
@@ -301,14 +301,6 @@ def metrics_response(metrics: Metrics, method: str) -> RawResponse:
     if method != "GET":
         return RawResponse(405, b"method not allowed: GET /metrics\n", "text/plain", [("Allow", "GET")])
     return RawResponse(200, metrics.page(), prometheus.CONTENT_TYPE)
-
-
-def _authenticate(authenticator: Authenticator, method: str, headers: Headers, path: str, body: bytes) -> Caller:
-    """The caller a signed request proves to be: the header's presence and form first (DynamoDB's texts, as with
-    authentication off), unless the signature is in the query string; then the signature itself."""
-    if not authenticator.is_presigned(headers, path):
-        auth.check(headers)
-    return authenticator.authenticate(method, path, headers, body)
 
 
 def _forbidden(text: str) -> RawResponse:

@@ -1,7 +1,9 @@
-"""SigV4 verification (``--auth sigv4``): a request's signature, checked against the credentials store, makes its
-Caller; anything else is refused with DynamoDB's error type and text.
+"""SigV4 authentication: the form of a request's signature (with DynamoDB's texts, whether or not signatures are
+verified: ``check_form``) and, with ``--auth sigv4``, its verification against the credentials store, which makes
+its Caller; anything else is refused with DynamoDB's error type and text.
 
-Checks, in order: the algorithm; the access key (UnrecognizedClientException); the session token of temporary
+Checks, in order: the Authorization header's presence and parameters (a presigned query string's, when the
+signature is there instead); the algorithm; the access key (UnrecognizedClientException); the session token of temporary
 credentials, and their expiry (ExpiredTokenException); the credential scope (the signing date must be the request's
 date, the region the server's or any AWS region name, the service ``dynamodb``, the terminator ``aws4_request``);
 the request's time, within 15 minutes of the server's clock (a presigned request: also within its X-Amz-Expires);
@@ -26,6 +28,7 @@ from dynastore.errors import (
     ExpiredTokenException,
     IncompleteSignatureException,
     InvalidSignatureException,
+    MissingAuthenticationTokenException,
     UnrecognizedClientException,
 )
 from dynastore.limits import SIGV4_MAX_PRESIGNED_EXPIRES, SIGV4_MAX_SKEW_SECONDS
@@ -46,6 +49,7 @@ from dynastore.util.clock import Clock
 _KEY_CACHE_LIMIT = 4096  # cached signing keys (access key and day) before the cache starts over
 _EPOCH_CACHE_LIMIT = 256  # parsed request times kept before that cache starts over
 _QUERY_PARAMS = ("X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature", "X-Amz-Date", "X-Amz-SignedHeaders")
+_HEADER_PARAMS = ("Credential", "Signature", "SignedHeaders")
 
 
 class _Signed:
@@ -85,15 +89,13 @@ class Authenticator:
         self._epochs: dict[str, int] = {}
         self._callers: dict[str, Caller] = {}  # "key id/region" -> the caller in a region other than the server's
 
-    def is_presigned(self, headers: dict[str, str], path: str) -> bool:
-        """A request that carries its signature in the query string (and no Authorization header)."""
-        return "authorization" not in headers and is_presigned(path)
-
     def authenticate(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Caller:
-        """The caller a signed request proves to be; raises DynamoDB's error otherwise. A request signed in its
-        header must have passed protocol/auth.py's format checks first."""
+        """The caller a signed request proves to be; raises DynamoDB's error otherwise: the header's presence and
+        form first (as with authentication off), unless the signature is in the query string; then the
+        signature itself."""
         route, _, query = path.partition("?")
-        if "authorization" in headers:
+        if "authorization" in headers or not is_presigned(path):
+            check_form(headers)
             if "X-Amz-Algorithm=" in query:
                 raise IncompleteSignatureException(messages.AUTH_QUERY_AND_HEADER)
             signed = _from_header(headers, query)
@@ -227,10 +229,59 @@ def is_presigned(path: str) -> bool:
     return "X-Amz-Algorithm=" in path
 
 
-def check_presigned_query(query: str) -> None:
-    """Raise what a presigned query string missing one of the signature's parameters (or with a wrong
-    X-Amz-Expires) gets, whether or not signatures are verified."""
-    _from_query(query)
+def check_form(headers: dict[str, str], path: str = "/") -> None:
+    """Raise the error DynamoDB gives a request whose Authorization header is missing or incomplete. A request
+    presigned in its query string instead (no Authorization header) must carry the signature's parameters (and
+    a valid X-Amz-Expires)."""
+    authorization = headers.get("authorization")
+    if authorization is not None and _well_formed(authorization) and ("x-amz-date" in headers or "date" in headers):
+        return
+    if authorization is None and is_presigned(path):
+        _from_query(path.partition("?")[2])
+        return
+    if not authorization or authorization.strip()[:5] != "AWS4-":
+        raise MissingAuthenticationTokenException(messages.AUTH_MISSING_TOKEN)
+    params = _header_params(authorization)
+    problems = "".join(
+        messages.AUTH_REQUIRES_PARAM.format(param=name) for name in _HEADER_PARAMS if not params.get(name)
+    )
+    if "x-amz-date" not in headers and "date" not in headers:
+        problems += messages.AUTH_REQUIRES_DATE
+    if problems:
+        raise IncompleteSignatureException(problems + "Authorization=" + authorization)
+
+
+def _well_formed(authorization: str) -> bool:
+    """What SDKs send, `AWS4-<algorithm> Credential=<c>, SignedHeaders=<h>, Signature=<s>` with no spaces or
+    commas in the values: a header of this form passes every check, so the request skips the parsing."""
+    parts = authorization.split(", ")
+    if len(parts) != 3:
+        return False
+    scheme, _, credential = parts[0].partition(" Credential=")
+    signed, signature = parts[1], parts[2]
+    return (
+        scheme.startswith("AWS4-")
+        and " " not in scheme
+        and _plain_value(credential)
+        and signed.startswith("SignedHeaders=")
+        and _plain_value(signed[14:])
+        and signature.startswith("Signature=")
+        and _plain_value(signature[10:])
+    )
+
+
+def _plain_value(value: str) -> bool:
+    return value != "" and " " not in value and "," not in value
+
+
+def _header_params(authorization: str) -> dict[str, str]:
+    """`AWS4-HMAC-SHA256 Credential=a/b, SignedHeaders=h, Signature=s` -> {"Credential": "a/b", ...}."""
+    _, _, rest = authorization.strip().partition(" ")
+    params: dict[str, str] = {}
+    for part in rest.replace(" ", "").split(","):
+        name, _, value = part.partition("=")
+        params[name] = value
+    return params
 
 
 def _digits(amz_date: str) -> bool:
@@ -249,11 +300,8 @@ def _from_header(headers: dict[str, str], query: str) -> _Signed:
         algorithm, _, credential = parts[0].partition(" Credential=")
         signed_headers, signature = parts[1][14:], parts[2][10:]
     else:
-        algorithm, _, rest = authorization.strip().partition(" ")
-        params = {}
-        for part in rest.replace(" ", "").split(","):
-            name, _, value = part.partition("=")
-            params[name] = value
+        algorithm = authorization.strip().partition(" ")[0]
+        params = _header_params(authorization)
         credential = params.get("Credential", "")
         signed_headers, signature = params.get("SignedHeaders", ""), params.get("Signature", "")
     amz_date = headers.get("x-amz-date")

@@ -1,11 +1,50 @@
-"""Parsing of the table ARNs that the tagging operations take, with DynamoDB's error texts."""
+"""Parsing of DynamoDB ARNs: the table ARNs that the tagging operations take, with DynamoDB's error texts, and
+the parts of any ``arn:aws:dynamodb:`` ARN (whose account and region say which namespace holds the resource)."""
 
 from __future__ import annotations
 
 from dynastore import messages
 from dynastore.errors import AccessDeniedException, ValidationException
 
-__all__ = ["table_name_from_arn", "table_name_in"]
+__all__ = ["DynamoArn", "account_of", "parse_dynamodb_arn", "table_name_from_arn", "table_name_in"]
+
+_PREFIX = "arn:aws:dynamodb:"
+
+
+class DynamoArn:
+    """The parts of ``arn:aws:dynamodb:<region>:<account>:<resource>``: ``table`` is the name in a resource
+    ``table/<name>[/...]`` ("" for another resource), ``stream_label`` the label of ``table/<name>/stream/<label>``."""
+
+    __slots__ = ("region", "account", "table", "stream_label")
+
+    def __init__(self, region: str, account: str, table: str, stream_label: str | None) -> None:
+        self.region = region
+        self.account = account
+        self.table = table
+        self.stream_label = stream_label
+
+
+def parse_dynamodb_arn(text: str) -> DynamoArn | None:
+    """The parts of a DynamoDB ARN; None for a text that is none (another service's, or too few fields). Nothing
+    is checked beyond that: an operation refuses a malformed ARN with its own text."""
+    if not text.startswith(_PREFIX):
+        return None
+    parts = text.split(":", 5)
+    if len(parts) < 6:
+        return None
+    segments = parts[5].split("/")
+    table = segments[1] if len(segments) > 1 and segments[0] == "table" else ""
+    label = segments[3] if len(segments) == 4 and segments[2] == "stream" else None
+    return DynamoArn(parts[3], parts[4], table, label)
+
+
+def account_of(text: str) -> str:
+    """The account of a DynamoDB ARN (a table's, an index's or a stream's); "" when ``text`` is none or names
+    no account."""
+    if not text.startswith(_PREFIX):
+        return ""
+    parts = text.split(":", 5)
+    return parts[4] if len(parts) >= 6 else ""
 
 
 def _invalid(detail: str) -> ValidationException:

@@ -1,5 +1,6 @@
-"""Per-request authorization, driven through ``dispatch.bind`` with a server in ``auth sigv4`` mode and
-constructed authenticated callers (the signature itself is the protocol's business)."""
+"""Per-request authorization: the checks each operation maps its request to (api/authorization.py), evaluated by
+security/authorization.py, driven through ``dispatch.bind`` with a server in ``auth sigv4`` mode and constructed
+authenticated callers (the signature itself is authentication's business)."""
 
 from __future__ import annotations
 
@@ -360,6 +361,37 @@ def test_another_accounts_table_arn_meets_no_local_policy(server: Server) -> Non
     assert server.refused("GetItem", TableName=foreign, Key=key("a")) == denial(
         "dynamodb:GetItem", foreign, "because no resource-based policy allows the {action} action"
     )
+
+
+def test_a_table_arn_without_an_account_is_the_callers_accounts_resource(server: Server) -> None:
+    cut_short = "arn:aws:dynamodb:x"
+    assert server.refused("GetItem", TableName=cut_short, Key=key("a")) == denial("dynamodb:GetItem", cut_short)
+    server.grant(allow("dynamodb:GetItem"))
+    with pytest.raises(ValidationException) as info:
+        server.alice("GetItem", TableName=cut_short, Key=key("a"))
+    assert info.value.message == f"Invalid TableArn: Invalid ResourceArn provided as input {cut_short}"
+
+
+def test_a_batch_naming_another_accounts_table_meets_that_tables_policy(server: Server) -> None:
+    """Authorized against the owner's table and its policy, as a single-table operation is; then refused by the
+    operation, which serves batches in the caller's own namespace only (docs/design.md)."""
+    bob = Caller("999999999999", "us-east-1", user_name="bob", arn="arn:aws:iam::999999999999:user/bob",
+                 authenticated=True)  # fmt: skip
+    batch = {"RequestItems": {TABLE + "Music": {"Keys": [key("a")]}}}
+    server.ctx.policies.put("999999999999", USER, "bob", "P", json.dumps({"Version": "2012-10-17",
+                            "Statement": [allow("dynamodb:*")]}))  # fmt: skip
+    with pytest.raises(AccessDeniedException) as info:
+        server.ops["BatchGetItem"].run(batch, bob)
+    assert info.value.message == (
+        f"User: {bob.arn} is not authorized to perform: dynamodb:BatchGetItem on resource: {TABLE}Music "
+        "because no resource-based policy allows the dynamodb:BatchGetItem action"
+    )
+    share = {"Effect": "Allow", "Principal": {"AWS": "999999999999"}, "Action": "dynamodb:*", "Resource": "*"}
+    server.admin("PutResourcePolicy", ResourceArn=TABLE + "Music",
+                 Policy=json.dumps({"Version": "2012-10-17", "Statement": [share]}))  # fmt: skip
+    with pytest.raises(AccessDeniedException) as info:
+        server.ops["BatchGetItem"].run(batch, bob)
+    assert info.value.message == "Access is denied"
 
 
 def test_time_keys_follow_the_servers_clock(server: Server) -> None:

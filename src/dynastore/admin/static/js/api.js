@@ -64,7 +64,7 @@ async function send(path, method, headers, body) {
   return { status: response.status, data };
 }
 
-// Without a key: a request that looks signed, which a server without authentication takes (protocol/auth.py).
+// Without a key: a request that looks signed, which a server without authentication takes (security/authenticator.py).
 const AUTHORIZATION =
   "AWS4-HMAC-SHA256 Credential=console/20000101/local/dynamodb/aws4_request, " +
   "SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=console";
