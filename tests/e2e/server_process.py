@@ -133,25 +133,22 @@ def server_fixture(
     *flags: str,
     scope: Literal["function", "module"] = "module",
     data_dir: bool = False,
-    variants: dict[str, tuple[str, ...]] | None = None,
+    env: dict[str, str] | None = None,
 ) -> Any:
     """A fixture giving a running ``ServerProcess``, to assign to the fixture's name in a test module
-    (``server = server_fixture("--manual-clock")``): started with ``flags``, in memory or (``data_dir``) on a new
-    data directory, for each test (``scope="function"``) or once for the module's tests, and closed after them.
-    ``variants`` (test id -> more flags) runs the tests that use it once per variant."""
+    (``server = server_fixture("--manual-clock")``): started with ``flags`` and ``env`` (added to this process's
+    environment), in memory or (``data_dir``) on a new data directory, for each test (``scope="function"``) or once
+    for the module's tests, and closed after them."""
 
     def start(request: pytest.FixtureRequest) -> Iterator[ServerProcess]:
-        extra: tuple[str, ...] = request.param if variants is not None else ()
         directory = request.getfixturevalue("tmp_path_factory").mktemp("data") if data_dir else None
-        server = ServerProcess(*flags, *extra, data_dir=directory)
+        server = ServerProcess(*flags, data_dir=directory, env=env)
         try:
             yield server
         finally:
             server.close()
 
-    if variants is None:
-        return pytest.fixture(scope=scope)(start)
-    return pytest.fixture(scope=scope, params=list(variants.values()), ids=list(variants))(start)
+    return pytest.fixture(scope=scope)(start)
 
 
 def _limit_descriptors(count: int) -> None:
