@@ -1,7 +1,9 @@
-"""Start `dynastore serve` as a real process and find its port."""
+"""Start `dynastore serve` as a real process and find its port; ``server_fixture`` makes a test module's fixture of
+one (docs/development.md "End-to-end servers")."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import resource
@@ -9,9 +11,19 @@ import signal
 import subprocess
 import sys
 import tempfile
+import urllib.request
+from collections.abc import Iterator
+from functools import cached_property
 from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+
+from tests.e2e.conftest import ADMIN, make_client, make_streams_client
 
 _LISTENING = re.compile(r"listening on (https?)://([\d.]+):(\d+)")
+# How long a server may take to exit after SIGTERM (it finishes its requests and closes its store first).
+STOP_TIMEOUT = 30
 
 
 class ServerProcess:
@@ -47,11 +59,51 @@ class ServerProcess:
         self.host, self.port = match.group(2), int(match.group(3))
         self.url = f"{match.group(1)}://{self.host}:{self.port}"
 
+    @cached_property
+    def ddb(self) -> Any:
+        """A DynamoDB client of this server (client-side validation and retries off)."""
+        return make_client(self.url)
+
+    @cached_property
+    def streams(self) -> Any:
+        """A DynamoDB Streams client of this server."""
+        return make_streams_client(self.url)
+
+    def admin(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        """The JSON answer of one of dynastore's own endpoints: a GET, or a POST of ``body``."""
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            self.url + path, data=data, method="GET" if body is None else "POST", headers=ADMIN
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())
+
+    def advance(self, seconds: float) -> float:
+        """Move the clock of a server started with --manual-clock; its time now."""
+        now: float = self.admin("/dynastore/clock", {"advance": seconds})["now"]
+        return now
+
+    def now(self) -> float:
+        """The time of a server started with --manual-clock."""
+        now: float = self.admin("/dynastore/clock")["now"]
+        return now
+
     def stop(self) -> int:
         self.process.send_signal(signal.SIGTERM)
-        code = self.process.wait(timeout=30)
+        code = self.process.wait(timeout=STOP_TIMEOUT)
         self._close()
         return code
+
+    def close(self) -> None:
+        """Stop the server if it still runs: SIGTERM, then SIGKILL when it has not exited in time."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=STOP_TIMEOUT)
+        self._close()
 
     def children(self) -> list[int]:
         """The server's child processes (the sync helper)."""
@@ -75,6 +127,28 @@ class ServerProcess:
         if self.process.stdout is not None:
             self.process.stdout.close()
         self.log.close()
+
+
+def server_fixture(
+    *flags: str,
+    scope: Literal["function", "module"] = "module",
+    data_dir: bool = False,
+    env: dict[str, str] | None = None,
+) -> Any:
+    """A fixture giving a running ``ServerProcess``, to assign to the fixture's name in a test module
+    (``server = server_fixture("--manual-clock")``): started with ``flags`` and ``env`` (added to this process's
+    environment), in memory or (``data_dir``) on a new data directory, for each test (``scope="function"``) or once
+    for the module's tests, and closed after them."""
+
+    def start(request: pytest.FixtureRequest) -> Iterator[ServerProcess]:
+        directory = request.getfixturevalue("tmp_path_factory").mktemp("data") if data_dir else None
+        server = ServerProcess(*flags, data_dir=directory, env=env)
+        try:
+            yield server
+        finally:
+            server.close()
+
+    return pytest.fixture(scope=scope)(start)
 
 
 def _limit_descriptors(count: int) -> None:

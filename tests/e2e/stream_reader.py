@@ -3,12 +3,9 @@ and remembers how far it read each one so that it can go on (even against a rest
 
 from __future__ import annotations
 
-import json
-import urllib.request
-from pathlib import Path
 from typing import Any
 
-from tests.e2e.conftest import ADMIN, make_client, make_streams_client, unique_name
+from tests.e2e.conftest import unique_name
 from tests.e2e.server_process import ServerProcess
 
 
@@ -75,42 +72,28 @@ class Consumer:
         return new
 
 
-class Server:
-    """A server on a manual clock, with a DynamoDB and a DynamoDB Streams client."""
+def stream_table(
+    server: ServerProcess, view_type: str = "NEW_AND_OLD_IMAGES", wcu: int | None = None
+) -> tuple[str, str]:
+    """A new table with a stream on ``server``, on demand or with ``wcu`` write units: (name, stream ARN)."""
+    name = unique_name()
+    billing: dict[str, Any] = (
+        {"BillingMode": "PAY_PER_REQUEST"}
+        if wcu is None
+        else {"ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": wcu}}
+    )
+    server.ddb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": view_type},
+        **billing,
+    )
+    table = server.ddb.describe_table(TableName=name)["Table"]
+    return name, table["LatestStreamArn"]
 
-    def __init__(self, *args: str, data_dir: Path | None = None) -> None:
-        self.process = ServerProcess("--manual-clock", *args, data_dir=data_dir)
-        self.url = self.process.url
-        self.ddb = make_client(self.url)
-        self.streams = make_streams_client(self.url)
 
-    def clock(self, advance: float | None = None) -> float:
-        data = None if advance is None else json.dumps({"advance": advance}).encode()
-        request = urllib.request.Request(f"{self.url}/dynastore/clock", data=data, headers=ADMIN)
-        with urllib.request.urlopen(request) as response:
-            now: float = json.loads(response.read())["now"]
-            return now
-
-    def stream_table(self, view_type: str = "NEW_AND_OLD_IMAGES", wcu: int | None = None) -> tuple[str, str]:
-        """A new table with a stream, on demand or with ``wcu`` write units: (name, stream ARN)."""
-        name = unique_name()
-        billing: dict[str, Any] = (
-            {"BillingMode": "PAY_PER_REQUEST"}
-            if wcu is None
-            else {"ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": wcu}}
-        )
-        self.ddb.create_table(
-            TableName=name,
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-            StreamSpecification={"StreamEnabled": True, "StreamViewType": view_type},
-            **billing,
-        )
-        table = self.ddb.describe_table(TableName=name)["Table"]
-        return name, table["LatestStreamArn"]
-
-    def records(self, arn: str) -> list[dict[str, Any]]:
-        """Every record of the stream, shard by shard (the tables here have no splits)."""
-        return [
-            r for shard in all_shards(self.streams, arn) for r in read_shard(self.streams, arn, shard["ShardId"], None)
-        ]
+def stream_records(server: ServerProcess, arn: str) -> list[dict[str, Any]]:
+    """Every record of the stream, shard by shard (for tables without splits)."""
+    streams = server.streams
+    return [r for shard in all_shards(streams, arn) for r in read_shard(streams, arn, shard["ShardId"], None)]

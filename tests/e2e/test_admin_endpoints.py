@@ -10,21 +10,15 @@ import os
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.e2e.conftest import create_table, make_client
-from tests.e2e.server_process import ServerProcess
+from tests.e2e.server_process import ServerProcess, server_fixture
 
-
-@pytest.fixture(scope="module")
-def manual() -> Iterator[ServerProcess]:
-    server = ServerProcess("--manual-clock")
-    yield server
-    server.stop()
+manual = server_fixture("--manual-clock")
 
 
 # A page of another port of this machine: the only pages a server without authentication answers (docs/security.md

@@ -12,23 +12,15 @@ import json
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.e2e.conftest import make_client
-from tests.e2e.server_process import ServerProcess
-from tests.e2e.test_capacity import Server, partition_hash
+from tests.e2e.server_process import ServerProcess, server_fixture
+from tests.e2e.test_capacity import partition_hash, partitions
 
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    server = Server()  # DynamoDB's partition constants: 3,000 RCU / 1,000 WCU / 10 GB
-    yield server
-    server.process.stop()
+server = server_fixture("--manual-clock")  # DynamoDB's partition constants: 3,000 RCU / 1,000 WCU / 10 GB
 
 
 def provisioned(ddb: Any, read: int, write: int) -> str:
@@ -64,7 +56,7 @@ def put_codes(ddb: Any, table: str, items: list[dict[str, Any]]) -> list[str]:
     return codes
 
 
-def test_a_fresh_5_5_table_takes_what_a_test_suite_sends_it_at_once(server: Server) -> None:
+def test_a_fresh_5_5_table_takes_what_a_test_suite_sends_it_at_once(server: ServerProcess) -> None:
     ddb = server.ddb
     name = provisioned(ddb, 5, 5)
     ddb.put_item(TableName=name, Item={"pk": {"S": "big"}, "v": {"S": "x" * 350_000}})  # 342 write units
@@ -78,28 +70,28 @@ def test_a_fresh_5_5_table_takes_what_a_test_suite_sends_it_at_once(server: Serv
     ddb.transact_write_items(TransactItems=actions)
     ddb.get_item(TableName=name, Key={"pk": {"S": "big"}}, ConsistentRead=True)  # 86 read units
     assert ddb.scan(TableName=name, Select="COUNT")["Count"] == 1 + 20 + 30 + 25
-    partition = server.partitions(name)["partitions"][0]
+    partition = partitions(server, name)["partitions"][0]
     assert partition["consumed"]["write"] == 342 + 20 + 30 + 25 * 2
     assert partition["throttled"] == {"read": 0, "write": 0}
     assert partition["burst"]["write"] == 5 * 301 - partition["consumed"]["write"] - 5
 
 
-def test_a_sustained_overload_throttles_after_about_its_burst(server: Server) -> None:
+def test_a_sustained_overload_throttles_after_about_its_burst(server: ServerProcess) -> None:
     ddb = server.ddb
     name = provisioned(ddb, 1, 1)
     codes = put_codes(ddb, name, [{"pk": {"S": "hot"}}] * 600)
     assert codes[:301] == ["ok"] * 301  # one second of 1 WCU and 300 seconds of burst credit
     assert codes[301:] == ["ProvisionedThroughputExceededException"] * 299
-    assert server.partitions(name)["partitions"][0]["burst"]["write"] == 0
+    assert partitions(server, name)["partitions"][0]["burst"]["write"] == 0
     server.advance(5)
     codes = put_codes(ddb, name, [{"pk": {"S": "hot"}}] * 10)
     assert codes.count("ok") == 5  # then the share: one write unit a second
 
 
-def test_a_fresh_on_demand_table_takes_a_few_megabytes_at_once(server: Server) -> None:
+def test_a_fresh_on_demand_table_takes_a_few_megabytes_at_once(server: ServerProcess) -> None:
     ddb = server.ddb
     name = on_demand(ddb)
-    view = server.partitions(name)
+    view = partitions(server, name)
     assert view["partition_count"] == 8  # sized for 12,000 read and 4,000 write units a second
     ranges = [tuple(int(bound, 16) for bound in p["hash_range"]) for p in view["partitions"]]
 
@@ -120,13 +112,13 @@ def test_a_fresh_on_demand_table_takes_a_few_megabytes_at_once(server: Server) -
     with ThreadPoolExecutor(max_workers=8) as pool:
         codes = list(pool.map(lambda item: put_codes(ddb, name, [item])[0], small))
     assert codes == ["ok"] * 600
-    view = server.partitions(name)
+    view = partitions(server, name)
     assert sum(p["consumed"]["write"] for p in view["partitions"]) == 9 * 372 + 600
     assert sum(p["throttled"]["write"] for p in view["partitions"]) == 0
     assert put_codes(ddb, name, [{"pk": {"S": same[0]}}]) == ["ThrottlingException"]
 
 
-def test_a_fresh_on_demand_table_takes_a_3_5_megabyte_transaction(server: Server) -> None:
+def test_a_fresh_on_demand_table_takes_a_3_5_megabyte_transaction(server: ServerProcess) -> None:
     """A transaction is admitted as one request: its 7,000 transactional write units pass a table bucket that
     holds the 4,000 a second of a new on-demand table, and a partition that several of its items land on."""
     ddb = server.ddb
@@ -138,7 +130,7 @@ def test_a_fresh_on_demand_table_takes_a_3_5_megabyte_transaction(server: Server
     assert answer["ConsumedCapacity"] == [{"TableName": name, "CapacityUnits": 9 * 2 * 381.0}]
     gets = ddb.transact_get_items(TransactItems=[{"Get": {"TableName": name, "Key": {"pk": i["pk"]}}} for i in items])
     assert [r["Item"]["pk"] for r in gets["Responses"]] == [i["pk"] for i in items]
-    view = server.partitions(name)
+    view = partitions(server, name)
     assert sum(p["consumed"]["write"] for p in view["partitions"]) == 9 * 2 * 381
     assert sum(p["throttled"]["write"] for p in view["partitions"]) == 0
 
@@ -160,9 +152,9 @@ def test_a_restarted_server_gives_every_partition_its_burst_credit_again(tmp_pat
         process.stop()
 
 
-def test_spend_burst_through_the_cli(server: Server) -> None:
+def test_spend_burst_through_the_cli(server: ServerProcess) -> None:
     name = provisioned(server.ddb, 2, 3)
-    before = server.partitions(name)["partitions"][0]["burst"]
+    before = partitions(server, name)["partitions"][0]["burst"]
     assert before == {"read": 600, "write": 900}  # a new partition: 300 seconds of its share
     out = subprocess.run(
         [sys.executable, "-m", "dynastore", "partitions", name, "--endpoint", server.url, "--spend-burst", "--json"],

@@ -17,7 +17,7 @@ import pytest
 import dynastore
 from dynastore.build_kind import build_kind
 from tests.e2e.conftest import create_table, make_client
-from tests.e2e.server_process import ServerProcess
+from tests.e2e.server_process import ServerProcess, server_fixture
 
 
 def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -185,13 +185,7 @@ def test_a_data_directory_in_use_is_one_line(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- dynastore partitions
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[ServerProcess]:
-    process = ServerProcess()
-    try:
-        yield process
-    finally:
-        process.stop()
+server = server_fixture()
 
 
 @pytest.fixture(scope="module")

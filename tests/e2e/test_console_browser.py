@@ -30,7 +30,7 @@ from selenium.webdriver.support.wait import WebDriverWait
 from tests.e2e import chromium as chromium_module
 from tests.e2e.chromium import chromium
 from tests.e2e.conftest import ADMIN, BOTO_CONFIG, make_client, unique_name
-from tests.e2e.server_process import ServerProcess
+from tests.e2e.server_process import ServerProcess, server_fixture
 from tests.e2e.test_admin_endpoints import request
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,11 +40,7 @@ FAILING_TRIGGER = {"Name": "audit", "Table": TRIGGERED_TABLE, "Command": "false"
 WAIT_SECONDS = 30  # an upper bound for the page to catch up, never a measured time
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[ServerProcess]:
-    process = ServerProcess("--manual-clock", "--trigger", json.dumps(FAILING_TRIGGER))
-    yield process
-    process.stop()
+server = server_fixture("--manual-clock", "--trigger", json.dumps(FAILING_TRIGGER))
 
 
 @pytest.fixture(scope="module")

@@ -6,14 +6,13 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
 from tests.e2e.conftest import make_client, make_streams_client, unique_name
-from tests.e2e.server_process import ServerProcess
+from tests.e2e.server_process import ServerProcess, server_fixture
 
 LIST_TABLES = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "DynamoDB_20120810.ListTables"}
 SIGNED = {
@@ -59,11 +58,7 @@ def send(
         conn.close()
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[ServerProcess]:
-    process = ServerProcess("--metrics-port", "0", "--manual-clock")
-    yield process
-    process.stop()
+server = server_fixture("--metrics-port", "0", "--manual-clock")
 
 
 @pytest.fixture(scope="module")

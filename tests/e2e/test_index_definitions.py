@@ -4,17 +4,14 @@ ACTIVE, DELETING, gone) on a server with a manual clock."""
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.request
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import ADMIN, error_of, make_client, unique_name
-from tests.e2e.server_process import ServerProcess
+from tests.e2e.conftest import error_of, unique_name
+from tests.e2e.server_process import ServerProcess, server_fixture
 
 INVALID = "One or more parameter values were invalid: "
 PT = {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}
@@ -255,48 +252,30 @@ def test_update_table_checks_multi_attribute_keys(ddb: Any) -> None:
 # ---------------------------------------------------------------------------------------------- online lifecycle
 
 
-class Server:
-    """A server whose clock moves only when a test says so; UpdateTable transitions take 10 s, backfills copy one
-    item per 5 s."""
-
-    def __init__(self) -> None:
-        self.process = ServerProcess(
-            "--manual-clock", "--update-table-delay", "10", "--gsi-backfill-chunk", "1", "--gsi-backfill-interval", "5"
-        )
-        self.url = self.process.url
-        self.ddb = make_client(self.url)
-
-    def advance(self, seconds: float) -> None:
-        data = json.dumps({"advance": seconds}).encode()
-        request = urllib.request.Request(self.url + "/dynastore/clock", data=data, method="POST", headers=ADMIN)
-        with urllib.request.urlopen(request, timeout=30) as response:
-            response.read()
-
-    def gsis(self, table: str) -> dict[str, dict[str, Any]]:
-        desc = self.ddb.describe_table(TableName=table)["Table"]
-        return {g["IndexName"]: g for g in desc.get("GlobalSecondaryIndexes", [])}
-
-    def until(self, table: str, index: str, predicate: Any, step: float = 5.0) -> dict[str, Any] | None:
-        """Advance the clock until ``predicate(description or None)``; the background loop runs in between."""
-        for _ in range(200):
-            got = self.gsis(table).get(index)
-            if predicate(got):
-                return got
-            self.advance(step)
-            time.sleep(0.02)  # lets the server's maintenance loop run (no timing is asserted)
-        raise AssertionError(f"{index} never reached the expected state")
+# A server whose clock moves only when a test says so; UpdateTable transitions take 10 s, backfills copy one item
+# per 5 s.
+server = server_fixture(
+    "--manual-clock", "--update-table-delay", "10", "--gsi-backfill-chunk", "1", "--gsi-backfill-interval", "5"
+)
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    s = Server()
-    try:
-        yield s
-    finally:
-        s.process.stop()
+def gsis(server: ServerProcess, table: str) -> dict[str, dict[str, Any]]:
+    desc = server.ddb.describe_table(TableName=table)["Table"]
+    return {g["IndexName"]: g for g in desc.get("GlobalSecondaryIndexes", [])}
 
 
-def _table_with_items(server: Server, count: int) -> str:
+def until(server: ServerProcess, table: str, index: str, predicate: Any, step: float = 5.0) -> dict[str, Any] | None:
+    """Advance the clock until ``predicate(description or None)``; the background loop runs in between."""
+    for _ in range(200):
+        got = gsis(server, table).get(index)
+        if predicate(got):
+            return got
+        server.advance(step)
+        time.sleep(0.02)  # lets the server's maintenance loop run (no timing is asserted)
+    raise AssertionError(f"{index} never reached the expected state")
+
+
+def _table_with_items(server: ServerProcess, count: int) -> str:
     name = f"ix_{uuid.uuid4().hex[:10]}"
     server.ddb.create_table(
         TableName=name, KeySchema=key("pk:HASH"), AttributeDefinitions=defs("pk"), BillingMode="PAY_PER_REQUEST"
@@ -306,7 +285,7 @@ def _table_with_items(server: Server, count: int) -> str:
     return name
 
 
-def test_online_create_backfills_then_turns_active(server: Server) -> None:
+def test_online_create_backfills_then_turns_active(server: ServerProcess) -> None:
     name = _table_with_items(server, 4)
     out = server.ddb.update_table(
         TableName=name, AttributeDefinitions=defs("g"), GlobalSecondaryIndexUpdates=[{"Create": gsi("byg", "g:HASH")}]
@@ -336,13 +315,13 @@ def test_online_create_backfills_then_turns_active(server: Server) -> None:
     assert code == "ResourceInUseException"  # the table is UPDATING
     server.advance(10)
     assert server.ddb.describe_table(TableName=name)["Table"]["TableStatus"] == "ACTIVE"
-    backfilling = server.gsis(name)["byg"]
+    backfilling = gsis(server, name)["byg"]
     assert (backfilling["IndexStatus"], backfilling["Backfilling"]) == ("CREATING", True)  # 1 item per 5 s
     assert error_of(second_create) == (
         "LimitExceededException",
         "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table",
     )
-    active = server.until(name, "byg", lambda g: g is not None and g["IndexStatus"] == "ACTIVE")
+    active = until(server, name, "byg", lambda g: g is not None and g["IndexStatus"] == "ACTIVE")
     assert active is not None and "Backfilling" not in active
     assert server.ddb.describe_table(TableName=name)["Table"]["TableStatus"] == "ACTIVE"
     got = server.ddb.query(
@@ -351,17 +330,17 @@ def test_online_create_backfills_then_turns_active(server: Server) -> None:
     assert sorted(i["pk"]["S"] for i in got["Items"]) == ["p0", "p2"]
 
 
-def test_delete_is_deleting_then_gone(server: Server) -> None:
+def test_delete_is_deleting_then_gone(server: ServerProcess) -> None:
     name = _table_with_items(server, 0)
     server.ddb.update_table(
         TableName=name, AttributeDefinitions=defs("g"), GlobalSecondaryIndexUpdates=[{"Create": gsi("byg", "g:HASH")}]
     )
-    server.until(name, "byg", lambda g: g is not None and g["IndexStatus"] == "ACTIVE")
+    until(server, name, "byg", lambda g: g is not None and g["IndexStatus"] == "ACTIVE")
     out = server.ddb.update_table(TableName=name, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "byg"}}])
     assert out["TableDescription"]["GlobalSecondaryIndexes"][0]["IndexStatus"] == "DELETING"
     code, _ = error_of(lambda: server.ddb.scan(TableName=name, IndexName="byg"))
     assert code == "ValidationException"
-    assert server.until(name, "byg", lambda g: g is None) is None
+    assert until(server, name, "byg", lambda g: g is None) is None
     table = server.ddb.describe_table(TableName=name)["Table"]
     assert "GlobalSecondaryIndexes" not in table
     assert table["AttributeDefinitions"] == defs("pk")  # the index's key attribute left with it
@@ -369,13 +348,13 @@ def test_delete_is_deleting_then_gone(server: Server) -> None:
     assert (code, text) == ("ValidationException", "The table does not have the specified index: byg")
 
 
-def test_an_index_can_be_deleted_while_it_backfills(server: Server) -> None:
+def test_an_index_can_be_deleted_while_it_backfills(server: ServerProcess) -> None:
     name = _table_with_items(server, 4)
     server.ddb.update_table(
         TableName=name, AttributeDefinitions=defs("g"), GlobalSecondaryIndexUpdates=[{"Create": gsi("byg", "g:HASH")}]
     )
     server.advance(10)  # the table is ACTIVE again; the backfill copies one item per 5 s
-    assert server.gsis(name)["byg"]["Backfilling"] is True
+    assert gsis(server, name)["byg"]["Backfilling"] is True
     out = server.ddb.update_table(TableName=name, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "byg"}}])
     assert out["TableDescription"]["GlobalSecondaryIndexes"][0]["IndexStatus"] == "DELETING"
-    assert server.until(name, "byg", lambda g: g is None) is None
+    assert until(server, name, "byg", lambda g: g is None) is None

@@ -4,17 +4,15 @@ capacity model's admission of index and table reads (a throttled page; a paralle
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.request
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import ADMIN, error_of, make_client, unique_name
-from tests.e2e.server_process import ServerProcess
+from tests.e2e.conftest import error_of, unique_name
+from tests.e2e.server_process import ServerProcess, server_fixture
 
 
 def key(*specs: str) -> list[dict[str, str]]:
@@ -369,62 +367,39 @@ def test_parallel_scan_of_an_index_covers_it_once(ddb: Any, shop: str) -> None:
 # ---------------------------------------------------------------------------------------------- admission
 
 
-class Server:
-    """Manual clock; partitions of 60 RCU / 20 WCU so a few requests reach their limits."""
-
-    def __init__(self) -> None:
-        self.process = ServerProcess("--manual-clock", "--partition-max-rcu", "60", "--partition-max-wcu", "20")
-        self.url = self.process.url
-        self.ddb = make_client(self.url)
-
-    def ext(self, path: str, body: dict[str, Any] | None = None) -> Any:
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(
-            self.url + path, data=data, method="GET" if body is None else "POST", headers=ADMIN
-        )
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return json.loads(response.read())
-
-    def advance(self, seconds: float) -> None:
-        self.ext("/dynastore/clock", {"advance": seconds})
-
-    def table(self, read: int, write: int) -> str:
-        name = f"adm_{uuid.uuid4().hex[:10]}"
-        self.ddb.create_table(
-            TableName=name,
-            KeySchema=key("pk:HASH", "sk:RANGE"),
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "N"},
-            ],
-            ProvisionedThroughput={"ReadCapacityUnits": read, "WriteCapacityUnits": write},
-        )
-        return name
-
-    def put(self, table: str, item: dict[str, Any]) -> None:
-        """Put, letting the clock run a second whenever the write is throttled (loading is not under test)."""
-        for _ in range(100):
-            try:
-                self.ddb.put_item(TableName=table, Item=item)
-                return
-            except self.ddb.exceptions.ProvisionedThroughputExceededException:
-                self.advance(1)
-        raise AssertionError("put never admitted")
+# Manual clock; partitions of 60 RCU / 20 WCU so a few requests reach their limits.
+server = server_fixture("--manual-clock", "--partition-max-rcu", "60", "--partition-max-wcu", "20")
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    s_ = Server()
-    try:
-        yield s_
-    finally:
-        s_.process.stop()
+def admission_table(server: ServerProcess, read: int, write: int) -> str:
+    name = f"adm_{uuid.uuid4().hex[:10]}"
+    server.ddb.create_table(
+        TableName=name,
+        KeySchema=key("pk:HASH", "sk:RANGE"),
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "N"},
+        ],
+        ProvisionedThroughput={"ReadCapacityUnits": read, "WriteCapacityUnits": write},
+    )
+    return name
 
 
-def test_a_query_page_is_settled_and_the_next_one_throttled(server: Server) -> None:
-    name = server.table(2, 20)  # one partition of 2 RCU
+def put_until_admitted(server: ServerProcess, table: str, item: dict[str, Any]) -> None:
+    """Put, letting the clock run a second whenever the write is throttled (loading is not under test)."""
+    for _ in range(100):
+        try:
+            server.ddb.put_item(TableName=table, Item=item)
+            return
+        except server.ddb.exceptions.ProvisionedThroughputExceededException:
+            server.advance(1)
+    raise AssertionError("put never admitted")
+
+
+def test_a_query_page_is_settled_and_the_next_one_throttled(server: ServerProcess) -> None:
+    name = admission_table(server, 2, 20)  # one partition of 2 RCU
     for i in range(10):
-        server.put(name, {"pk": s("hot"), "sk": n(i), "blob": s("z" * 4000)})
+        put_until_admitted(server, name, {"pk": s("hot"), "sk": n(i), "blob": s("z" * 4000)})
     server.advance(300)  # whatever the loading left: a full second's capacity and full burst credit
     pages = 0
     codes: list[str] = []
@@ -438,7 +413,7 @@ def test_a_query_page_is_settled_and_the_next_one_throttled(server: Server) -> N
             codes.append("throttled")
             break
     assert codes == ["throttled"] and pages > 0  # each page costs 5 units; burst and the rate run out
-    view = server.ext(f"/dynastore/partitions/{name}")
+    view = server.admin(f"/dynastore/partitions/{name}")
     part = view["partitions"][0]
     assert part["consumed"]["read"] == 5 * pages  # settled after reading: 40 KB eventually consistent = 5 units
     assert part["throttled"]["read"] == 1
@@ -451,15 +426,15 @@ def test_a_query_page_is_settled_and_the_next_one_throttled(server: Server) -> N
     )
 
 
-def test_parallel_scan_with_4_segments_reads_from_4_partitions(server: Server) -> None:
-    name = server.table(180, 20)  # ceil(180/60 + 20/20) = 4 partitions
-    view = server.ext(f"/dynastore/partitions/{name}")
+def test_parallel_scan_with_4_segments_reads_from_4_partitions(server: ServerProcess) -> None:
+    name = admission_table(server, 180, 20)  # ceil(180/60 + 20/20) = 4 partitions
+    view = server.admin(f"/dynastore/partitions/{name}")
     assert view["partition_count"] == 4
     for i in range(40):
-        server.put(name, {"pk": s(f"k{i}"), "sk": n(0)})
+        put_until_admitted(server, name, {"pk": s(f"k{i}"), "sk": n(0)})
     total = 0
     for segment in range(4):
         total += server.ddb.scan(TableName=name, Segment=segment, TotalSegments=4)["Count"]
     assert total == 40
-    view = server.ext(f"/dynastore/partitions/{name}")
+    view = server.admin(f"/dynastore/partitions/{name}")
     assert [p["consumed"]["read"] > 0 for p in view["partitions"]] == [True] * 4

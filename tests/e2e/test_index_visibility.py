@@ -5,23 +5,20 @@ items with equal index keys come back in the table's primary-key order."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.e2e.conftest import make_client
-from tests.e2e.server_process import ServerProcess
+from tests.e2e.server_process import ServerProcess, server_fixture
+
+server = server_fixture()
 
 
 @pytest.fixture(scope="module")
-def ddb() -> Iterator[Any]:
-    server = ServerProcess()
-    try:
-        yield make_client(server.url)
-    finally:
-        server.stop()
+def ddb(server: ServerProcess) -> Any:
+    return server.ddb
 
 
 def gsi_table(ddb: Any) -> str:

@@ -9,13 +9,10 @@ from __future__ import annotations
 import json
 import socket
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from tests.e2e.conftest import create_table, make_client
-from tests.e2e.server_process import ServerProcess
+from tests.e2e.server_process import ServerProcess, server_fixture
 
 LIST_TABLES = (
     b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-amz-json-1.0\r\n"
@@ -58,19 +55,9 @@ def serves(server: ServerProcess) -> bool:
     return split_response(read_until_closed(sock))[0] == 200
 
 
-@pytest.fixture(scope="module")
-def short() -> Iterator[ServerProcess]:
-    """Deadlines of a fraction of a second."""
-    server = ServerProcess("--idle-timeout", "0.3", "--header-timeout", "0.3", "--body-timeout", "0.3")
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def default() -> Iterator[ServerProcess]:
-    server = ServerProcess()
-    yield server
-    server.stop()
+# Deadlines of a fraction of a second.
+short = server_fixture("--idle-timeout", "0.3", "--header-timeout", "0.3", "--body-timeout", "0.3")
+default = server_fixture()
 
 
 def test_an_idle_connection_is_closed_without_a_response(short: ServerProcess) -> None:

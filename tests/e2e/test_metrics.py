@@ -7,26 +7,19 @@ import json
 import re
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.e2e.conftest import ADMIN, error_of, make_client, unique_name
-from tests.e2e.server_process import ServerProcess
+from tests.e2e.server_process import ServerProcess, server_fixture
 from tests.prometheus_text import Series, parse, value
 
 _METRICS_LINE = re.compile(r"dynastore metrics on (http://[\d.]+:\d+/metrics)")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    process = ServerProcess("--manual-clock", "--metrics-port", "0", data_dir=tmp_path_factory.mktemp("metrics"))
-    try:
-        yield process
-    finally:
-        process.stop()
+server = server_fixture("--manual-clock", "--metrics-port", "0", data_dir=True)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -18,7 +17,7 @@ import boto3
 import pytest
 
 from tests.e2e.conftest import BOTO_CONFIG, error_of
-from tests.e2e.server_process import ServerProcess
+from tests.e2e.server_process import ServerProcess, server_fixture
 from tests.e2e.stream_reader import all_shards, read_shard
 
 CONFIGURED = "eu-west-1"  # the servers' --region
@@ -48,18 +47,8 @@ def client(url: str, region: str, service: str = "dynamodb", **extra: Any) -> An
     return boto3.client(service, **arguments)
 
 
-@pytest.fixture(scope="module")
-def separate() -> Iterator[ServerProcess]:
-    process = ServerProcess("--region", CONFIGURED)
-    yield process
-    process.stop()
-
-
-@pytest.fixture(scope="module")
-def shared() -> Iterator[ServerProcess]:
-    process = ServerProcess("--region", CONFIGURED, "--shared-namespace")
-    yield process
-    process.stop()
+separate = server_fixture("--region", CONFIGURED)
+shared = server_fixture("--region", CONFIGURED, "--shared-namespace")
 
 
 def http_request(server: ServerProcess, method: str, path: str, body: bytes = b"", **headers: str) -> tuple[int, Any]:

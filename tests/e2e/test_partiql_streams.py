@@ -3,23 +3,16 @@ transaction) write INSERT, MODIFY and REMOVE records with the same images."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
+from tests.e2e.server_process import ServerProcess, server_fixture
+from tests.e2e.stream_reader import stream_records, stream_table
 
-from tests.e2e.stream_reader import Server
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    s = Server()
-    yield s
-    s.process.stop()
+server = server_fixture("--manual-clock")
 
 
-def test_statements_write_stream_records(server: Server) -> None:
-    name, arn = server.stream_table()
+def test_statements_write_stream_records(server: ServerProcess) -> None:
+    name, arn = stream_table(server)
     ddb = server.ddb
     ddb.execute_statement(Statement=f"INSERT INTO \"{name}\" VALUE {{'pk': 'a', 'v': '1'}}")
     ddb.execute_statement(Statement=f"UPDATE \"{name}\" SET v = '2' WHERE pk = 'a'")
@@ -31,7 +24,7 @@ def test_statements_write_stream_records(server: Server) -> None:
             {"Statement": f"UPDATE \"{name}\" SET w = 'x' WHERE pk = 'b'"},
         ]
     )
-    records: list[dict[str, Any]] = server.records(arn)
+    records: list[dict[str, Any]] = stream_records(server, arn)
     by_key: dict[str, list[dict[str, Any]]] = {}
     for record in records:  # each key's records in order (keys may sit in different shards)
         by_key.setdefault(record["dynamodb"]["Keys"]["pk"]["S"], []).append(record)

@@ -6,24 +6,15 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from tests.e2e.server_process import ServerProcess
+from tests.e2e.server_process import ServerProcess, server_fixture
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 DEFAULT_URL = "http://127.0.0.1:8000"
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[ServerProcess]:
-    process = ServerProcess()
-    try:
-        yield process
-    finally:
-        process.stop()
+server = server_fixture()
 
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:

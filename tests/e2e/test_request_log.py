@@ -7,13 +7,11 @@ import json
 import re
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import pytest
-
 from tests.e2e.conftest import ADMIN, create_table, error_of, make_client, unique_name
-from tests.e2e.server_process import ServerProcess
+from tests.e2e.server_process import ServerProcess, server_fixture
 
 _PAIR = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
@@ -43,25 +41,9 @@ def request_lines(server: ServerProcess, parse: Callable[[str], dict[str, Any]])
     return [parse(line) for line in text.splitlines() if line.startswith(marker)]
 
 
-@pytest.fixture(scope="module")
-def text_server() -> Iterator[ServerProcess]:
-    server = ServerProcess("--log-requests")
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(scope="module")
-def json_server() -> Iterator[ServerProcess]:
-    with pytest.MonkeyPatch.context() as patch:  # from the environment, as DYNASTORE_* variables
-        patch.setenv("DYNASTORE_LOG_REQUESTS", "1")
-        patch.setenv("DYNASTORE_LOG_FORMAT", "json")
-        server = ServerProcess()
-    try:
-        yield server
-    finally:
-        server.stop()
+text_server = server_fixture("--log-requests")
+# From the environment, as DYNASTORE_* variables.
+json_server = server_fixture(env={"DYNASTORE_LOG_REQUESTS": "1", "DYNASTORE_LOG_FORMAT": "json"})
 
 
 def _exercise(server: ServerProcess) -> list[dict[str, Any]]:

@@ -7,38 +7,32 @@ import base64
 import struct
 import time
 import zlib
-from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
-import pytest
 from botocore.exceptions import ClientError
 
 from tests.e2e.conftest import error_of
-from tests.e2e.stream_reader import Server, all_shards
+from tests.e2e.server_process import ServerProcess, server_fixture
+from tests.e2e.stream_reader import all_shards, stream_records, stream_table
+
+# A server for each test: they move its clock by hours.
+server = server_fixture("--manual-clock", scope="function")
 
 
-@pytest.fixture
-def server() -> Iterator[Server]:
-    """A server for each test: they move its clock by hours."""
-    s = Server()
-    yield s
-    s.process.stop()
-
-
-def put(server: Server, name: str, *keys: str) -> None:
+def put(server: ServerProcess, name: str, *keys: str) -> None:
     for key in keys:
         server.ddb.put_item(TableName=name, Item={"pk": {"S": key}, "v": {"S": "x"}})
 
 
-def one_shard_table(server: Server) -> tuple[str, str, str]:
+def one_shard_table(server: ServerProcess) -> tuple[str, str, str]:
     """A provisioned table (one partition, so one shard): (name, stream ARN, shard id)."""
-    name, arn = server.stream_table("KEYS_ONLY", wcu=5)
+    name, arn = stream_table(server, "KEYS_ONLY", wcu=5)
     (shard,) = all_shards(server.streams, arn)
     return name, arn, shard["ShardId"]
 
 
-def iterator(server: Server, arn: str, shard: str, kind: str, seq: str | None = None) -> str:
+def iterator(server: ServerProcess, arn: str, shard: str, kind: str, seq: str | None = None) -> str:
     extra = {} if seq is None else {"SequenceNumber": seq}
     result: str = server.streams.get_shard_iterator(StreamArn=arn, ShardId=shard, ShardIteratorType=kind, **extra)[
         "ShardIterator"
@@ -50,7 +44,7 @@ def keys(page: dict[str, Any]) -> list[str]:
     return [r["dynamodb"]["Keys"]["pk"]["S"] for r in page["Records"]]
 
 
-def test_iterator_types(server: Server) -> None:
+def test_iterator_types(server: ServerProcess) -> None:
     name, arn, shard = one_shard_table(server)
     put(server, name, "a", "b", "c")
     records = server.streams.get_records(ShardIterator=iterator(server, arn, shard, "TRIM_HORIZON"))["Records"]
@@ -69,7 +63,7 @@ def test_iterator_types(server: Server) -> None:
     assert keys(server.streams.get_records(ShardIterator=page["NextShardIterator"])) == []
 
 
-def test_limit_pages_records(server: Server) -> None:
+def test_limit_pages_records(server: ServerProcess) -> None:
     name, arn, shard = one_shard_table(server)
     put(server, name, *(f"k{i}" for i in range(5)))
     it: str | None = iterator(server, arn, shard, "TRIM_HORIZON")
@@ -86,7 +80,7 @@ def test_limit_pages_records(server: Server) -> None:
     assert seen == [f"k{i}" for i in range(5)]
 
 
-def test_get_records_errors(server: Server) -> None:
+def test_get_records_errors(server: ServerProcess) -> None:
     _, arn, shard = one_shard_table(server)
     it = iterator(server, arn, shard, "TRIM_HORIZON")
     streams = server.streams
@@ -104,14 +98,14 @@ def test_get_records_errors(server: Server) -> None:
             f"1 validation error detected: Value '{limit}' at 'limit' failed to satisfy constraint: "
             f"Member must have value {constraint}",
         )
-    server.clock(advance=15 * 60 + 1)
+    server.advance(15 * 60 + 1)
     code, message = error_of(lambda: streams.get_records(ShardIterator=it))
     assert code == "ExpiredIteratorException"
     assert message.startswith("Iterator expired. The iterator was created at time ")
     assert message.endswith("which is further in the future than the tolerated delay of 900000 milliseconds.")
 
 
-def test_get_shard_iterator_errors(server: Server) -> None:
+def test_get_shard_iterator_errors(server: ServerProcess) -> None:
     _, arn, shard = one_shard_table(server)
     streams = server.streams
     other = shard[:-8] + "0000ffff"
@@ -140,12 +134,12 @@ def test_get_shard_iterator_errors(server: Server) -> None:
     )
 
 
-def test_sequence_numbers_past_the_shard_are_invalid(server: Server) -> None:
+def test_sequence_numbers_past_the_shard_are_invalid(server: ServerProcess) -> None:
     """Any sequence number of the model's length (21 to 40 digits) that the shard does not hold is a
     ValidationException, however large: one past the newest record, past 64 bits, forty nines."""
     name, arn, shard = one_shard_table(server)
     put(server, name, "a")
-    (record,) = server.records(arn)
+    (record,) = stream_records(server, arn)
     newest = int(record["dynamodb"]["SequenceNumber"])
     assert keys(
         server.streams.get_records(ShardIterator=iterator(server, arn, shard, "AT_SEQUENCE_NUMBER", str(newest)))
@@ -158,7 +152,7 @@ def test_sequence_numbers_past_the_shard_are_invalid(server: Server) -> None:
             )
 
 
-def test_forged_iterators_are_invalid(server: Server) -> None:
+def test_forged_iterators_are_invalid(server: ServerProcess) -> None:
     """An iterator whose checksum holds but whose position or time this server never issues (the checksum is no
     signature) is an invalid iterator, not a failure of the server."""
     _, arn, shard = one_shard_table(server)
@@ -175,7 +169,7 @@ def test_forged_iterators_are_invalid(server: Server) -> None:
         )
 
 
-def test_disable_keeps_the_old_stream_and_enable_makes_a_new_one(server: Server) -> None:
+def test_disable_keeps_the_old_stream_and_enable_makes_a_new_one(server: ServerProcess) -> None:
     name, old_arn, _ = one_shard_table(server)
     put(server, name, "a")
     server.ddb.update_table(TableName=name, StreamSpecification={"StreamEnabled": False})
@@ -201,15 +195,15 @@ def test_disable_keeps_the_old_stream_and_enable_makes_a_new_one(server: Server)
     assert keys(page) == ["c"]
 
 
-def test_retention_trims_records_and_ended_streams(server: Server) -> None:
+def test_retention_trims_records_and_ended_streams(server: ServerProcess) -> None:
     name, arn, shard = one_shard_table(server)
     put(server, name, "a")
     first = server.streams.get_records(ShardIterator=iterator(server, arn, shard, "TRIM_HORIZON"))["Records"][0]
     early = iterator(server, arn, shard, "TRIM_HORIZON")
-    server.clock(advance=24 * 3600 - 60)
+    server.advance(24 * 3600 - 60)
     put(server, name, "b")
     early_again = iterator(server, arn, shard, "TRIM_HORIZON")  # at "a", which is trimmed before it is used
-    server.clock(advance=120)  # "a" is past the retention period, "b" is not
+    server.advance(120)  # "a" is past the retention period, "b" is not
     first_seq = first["dynamodb"]["SequenceNumber"]
     for _ in range(400):  # the trim runs in the background, every half second
         try:
@@ -218,7 +212,7 @@ def test_retention_trims_records_and_ended_streams(server: Server) -> None:
             break
         time.sleep(0.01)
     # "b" went to the shard that succeeded the first one four hours on (a rollover)
-    assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in server.records(arn)] == ["b"]
+    assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in stream_records(server, arn)] == ["b"]
     assert error_of(lambda: server.streams.get_records(ShardIterator=early_again)) == (
         "TrimmedDataAccessException",
         "The data you are trying to access has been trimmed",
@@ -231,7 +225,7 @@ def test_retention_trims_records_and_ended_streams(server: Server) -> None:
     assert error_of(lambda: server.streams.get_records(ShardIterator=early))[0] == "ExpiredIteratorException"
     server.ddb.update_table(TableName=name, StreamSpecification={"StreamEnabled": False})
     assert len(server.streams.list_streams(TableName=name)["Streams"]) == 1
-    server.clock(advance=24 * 3600 + 1)
+    server.advance(24 * 3600 + 1)
     assert server.streams.list_streams(TableName=name)["Streams"] == []
     assert error_of(lambda: server.streams.describe_stream(StreamArn=arn)) == (
         "ResourceNotFoundException",
@@ -239,7 +233,7 @@ def test_retention_trims_records_and_ended_streams(server: Server) -> None:
     )
 
 
-def test_a_deleted_table_s_stream_stays_readable_for_24_hours(server: Server) -> None:
+def test_a_deleted_table_s_stream_stays_readable_for_24_hours(server: ServerProcess) -> None:
     name, arn, shard = one_shard_table(server)
     put(server, name, "a")
     server.ddb.delete_table(TableName=name)
@@ -251,7 +245,7 @@ def test_a_deleted_table_s_stream_stays_readable_for_24_hours(server: Server) ->
     page = server.streams.get_records(ShardIterator=iterator(server, arn, shard, "TRIM_HORIZON"))
     assert keys(page) == ["a"]
     assert "NextShardIterator" not in page
-    server.clock(advance=24 * 3600 + 1)
+    server.advance(24 * 3600 + 1)
     assert error_of(lambda: server.streams.list_streams(TableName=name)) == (
         "ResourceNotFoundException",
         f"Requested resource not found: Table: {name} not found",

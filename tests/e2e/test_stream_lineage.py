@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.stream_reader import Consumer, Server
+from tests.e2e.server_process import ServerProcess
+from tests.e2e.stream_reader import Consumer, stream_table
 
 KEYS = [f"k{i:02d}" for i in range(40)]
 PAD = "x" * 150  # partitions of 2,000 bytes split after a dozen items
@@ -35,7 +36,9 @@ def _item(key: str, rng: random.Random) -> dict[str, Any]:
     return {"pk": {"S": key}, "v": {"N": str(rng.randrange(3))}, "pad": {"S": PAD}}
 
 
-def workload(server: Server, name: str, rng: random.Random, count: int, state: dict[str, Any], out: Expected) -> None:
+def workload(
+    server: ServerProcess, name: str, rng: random.Random, count: int, state: dict[str, Any], out: Expected
+) -> None:
     """``count`` random puts, updates, deletes, batches and transactions; what each must have written to the
     stream goes to ``out``."""
     for _ in range(count):
@@ -85,10 +88,10 @@ def workload(server: Server, name: str, rng: random.Random, count: int, state: d
             _changed(second, dict(state.get(second) or {}) | {"pk": {"S": second}, "v": value}, state, out)
 
 
-def expire(server: Server, name: str, rng: random.Random, state: dict[str, Any], out: Expected) -> None:
+def expire(server: ServerProcess, name: str, rng: random.Random, state: dict[str, Any], out: Expected) -> None:
     """Items whose time to live has passed, deleted by the service: REMOVE records, in order with the rest."""
     server.ddb.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "exp"})
-    past = {"N": str(int(server.clock()) - 100)}
+    past = {"N": str(int(server.now()) - 100)}
     keys = rng.sample(KEYS, 5)
     for key in keys:
         item = _item(key, rng) | {"exp": past}
@@ -113,19 +116,19 @@ def seen(consumer: Consumer) -> Expected:
 def test_every_change_once_in_order_across_splits_and_a_restart(tmp_path: Path) -> None:
     rng = random.Random(7)
     args = ("--partition-size-limit", "2000")
-    server = Server(*args, data_dir=tmp_path)
+    server = ServerProcess("--manual-clock", *args, data_dir=tmp_path)
     state: dict[str, Any] = {}
     expected: Expected = {}
     try:
-        name, arn = server.stream_table("NEW_AND_OLD_IMAGES", wcu=5)
+        name, arn = stream_table(server, "NEW_AND_OLD_IMAGES", wcu=5)
         consumer = Consumer(arn)
         for _ in range(6):  # reading open shards as they fill, close and split
             workload(server, name, rng, 25, state, expected)
             consumer.poll(server.streams)
         workload(server, name, rng, 150, state, expected)  # left unread until after the restart
     finally:
-        server.process.kill()  # kill -9: every acknowledged write and its record survive
-    server = Server(*args, data_dir=tmp_path)
+        server.kill()  # kill -9: every acknowledged write and its record survive
+    server = ServerProcess("--manual-clock", *args, data_dir=tmp_path)
     try:
         workload(server, name, rng, 150, state, expected)
         expire(server, name, rng, state, expected)
@@ -137,7 +140,7 @@ def test_every_change_once_in_order_across_splits_and_a_restart(tmp_path: Path) 
             StreamArn=arn, ShardFilter={"Type": "CHILD_SHARDS", "ShardId": parent}
         )["StreamDescription"]["Shards"]
     finally:
-        server.process.stop()
+        server.stop()
     assert sum("ParentShardId" in s for s in shards) >= 4, "the partitions split: shards have children"
     assert children == [s for s in shards if s.get("ParentShardId") == parent]
     parent_end = next(s for s in shards if s["ShardId"] == parent)["SequenceNumberRange"]["EndingSequenceNumber"]

@@ -3,33 +3,25 @@ progress (a server whose table updates take 60 seconds on its manual clock)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
 from tests.e2e.conftest import unique_name
-from tests.e2e.stream_reader import Server
+from tests.e2e.server_process import ServerProcess, server_fixture
+
+server = server_fixture("--manual-clock", "--update-table-delay", "60", scope="function")
 
 
-@pytest.fixture
-def server() -> Iterator[Server]:
-    s = Server("--update-table-delay", "60")
-    yield s
-    s.process.stop()
-
-
-def _status(server: Server, arn: str) -> str:
+def _status(server: ServerProcess, arn: str) -> str:
     status: str = server.streams.describe_stream(StreamArn=arn)["StreamDescription"]["StreamStatus"]
     return status
 
 
-def _listed(server: Server, name: str) -> list[tuple[str, str]]:
+def _listed(server: ServerProcess, name: str) -> list[tuple[str, str]]:
     streams: list[dict[str, Any]] = server.streams.list_streams(TableName=name)["Streams"]
     return [(s["StreamArn"], s["StreamLabel"]) for s in streams]
 
 
-def test_status_follows_the_update_that_changed_the_stream(server: Server) -> None:
+def test_status_follows_the_update_that_changed_the_stream(server: ServerProcess) -> None:
     name = unique_name()
     server.ddb.create_table(
         TableName=name,
@@ -40,15 +32,15 @@ def test_status_follows_the_update_that_changed_the_stream(server: Server) -> No
     enable = {"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"}
     arn = server.ddb.update_table(TableName=name, StreamSpecification=enable)["TableDescription"]["LatestStreamArn"]
     assert _status(server, arn) == "ENABLING"
-    server.clock(60)
+    server.advance(60)
     assert _status(server, arn) == "ENABLED"
     server.ddb.update_table(TableName=name, StreamSpecification={"StreamEnabled": False})
     assert _status(server, arn) == "DISABLING"
-    server.clock(60)
+    server.advance(60)
     assert _status(server, arn) == "DISABLED"
     # An update of something else later does not make the stream look as if it were changing.
     server.ddb.update_table(TableName=name, StreamSpecification=enable)
-    server.clock(60)
+    server.advance(60)
     newest = max(_listed(server, name), key=lambda s: s[1])[0]
     server.ddb.update_table(TableName=name, DeletionProtectionEnabled=True)
     assert _status(server, newest) == "ENABLED"

@@ -4,23 +4,19 @@ records of each kind of write in each view type (a server of its own, on a manua
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
 import pytest
 
 from tests.e2e.conftest import create_table, error_of, unique_name
-from tests.e2e.stream_reader import Server
+from tests.e2e.server_process import ServerProcess, server_fixture
+from tests.e2e.stream_reader import stream_records, stream_table
 
 VIEW_TYPES = ["KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES"]
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    s = Server()
-    yield s
-    s.process.stop()
+server = server_fixture("--manual-clock")
 
 
 def item(pk: str, **values: str) -> dict[str, Any]:
@@ -32,8 +28,8 @@ def events(records: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 
 # ---- ListStreams -------------------------------------------------------------------------------------------------
-def test_list_streams_pages_through_arn_order(server: Server) -> None:
-    arns = sorted(server.stream_table()[1] for _ in range(3))
+def test_list_streams_pages_through_arn_order(server: ServerProcess) -> None:
+    arns = sorted(stream_table(server)[1] for _ in range(3))
     listed: list[dict[str, Any]] = []
     start: dict[str, Any] = {}
     while True:
@@ -53,8 +49,8 @@ def test_list_streams_pages_through_arn_order(server: Server) -> None:
     assert [s["StreamArn"] for s in listed] == sorted(s["StreamArn"] for s in listed)
 
 
-def test_list_streams_of_one_table(server: Server) -> None:
-    name, arn = server.stream_table()
+def test_list_streams_of_one_table(server: ServerProcess) -> None:
+    name, arn = stream_table(server)
     assert server.streams.list_streams(TableName=name)["Streams"] == [
         {"StreamArn": arn, "TableName": name, "StreamLabel": arn.rsplit("/", 1)[1]}
     ]
@@ -62,7 +58,7 @@ def test_list_streams_of_one_table(server: Server) -> None:
     assert server.streams.list_streams(TableName=plain)["Streams"] == []
 
 
-def test_list_streams_errors(server: Server) -> None:
+def test_list_streams_errors(server: ServerProcess) -> None:
     missing = unique_name()
     assert error_of(lambda: server.streams.list_streams(TableName=missing)) == (
         "ResourceNotFoundException",
@@ -76,7 +72,7 @@ def test_list_streams_errors(server: Server) -> None:
         )
 
 
-def test_list_streams_start_arn_errors(server: Server) -> None:
+def test_list_streams_start_arn_errors(server: ServerProcess) -> None:
     assert error_of(
         lambda: server.streams.list_streams(ExclusiveStartStreamArn="arn:aws:dynamodb:us-east-1:0:table/xyz/stream/x")
     ) == (
@@ -90,14 +86,14 @@ def test_list_streams_start_arn_errors(server: Server) -> None:
             f"value greater than or equal to 1; Value '{bad}' at 'exclusiveStartStreamArn' failed to satisfy "
             f"constraint: Member must have length {constraint}",
         )
-    _, arn = server.stream_table()
+    _, arn = stream_table(server)
     after = server.streams.list_streams(ExclusiveStartStreamArn=arn)["Streams"]  # a well-formed ARN is a position
     assert all(stream["StreamArn"] > arn for stream in after)
 
 
 # ---- DescribeStream ----------------------------------------------------------------------------------------------
-def test_describe_stream(server: Server) -> None:
-    name, arn = server.stream_table("NEW_IMAGE")
+def test_describe_stream(server: ServerProcess) -> None:
+    name, arn = stream_table(server, "NEW_IMAGE")
     table = server.ddb.describe_table(TableName=name)["Table"]
     description = server.streams.describe_stream(StreamArn=arn)["StreamDescription"]
     assert description["StreamArn"] == arn
@@ -118,8 +114,8 @@ def test_describe_stream(server: Server) -> None:
     assert "LastEvaluatedShardId" not in description
 
 
-def test_describe_stream_pages_shards(server: Server) -> None:
-    _, arn = server.stream_table()
+def test_describe_stream_pages_shards(server: ServerProcess) -> None:
+    _, arn = stream_table(server)
     every = server.streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
     assert len(every) > 1
     first = server.streams.describe_stream(StreamArn=arn, Limit=1)["StreamDescription"]
@@ -129,8 +125,8 @@ def test_describe_stream_pages_shards(server: Server) -> None:
     assert rest["StreamDescription"]["Shards"] == every[1:]
 
 
-def test_describe_stream_errors(server: Server) -> None:
-    _, arn = server.stream_table()
+def test_describe_stream_errors(server: ServerProcess) -> None:
+    _, arn = stream_table(server)
     assert error_of(lambda: server.streams.describe_stream(StreamArn="arn:aws:dynamodb:us-east-1:0:table/xyz/s")) == (
         "ValidationException",
         "Invalid StreamArn",
@@ -169,8 +165,8 @@ def test_describe_stream_errors(server: Server) -> None:
 
 
 # ---- records of each kind of write -------------------------------------------------------------------------------
-def test_put_update_delete_records(server: Server) -> None:
-    name, arn = server.stream_table()
+def test_put_update_delete_records(server: ServerProcess) -> None:
+    name, arn = stream_table(server)
     ddb = server.ddb
     ddb.put_item(TableName=name, Item=item("a", v="1"))
     ddb.update_item(
@@ -180,7 +176,7 @@ def test_put_update_delete_records(server: Server) -> None:
         ExpressionAttributeValues={":v": {"S": "2"}},
     )
     ddb.delete_item(TableName=name, Key={"pk": {"S": "a"}})
-    records = server.records(arn)
+    records = stream_records(server, arn)
     assert events(records) == [("INSERT", "a"), ("MODIFY", "a"), ("REMOVE", "a")]
     insert, modify, remove = records
     assert insert["dynamodb"]["NewImage"] == item("a", v="1") and "OldImage" not in insert["dynamodb"]
@@ -194,15 +190,15 @@ def test_put_update_delete_records(server: Server) -> None:
         assert "userIdentity" not in record
         assert record["dynamodb"]["StreamViewType"] == "NEW_AND_OLD_IMAGES"
         assert record["dynamodb"]["Keys"] == {"pk": {"S": "a"}}
-        assert abs(record["dynamodb"]["ApproximateCreationDateTime"].timestamp() - server.clock()) < 2
+        assert abs(record["dynamodb"]["ApproximateCreationDateTime"].timestamp() - server.now()) < 2
     assert len({r["eventID"] for r in records}) == 3
     sequence_numbers = [r["dynamodb"]["SequenceNumber"] for r in records]
     assert sequence_numbers == sorted(sequence_numbers) and len(set(sequence_numbers)) == 3
     assert [r["dynamodb"]["SizeBytes"] for r in records] == [8, 13, 8]  # keys (3 bytes) and images (5 each)
 
 
-def test_batch_and_transaction_records(server: Server) -> None:
-    name, arn = server.stream_table()
+def test_batch_and_transaction_records(server: ServerProcess) -> None:
+    name, arn = stream_table(server)
     ddb = server.ddb
     ddb.batch_write_item(RequestItems={name: [{"PutRequest": {"Item": item(k, v="1")}} for k in ("a", "b")]})
     ddb.transact_write_items(
@@ -226,12 +222,12 @@ def test_batch_and_transaction_records(server: Server) -> None:
             },
         ]
     )
-    got = sorted(events(server.records(arn)))
+    got = sorted(events(stream_records(server, arn)))
     assert got == [("INSERT", "a"), ("INSERT", "b"), ("INSERT", "c"), ("MODIFY", "b"), ("REMOVE", "a")]
 
 
-def test_a_write_that_changes_nothing_writes_no_record(server: Server) -> None:
-    name, arn = server.stream_table()
+def test_a_write_that_changes_nothing_writes_no_record(server: ServerProcess) -> None:
+    name, arn = stream_table(server)
     ddb = server.ddb
     ddb.put_item(TableName=name, Item=item("a", v="1"))
     ddb.put_item(TableName=name, Item=item("a", v="1"))  # the same item again
@@ -242,15 +238,15 @@ def test_a_write_that_changes_nothing_writes_no_record(server: Server) -> None:
         UpdateExpression="SET v = :v",
         ExpressionAttributeValues={":v": {"S": "1"}},
     )
-    assert events(server.records(arn)) == [("INSERT", "a")]
+    assert events(stream_records(server, arn)) == [("INSERT", "a")]
 
 
 @pytest.mark.parametrize("view_type", VIEW_TYPES)
-def test_images_by_view_type(server: Server, view_type: str) -> None:
-    name, arn = server.stream_table(view_type)
+def test_images_by_view_type(server: ServerProcess, view_type: str) -> None:
+    name, arn = stream_table(server, view_type)
     server.ddb.put_item(TableName=name, Item=item("a", v="1"))
     server.ddb.put_item(TableName=name, Item=item("a", v="2"))
-    insert, modify = (r["dynamodb"] for r in server.records(arn))
+    insert, modify = (r["dynamodb"] for r in stream_records(server, arn))
     new, old = view_type in ("NEW_IMAGE", "NEW_AND_OLD_IMAGES"), view_type in ("OLD_IMAGE", "NEW_AND_OLD_IMAGES")
     assert ("NewImage" in modify, "OldImage" in modify) == (new, old)
     assert ("NewImage" in insert, "OldImage" in insert) == (new, False)
@@ -259,16 +255,16 @@ def test_images_by_view_type(server: Server, view_type: str) -> None:
     assert modify["SizeBytes"] == 3 + 5 * (new + old)  # keys (3 bytes) and each image (5)
 
 
-def test_a_ttl_deletion_is_the_service_s(server: Server) -> None:
-    name, arn = server.stream_table()
+def test_a_ttl_deletion_is_the_service_s(server: ServerProcess) -> None:
+    name, arn = stream_table(server)
     server.ddb.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "exp"})
-    now = int(server.clock())
+    now = int(server.now())
     server.ddb.put_item(TableName=name, Item={"pk": {"S": "a"}, "exp": {"N": str(now + 100)}})
-    server.clock(advance=101)
+    server.advance(101)
     deadline = 200
-    records = server.records(arn)
+    records = stream_records(server, arn)
     while len(records) < 2 and deadline:
-        records = server.records(arn)
+        records = stream_records(server, arn)
         deadline -= 1
     assert events(records) == [("INSERT", "a"), ("REMOVE", "a")]
     assert records[1]["userIdentity"] == {"Type": "Service", "PrincipalId": "dynamodb.amazonaws.com"}

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import ADMIN, create_table, error_of, make_client, unique_name
-from tests.e2e.server_process import ServerProcess
+from tests.e2e.conftest import create_table, error_of, unique_name
+from tests.e2e.server_process import ServerProcess, server_fixture
 
 
 def describe(ddb: Any, name: str) -> dict[str, Any]:
@@ -110,27 +107,13 @@ class TestFunctionality:
             ddb.delete_table(TableName=name)
 
 
-@pytest.fixture(scope="module")
-def manual_clock_server() -> Iterator[tuple[Any, str]]:
-    """A server whose clock moves only when a test says so (one for the module: starting one costs a second)."""
-    process = ServerProcess("--manual-clock")
-    try:
-        yield make_client(process.url), process.url
-    finally:
-        process.stop()
+# A server whose clock moves only when a test says so (one for the module: starting one costs a second).
+manual_clock_server = server_fixture("--manual-clock")
 
 
 class TestExpiry:
     """Expired items are deleted in the background (within a maintenance pass), their index entries with them;
     items without a Number TTL, or with one more than five years old, stay."""
-
-    @staticmethod
-    def clock(url: str, body: dict[str, Any] | None = None) -> float:
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(f"{url}/dynastore/clock", data=data, headers=ADMIN)
-        with urllib.request.urlopen(request) as response:
-            now: float = json.loads(response.read())["now"]
-            return now
 
     @staticmethod
     def keys(ddb: Any, name: str, index: str | None = None) -> set[str]:
@@ -146,8 +129,8 @@ class TestExpiry:
             time.sleep(0.05)
         return found
 
-    def test_expired_items_go_and_the_rest_stay(self, manual_clock_server: tuple[Any, str]) -> None:
-        ddb, url = manual_clock_server
+    def test_expired_items_go_and_the_rest_stay(self, manual_clock_server: ServerProcess) -> None:
+        ddb = manual_clock_server.ddb
         name = unique_name()
         ddb.create_table(
             TableName=name,
@@ -166,7 +149,7 @@ class TestExpiry:
             ],
         )
         update(ddb, name, True, "exp")
-        now = int(self.clock(url))
+        now = int(manual_clock_server.now())
         items = {
             "expired": {"N": str(now - 10)},
             "later": {"N": str(now + 1000)},
@@ -180,18 +163,18 @@ class TestExpiry:
         stay = {"later", "string", "too-old", "no-ttl"}
         assert self.settled(ddb, name, stay) == stay
         assert self.settled(ddb, name, stay, "by_g") == stay
-        self.clock(url, {"advance": 1001})
+        manual_clock_server.advance(1001)
         assert self.settled(ddb, name, stay - {"later"}) == stay - {"later"}
         assert self.settled(ddb, name, stay - {"later"}, "by_g") == stay - {"later"}
         assert ddb.describe_table(TableName=name)["Table"]["ItemCount"] == 3
 
-    def test_a_disabled_ttl_deletes_nothing(self, manual_clock_server: tuple[Any, str]) -> None:
-        ddb, url = manual_clock_server
+    def test_a_disabled_ttl_deletes_nothing(self, manual_clock_server: ServerProcess) -> None:
+        ddb = manual_clock_server.ddb
         disabled, witness = create_table(ddb), create_table(ddb)
         update(ddb, disabled, True, "exp")
         update(ddb, disabled, False, "exp")
         update(ddb, witness, True, "exp")
-        expired = {"N": str(int(self.clock(url)) - 10)}
+        expired = {"N": str(int(manual_clock_server.now()) - 10)}
         ddb.put_item(TableName=disabled, Item={"pk": {"S": "old"}, "exp": expired})
         ddb.put_item(TableName=witness, Item={"pk": {"S": "old"}, "exp": expired})
         assert self.settled(ddb, witness, set()) == set()  # a sweep pass visited every table

@@ -92,8 +92,14 @@ def test_unbounded_public_grant_is_refused_whole() -> None:
 
 
 def test_public_statements_that_are_bounded_pass() -> None:
-    parse_policy(doc(statement(Principal="*", Effect="Deny")), TABLE)
-    parse_policy(doc(statement(Principal="*", Condition={"StringEquals": {"aws:PrincipalAccount": "1"}})), TABLE)
+    (denial,) = parse_policy(doc(statement(Principal="*", Effect="Deny")), TABLE).statements
+    assert denial.deny
+    assert denial.principals is not None and denial.principals.anyone
+    bounded = statement(Principal="*", Condition={"StringEquals": {"aws:PrincipalAccount": "1"}})
+    (grant,) = parse_policy(doc(bounded), TABLE).statements
+    assert not grant.deny
+    assert grant.principals is not None and grant.principals.anyone
+    assert [c.key for c in grant.conditions] == ["aws:principalaccount"]
 
 
 def test_stream_policy_takes_stream_actions_and_arns() -> None:

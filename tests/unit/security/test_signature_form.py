@@ -4,7 +4,7 @@ are verified."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from dynastore.errors import IncompleteSignatureException, MissingAuthenticationTokenException
@@ -68,18 +68,46 @@ def test_the_sdk_form_skips_the_parsing() -> None:
     assert not authenticator._well_formed("AWS4-HMAC-SHA256 Extra Credential=a, SignedHeaders=h, Signature=s")
 
 
-_PIECE = st.text(alphabet="aA4-/ ,=", max_size=6)
-_SEPARATOR = st.sampled_from([", ", ",", " , ", ",  "])
+# What SDKs put in each part of the header (the scheme's algorithm, the three values): no space, no comma.
+_PLAIN = st.text(alphabet="aA4-/=", min_size=1, max_size=6)
+_SDK_SEPARATOR = ", "
+_SDK_EXAMPLE = ["HMAC-SHA256", "AKID/20260101/us-east-1/dynamodb/aws4_request", "host", "ab"]
 
 
-@given(_PIECE, _PIECE, _PIECE, _PIECE, _SEPARATOR, _SEPARATOR)
-def test_what_skips_the_parsing_would_pass_it(
-    scheme: str, credential: str, signed: str, signature: str, first: str, second: str
-) -> None:
-    """The shortcut accepts only headers that the full parse accepts too."""
-    value = f"AWS4-{scheme} Credential={credential}{first}SignedHeaders={signed}{second}Signature={signature}"
+def _header(pieces: list[str], separators: list[str]) -> str:
+    scheme, credential, signed, signature = pieces
+    first, second = separators
+    return f"AWS4-{scheme} Credential={credential}{first}SignedHeaders={signed}{second}Signature={signature}"
+
+
+@st.composite
+def _headers(draw: st.DrawFn) -> tuple[str, list[str], bool]:
+    """A header in the SDK form, or one with a single flaw (a part emptied, a space or comma put into a part, a
+    separator changed), so that cases fall on both sides of the shortcut's edge: (header, its parts, whether it is
+    in the SDK form)."""
+    pieces = [draw(_PLAIN) for _ in range(4)]
+    separators = [_SDK_SEPARATOR, _SDK_SEPARATOR]
+    flaw = draw(st.sampled_from(["none", "empty", "inserted", "separator"]))
+    if flaw == "empty":
+        pieces[draw(st.integers(0, 3))] = ""
+    elif flaw == "inserted":
+        i = draw(st.integers(0, 3))
+        at = draw(st.integers(0, len(pieces[i])))
+        pieces[i] = pieces[i][:at] + draw(st.sampled_from([" ", ",", ", "])) + pieces[i][at:]
+    elif flaw == "separator":
+        separators[draw(st.integers(0, 1))] = draw(st.sampled_from([",", " , ", ",  ", " ,"]))
+    return _header(pieces, separators), pieces, flaw == "none"
+
+
+@given(_headers())
+@example((_header(_SDK_EXAMPLE, [_SDK_SEPARATOR] * 2), _SDK_EXAMPLE, True))
+def test_what_skips_the_parsing_would_pass_it(header: tuple[str, list[str], bool]) -> None:
+    """The shortcut takes every header in the SDK form, and accepts only headers that the full parse reads the
+    same way (a shortcut that took nothing would meet the second half alone)."""
+    value, (_, credential, signed, signature), sdk_form = header
+    if sdk_form:
+        assert authenticator._well_formed(value)
     if authenticator._well_formed(value):
-        assert credential and signed and signature
         assert authenticator._header_params(value) == {
             "Credential": credential,
             "SignedHeaders": signed,
