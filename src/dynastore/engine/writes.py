@@ -8,8 +8,9 @@ A plan's ``apply(old)`` is pure: it evaluates the condition against the stored i
 or CONDITION_FAILED. ``execute`` reads the old item, applies the plan and writes the result in one transaction;
 the server answers only once that transaction is durable (see storage/group_commit.py).
 
-On a table with secondary indexes the same transaction also writes the LSI entries, the GSI backlog record
-and the item collection's size (engine/indexes.py); a table without indexes pays one truth test for that.
+On a table with secondary indexes the same transaction also writes the LSI entries and the item collection's
+size (engine/indexes.py); the change log (engine/changelog.py) decides whether, and how, the write is logged for
+its consumers (GSI propagation, streams, triggers, ...): this module only hands it the change.
 """
 
 from __future__ import annotations
@@ -21,14 +22,13 @@ from dynastore.engine import indexes
 from dynastore.engine.capacity import admission
 from dynastore.engine.capacity.admission import MIN_WRITE_HALF_UNITS
 from dynastore.engine.capacity.units import write_half_units
-from dynastore.engine.changelog import NO_EVENT, event_of
 from dynastore.engine.context import Context
 from dynastore.errors import DynamoError, TransactionConflictException, ValidationException
 from dynastore.expressions import apply_update, creates_item, evaluate
 from dynastore.limits import MAX_ITEM_BYTES
 from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
-from dynastore.model.values import Item, values_equal
+from dynastore.model.values import Item
 from dynastore.storage.itemcodec import decode_item, encode_item, stored_size
 from dynastore.storage.kv import WriteTxn
 from dynastore.validation.attribute_values import nesting_exceeded
@@ -273,16 +273,16 @@ def execute_batch(ctx: Context, writes: list[tuple[TableDef, bytes, Plan]]) -> l
 
 
 def prepare(ctx: Context, table: TableDef) -> None:
-    """Before a write transaction on a table with a stream: its shards follow the partition map, which must be
-    current before the transaction opens (bringing it up to date may write)."""
-    if table.stream is not None and table.stream.enabled:
-        ctx.capacity.state(table)
+    """Before a write transaction: what logging a change of ``table`` reads must be current before the transaction
+    opens (a stream's shards follow the partition map; bringing it up to date may write)."""
+    ctx.changelog.prepare(table)
 
 
 def apply_in(ctx: Context, txn: WriteTxn, table: TableDef, key: bytes, plan: Plan) -> WriteResult:
     """Apply ``plan`` to the item at ``key`` inside ``txn``, with the index maintenance and the change log entry
-    ``table`` needs (a table without indexes or stream pays this one test)."""
-    if table.lsis or table.gsis or (table.stream is not None and table.stream.enabled):
+    ``table`` needs (a table without indexes that no change log consumer follows pays two tests and a cached
+    lookup for that)."""
+    if table.lsis or table.gsis or ctx.changelog.plan(table).need:
         return _apply(txn, key, plan, table=table, ctx=ctx)
     return _apply(txn, key, plan)
 
@@ -290,8 +290,8 @@ def apply_in(ctx: Context, txn: WriteTxn, table: TableDef, key: bytes, plan: Pla
 def _apply(
     txn: WriteTxn, key: bytes, plan: Plan, *, table: TableDef | None = None, ctx: Context | None = None
 ) -> WriteResult:
-    """With ``table`` and ``ctx`` (a table with indexes or a stream) the old item is always decoded, the indexes
-    are maintained and the change is logged in ``txn``."""
+    """With ``table`` and ``ctx`` (a table with indexes or followed by a change log consumer) the old item is
+    always decoded, the indexes are maintained and the change log is asked to log the change in ``txn``."""
     raw = txn.get(key)
     followed = ctx is not None and table is not None
     old = decode_item(raw) if raw is not None and (followed or plan.needs_old) else None
@@ -320,46 +320,9 @@ def _apply(
                 updated=isinstance(plan, UpdatePlan),
             )
         by_service = isinstance(plan, DeletePlan) and plan.by_service
-        _log_change(ctx, txn, table, key, (old, raw, new, new_raw), effects, by_service)
+        gsi = effects.gsi_changes if effects is not None else []
+        ctx.changelog.log_write(txn, table, key, (old, raw, new, new_raw), gsi, by_service)
     return WriteResult(raw is not None, old, new, old_size, new_size, applied.updated_paths, effects)
-
-
-def _log_change(
-    ctx: Context,
-    txn: WriteTxn,
-    table: TableDef,
-    key: bytes,
-    change: tuple[Item | None, bytes | None, Item | None, bytes | None],
-    effects: indexes.IndexEffects | None,
-    by_service: bool,
-) -> None:
-    """Append the change to the change log when a stream or a GSI needs it: with the stored old and new item
-    for the stream (nothing when the item's data did not change), with the GSI entry changes for propagation."""
-    old, old_raw, new, new_raw = change
-    gsi = effects.gsi_changes if effects is not None else []
-    stream = table.stream
-    streaming = stream is not None and stream.enabled
-    event = NO_EVENT
-    if streaming:
-        unchanged = old_raw == new_raw or (old is not None and new is not None and values_equal({"M": old}, {"M": new}))
-        event = event_of(old_raw, new_raw, not unchanged)
-    if event == NO_EVENT and not gsi:
-        return
-    log = ctx.changelog
-    shard = 0
-    if event != NO_EVENT:
-        shard = ctx.shards.shard_for(txn, table, key, log.next_seq, ctx.clock.now())
-    log.append(
-        txn,
-        table_id=table.table_id,
-        shard=shard,
-        event=event,
-        by_service=by_service,
-        key=key,
-        old=old_raw if shard else None,
-        new=new_raw if shard else None,
-        gsi=gsi,
-    )
 
 
 def _new_size(plan: Plan, new: Item | None) -> int:
