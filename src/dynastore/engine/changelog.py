@@ -333,12 +333,6 @@ class ChangeLog:
                 placer = placer or self._placers.get(consumer.name)
         return LogPlan(need, kept, placer)
 
-    def prepare(self, table: TableDef) -> None:
-        """Before a write transaction on ``table`` opens (placing its record may need state loaded first)."""
-        placer = self.plan(table).placer
-        if placer is not None:
-            placer.prepare(table)
-
     # ---- checkpoints ----------------------------------------------------------------------------------------
     def load_checkpoint(self, consumer: Consumer) -> bytes | None:
         """The checkpoint ``consumer`` saved last (None: none yet); its content is the consumer's."""
@@ -356,15 +350,16 @@ class ChangeLog:
         self,
         txn: WriteTxn,
         table: TableDef,
+        plan: LogPlan,
         key: bytes,
         change: tuple[Item | None, bytes | None, Item | None, bytes | None],
         gsi: list[GsiChange],
         by_service: bool,
     ) -> None:
-        """Log a write to ``table`` in its transaction ``txn`` as its consumers need it (``plan``): the item
-        change (nothing when its data did not change) with the stored old and new item when a consumer needs
-        images, the GSI entry changes for propagation; nothing at all when neither is wanted."""
-        plan = self.plan(table)
+        """Log a write to ``table`` in its transaction ``txn`` as its consumers need it (``plan``, the table's
+        ``plan(table)``, asked before the transaction opened): the item change (nothing when its data did not
+        change) with the stored old and new item when a consumer needs images, the GSI entry changes for
+        propagation; nothing at all when neither is wanted."""
         old, old_raw, new, new_raw = change
         event = NO_EVENT
         if plan.events:

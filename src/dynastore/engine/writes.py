@@ -22,6 +22,7 @@ from dynastore.engine import indexes
 from dynastore.engine.capacity import admission
 from dynastore.engine.capacity.admission import MIN_WRITE_HALF_UNITS
 from dynastore.engine.capacity.units import write_half_units
+from dynastore.engine.changelog import LogPlan
 from dynastore.engine.context import Context
 from dynastore.errors import DynamoError, TransactionConflictException, ValidationException
 from dynastore.expressions import apply_update, creates_item, evaluate
@@ -254,19 +255,21 @@ def settle(ctx: Context, ticket: admission.Ticket, result: WriteResult) -> None:
 def execute(ctx: Context, table: TableDef, key: bytes, plan: Plan) -> WriteResult:
     """Apply ``plan`` to the item at ``key`` atomically. Raises ConditionFailedError (nothing written), or
     StorageUnavailableError while the store refuses writes (a delete still runs on a full disk: it frees space)."""
-    prepare(ctx, table)
+    logged = _prepared(ctx, table)  # asked once: the hot path of a single write
     with ctx.kv.write(frees_space=isinstance(plan, DeletePlan)) as txn:
-        result = apply_in(ctx, txn, table, key, plan)
+        result = _apply_in(ctx, txn, table, key, plan, logged)
     _record_stats(ctx, table, result)
     return result
 
 
 def execute_batch(ctx: Context, writes: list[tuple[TableDef, bytes, Plan]]) -> list[WriteResult]:
     """Apply unconditional plans to distinct keys in one storage transaction (BatchWriteItem)."""
-    for table, _, _ in writes:
-        prepare(ctx, table)
+    logged = [_prepared(ctx, table) for table, _, _ in writes]
     with ctx.kv.write(frees_space=all(isinstance(plan, DeletePlan) for _, _, plan in writes)) as txn:
-        results = [apply_in(ctx, txn, table, key, plan) for table, key, plan in writes]
+        results = [
+            _apply_in(ctx, txn, table, key, plan, log_plan)
+            for (table, key, plan), log_plan in zip(writes, logged, strict=True)
+        ]
     for (table, _, _), result in zip(writes, results, strict=True):
         _record_stats(ctx, table, result)
     return results
@@ -275,22 +278,41 @@ def execute_batch(ctx: Context, writes: list[tuple[TableDef, bytes, Plan]]) -> l
 def prepare(ctx: Context, table: TableDef) -> None:
     """Before a write transaction: what logging a change of ``table`` reads must be current before the transaction
     opens (a stream's shards follow the partition map; bringing it up to date may write)."""
-    ctx.changelog.prepare(table)
+    _prepared(ctx, table)
+
+
+def _prepared(ctx: Context, table: TableDef) -> LogPlan:
+    """What the change log does with writes to ``table`` (its consumers' plan), prepared for."""
+    logged = ctx.changelog.plan(table)
+    if logged.placer is not None:
+        logged.placer.prepare(table)
+    return logged
 
 
 def apply_in(ctx: Context, txn: WriteTxn, table: TableDef, key: bytes, plan: Plan) -> WriteResult:
     """Apply ``plan`` to the item at ``key`` inside ``txn``, with the index maintenance and the change log entry
-    ``table`` needs (a table without indexes that no change log consumer follows pays two tests and a cached
-    lookup for that)."""
-    if table.lsis or table.gsis or ctx.changelog.plan(table).need:
-        return _apply(txn, key, plan, table=table, ctx=ctx)
+    ``table`` needs."""
+    return _apply_in(ctx, txn, table, key, plan, ctx.changelog.plan(table))
+
+
+def _apply_in(ctx: Context, txn: WriteTxn, table: TableDef, key: bytes, plan: Plan, logged: LogPlan) -> WriteResult:
+    # A table without indexes that no change log consumer follows pays these three tests.
+    if table.lsis or table.gsis or logged.need:
+        return _apply(txn, key, plan, table=table, ctx=ctx, logged=logged)
     return _apply(txn, key, plan)
 
 
 def _apply(
-    txn: WriteTxn, key: bytes, plan: Plan, *, table: TableDef | None = None, ctx: Context | None = None
+    txn: WriteTxn,
+    key: bytes,
+    plan: Plan,
+    *,
+    table: TableDef | None = None,
+    ctx: Context | None = None,
+    logged: LogPlan | None = None,
 ) -> WriteResult:
-    """With ``table`` and ``ctx`` (a table with indexes or followed by a change log consumer) the old item is
+    """With ``table``, ``ctx`` and ``logged`` (a table with indexes or followed by a change log consumer, and the
+    change log's plan for it) the old item is
     always decoded, the indexes are maintained and the change log is asked to log the change in ``txn``."""
     raw = txn.get(key)
     followed = ctx is not None and table is not None
@@ -309,7 +331,7 @@ def _apply(
     elif raw is not None:
         txn.delete(key)
     effects = None
-    if ctx is not None and table is not None:
+    if ctx is not None and table is not None and logged is not None:
         if table.lsis or table.gsis:
             effects = indexes.apply_write(
                 ctx.indexes,
@@ -321,7 +343,7 @@ def _apply(
             )
         by_service = isinstance(plan, DeletePlan) and plan.by_service
         gsi = effects.gsi_changes if effects is not None else []
-        ctx.changelog.log_write(txn, table, key, (old, raw, new, new_raw), gsi, by_service)
+        ctx.changelog.log_write(txn, table, logged, key, (old, raw, new, new_raw), gsi, by_service)
     return WriteResult(raw is not None, old, new, old_size, new_size, applied.updated_paths, effects)
 
 

@@ -7,7 +7,17 @@ from __future__ import annotations
 import orjson
 
 from dynastore.engine import indexes, retention, writes
-from dynastore.engine.changelog import IMAGES, KEYS_ONLY, NOT_FOLLOWED, ChangeRecord
+from dynastore.engine.changelog import (
+    IMAGES,
+    KEYS_ONLY,
+    MODIFY,
+    NO_EVENT,
+    NOT_FOLLOWED,
+    REMOVE,
+    ChangeRecord,
+    decode_record,
+    encode_record,
+)
 from dynastore.engine.context import Context
 from dynastore.engine.keys import storage_key
 from dynastore.limits import STREAM_RETENTION_SECONDS
@@ -177,3 +187,14 @@ def test_consumer_names_are_unique_and_the_engine_s_own_are_registered() -> None
         assert "archive" in str(e)
     else:
         raise AssertionError("a second consumer of the same name was registered")
+
+
+def test_records_of_earlier_versions_keep_their_meaning() -> None:
+    # Before consumers, a record was kept past its GSI application exactly when it was in a stream shard; such
+    # records carry no flag and still are.
+    in_shard = decode_record(5, encode_record(1.0, 7, 3, MODIFY, False, b"k", b"o", b"n", []))
+    gsi_only = decode_record(6, encode_record(1.0, 7, 0, NO_EVENT, False, b"k", None, None, [(b"X", None)]))
+    assert (in_shard.kept, in_shard.event, in_shard.by_service) == (True, MODIFY, False)
+    assert (gsi_only.kept, gsi_only.event) == (False, NO_EVENT)
+    flagged = decode_record(7, encode_record(1.0, 7, 0, REMOVE, True, b"k", b"o", None, [], kept=True))
+    assert (flagged.kept, flagged.event, flagged.by_service, flagged.shard) == (True, REMOVE, True, 0)
