@@ -198,3 +198,30 @@ def test_records_of_earlier_versions_keep_their_meaning() -> None:
     assert (gsi_only.kept, gsi_only.event) == (False, NO_EVENT)
     flagged = decode_record(7, encode_record(1.0, 7, 0, REMOVE, True, b"k", b"o", None, [], kept=True))
     assert (flagged.kept, flagged.event, flagged.by_service, flagged.shard) == (True, REMOVE, True, 0)
+
+
+class Retaining(Archive):
+    """A consumer that needs its table's records for a retention period of its own (a point-in-time archive)."""
+
+    def __init__(self, table_name: str, seconds: float) -> None:
+        super().__init__(table_name)
+        self.seconds = seconds
+        self.table_id = -1
+
+    def holds(self, record: ChangeRecord, now: float) -> bool:
+        return record.table_id == self.table_id and record.at > now - self.seconds
+
+
+def test_trimming_follows_a_consumer_s_retention_period_for_its_table() -> None:
+    ctx, clock = make_ctx()
+    table = create(ctx, "followed")
+    kept = Retaining("followed", 2 * STREAM_RETENTION_SECONDS)
+    kept.table_id = table.table_id
+    ctx.changelog.register(kept)
+    _put(ctx, table, item("a"))
+    clock.advance(STREAM_RETENTION_SECONDS + 60)
+    retention.trim(ctx)
+    assert _log_size(ctx) == 1  # past the streams' 24 hours, within its own 48
+    clock.advance(STREAM_RETENTION_SECONDS)
+    retention.trim(ctx)
+    assert _log_size(ctx) == 0
