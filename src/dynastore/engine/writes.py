@@ -312,8 +312,8 @@ def _apply(
     logged: LogPlan | None = None,
 ) -> WriteResult:
     """With ``table``, ``ctx`` and ``logged`` (a table with indexes or followed by a change log consumer, and the
-    change log's plan for it) the old item is
-    always decoded, the indexes are maintained and the change log is asked to log the change in ``txn``."""
+    change log's plan for it) the old item is always decoded, the indexes are maintained and the change log is
+    asked to log the change in ``txn``."""
     raw = txn.get(key)
     followed = ctx is not None and table is not None
     old = decode_item(raw) if raw is not None and (followed or plan.needs_old) else None
