@@ -19,9 +19,10 @@ from dynastore.admin import routes
 from dynastore.config import Config
 from dynastore.engine import indexes, retention, ttl
 from dynastore.engine.capacity.state import Capacity
-from dynastore.engine.changelog import ChangeLog
+from dynastore.engine.changelog import ChangeLog, Consumer
 from dynastore.engine.context import Context
 from dynastore.engine.index_state import IndexState
+from dynastore.engine.log_consumers import GsiPropagation, StreamRecords
 from dynastore.engine.transaction_locks import TransactionLocks
 from dynastore.expressions.cache import ExpressionCache, KeyTemplates
 from dynastore.protocol import dispatch
@@ -70,8 +71,9 @@ def authenticator(config: Config) -> Authenticator | None:
 
 
 def build_context(config: Config, kv: KV, catalog: Catalog) -> Context:
-    """The engine's components over an open store and its catalog."""
-    return Context(
+    """The engine's components over an open store and its catalog, the engine's change log consumers
+    registered."""
+    ctx = Context(
         config,
         kv,
         catalog,
@@ -82,6 +84,10 @@ def build_context(config: Config, kv: KV, catalog: Catalog) -> Context:
         expressions=ExpressionCache(),
         key_templates=KeyTemplates(),
     )
+    ctx.changelog.register(GsiPropagation())
+    streams = StreamRecords(ctx.shards, ctx.capacity)
+    ctx.changelog.register(streams, placer=streams)
+    return ctx
 
 
 class Dynastore:
@@ -98,6 +104,8 @@ class Dynastore:
         self.kv.watch_losses(lambda durable, lost_through: self.engine.shards.clear())
         # Configured triggers (a wrong one raises TriggerConfigError); add_trigger adds Python ones before start.
         self.triggers = Triggers(self.engine, parse_triggers(config.triggers, file=config.triggers_file))
+        for runner in self.triggers.runners:
+            self.engine.changelog.register(runner)
         self.metrics = self._metrics()
         self.protocol = self._protocol()
         self.protocol.authenticator = authenticator(config)
@@ -142,7 +150,13 @@ class Dynastore:
         ``TriggerSpec(name=..., table=..., handler=fn)``."""
         if self._tasks:
             raise RuntimeError("add triggers before the dynastore starts")
-        self.triggers.add(spec)
+        self.engine.changelog.register(self.triggers.add(spec))
+
+    def add_consumer(self, consumer: Consumer) -> None:
+        """Follow the change log with ``consumer`` (docs/design.md "The change log and its consumers"): the
+        changes of the tables it follows are logged for it from the next write on, with the images it needs,
+        and kept until it no longer holds them."""
+        self.engine.changelog.register(consumer)
 
     def put_policy(
         self,

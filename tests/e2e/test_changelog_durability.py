@@ -35,9 +35,8 @@ def _logged(data_dir: Path) -> tuple[list[ChangeRecord], int]:
         ctx = app.engine
         table = ctx.catalog.get_active(TABLE)
         records: list[ChangeRecord] = []
-        with ctx.kv.read() as txn:
-            for shard in sorted(ctx.shards.of(table.table_id).shards, key=lambda s: s.number):
-                records.extend(ctx.changelog.read_shard(txn, table.table_id, shard.number, -1, 100_000))
+        for shard in sorted(ctx.shards.of(table.table_id).shards, key=lambda s: s.number):
+            records.extend(ctx.changelog.read_shard(table.table_id, shard.number, -1, 100_000))
         return records, ctx.changelog.next_seq
     finally:
         app.close()

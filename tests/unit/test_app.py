@@ -10,7 +10,12 @@ import orjson
 
 from dynastore.app import Dynastore
 from dynastore.config import Config
+from dynastore.engine.changelog import IMAGES, NOT_FOLLOWED, ChangeRecord
+from dynastore.model.table_schema import TableDef
+from dynastore.storage.itemcodec import decode_item
+from dynastore.storage.keyspace import consumer_record_key
 from dynastore.storage.memory_kv import MemoryKV
+from dynastore.triggers.spec import TriggerSpec
 
 HEADERS = {
     "content-type": "application/x-amz-json-1.0",
@@ -96,5 +101,45 @@ def test_serving_on_a_port_reaches_describe_endpoints() -> None:
         status, body = call(app, "DescribeEndpoints", {})
         assert status == 200
         assert body["Endpoints"][0]["Address"].endswith(":41234")
+    finally:
+        app.close()
+
+
+class _Follower:
+    """A change log consumer a host registers (engine/changelog.py ``Consumer``): every change of one table, with
+    images, held until it has read them."""
+
+    name = "follower"
+    checkpoint_key = consumer_record_key(name)
+
+    def __init__(self) -> None:
+        self.position = -1
+
+    def need(self, table: TableDef) -> int:
+        return IMAGES if table.name == "plain" else NOT_FOLLOWED
+
+    def holds(self, record: ChangeRecord, now: float) -> bool:
+        return record.seq > self.position
+
+
+def test_consumers_are_registered_by_the_composition_root_and_a_host_adds_its_own() -> None:
+    app = Dynastore(Config(in_memory=True))
+    try:
+        app.add_trigger(TriggerSpec(name="audit", table="things", handler=lambda event: None))
+        follower = _Follower()
+        app.add_consumer(follower)
+        log = app.engine.changelog
+        assert [c.name for c in log.consumers] == ["gsi-propagation", "streams", "trigger:audit", "follower"]
+        plain = {
+            "TableName": "plain",
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+            "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+            "BillingMode": "PAY_PER_REQUEST",
+        }
+        assert call(app, "CreateTable", plain)[0] == 200
+        assert call(app, "PutItem", {"TableName": "plain", "Item": {"pk": {"S": "a"}, "v": {"N": "1"}}})[0] == 200
+        (record,) = log.read(follower.position, 10)
+        assert record.event_name == "INSERT" and record.new is not None
+        assert decode_item(record.new) == {"pk": {"S": "a"}, "v": {"N": "1"}}
     finally:
         app.close()

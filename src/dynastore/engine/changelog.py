@@ -1,19 +1,25 @@
-"""The change log: every item-level change of a table with a stream or GSIs, in commit order, durable.
+"""The change log: the item changes its consumers want, in commit order, durable (docs/design.md "The change log
+and its consumers").
 
-A write appends one record (``keyspace.change_key(seq)``) in its own storage transaction, so the log holds a
-change exactly when the store holds it, whatever crashes. The record says what happened to the item (the event,
-its storage key, the stored old and new values, when, whether the service did it) and, for a table with GSIs,
-the GSI entry changes the write implies. It is the one source for what follows a write:
+Consumers (``Consumer``: GSI propagation and streams in engine/log_consumers.py, triggers, anything a host
+registers) say which tables they follow and what they need of their changes; the log keeps, per table, the most
+any of them needs (``plan``, cached per table definition) and the write path asks it to log each write
+(``log_write``). A write appends one record (``keyspace.change_key(seq)``) in its own storage transaction, so
+the log holds a change exactly when the store holds it, whatever crashes. The record says what happened to the
+item (the event, its storage key, when, whether the service did it), the stored old and new values when a
+consumer needs images, and, for a table with GSIs, the GSI entry changes the write implies. Consumers read it
+with ``read`` / ``read_shard`` and keep their checkpoints with ``save_checkpoint``; ``trim`` deletes the oldest
+records no consumer holds any more.
 
 * GSI propagation: a record with GSI changes is also marked pending (``keyspace.gsi_pending_key(seq)``); the
   propagator applies pending records in sequence order and removes the mark, in one storage transaction per
   chunk, so each is applied exactly once (a record is either still marked, and applied after a restart, or its
   changes are in the index). Applying in order leaves each entry as the newest write made it, which is what
-  DynamoDB's eventually consistent GSIs converge to. Changes to an index no longer maintained are skipped.
+  DynamoDB's eventually consistent GSIs converge to. Changes to an index no longer maintained are skipped. A
+  record no other consumer follows is removed as soon as its GSI changes are applied.
 * Streams: a record written while the table's stream is enabled belongs to a shard (engine/stream_shards.py)
   and is indexed under it (``keyspace.shard_record_key``), so a shard's records are read in order without
-  walking the others. Such records are kept for the retention period (24 hours) and then trimmed; a record no
-  stream needs is removed as soon as its GSI changes are applied.
+  walking the others.
 
 Sequence numbers only grow, across restarts and trims: the next one is found from the newest record and from
 the high-water mark the trim saves.
@@ -32,26 +38,36 @@ import itertools
 import struct
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 import orjson
 
+from dynastore.model.table_schema import TableDef
+from dynastore.model.values import Item, values_equal
 from dynastore.storage import keyspace
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.itemcodec import stored_size
-from dynastore.storage.kv import KV, ReadTxn, WriteTxn
+from dynastore.storage.kv import KV, WriteTxn
 from dynastore.util.clock import Clock
 
 __all__ = [
+    "IMAGES",
+    "INDEX_CHANGES",
     "INSERT",
+    "KEYS_ONLY",
     "MODIFY",
+    "NOT_FOLLOWED",
     "NO_EVENT",
     "REMOVE",
     "ChangeLog",
     "ChangeRecord",
+    "Consumer",
     "GsiChange",
     "IndexTarget",
+    "LogPlan",
+    "Placer",
     "decode_record",
     "encode_record",
     "event_of",
@@ -64,6 +80,11 @@ NO_EVENT, INSERT, MODIFY, REMOVE = 0, 1, 2, 3
 EVENT_NAMES = ("", "INSERT", "MODIFY", "REMOVE")
 
 _BY_SERVICE = 0x80  # flag in the event byte: the service made the change (TTL), not a client
+# Flag in the event byte: a consumer other than GSI propagation follows the record, so applying its GSI changes
+# does not remove it (trimming does). A record in a stream shard is kept whether or not it has the flag (records
+# of earlier versions do not).
+_KEPT = 0x40
+_EVENT_BITS = 0x3F
 _ABSENT = 0xFFFFFFFF
 _HEAD = struct.Struct(">BdII")  # event byte, time (server clock), table id, shard number (0: in no stream)
 _LAG_SAMPLES = 20_000
@@ -81,7 +102,7 @@ class IndexTarget:
 class ChangeRecord:
     """One change of one item, decoded (``old`` / ``new``: the stored values, itemcodec, or None)."""
 
-    __slots__ = ("seq", "at", "table_id", "shard", "event", "by_service", "key", "old", "new", "gsi")
+    __slots__ = ("seq", "at", "table_id", "shard", "event", "by_service", "key", "old", "new", "gsi", "kept")
 
     def __init__(
         self,
@@ -95,6 +116,7 @@ class ChangeRecord:
         old: bytes | None,
         new: bytes | None,
         gsi: list[GsiChange],
+        kept: bool = False,
     ) -> None:
         self.seq = seq
         self.at = at
@@ -106,6 +128,7 @@ class ChangeRecord:
         self.old = old
         self.new = new
         self.gsi = gsi
+        self.kept = kept or shard != 0  # kept once its GSI changes are applied, until trimmed
 
     @property
     def event_name(self) -> str:
@@ -119,6 +142,70 @@ def event_of(old: bytes | None, new: bytes | None, changed: bool) -> int:
     if new is None:
         return REMOVE
     return MODIFY if changed else NO_EVENT
+
+
+# ---- consumers ------------------------------------------------------------------------------------------------
+# What a consumer needs of the changes of a table, in increasing order: the log keeps the most any consumer needs.
+NOT_FOLLOWED = 0
+INDEX_CHANGES = 1  # only the GSI entry changes a write implies (GSI propagation)
+KEYS_ONLY = 2  # which item changed and how (INSERT, MODIFY, REMOVE), when, and who made it
+IMAGES = 3  # and the item as stored before and after the change
+
+
+class Consumer(Protocol):
+    """A reader of the change log (docs/design.md "The change log and its consumers").
+
+    Registered with ``ChangeLog.register`` by the composition root (or by a test), it says which tables it follows
+    and what it needs of their changes (``need``), and until when it needs a record (``holds``: trimming stops at
+    the first record a consumer holds). It reads with ``ChangeLog.read`` (or ``read_shard``) and keeps its
+    position with ``ChangeLog.save_checkpoint`` under ``checkpoint_key`` (``keyspace.consumer_record_key(name)``
+    unless it has kept it elsewhere before). ``need`` is asked once per table definition and set of consumers
+    (the answer is cached), ``holds`` by the trimming in the background, never on the write path. A structural
+    type: a consumer implements these members, it does not inherit them (compiled classes are closed).
+    """
+
+    @property
+    def name(self) -> str:
+        """Unique among the registered consumers."""
+        ...
+
+    @property
+    def checkpoint_key(self) -> bytes:
+        """Where its checkpoint is kept: a reserved catalog record of its own."""
+        ...
+
+    def need(self, table: TableDef) -> int:
+        """NOT_FOLLOWED, INDEX_CHANGES, KEYS_ONLY or IMAGES: what it needs of ``table``'s changes."""
+        ...
+
+    def holds(self, record: ChangeRecord, now: float) -> bool:
+        """Whether ``record`` must still be kept for this consumer (not read yet, or within its retention)."""
+        ...
+
+
+class Placer(Protocol):
+    """What a consumer whose records are indexed (streams, into shards) adds: where each record goes."""
+
+    def prepare(self, table: TableDef) -> None:
+        """Before a write transaction on ``table`` opens: bring up to date what ``place`` reads (may write)."""
+        ...
+
+    def place(self, txn: WriteTxn, table: TableDef, key: bytes, seq: int, now: float) -> int:
+        """Where the change of the item at ``key`` goes (a shard number, at least 1)."""
+        ...
+
+
+class LogPlan:
+    """What the log does with a write to one table, derived from the consumers that follow it."""
+
+    __slots__ = ("need", "events", "images", "kept", "placer")
+
+    def __init__(self, need: int, kept: bool, placer: Placer | None) -> None:
+        self.need = need  # the most any consumer needs (NOT_FOLLOWED: the write is not logged)
+        self.events = need >= KEYS_ONLY  # item changes are logged (else only GSI changes)
+        self.images = need >= IMAGES  # with the stored old and new item
+        self.kept = kept  # a consumer other than GSI propagation follows: applying GSI changes keeps the record
+        self.placer = placer  # the consumer placing its records (streams' shards), if it follows the table
 
 
 def _sized(value: bytes | None) -> list[bytes]:
@@ -137,8 +224,10 @@ def encode_record(
     old: bytes | None,
     new: bytes | None,
     gsi: list[GsiChange],
+    kept: bool = False,
 ) -> bytes:
-    parts = [_HEAD.pack(event | (_BY_SERVICE if by_service else 0), at, table_id, shard)]
+    flags = event | (_BY_SERVICE if by_service else 0) | (_KEPT if kept else 0)
+    parts = [_HEAD.pack(flags, at, table_id, shard)]
     parts.append(len(key).to_bytes(2, "big"))
     parts.append(key)
     parts.extend(_sized(old))
@@ -174,7 +263,8 @@ def decode_record(seq: int, raw: bytes) -> ChangeRecord:
         entry_key = bytes(view[pos + 2 : pos + 2 + elen])
         value, pos = _read_sized(view, pos + 2 + elen)
         gsi.append((entry_key, value))
-    return ChangeRecord(seq, at, table_id, shard, flags & 0x7F, bool(flags & _BY_SERVICE), key, old, new, gsi)
+    by_service, kept = bool(flags & _BY_SERVICE), bool(flags & _KEPT)
+    return ChangeRecord(seq, at, table_id, shard, flags & _EVENT_BITS, by_service, key, old, new, gsi, kept)
 
 
 def _seq_of(key: bytes) -> int:
@@ -196,8 +286,109 @@ class ChangeLog:
         self.applied = 0  # GSI records applied since start (diagnostics, metrics)
         self.lag_seconds = 0.0  # the propagation lags of those records, added up (metrics)
         self.wake: Callable[[], None] | None = None  # set by the host: schedule the propagator soon
+        self._consumers: list[Consumer] = []
+        self._placers: dict[str, Placer] = {}  # consumer name -> how its records are placed
+        self._plans: dict[int, tuple[TableDef, LogPlan]] = {}  # table id -> (definition, its plan)
+
+    # ---- consumers ------------------------------------------------------------------------------------------
+    def register(self, consumer: Consumer, placer: Placer | None = None) -> None:
+        """Follow the log with ``consumer`` from the next write on; its name must be unique. With ``placer`` the
+        records of the tables it follows are placed (one such consumer at most: the shard is one field)."""
+        if any(c.name == consumer.name for c in self._consumers):
+            raise ValueError(f"a change log consumer named {consumer.name!r} is registered already")
+        if placer is not None:
+            if self._placers:
+                raise ValueError("the records of the change log are placed by one consumer only")
+            self._placers[consumer.name] = placer
+        self._consumers.append(consumer)
+        self._plans.clear()
+
+    def unregister(self, consumer: Consumer) -> None:
+        """Stop following: its records are no longer held (nor logged, unless another consumer wants them)."""
+        self._consumers.remove(consumer)
+        self._placers.pop(consumer.name, None)
+        self._plans.clear()
+
+    @property
+    def consumers(self) -> tuple[Consumer, ...]:
+        return tuple(self._consumers)
+
+    def plan(self, table: TableDef) -> LogPlan:
+        """What is logged of a write to ``table``: asked on every write, computed once per table definition (a
+        table's definition is replaced whenever it changes) and set of consumers."""
+        cached = self._plans.get(table.table_id)
+        if cached is not None and cached[0] is table:
+            return cached[1]
+        plan = self._plan(table)
+        self._plans[table.table_id] = (table, plan)
+        return plan
+
+    def _plan(self, table: TableDef) -> LogPlan:
+        need, kept, placer = NOT_FOLLOWED, False, None
+        for consumer in self._consumers:
+            wanted = consumer.need(table)
+            need = max(need, wanted)
+            kept = kept or wanted >= KEYS_ONLY
+            if wanted >= KEYS_ONLY:
+                placer = placer or self._placers.get(consumer.name)
+        return LogPlan(need, kept, placer)
+
+    # ---- checkpoints ----------------------------------------------------------------------------------------
+    def load_checkpoint(self, consumer: Consumer) -> bytes | None:
+        """The checkpoint ``consumer`` saved last (None: none yet); its content is the consumer's."""
+        with self._kv.read() as txn:
+            return txn.get(consumer.checkpoint_key)
+
+    def save_checkpoint(self, consumer: Consumer, value: bytes) -> None:
+        """Keep ``consumer``'s position durably, in a storage transaction of its own: after a crash it reads
+        again from the last position saved (at least once)."""
+        with self._kv.write() as txn:
+            txn.put(consumer.checkpoint_key, value)
 
     # ---- writing --------------------------------------------------------------------------------------------
+    def log_write(
+        self,
+        txn: WriteTxn,
+        table: TableDef,
+        plan: LogPlan,
+        key: bytes,
+        change: tuple[Item | None, bytes | None, Item | None, bytes | None],
+        gsi: list[GsiChange],
+        by_service: bool,
+    ) -> None:
+        """Log a write to ``table`` in its transaction ``txn`` as its consumers need it (``plan``, the table's
+        ``plan(table)``, asked before the transaction opened): the item change (nothing when its data did not
+        change) with the stored old and new item when a consumer needs images, the GSI entry changes for
+        propagation; nothing at all when neither is wanted."""
+        old, old_raw, new, new_raw = change
+        event = NO_EVENT
+        if plan.events:
+            unchanged = old_raw == new_raw or (
+                old is not None and new is not None and values_equal({"M": old}, {"M": new})
+            )
+            event = event_of(old_raw, new_raw, not unchanged)
+        if plan.need < INDEX_CHANGES:
+            gsi = []
+        if event == NO_EVENT and not gsi:
+            return
+        shard = 0
+        kept = event != NO_EVENT and plan.kept
+        if event != NO_EVENT and plan.placer is not None:
+            shard = plan.placer.place(txn, table, key, self._next_seq, self._clock.now())
+        images = event != NO_EVENT and plan.images
+        self.append(
+            txn,
+            table_id=table.table_id,
+            shard=shard,
+            event=event,
+            by_service=by_service,
+            key=key,
+            old=old_raw if images else None,
+            new=new_raw if images else None,
+            gsi=gsi,
+            kept=kept,
+        )
+
     def append(
         self,
         txn: WriteTxn,
@@ -210,13 +401,14 @@ class ChangeLog:
         old: bytes | None,
         new: bytes | None,
         gsi: list[GsiChange],
+        kept: bool = False,
     ) -> int:
         """Append one change in ``txn`` (the write's own transaction); returns its sequence number."""
         seq = self._next_seq
         self._next_seq = seq + 1
         txn.put(
             keyspace.change_key(seq),
-            encode_record(self._clock.now(), table_id, shard, event, by_service, key, old, new, gsi),
+            encode_record(self._clock.now(), table_id, shard, event, by_service, key, old, new, gsi, kept),
         )
         if shard:
             txn.put(keyspace.shard_record_key(table_id, shard, seq), b"")
@@ -273,8 +465,8 @@ class ChangeLog:
                         target = targets.get(int.from_bytes(entry_key[1:5], "big"))
                         if target is not None:
                             _apply_change(txn, entry_key, value, stats.setdefault(target, [0, 0]))
-                    if not record.shard:
-                        txn.delete(record_key)  # no stream keeps it
+                    if not record.kept:
+                        txn.delete(record_key)  # no other consumer follows it
                 txn.delete(mark)
                 done_seq = seq
         if done_seq >= 0:
@@ -299,28 +491,50 @@ class ChangeLog:
             self.lag_seconds += lag
             self.applied += 1
 
-    # ---- streams --------------------------------------------------------------------------------------------
-    def read_shard(self, txn: ReadTxn, table_id: int, shard: int, after_seq: int, limit: int) -> Iterator[ChangeRecord]:
-        """Up to ``limit`` records of a shard with a sequence number above ``after_seq``, in order."""
+    # ---- reading ------------------------------------------------------------------------------------------
+    def read(self, after_seq: int, limit: int, table_ids: Container[int] | None = None) -> list[ChangeRecord]:
+        """Up to ``limit`` records with a sequence number above ``after_seq``, in order (of the tables
+        ``table_ids`` only, when given)."""
+        prefix = keyspace.change_prefix()
+        out: list[ChangeRecord] = []
+        with self._kv.read() as txn:
+            for key, raw in txn.iter_range(keyspace.change_key(after_seq + 1), keyspace.prefix_end(prefix)):
+                record = decode_record(_seq_of(key), raw)
+                if table_ids is None or record.table_id in table_ids:
+                    out.append(record)
+                    if len(out) >= limit:
+                        break
+        return out
+
+    def read_shard(self, table_id: int, shard: int, after_seq: int, limit: int) -> list[ChangeRecord]:
+        """Up to ``limit`` records of a stream shard with a sequence number above ``after_seq``, in order."""
         lo = keyspace.shard_record_key(table_id, shard, after_seq + 1)
         hi = keyspace.prefix_end(keyspace.shard_record_prefix(table_id, shard))
-        for mark, _ in itertools.islice(txn.iter_range(lo, hi), limit):
-            seq = int.from_bytes(mark[-8:], "big")
-            raw = txn.get(keyspace.change_key(seq))
-            if raw is not None:
-                yield decode_record(seq, raw)
+        out: list[ChangeRecord] = []
+        with self._kv.read() as txn:
+            for mark, _ in itertools.islice(txn.iter_range(lo, hi), limit):
+                seq = int.from_bytes(mark[-8:], "big")
+                raw = txn.get(keyspace.change_key(seq))
+                if raw is not None:
+                    out.append(decode_record(seq, raw))
+        return out
 
-    def trim(self, before: float, max_records: int) -> bool:
-        """Delete up to ``max_records`` records written at or before ``before`` (their retention passed) whose GSI
-        changes are applied; True while more may be due. The next sequence number is saved, so sequence numbers
-        never go back even when the log empties."""
+    # ---- trimming -----------------------------------------------------------------------------------------
+    def trim(self, now: float, max_records: int) -> bool:
+        """Delete up to ``max_records`` of the oldest records no consumer holds any more (past the slowest
+        consumer's position and every retention period) and whose GSI changes are applied; True while more may
+        be due. Stops at the first record held, so every record up to ``trimmed_through`` is gone. The next
+        sequence number is saved, so sequence numbers never go back even when the log empties."""
         prefix = keyspace.change_prefix()
+        consumers = self._consumers
         trimmed = 0
         with self._kv.write() as txn:
             for key, raw in txn.iter_range(prefix, keyspace.prefix_end(prefix)):
+                if trimmed >= max_records:
+                    break
                 seq = _seq_of(key)
                 record = decode_record(seq, raw)
-                if record.at > before or trimmed >= max_records:
+                if any(consumer.holds(record, now) for consumer in consumers):
                     break
                 if txn.get(keyspace.gsi_pending_key(seq)) is not None:
                     break  # its GSI changes come first

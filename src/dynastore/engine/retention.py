@@ -1,11 +1,11 @@
-"""The retention period of the change log: records a stream no longer offers are trimmed (DynamoDB keeps stream
-records for 24 hours), and so are the closed shards they belonged to and the deleted tables whose streams were
-still readable."""
+"""Trimming the change log: records no consumer holds any more are trimmed (a stream holds its records for 24
+hours, as DynamoDB keeps them; engine/log_consumers.py), and so are the closed shards past that period and the
+deleted tables whose streams were still readable."""
 
 from __future__ import annotations
 
 from dynastore.engine.context import Context
-from dynastore.limits import CHANGELOG_TRIM_RECORDS, STREAM_RETENTION_SECONDS
+from dynastore.limits import CHANGELOG_TRIM_RECORDS
 
 __all__ = ["trim"]
 
@@ -13,7 +13,7 @@ __all__ = ["trim"]
 def trim(ctx: Context) -> bool:
     """One chunk of trimming, from the maintenance loop; True while more records are due."""
     now = ctx.clock.now()
-    more = ctx.changelog.trim(now - STREAM_RETENTION_SECONDS, CHANGELOG_TRIM_RECORDS)
+    more = ctx.changelog.trim(now, CHANGELOG_TRIM_RECORDS)
     with ctx.kv.write() as txn:
         for table_id in ctx.shards.loaded():
             ctx.shards.forget_expired(txn, table_id, now)

@@ -21,7 +21,6 @@ import math
 import re
 import struct
 import zlib
-from collections.abc import Iterator
 from typing import Any
 
 from dynastore import messages
@@ -438,29 +437,28 @@ def get_records(ctx: Context, iterator: str, limit: int) -> RecordsPage:
     changes: list[StreamChange] = []
     size = 0
     full = False  # stopped at the size limit or at ``limit``: the shard may hold more now
-    with ctx.kv.read() as txn:
-        for record in changelog.read_shard(txn, table_id, number, after, limit):
-            change = decode_change(stream.table.key_schema, stream.view_type, record)
-            if changes and size + change.size_bytes > STREAM_READ_MAX_BYTES:
-                full = True
-                break
-            changes.append(change)
-            size += change.size_bytes
-            after = record.seq
-        full = full or len(changes) >= limit
-        if shard.last_seq is not None:
-            if not full or _at_end(changelog.read_shard(txn, table_id, number, after, 1)):
-                return RecordsPage(changes, None)  # a closed shard read to its end
-        elif not full:
-            # Every change logged so far is committed (one thread writes), so the shard holds nothing up to the
-            # log's end that was not read: go on from there, so that an idle shard's iterator keeps up with the
-            # log and is never taken for one that points at trimmed records.
-            after = max(after, changelog.next_seq - 1)
+    # One record more than asked: whether the shard holds more than this page.
+    records = changelog.read_shard(table_id, number, after, limit + 1)
+    taken = 0
+    for record in records[:limit]:
+        change = decode_change(stream.table.key_schema, stream.view_type, record)
+        if changes and size + change.size_bytes > STREAM_READ_MAX_BYTES:
+            full = True
+            break
+        changes.append(change)
+        size += change.size_bytes
+        after = record.seq
+        taken += 1
+    full = full or len(changes) >= limit
+    if shard.last_seq is not None:
+        if not full or taken == len(records):
+            return RecordsPage(changes, None)  # a closed shard read to its end
+    elif not full:
+        # Every change logged so far is committed (one thread writes), so the shard holds nothing up to the
+        # log's end that was not read: go on from there, so that an idle shard's iterator keeps up with the
+        # log and is never taken for one that points at trimmed records.
+        after = max(after, changelog.next_seq - 1)
     return RecordsPage(changes, _encode_iterator(stream.arn, number, after, now))
-
-
-def _at_end(rest: Iterator[ChangeRecord]) -> bool:
-    return next(rest, None) is None
 
 
 def _http_time(at: float) -> str:

@@ -8,8 +8,9 @@ A plan's ``apply(old)`` is pure: it evaluates the condition against the stored i
 or CONDITION_FAILED. ``execute`` reads the old item, applies the plan and writes the result in one transaction;
 the server answers only once that transaction is durable (see storage/group_commit.py).
 
-On a table with secondary indexes the same transaction also writes the LSI entries, the GSI backlog record
-and the item collection's size (engine/indexes.py); a table without indexes pays one truth test for that.
+On a table with secondary indexes the same transaction also writes the LSI entries and the item collection's
+size (engine/indexes.py); the change log (engine/changelog.py) decides whether, and how, the write is logged for
+its consumers (GSI propagation, streams, triggers, ...): this module only hands it the change.
 """
 
 from __future__ import annotations
@@ -21,14 +22,14 @@ from dynastore.engine import indexes
 from dynastore.engine.capacity import admission
 from dynastore.engine.capacity.admission import MIN_WRITE_HALF_UNITS
 from dynastore.engine.capacity.units import write_half_units
-from dynastore.engine.changelog import NO_EVENT, event_of
+from dynastore.engine.changelog import LogPlan
 from dynastore.engine.context import Context
 from dynastore.errors import DynamoError, TransactionConflictException, ValidationException
 from dynastore.expressions import apply_update, creates_item, evaluate
 from dynastore.limits import MAX_ITEM_BYTES
 from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
-from dynastore.model.values import Item, values_equal
+from dynastore.model.values import Item
 from dynastore.storage.itemcodec import decode_item, encode_item, stored_size
 from dynastore.storage.kv import WriteTxn
 from dynastore.validation.attribute_values import nesting_exceeded
@@ -254,44 +255,65 @@ def settle(ctx: Context, ticket: admission.Ticket, result: WriteResult) -> None:
 def execute(ctx: Context, table: TableDef, key: bytes, plan: Plan) -> WriteResult:
     """Apply ``plan`` to the item at ``key`` atomically. Raises ConditionFailedError (nothing written), or
     StorageUnavailableError while the store refuses writes (a delete still runs on a full disk: it frees space)."""
-    prepare(ctx, table)
+    logged = _prepared(ctx, table)  # asked once: the hot path of a single write
     with ctx.kv.write(frees_space=isinstance(plan, DeletePlan)) as txn:
-        result = apply_in(ctx, txn, table, key, plan)
+        result = _apply_in(ctx, txn, table, key, plan, logged)
     _record_stats(ctx, table, result)
     return result
 
 
 def execute_batch(ctx: Context, writes: list[tuple[TableDef, bytes, Plan]]) -> list[WriteResult]:
     """Apply unconditional plans to distinct keys in one storage transaction (BatchWriteItem)."""
-    for table, _, _ in writes:
-        prepare(ctx, table)
+    logged = [_prepared(ctx, table) for table, _, _ in writes]
     with ctx.kv.write(frees_space=all(isinstance(plan, DeletePlan) for _, _, plan in writes)) as txn:
-        results = [apply_in(ctx, txn, table, key, plan) for table, key, plan in writes]
+        results = [
+            _apply_in(ctx, txn, table, key, plan, log_plan)
+            for (table, key, plan), log_plan in zip(writes, logged, strict=True)
+        ]
     for (table, _, _), result in zip(writes, results, strict=True):
         _record_stats(ctx, table, result)
     return results
 
 
 def prepare(ctx: Context, table: TableDef) -> None:
-    """Before a write transaction on a table with a stream: its shards follow the partition map, which must be
-    current before the transaction opens (bringing it up to date may write)."""
-    if table.stream is not None and table.stream.enabled:
-        ctx.capacity.state(table)
+    """Before a write transaction: what logging a change of ``table`` reads must be current before the transaction
+    opens (a stream's shards follow the partition map; bringing it up to date may write)."""
+    _prepared(ctx, table)
+
+
+def _prepared(ctx: Context, table: TableDef) -> LogPlan:
+    """What the change log does with writes to ``table`` (its consumers' plan), prepared for."""
+    logged = ctx.changelog.plan(table)
+    if logged.placer is not None:
+        logged.placer.prepare(table)
+    return logged
 
 
 def apply_in(ctx: Context, txn: WriteTxn, table: TableDef, key: bytes, plan: Plan) -> WriteResult:
     """Apply ``plan`` to the item at ``key`` inside ``txn``, with the index maintenance and the change log entry
-    ``table`` needs (a table without indexes or stream pays this one test)."""
-    if table.lsis or table.gsis or (table.stream is not None and table.stream.enabled):
-        return _apply(txn, key, plan, table=table, ctx=ctx)
+    ``table`` needs."""
+    return _apply_in(ctx, txn, table, key, plan, ctx.changelog.plan(table))
+
+
+def _apply_in(ctx: Context, txn: WriteTxn, table: TableDef, key: bytes, plan: Plan, logged: LogPlan) -> WriteResult:
+    # A table without indexes that no change log consumer follows pays these three tests.
+    if table.lsis or table.gsis or logged.need:
+        return _apply(txn, key, plan, table=table, ctx=ctx, logged=logged)
     return _apply(txn, key, plan)
 
 
 def _apply(
-    txn: WriteTxn, key: bytes, plan: Plan, *, table: TableDef | None = None, ctx: Context | None = None
+    txn: WriteTxn,
+    key: bytes,
+    plan: Plan,
+    *,
+    table: TableDef | None = None,
+    ctx: Context | None = None,
+    logged: LogPlan | None = None,
 ) -> WriteResult:
-    """With ``table`` and ``ctx`` (a table with indexes or a stream) the old item is always decoded, the indexes
-    are maintained and the change is logged in ``txn``."""
+    """With ``table``, ``ctx`` and ``logged`` (a table with indexes or followed by a change log consumer, and the
+    change log's plan for it) the old item is always decoded, the indexes are maintained and the change log is
+    asked to log the change in ``txn``."""
     raw = txn.get(key)
     followed = ctx is not None and table is not None
     old = decode_item(raw) if raw is not None and (followed or plan.needs_old) else None
@@ -309,7 +331,7 @@ def _apply(
     elif raw is not None:
         txn.delete(key)
     effects = None
-    if ctx is not None and table is not None:
+    if ctx is not None and table is not None and logged is not None:
         if table.lsis or table.gsis:
             effects = indexes.apply_write(
                 ctx.indexes,
@@ -320,46 +342,9 @@ def _apply(
                 updated=isinstance(plan, UpdatePlan),
             )
         by_service = isinstance(plan, DeletePlan) and plan.by_service
-        _log_change(ctx, txn, table, key, (old, raw, new, new_raw), effects, by_service)
+        gsi = effects.gsi_changes if effects is not None else []
+        ctx.changelog.log_write(txn, table, logged, key, (old, raw, new, new_raw), gsi, by_service)
     return WriteResult(raw is not None, old, new, old_size, new_size, applied.updated_paths, effects)
-
-
-def _log_change(
-    ctx: Context,
-    txn: WriteTxn,
-    table: TableDef,
-    key: bytes,
-    change: tuple[Item | None, bytes | None, Item | None, bytes | None],
-    effects: indexes.IndexEffects | None,
-    by_service: bool,
-) -> None:
-    """Append the change to the change log when a stream or a GSI needs it: with the stored old and new item
-    for the stream (nothing when the item's data did not change), with the GSI entry changes for propagation."""
-    old, old_raw, new, new_raw = change
-    gsi = effects.gsi_changes if effects is not None else []
-    stream = table.stream
-    streaming = stream is not None and stream.enabled
-    event = NO_EVENT
-    if streaming:
-        unchanged = old_raw == new_raw or (old is not None and new is not None and values_equal({"M": old}, {"M": new}))
-        event = event_of(old_raw, new_raw, not unchanged)
-    if event == NO_EVENT and not gsi:
-        return
-    log = ctx.changelog
-    shard = 0
-    if event != NO_EVENT:
-        shard = ctx.shards.shard_for(txn, table, key, log.next_seq, ctx.clock.now())
-    log.append(
-        txn,
-        table_id=table.table_id,
-        shard=shard,
-        event=event,
-        by_service=by_service,
-        key=key,
-        old=old_raw if shard else None,
-        new=new_raw if shard else None,
-        gsi=gsi,
-    )
 
 
 def _new_size(plan: Plan, new: Item | None) -> int:

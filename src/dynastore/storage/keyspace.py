@@ -91,6 +91,7 @@ __all__ = [
     "prefix_end",
     "segment_bounds",
     "table_prefix",
+    "consumer_record_key",
     "trigger_record_key",
 ]
 
@@ -156,6 +157,9 @@ SHARDS_RECORD_PREFIX: Final = "#shards:"
 # "#trigger:<name>" -> {"kind": "trigger", ...}: a trigger's checkpoint, per shard of the stream it follows the
 # sequence number of the last record delivered (or skipped) and which shards it finished (triggers/checkpoints.py).
 TRIGGER_RECORD_PREFIX: Final = "#trigger:"
+# "#consumer:<name>" -> the checkpoint of a change log consumer, in the consumer's own format (engine/changelog.py;
+# a trigger's is under TRIGGER_RECORD_PREFIX, where it has always been).
+CONSUMER_RECORD_PREFIX: Final = "#consumer:"
 # {"kind": "deleted-streams", "tables": [[table record, deleted at], ...]}: deleted tables whose streams are
 # still readable (engine/stream_shards.py).
 DELETED_STREAMS_RECORD: Final = "#deleted-streams"
@@ -166,6 +170,7 @@ RESERVED_RECORD_PREFIXES: Final = (
     BACKFILL_CURSOR_PREFIX,
     SHARDS_RECORD_PREFIX,
     TRIGGER_RECORD_PREFIX,
+    CONSUMER_RECORD_PREFIX,
 )
 
 # ---------------------------------------------------------------- partition hash
@@ -312,6 +317,10 @@ def backfill_cursor_key(index_id: int) -> bytes:
 
 def trigger_record_key(name: str) -> bytes:
     return meta_key(f"{TRIGGER_RECORD_PREFIX}{name}")
+
+
+def consumer_record_key(name: str) -> bytes:
+    return meta_key(f"{CONSUMER_RECORD_PREFIX}{name}")
 
 
 # ---------------------------------------------------------------- ranges

@@ -1,4 +1,5 @@
-"""A trigger's durable checkpoint: a reserved catalog record (``keyspace.trigger_record_key(name)``).
+"""A trigger's durable checkpoint, kept by the change log as every consumer's is (``ChangeLog.save_checkpoint``,
+under ``keyspace.trigger_record_key(name)``).
 
 It names the stream it follows (table id and stream label) and, per shard, the sequence number of the last record
 delivered or skipped, plus the shards finished (closed and read to their end). It is written after a batch is
@@ -10,10 +11,7 @@ from __future__ import annotations
 
 import orjson
 
-from dynastore.storage import keyspace
-from dynastore.storage.kv import KV
-
-__all__ = ["Checkpoint", "load", "save"]
+__all__ = ["Checkpoint"]
 
 
 class Checkpoint:
@@ -45,14 +43,3 @@ class Checkpoint:
             {int(k): int(v) for k, v in rec["done"].items()},
             {int(n) for n in rec["finished"]},
         )
-
-
-def load(kv: KV, name: str) -> Checkpoint | None:
-    with kv.read() as txn:
-        raw = txn.get(keyspace.trigger_record_key(name))
-    return None if raw is None else Checkpoint.from_record(raw)
-
-
-def save(kv: KV, name: str, checkpoint: Checkpoint) -> None:
-    with kv.write() as txn:
-        txn.put(keyspace.trigger_record_key(name), checkpoint.to_record())

@@ -1,4 +1,8 @@
-"""One trigger at work: reads its table's stream from the change log, delivers batches, keeps its checkpoint.
+"""One trigger at work: a consumer of the change log (engine/changelog.py) reading its table's stream shards,
+delivering batches and keeping its checkpoint through the log, as every consumer does.
+
+It follows its table while the table's stream is enabled and needs what the stream keeps (the images); it holds
+no record of the log: like a Lambda event source mapping it reads within the stream's retention period.
 
 ``step()`` is one round: for every shard the trigger may read (not finished, its parent finished or gone: lineage
 order), it delivers the shard's next batch, or retries the batch that failed, and awaits the outcome; shards of
@@ -23,12 +27,12 @@ from typing import Any
 
 import orjson
 
-from dynastore.engine.changelog import ChangeRecord
+from dynastore.engine.changelog import IMAGES, NOT_FOLLOWED, ChangeRecord
 from dynastore.engine.context import Context
 from dynastore.engine.stream_shards import Shard
 from dynastore.limits import STREAM_RETENTION_SECONDS, TRIGGER_BATCH_SIZE_MAX, TRIGGER_RETRY_DELAY_MAX
 from dynastore.model.table_schema import TableDef
-from dynastore.triggers import checkpoints
+from dynastore.storage import keyspace
 from dynastore.triggers.checkpoints import Checkpoint
 from dynastore.triggers.delivery import Deliver, DeliveryFailed
 from dynastore.triggers.records import sequence_number, shard_id, stream_arn, stream_record
@@ -78,15 +82,31 @@ class ShardState:
 
 
 class TriggerRunner:
+    """One trigger, and the change log consumer it is (engine/changelog.py ``Consumer``)."""
+
     def __init__(self, spec: TriggerSpec, ctx: Context, deliver: Deliver) -> None:
+        self.name = f"trigger:{spec.name}"
         self.spec = spec
         self._ctx = ctx
         self._deliver = deliver
-        self.checkpoint: Checkpoint | None = checkpoints.load(ctx.kv, spec.name)
+        saved = ctx.changelog.load_checkpoint(self)
+        self.checkpoint: Checkpoint | None = None if saved is None else Checkpoint.from_record(saved)
         self.shards: dict[int, ShardState] = {}
         self._ids: dict[int, str] = {}
         self._table: TableDef | None = None
         self.last_error: str | None = None
+
+    # ---- as a change log consumer -----------------------------------------------------------------------------
+    def need(self, table: TableDef) -> int:
+        stream = table.stream
+        return IMAGES if table.name == self.spec.table and stream is not None and stream.enabled else NOT_FOLLOWED
+
+    def holds(self, record: ChangeRecord, now: float) -> bool:
+        return False  # it reads within the stream's retention period, which the stream holds
+
+    @property
+    def checkpoint_key(self) -> bytes:
+        return keyspace.trigger_record_key(self.spec.name)  # where triggers' checkpoints have always been
 
     # ---- one round ------------------------------------------------------------------------------------------
     async def step(self) -> bool:
@@ -123,7 +143,7 @@ class TriggerRunner:
                     checkpoint.done[shard.number] = latest
                 else:
                     checkpoint.finished.add(shard.number)
-        checkpoints.save(self._ctx.kv, self.spec.name, checkpoint)
+        self._ctx.changelog.save_checkpoint(self, checkpoint.to_record())
         return checkpoint
 
     async def _advance(self, table: TableDef, view_type: str, shard: Shard) -> bool:
@@ -162,19 +182,18 @@ class TriggerRunner:
         batch: list[Pending] = []
         last: int | None = None
         scanned = 0
-        with self._ctx.kv.read() as txn:
-            while len(batch) < spec.batch_size and scanned < TRIGGER_BATCH_SIZE_MAX:
-                want = spec.batch_size - len(batch)
-                got = 0
-                for change in self._ctx.changelog.read_shard(txn, table.table_id, shard.number, after, want):
-                    got += 1
-                    after = last = change.seq
-                    record = self._record(change, table, view_type, source)
-                    if spec.filters is None or spec.filters.passes(record):
-                        batch.append(Pending(change.seq, change.at, record))
-                scanned += got
-                if got < want:
-                    break
+        changelog = self._ctx.changelog
+        while len(batch) < spec.batch_size and scanned < TRIGGER_BATCH_SIZE_MAX:
+            want = spec.batch_size - len(batch)
+            changes = changelog.read_shard(table.table_id, shard.number, after, want)
+            for change in changes:
+                after = last = change.seq
+                record = self._record(change, table, view_type, source)
+                if spec.filters is None or spec.filters.passes(record):
+                    batch.append(Pending(change.seq, change.at, record))
+            scanned += len(changes)
+            if len(changes) < want:
+                break
         return batch, last, len(batch) >= spec.batch_size
 
     def _record(self, change: ChangeRecord, table: TableDef, view_type: str, source: str) -> dict[str, Any]:
@@ -275,7 +294,7 @@ class TriggerRunner:
         known = {s.number for s in self._ctx.shards.of(table.table_id).of_stream(checkpoint.label)}
         checkpoint.done = {n: seq for n, seq in checkpoint.done.items() if n in known}
         checkpoint.finished &= known
-        checkpoints.save(self._ctx.kv, self.spec.name, checkpoint)
+        self._ctx.changelog.save_checkpoint(self, checkpoint.to_record())
 
     # ---- inspection -------------------------------------------------------------------------------------------
     def view(self) -> dict[str, Any]:

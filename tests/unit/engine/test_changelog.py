@@ -30,9 +30,8 @@ def _put(ctx: Context, table: TableDef, it: Item) -> None:
 def _records(ctx: Context, table: TableDef) -> list[ChangeRecord]:
     out: list[ChangeRecord] = []
     shards = ctx.shards.of(table.table_id)
-    with ctx.kv.read() as txn:
-        for shard in sorted(shards.shards, key=lambda s: s.number):  # parents before their children
-            out.extend(ctx.changelog.read_shard(txn, table.table_id, shard.number, -1, 10_000))
+    for shard in sorted(shards.shards, key=lambda s: s.number):  # parents before their children
+        out.extend(ctx.changelog.read_shard(table.table_id, shard.number, -1, 10_000))
     return out
 
 
