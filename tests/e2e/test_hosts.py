@@ -244,53 +244,41 @@ def test_a_bad_allowed_host_stops_the_start() -> None:
     )
 
 
-def test_a_presigned_request_is_served_with_auth_none(server: ServerProcess) -> None:
+def presigned_list_tables(server: ServerProcess, region: str) -> tuple[str, dict[str, str]]:
+    """A ListTables request presigned (signature in the query string) for ``region``: its query and headers."""
     from botocore.auth import SigV4QueryAuth
     from botocore.awsrequest import AWSRequest
     from botocore.credentials import Credentials
 
-    body = b"{}"
     request = AWSRequest(
         method="POST",
         url=f"http://localhost:{server.port}/",
         data=b"",
-        headers={**LIST_TABLES, "X-Amz-Content-Sha256": hashlib.sha256(body).hexdigest()},
+        headers={**LIST_TABLES, "X-Amz-Content-Sha256": hashlib.sha256(b"{}").hexdigest()},
     )
-    SigV4QueryAuth(Credentials("AKIDEXAMPLE", "secret"), "dynamodb", "us-east-1", expires=300).add_auth(request)
-    parts = urlsplit(request.url)
-    headers = {"Host": f"localhost:{server.port}", **dict(request.headers.items())}
-    status, _, answer = send(server.port, "POST", f"{parts.path}?{parts.query}", body, headers)
-    assert status == 200 and "TableNames" in json.loads(answer)
-    cut = parts.query.replace("X-Amz-Credential=", "X-Amz-Nothing=")
-    status, _, answer = send(server.port, "POST", f"/?{cut}", body, headers)
+    SigV4QueryAuth(Credentials("AKIDEXAMPLE", "secret"), "dynamodb", region, expires=300).add_auth(request)
+    return urlsplit(request.url).query, {"Host": f"localhost:{server.port}", **dict(request.headers.items())}
+
+
+def listed_by_presigned(server: ServerProcess, region: str) -> list[str]:
+    query, headers = presigned_list_tables(server, region)
+    status, _, answer = send(server.port, "POST", f"/?{query}", b"{}", headers)
+    assert status == 200
+    names: list[str] = json.loads(answer)["TableNames"]
+    return names
+
+
+def test_a_presigned_request_is_served_with_auth_none(server: ServerProcess) -> None:
+    assert isinstance(listed_by_presigned(server, "us-east-1"), list)
+    query, headers = presigned_list_tables(server, "us-east-1")
+    cut = query.replace("X-Amz-Credential=", "X-Amz-Nothing=")
+    status, _, answer = send(server.port, "POST", f"/?{cut}", b"{}", headers)
     assert (status, json.loads(answer)) == (
         400,
         {"__type": "com.amazon.coral.service#IncompleteSignatureException",
          "message": "AWS query-string parameters must include 'X-Amz-Credential'. Re-examine the query-string "
          "parameters."},
     )  # fmt: skip
-
-
-def presigned_list_tables(server: ServerProcess, region: str) -> list[str]:
-    """ListTables presigned (signature in the query string) for ``region``, answered with --auth none."""
-    from botocore.auth import SigV4QueryAuth
-    from botocore.awsrequest import AWSRequest
-    from botocore.credentials import Credentials
-
-    body = b"{}"
-    request = AWSRequest(
-        method="POST",
-        url=f"http://localhost:{server.port}/",
-        data=b"",
-        headers={**LIST_TABLES, "X-Amz-Content-Sha256": hashlib.sha256(body).hexdigest()},
-    )
-    SigV4QueryAuth(Credentials("AKIDEXAMPLE", "secret"), "dynamodb", region, expires=300).add_auth(request)
-    parts = urlsplit(request.url)
-    headers = {"Host": f"localhost:{server.port}", **dict(request.headers.items())}
-    status, _, answer = send(server.port, "POST", f"{parts.path}?{parts.query}", body, headers)
-    assert status == 200
-    names: list[str] = json.loads(answer)["TableNames"]
-    return names
 
 
 def test_a_presigned_request_is_in_the_region_of_its_credential_scope(server: ServerProcess) -> None:
@@ -309,5 +297,5 @@ def test_a_presigned_request_is_in_the_region_of_its_credential_scope(server: Se
         AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
         BillingMode="PAY_PER_REQUEST",
     )
-    assert name in presigned_list_tables(server, "us-east-2")
-    assert name not in presigned_list_tables(server, "us-east-1")
+    assert name in listed_by_presigned(server, "us-east-2")
+    assert name not in listed_by_presigned(server, "us-east-1")
