@@ -1,10 +1,10 @@
 """The composition root: one dynastore built from a Config, every component an explicit, typed field.
 
-``Dynastore(config)`` opens the store and builds the catalog, the engine's components (engine/context.py) and
-the protocol that answers requests. ``start(loop)`` begins its background work on an asyncio loop (group
-commit, GSI propagation, housekeeping, triggers) and ``stop()`` ends it and closes the store. It knows nothing
-of sockets: server.py adapts it to HTTP, and any other host (in a test process, a cluster node) can drive the
-same object.
+``Dynastore(config)`` opens the store over its durable log (``durable_log``) and builds the catalog, the engine's
+components (engine/context.py) and the protocol that answers requests. ``start(loop)`` begins its background work
+on an asyncio loop (group commit, GSI propagation, housekeeping, triggers) and ``stop()`` ends it and closes the
+store. It knows nothing of sockets: server.py adapts it to HTTP, and any other host (in a test process, a cluster
+node) can drive the same object.
 """
 
 from __future__ import annotations
@@ -34,17 +34,26 @@ from dynastore.security.caller import AnonymousCallers
 from dynastore.security.credentials import CredentialStore, seeded_admin, store_path
 from dynastore.security.identity_policies import GROUP, USER
 from dynastore.storage.catalog import Catalog
+from dynastore.storage.durability import DurableLog
 from dynastore.storage.group_commit import GroupCommitter
 from dynastore.storage.kv import KV, StorageError
 from dynastore.triggers.service import Triggers
 from dynastore.triggers.spec import TriggerSpec, parse_triggers
 
-__all__ = ["Dynastore", "open_storage"]
+__all__ = ["Dynastore", "durable_log", "open_storage"]
 
 log = logging.getLogger("dynastore")
 
 MAINTENANCE_INTERVAL = 0.5  # seconds between housekeeping passes
 PROPAGATION_PAUSE = 0.001  # seconds the GSI propagator waits after a wake-up, to batch concurrent writes
+
+
+def durable_log(config: Config) -> DurableLog:
+    """Where a commit becomes durable (storage/durability.py): the local write-ahead log in the data directory.
+    A replicated log is built here instead, and nothing else changes."""
+    from dynastore.storage.local_log import LOG_DIRECTORY, LocalLog
+
+    return LocalLog(str(config.data_dir / LOG_DIRECTORY))
 
 
 def open_storage(config: Config) -> KV:
@@ -54,7 +63,12 @@ def open_storage(config: Config) -> KV:
         return MemoryKV()
     from dynastore.storage.lmdb_kv import LmdbKV
 
-    return LmdbKV(config.data_dir, ordered_sync=config.crash_safe, reserve_bytes=config.disk_reserve)
+    return LmdbKV(
+        config.data_dir,
+        ordered_sync=config.crash_safe,
+        reserve_bytes=config.disk_reserve,
+        durable_log=durable_log(config),
+    )
 
 
 def authenticator(config: Config) -> Authenticator | None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from dynastore.app import open_storage
+from dynastore.app import durable_log, open_storage
 from dynastore.cli import _parser, _serve_config, _with_network
 from dynastore.config import Config
 from dynastore.server import connection_limits
 from dynastore.storage.lmdb_kv import LmdbKV
+from dynastore.storage.local_log import LocalLog
 
 
 def test_crash_safe_from_environment_and_flag() -> None:
@@ -28,6 +29,12 @@ def test_crash_safe_storage_syncs_each_commit_in_order(tmp_path: Path) -> None:
             assert kv.ordered_sync is crash_safe
         finally:
             kv.close()
+
+
+def test_the_durable_log_is_the_local_log_in_the_data_directory(tmp_path: Path) -> None:
+    log = durable_log(dataclasses.replace(Config(), data_dir=tmp_path))
+    assert isinstance(log, LocalLog)
+    assert log.location == str(tmp_path / "wal")  # where every earlier release kept it
 
 
 def test_connection_limits_from_environment_and_flags() -> None:

@@ -1,4 +1,5 @@
-"""Storage: the engine-neutral KV interface, its engines, the key layout, key/item codecs and group commit.
+"""Storage: the engine-neutral KV interface, its engines, the durability seam (durability.py) and its local
+write-ahead log, the key layout, key/item codecs and group commit.
 
 Only this package imports lmdb or sortedcontainers; the engine layer works against ``KV``.
 """

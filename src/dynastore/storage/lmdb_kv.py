@@ -1,13 +1,15 @@
-"""LMDB engine: one environment, made durable by a write-ahead log (storage/wal.py).
+"""LMDB engine: one environment, made durable by a durable log (storage/durability.py; by default the local
+write-ahead log, storage/local_log.py).
 
 Durability model. Every committed write transaction also records its puts and deletes (whole keys and values)
-for the log. ``seal()`` appends the records of the writes committed since the last seal to the log as one
-record (a ``write``, no sync); ``flush()`` (or ``background_sync()``, the same done by a helper process) then
-fdatasyncs the log, which makes every sealed write durable. LMDB's own file is written without syncs (the
-environment is opened with ``sync=False``): a *checkpoint* syncs it in a background thread once a log segment
-is full, after which the segments it covers are deleted; opening the store replays whatever log is left (a
-crash), and a clean ``close()`` syncs the file and deletes the log. Everything written survives a crash of this
-process (kill -9): the log's and the file's pages are in the OS page cache.
+for the log. ``seal()`` appends the operations of the writes committed since the last seal to the log as one
+sealed batch (for the local log a ``write``, no sync); ``flush()`` (or ``background_sync()``, the same without
+blocking a thread) then has the log make every appended batch durable, which makes every sealed write durable.
+LMDB's own file is written without syncs (the environment is opened with ``sync=False``): a *checkpoint* syncs it
+in a background thread once the log asks for compaction, after which the log forgets the batches it covers;
+opening the store replays whatever the log recovered (a crash), and a clean ``close()`` syncs the file and
+discards the log. Everything written survives a crash of this process (kill -9): the log's and the file's pages
+are in the OS page cache.
 
 LMDB's caveat for an OS crash or power loss: the kernel writes the file's pages back in any order, so without
 syncs it may leave LMDB's newest meta page pointing at pages that never reached the disk (a corrupt store,
@@ -26,18 +28,18 @@ go through the open batch, so they see every committed write exactly as they wou
 thread sees only what reached the file). A batch is committed only after a sync covered its records, so the
 file never holds a write that could still be lost.
 
-Failures (docs/design.md "Storage failures and a full disk"). When appending, syncing, rotating or committing
+Failures (docs/design.md "Storage failures and a full disk"). When appending, syncing, compacting or committing
 fails, ``_take_back`` aborts the batch, cuts the log back to its synced end and rebuilds the batch from the file
 plus the synced records, so the view holds every acknowledged write and nothing unacknowledged; the commits
 taken back are reported to ``watch_losses`` listeners. Writes are then refused (``StorageUnavailableError``;
 deletes still run on a full disk, which gives up the reserve file) until ``retry_writes`` succeeds.
 
-This module holds the store and its commit path (batches, seals, syncs, rotation, taking back and retrying). The
-rest of the engine, one concept a module: the transactions (storage/lmdb_txn.py), opening the store, its
-directory lock and the replay of a left-over log (storage/lmdb_startup.py), the checkpoint thread
-(storage/lmdb_checkpoint.py), the refusal state a failure leaves (storage/lmdb_failures.py), the helper process
-that syncs the log (storage/lmdb_log_sync.py), and the layout of long keys, longer than LMDB allows, as chains of
-groups (storage/lmdb_layout.py).
+This module holds the store and its commit path (batches, seals, syncs, compaction, taking back and retrying),
+which knows the log only through ``DurableLog``. The rest of the engine, one concept a module: the transactions
+(storage/lmdb_txn.py), opening the store, its directory lock and the replay of what the log recovered
+(storage/lmdb_startup.py), the checkpoint thread (storage/lmdb_checkpoint.py), the refusal state a failure leaves
+(storage/lmdb_failures.py), the log's background sync in the store's terms (storage/lmdb_log_sync.py), and
+the layout of long keys, longer than LMDB allows, as chains of groups (storage/lmdb_layout.py).
 
 No lmdb type or ``Any`` is visible outside the lmdb_* modules; lmdb errors become ``StorageError``.
 """
@@ -54,7 +56,8 @@ from typing import TYPE_CHECKING
 
 import lmdb
 
-from dynastore.storage import disk_space, wal
+from dynastore.storage import disk_space
+from dynastore.storage.durability import Batch, DurableLog, FaultPoints, Position
 from dynastore.storage.kv import (
     DurabilityError,
     LossListener,
@@ -68,7 +71,7 @@ from dynastore.storage.lmdb_log_sync import LogSync
 from dynastore.storage.lmdb_startup import DIRECTORY_MODE as DIRECTORY_MODE
 from dynastore.storage.lmdb_startup import apply_operations, lock_directory, open_environment, replay
 from dynastore.storage.lmdb_txn import BatchReadTxn, LmdbReadTxn, LmdbWriteTxn
-from dynastore.storage.syncer import SyncProcess
+from dynastore.storage.local_log import LOG_DIRECTORY, LocalLog
 
 if TYPE_CHECKING:
     _Txn = lmdb.Transaction[bytes]
@@ -91,8 +94,10 @@ class LmdbKV:
     """``KV`` on one LMDB environment in directory ``path`` (created if missing).
 
     ``reserve_bytes``: the size of the reserve file kept for a full disk (storage/disk_space.py; 0: none).
+    ``durable_log``: the durable log that makes its commits durable (storage/durability.py); by default the local
+    write-ahead log in ``path``'s ``LOG_DIRECTORY`` (storage/local_log.py).
     ``faults``: a test seam that may fail the write path at named points (``lmdb.commit``, ``sync.helper`` here,
-    and the log's own, see storage/wal.py).
+    and the local log's own, see storage/wal.py).
     """
 
     def __init__(
@@ -103,11 +108,12 @@ class LmdbKV:
         max_readers: int = 1024,
         ordered_sync: bool = False,
         reserve_bytes: int = 0,
-        faults: wal.FaultPoints | None = None,
+        durable_log: DurableLog | None = None,
+        faults: FaultPoints | None = None,
     ):
         self._path = os.fspath(path)
         self._env, self._lay = open_environment(self._path, map_size, max_readers, ordered_sync)
-        self._wal: wal.WriteAheadLog | None = None  # None only while the constructor replays the log
+        self._log: DurableLog | None = None  # None only while the constructor replays the log
         self._faults = faults
         self._failures = FailureState(
             self._path, disk_space.Reserve(os.path.join(self._path, RESERVE_FILE), reserve_bytes)
@@ -121,9 +127,9 @@ class LmdbKV:
         # synced; _store_pos <= _durable_pos always (a batch is committed only after a sync covered it), so the
         # file never holds a write that a failure could still take back.
         self._durable_seq = 0
-        self._durable_pos: wal.Position = (0, 0)
-        self._store_pos: wal.Position = (0, 0)
-        self._sealed: tuple[int, wal.Position] = (0, (0, 0))  # (commit_seq, log end) the next flush may claim
+        self._durable_pos: Position = (0, 0)
+        self._store_pos: Position = (0, 0)
+        self._sealed: tuple[int, Position] = (0, (0, 0))  # (commit_seq, log end) the next flush may claim
         # Bumped when commits are taken back: a sync that began before cannot vouch for the log as cut back.
         self._epoch = 0
         self._batch: _Txn | None = None
@@ -135,16 +141,12 @@ class LmdbKV:
         self._durable_lock = threading.Lock()
         self._closed = False
         self._lock_fd = lock_directory(self._path)
-        wal_dir = os.path.join(self._path, "wal")
-        numbers = wal.segment_numbers(wal_dir)
-        failure = replay(self._env, self.write, wal_dir, numbers) if numbers else None
-        kept = wal.segment_numbers(wal_dir) if failure is not None else []
-        try:
-            self._wal = wal.WriteAheadLog(wal_dir, numbers[-1] + 1 if numbers else 1, kept, faults)
-        except OSError as os_error:
-            raise StorageError(f"cannot open the write-ahead log in {wal_dir}: {os_error}") from os_error
+        if durable_log is None:
+            durable_log = LocalLog(os.path.join(self._path, LOG_DIRECTORY), faults)
+        failure = replay(self._env, self.write, durable_log)  # its writes are not logged again: no log yet
+        start = durable_log.open()
+        self._log = durable_log
         self._commit_seq = 0  # the replay's own commits are not this run's writes
-        start = self._wal.position()
         self._durable_pos = self._store_pos = start
         self._sealed = (0, start)
         if failure is None:
@@ -157,7 +159,7 @@ class LmdbKV:
         if failure is not None:
             # The store's file cannot be written (a full disk): serve its state read-only, the kept log's records
             # applied in an open batch, until retry_writes can commit them.
-            self._store_pos = (kept[0], 0) if kept else start
+            self._store_pos = durable_log.oldest()
             self._batch_thread = threading.get_ident()
             self._failures.refuse(failure)
             self._rebuild_view()
@@ -176,7 +178,7 @@ class LmdbKV:
 
     def write(self, frees_space: bool = False) -> LmdbWriteTxn:
         txn, batched = self._begin_write(frees_space)
-        return LmdbWriteTxn(self, txn, self._lay, batched, self._wal is not None)
+        return LmdbWriteTxn(self, txn, self._lay, batched, self._log is not None)
 
     def _begin_write(self, frees_space: bool) -> tuple[_Txn, bool]:
         """A new write transaction, and whether it is a child of the open batch."""
@@ -202,7 +204,7 @@ class LmdbKV:
     def _write_closed(self) -> None:
         self._writer_open = False
 
-    def _write_committed(self, log: list[bytes] | None, written: int, batched: bool) -> None:
+    def _write_committed(self, log: Batch | None, written: int, batched: bool) -> None:
         """A write transaction committed (``WriteOwner``, storage/lmdb_txn.py): its records join the batch's, to
         be sealed into the log; a batch grown to ``MAX_BATCH_BYTES`` is sealed now."""
         self._commit_seq += 1
@@ -246,7 +248,7 @@ class LmdbKV:
             if self._batch_log:
                 pieces, self._batch_log = self._batch_log, []
                 self._log_commit(pieces)
-            self._sealed = (self._commit_seq, self._wal_or_fail().position())
+            self._sealed = (self._commit_seq, self._log_or_fail().end())
             if self._batch_bytes >= MAX_BATCH_BYTES or time.monotonic() - self._batch_started >= BATCH_INTERVAL:
                 self._commit_batch()
         except StorageError as e:
@@ -257,12 +259,12 @@ class LmdbKV:
     def _commit_batch(self) -> None:
         """Write the open batch to LMDB's file, its records synced first. Raises ``StorageError``; the batch is
         gone then (the caller takes back what is not durable)."""
-        log_ = self._wal_or_fail()
+        log_ = self._log_or_fail()
         # The file must never hold a write whose record could still be lost (a failure could not take it back,
         # and a crash would leave the store ahead of its log), so the batch's records are synced first: one
         # blocking fdatasync per batch, about once a second. Every write in the batch is sealed by now. (Also
         # without a batch: a segment is retired only once all of it is synced.)
-        epoch, seq, pos = self._epoch, self._commit_seq, log_.position()
+        epoch, seq, pos = self._epoch, self._commit_seq, log_.end()
         log_.sync()
         self._mark_durable(epoch, seq, pos)
         batch = self._batch
@@ -278,17 +280,17 @@ class LmdbKV:
             raise DurabilityError(f"lmdb commit of a batch failed: {e}") from e
         self._store_pos = pos
 
-    def _log_commit(self, pieces: list[bytes]) -> None:
-        """Append a commit's operations to the write-ahead log; retire a full segment. Raises ``StorageError``."""
-        log_ = self._wal_or_fail()
+    def _log_commit(self, pieces: Batch) -> None:
+        """Append a sealed batch to the durable log; compact a log grown large. Raises ``StorageError``."""
+        log_ = self._log_or_fail()
         log_.append(pieces)
         if self._checkpoint is not None and self._checkpoint.done is not None:
             self._finish_checkpoint()
-        if log_.full and self._checkpoint is None:
-            self._commit_batch()  # every record of a retired segment must be in the store's file
-            self._rotate()
+        if log_.compaction_due and self._checkpoint is None:
+            self._commit_batch()  # every batch before the compaction must be in the store's file
+            self._compact()
 
-    def _log_unbatched(self, pieces: list[bytes]) -> None:
+    def _log_unbatched(self, pieces: Batch) -> None:
         """The log record of a write committed on its own (before batching is enabled; tests): its effects are in
         the file already, so a failure here cannot be taken back, only reported."""
         try:
@@ -296,27 +298,25 @@ class LmdbKV:
         except StorageError as e:
             self._take_back(e)
             raise
-        self._sealed = (self._commit_seq, self._wal_or_fail().position())
+        self._sealed = (self._commit_seq, self._log_or_fail().end())
         self._store_pos = self._sealed[1]
 
-    def _rotate(self) -> None:
-        """Open a new segment and checkpoint the store in the background, after which the older segments are
-        dropped. The batch must have been committed: the records of the segments retired are all in the file."""
-        log_ = self._wal_or_fail()
-        retired = log_.rotate()
-        start = log_.position()
+    def _compact(self) -> None:
+        """Compact the log and checkpoint the store in the background, after which the log forgets the batches
+        before the compaction. The batch must have been committed: those batches are all in the file."""
+        start = self._log_or_fail().compact()
         with self._durable_lock:
-            # Everything was synced and committed before: the start of the new segment is the same place.
+            # Everything was synced and committed before: the compaction's position is the same place.
             self._durable_pos = max(self._durable_pos, start)
         self._store_pos = start
         seq, _ = self._sealed
         self._sealed = (seq, start)
-        self._start_checkpoint(retired)
+        self._start_checkpoint(start)
 
-    def _start_checkpoint(self, retired: list[int]) -> None:
-        """Sync the store in the background; the retired segments, whose records it then holds, are dropped by
-        the owner thread afterwards."""
-        checkpoint = Checkpoint(self._env, retired, self._check)
+    def _start_checkpoint(self, applied: Position) -> None:
+        """Sync the store in the background; the owner thread then reports ``applied`` to the log, which forgets
+        the batches before it."""
+        checkpoint = Checkpoint(self._env, applied, self._check)
         self._checkpoint = checkpoint
         checkpoint.start()
 
@@ -324,7 +324,7 @@ class LmdbKV:
         checkpoint = self._checkpoint
         assert checkpoint is not None
         self._checkpoint = None
-        checkpoint.finish(self._wal_or_fail())
+        checkpoint.finish(self._log_or_fail())
 
     # ------------------------------------------------------------ failures
 
@@ -347,7 +347,7 @@ class LmdbKV:
         if batch is not None:
             batch.abort()
         try:
-            self._wal_or_fail().truncate(durable_pos)
+            self._log_or_fail().take_back(durable_pos)
         except StorageError as e:
             self._failures.break_view(e)
         else:
@@ -363,7 +363,7 @@ class LmdbKV:
             return True
         try:
             batch = self._env.begin(db=self._lay.main, write=True)
-            records = self._wal_or_fail().operations_between(self._store_pos, self._durable_pos)
+            records = self._log_or_fail().replay(self._store_pos, self._durable_pos)
             self._batch_bytes = apply_operations(batch, self._lay, records)
         except (lmdb.Error, OSError, StorageError) as e:
             self._failures.break_view(StorageError(f"the log's synced records cannot be applied: {e}"))
@@ -384,7 +384,7 @@ class LmdbKV:
             return True
         if failures.broken is not None:
             try:
-                self._wal_or_fail().truncate(self._durable_pos)
+                self._log_or_fail().take_back(self._durable_pos)
             except StorageError:
                 return False
             if not self._rebuild_view():
@@ -403,7 +403,7 @@ class LmdbKV:
             return False
         try:
             if self._checkpoint is None and self._holds_records():
-                self._rotate()  # the checkpoint then drops the log's old segments: on a full disk, their space
+                self._compact()  # the checkpoint then drops the log's old segments: on a full disk, their space
         except StorageError:
             return False
         reserve = failures.reserve
@@ -425,8 +425,7 @@ class LmdbKV:
         return True
 
     def _holds_records(self) -> bool:
-        log_ = self._wal_or_fail()
-        return len(log_.numbers()) > 1 or log_.position()[1] > 0
+        return self._log_or_fail().holds_records()
 
     def _check(self, point: str) -> None:
         if self._faults is not None:
@@ -435,10 +434,11 @@ class LmdbKV:
     # ------------------------------------------------------------ flushing
 
     def background_sync(self) -> LogSync | None:
-        if not SyncProcess.supported():
-            return None  # flushes run in a worker thread instead
         if self._log_sync is None:
-            self._log_sync = LogSync(self)
+            syncer = self._log_or_fail().background_sync()
+            if syncer is None:
+                return None  # flushes run in a worker thread instead
+            self._log_sync = LogSync(self, syncer)
         return self._log_sync
 
     @property
@@ -454,7 +454,7 @@ class LmdbKV:
         # after reading the sealed position covers all of them.
         with self._durable_lock:
             epoch, (seq, pos) = self._epoch, self._sealed
-        self._wal_or_fail().sync()
+        self._log_or_fail().sync()
         self._mark_durable(epoch, seq, pos)
         return self._durable_seq
 
@@ -479,7 +479,7 @@ class LmdbKV:
             # The store itself becomes durable, so the log is not needed: the next start replays nothing.
             try:
                 self._env.sync(True)
-                self._wal_or_fail().close()
+                self._log_or_fail().close()
             except (OSError, lmdb.Error) as e:
                 raise DurabilityError(f"closing the write-ahead log failed: {e}") from e
         else:
@@ -488,18 +488,18 @@ class LmdbKV:
                 self._batch.abort()
                 self._batch = None
             try:
-                self._wal_or_fail().close(remove=False)
+                self._log_or_fail().close(discard=False)
             except OSError as close_error:
                 log.error("closing the write-ahead log failed: %s", close_error)
         self._env.close()
         os.close(self._lock_fd)
 
-    def _wal_or_fail(self) -> wal.WriteAheadLog:
-        if self._wal is None:  # only while the constructor replays the log
+    def _log_or_fail(self) -> DurableLog:
+        if self._log is None:  # only while the constructor replays the log
             raise StorageError("the write-ahead log is not open")
-        return self._wal
+        return self._log
 
-    def _mark_durable(self, epoch: int, seq: int, pos: wal.Position) -> None:
+    def _mark_durable(self, epoch: int, seq: int, pos: Position) -> None:
         """A sync that began at ``epoch`` covered commits up to ``seq``, log records up to ``pos``."""
         with self._durable_lock:
             if epoch != self._epoch:

@@ -1,12 +1,12 @@
-"""The LMDB engine's ``BackgroundSync``: a helper process (storage/syncer.py) fdatasyncs the write-ahead log's
-files, so that the owner thread never blocks on a sync; its answer makes the sealed writes durable."""
+"""The LMDB engine's ``BackgroundSync``: the durable log's ``LogSyncer`` (storage/durability.py; for the local
+log, a helper process that fdatasyncs its files) made durable in the store's terms: the sealed commits a sync
+covers, and the log position the store then counts as durable."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from dynastore.storage import wal
-from dynastore.storage.syncer import SyncProcess
+from dynastore.storage.durability import LogSyncer, Position
 
 __all__ = ["LogSync", "SyncedStore"]
 
@@ -14,58 +14,44 @@ __all__ = ["LogSync", "SyncedStore"]
 class SyncedStore(Protocol):
     """What the log sync reads from and reports to the store (storage/lmdb_kv.py)."""
 
-    _sealed: tuple[int, wal.Position]  # (commit_seq, log end) the next sync may claim
+    _sealed: tuple[int, Position]  # (commit_seq, log end) the next sync may claim
     _epoch: int  # bumped when commits are taken back
-
-    def _wal_or_fail(self) -> wal.WriteAheadLog: ...
 
     def _check(self, point: str) -> None: ...
 
-    def _mark_durable(self, epoch: int, seq: int, pos: wal.Position) -> None: ...
+    def _mark_durable(self, epoch: int, seq: int, pos: Position) -> None: ...
 
     @property
     def durable_seq(self) -> int: ...
 
 
 class LogSync:
-    """``BackgroundSync`` for the write-ahead log: a helper process syncs the log's files."""
+    """``BackgroundSync`` over the log's ``syncer``: a sync covers the commits sealed when it began."""
 
-    def __init__(self, kv: SyncedStore) -> None:
+    def __init__(self, kv: SyncedStore, syncer: LogSyncer) -> None:
         self._kv = kv
-        self._proc = SyncProcess()
-        self._known: set[int] = set()  # file numbers the helper holds
-        self._target: tuple[int, int, wal.Position] = (0, 0, (0, 0))  # (epoch, commit_seq, position) it covers
+        self._syncer = syncer
+        self._target: tuple[int, int, Position] = (0, 0, (0, 0))  # (epoch, commit_seq, position) it covers
 
     def fileno(self) -> int:
-        return self._proc.fileno()
+        return self._syncer.fileno()
 
     def begin(self) -> int:
         kv = self._kv
-        log_ = kv._wal_or_fail()
         seq, pos = kv._sealed
-        files = log_.take_dirty()
-        known = self._known
-        for number, fd in files:
-            if number not in known:
-                self._proc.add_file(number, fd)
-                known.add(number)
-        gone = known.difference(log_.numbers(), (wal.DIRECTORY,))
-        for number in gone:
-            self._proc.drop_file(number)
-        known -= gone
-        self._proc.request([number for number, _ in files])
+        self._syncer.begin()
         self._target = (kv._epoch, seq, pos)
         return seq
 
     def finish(self) -> int | None:
-        if not self._proc.answer():
+        if not self._syncer.finish():
             return None
         self._kv._check("sync.helper")
         self._kv._mark_durable(*self._target)
         return self._kv.durable_seq
 
     def alive(self) -> bool:
-        return self._proc.alive()
+        return self._syncer.alive()
 
     def close(self) -> None:
-        self._proc.close()
+        self._syncer.close()

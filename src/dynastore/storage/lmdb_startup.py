@@ -1,6 +1,7 @@
 """Opening the LMDB engine's store: the environment and its two databases, the lock that keeps a second process
-off the directory, and the replay of a write-ahead log left by a run that did not close cleanly. The helpers
-that apply logged records also rebuild the view after a storage failure (storage/lmdb_kv.py)."""
+off the directory, and the replay of the batches the durable log recovered from a run that did not close
+cleanly. The helpers that apply logged records also rebuild the view after a storage failure
+(storage/lmdb_kv.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import lmdb
 
-from dynastore.storage import wal
+from dynastore.storage.durability import DurableLog, Operation
 from dynastore.storage.kv import DurabilityError, StorageError
 from dynastore.storage.lmdb_layout import Layout, delete_long, put_long
 from dynastore.storage.lmdb_txn import LmdbWriteTxn
@@ -32,6 +33,7 @@ log = logging.getLogger("dynastore.storage.lmdb_kv")  # the store's one logger, 
 
 LOCK_FILE = "dynastore.lock"
 DIRECTORY_MODE = 0o700  # what the store creates is readable by the server's user only
+FILE_MODE = 0o600
 REPLAY_TXN_OPS = 10_000  # operations per storage transaction while replaying the write-ahead log
 
 
@@ -62,7 +64,7 @@ def lock_directory(path: str) -> int:
     """Hold the store's directory for this process: a second server on it would replay and delete the log the
     first one is writing. The lock goes with the process, also after kill -9."""
     try:
-        fd = os.open(os.path.join(path, LOCK_FILE), os.O_RDWR | os.O_CREAT, wal.FILE_MODE)
+        fd = os.open(os.path.join(path, LOCK_FILE), os.O_RDWR | os.O_CREAT, FILE_MODE)
     except OSError as e:
         raise StorageError(f"cannot open the lock file in {path}: {e}") from e
     try:
@@ -73,32 +75,31 @@ def lock_directory(path: str) -> int:
     return fd
 
 
-def replay(
-    env: lmdb.Environment, write: Callable[[], LmdbWriteTxn], directory: str, numbers: list[int]
-) -> BaseException | None:
-    """Apply the write-ahead log left by a run that did not close cleanly (through ``write``'s transactions), make
-    the store durable, and delete the log. Returns the failure if the store's file could not take it (the log is
-    then kept)."""
-    records = wal.recorded_operations(directory, numbers)
+def replay(env: lmdb.Environment, write: Callable[[], LmdbWriteTxn], durable_log: DurableLog) -> BaseException | None:
+    """Apply the batches the log recovered from a run that did not close cleanly (through ``write``'s
+    transactions), make the store durable, and have the log discard them. Returns the failure if the store's file
+    could not take them (the log then keeps them)."""
+    records = durable_log.recovered()
+    if records is None:
+        return None
     done = False
     try:
         while not done:
             with write() as txn:
                 done = _apply_records(txn, records, REPLAY_TXN_OPS)
     except (OSError, DurabilityError) as read_error:
-        raise StorageError(f"cannot replay the write-ahead log in {directory}: {read_error}") from read_error
+        raise StorageError(f"cannot replay the write-ahead log in {durable_log.location}: {read_error}") from read_error
     except StorageError as commit_error:
         return commit_error
     try:
         env.sync(True)
-        wal.remove_segments(directory, numbers)
+        durable_log.discard_recovered()
     except (OSError, lmdb.Error) as sync_error:
         return sync_error
-    log.info("replayed %d write-ahead log segment(s)", len(numbers))
     return None
 
 
-def apply_operations(txn: _Txn, lay: Layout, records: Iterator[list[wal.Operation]]) -> int:
+def apply_operations(txn: _Txn, lay: Layout, records: Iterator[list[Operation]]) -> int:
     """Apply logged records to ``txn`` (records already in the log: nothing is logged again); returns the bytes
     they wrote."""
     written = 0
@@ -118,7 +119,7 @@ def apply_operations(txn: _Txn, lay: Layout, records: Iterator[list[wal.Operatio
     return written
 
 
-def _apply_records(txn: LmdbWriteTxn, records: Iterator[list[wal.Operation]], max_ops: int) -> bool:
+def _apply_records(txn: LmdbWriteTxn, records: Iterator[list[Operation]], max_ops: int) -> bool:
     """Apply records until at least ``max_ops`` operations are done; True once ``records`` is exhausted."""
     applied = 0
     for ops in records:

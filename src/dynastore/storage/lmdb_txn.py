@@ -1,9 +1,10 @@
 """The LMDB engine's transactions: reads (on their own, or through the open batch) and writes.
 
-A write transaction records its puts and deletes for the write-ahead log as it goes (storage/wal.py) and, once
-LMDB committed it, hands that payload to the store that began it (``WriteOwner``: storage/lmdb_kv.py), which
-seals it into the log with the batch. lmdb errors become ``StorageError``; a write that finds no room (LMDB's map or
-a transaction's page list full) is ``StorageUnavailableError``: not applied, and answered as a refused write.
+A write transaction records its puts and deletes for the durable log as it goes (storage/durability.py's batch
+encoding) and, once LMDB committed it, hands that payload to the store that began it (``WriteOwner``:
+storage/lmdb_kv.py), which seals it into the log with the batch. lmdb errors become ``StorageError``; a write that
+finds no room (LMDB's map or a transaction's page list full) is ``StorageUnavailableError``: not applied, and
+answered as a refused write.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import lmdb
 
-from dynastore.storage import wal
+from dynastore.storage.durability import encode_delete, encode_put
 from dynastore.storage.kv import StorageError, StorageUnavailableError
 from dynastore.storage.lmdb_layout import Layout, delete_long, get_long, put_long, scan_root, scan_root_reverse
 
@@ -79,7 +80,7 @@ class BatchReadTxn(LmdbReadTxn):
 
 class LmdbWriteTxn(LmdbReadTxn):
     """``txn`` began by ``owner`` (``batched``: a child of its open batch); ``logged``: record the writes for
-    the write-ahead log."""
+    the durable log."""
 
     __slots__ = ("_owner", "_batched", "_written", "_log")
 
@@ -110,7 +111,7 @@ class LmdbWriteTxn(LmdbReadTxn):
     def put(self, key: bytes, value: bytes) -> None:
         self._written += len(key) + len(value)
         if self._log is not None:
-            self._log += (wal.encode_put(key, value), key, value)
+            self._log += (encode_put(key, value), key, value)
         try:
             if len(key) <= self._lay.root_max:
                 self._txn.put(key, value)
@@ -121,7 +122,7 @@ class LmdbWriteTxn(LmdbReadTxn):
 
     def delete(self, key: bytes) -> bool:
         if self._log is not None:
-            self._log += (wal.encode_delete(key), key)
+            self._log += (encode_delete(key), key)
         try:
             if len(key) <= self._lay.root_max:
                 return self._txn.delete(key)

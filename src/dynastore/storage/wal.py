@@ -1,4 +1,6 @@
-"""The write-ahead log that makes LMDB commits durable without writing back their B-tree pages at each sync.
+"""The write-ahead log's files: the segments and records of the local durable log (storage/local_log.py, the
+embedded implementation of storage/durability.py's ``DurableLog``), which makes LMDB commits durable without
+writing back their B-tree pages at each sync.
 
 Why. Syncing LMDB itself writes back every 4 KB page a commit changed: a put with a random key dirties a leaf,
 its branch pages and the free list, so a group commit of a few hundred puts writes megabytes at scattered
@@ -7,10 +9,11 @@ file: a group commit's sync writes that, and LMDB's pages reach the disk later, 
 that shares every page the puts since the last checkpoint touched.
 
 Records. Each sealed storage commit appends one record: ``<payload length:u32><crc32(payload):u32><payload>``,
-the payload a run of operations (``0x01 klen:u32 vlen:u32 key value`` puts, ``0x02 klen:u32 key`` deletes)
-in the order they were made. Operations carry whole keys and values, so replaying a record is idempotent, and
-replaying every record from any point at or before the store's own state, in order, ends in the state after the
-last record: recovery never needs to know exactly where the store's last checkpoint was.
+the payload the sealed batch's operations (``0x01 klen:u32 vlen:u32 key value`` puts, ``0x02 klen:u32 key``
+deletes) in the order they were made, as storage/durability.py encodes them. Operations carry whole keys and
+values, so replaying a record is idempotent, and replaying every record from any point at or before the store's
+own state, in order, ends in the state after the last record: recovery never needs to know exactly where the
+store's last checkpoint was.
 
 Segments. The log is a run of files ``<number>.wal`` in one directory, numbered upwards. When the newest one
 passes ``CHECKPOINT_BYTES`` a new one is opened and the older ones are *retired*: once the store has synced
@@ -37,8 +40,15 @@ import struct
 import threading
 import zlib
 from collections.abc import Iterator
-from typing import Protocol
 
+from dynastore.storage.durability import (
+    FaultPoints,
+    Operation,
+    Position,
+    decode_batch,
+    encode_delete,
+    encode_put,
+)
 from dynastore.storage.kv import DurabilityError
 
 __all__ = [
@@ -59,37 +69,10 @@ __all__ = [
 CHECKPOINT_BYTES = 64 << 20  # a segment this large is retired and the store checkpointed
 DIRECTORY = -1  # the number ``take_dirty`` gives the log's directory
 SUFFIX = ".wal"
-FILE_MODE = 0o600  # log segments and the lock file: readable by the server's user only
+FILE_MODE = 0o600  # log segments: readable by the server's user only
 DIRECTORY_MODE = 0o700
 
 _HEADER = struct.Struct("<II")  # payload length, crc32 of the payload
-_PUT = struct.Struct("<BII")  # 0x01, key length, value length
-_DELETE = struct.Struct("<BI")  # 0x02, key length
-_PUT_TAG = 1
-_DELETE_TAG = 2
-
-Operation = tuple[bytes, bytes | None]
-"""A replayed operation: (key, value) for a put, (key, None) for a delete."""
-
-Position = tuple[int, int]
-"""A place in the log: (segment number, byte offset in it); positions compare in log order."""
-
-
-class FaultPoints(Protocol):
-    """A test seam: ``check(point)`` raises the failure planned for that point of the storage write path, if any
-    (an ``OSError`` for a file operation)."""
-
-    def check(self, point: str) -> None: ...
-
-
-def encode_put(key: bytes, value: bytes) -> bytes:
-    """The header of a put operation; the key and the value follow it in the payload."""
-    return _PUT.pack(_PUT_TAG, len(key), len(value))
-
-
-def encode_delete(key: bytes) -> bytes:
-    """The header of a delete operation; the key follows it in the payload."""
-    return _DELETE.pack(_DELETE_TAG, len(key))
 
 
 def segment_numbers(directory: str) -> list[int]:
@@ -126,31 +109,8 @@ def recorded_operations(
             body = pos + _HEADER.size
             if length == 0 or body + length > end or zlib.crc32(view[body : body + length]) != crc:
                 return
-            yield _operations(view[body : body + length])
+            yield decode_batch(view[body : body + length])
             pos = body + length
-
-
-def _operations(payload: memoryview) -> list[Operation]:
-    ops: list[Operation] = []
-    pos, end = 0, len(payload)
-    while pos < end:
-        tag = payload[pos]
-        if tag == _PUT_TAG:
-            _, klen, vlen = _PUT.unpack_from(payload, pos)
-            pos += _PUT.size
-            key = bytes(payload[pos : pos + klen])
-            pos += klen
-            ops.append((key, bytes(payload[pos : pos + vlen])))
-            pos += vlen
-        elif tag == _DELETE_TAG:
-            _, klen = _DELETE.unpack_from(payload, pos)
-            pos += _DELETE.size
-            ops.append((bytes(payload[pos : pos + klen]), None))
-            pos += klen
-        else:
-            # The checksum matched, so this is not a torn write but a record of a format this build cannot read.
-            raise DurabilityError(f"write-ahead log record has an unknown operation tag {tag}")
-    return ops
 
 
 def remove_segments(directory: str, numbers: list[int]) -> None:

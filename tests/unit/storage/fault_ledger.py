@@ -1,6 +1,6 @@
 """A ledger of acknowledged writes kept while the storage write path fails at a planned point.
 
-``PlannedFaults`` is the fault-injecting seam (``wal.FaultPoints``): the store calls ``check(point)`` at each
+``PlannedFaults`` is the fault-injecting seam (``durability.FaultPoints``): the store calls ``check(point)`` at each
 point of its write path (LMDB's batch commit and checkpoint sync, the log's append, sync, rotation and cut-back,
 the sync helper's answer), and it raises the planned error at the planned calls.
 

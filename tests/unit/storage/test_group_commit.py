@@ -16,6 +16,7 @@ import pytest
 from dynastore.storage.group_commit import GroupCommitter
 from dynastore.storage.kv import KV, DurabilityError, LossListener
 from dynastore.storage.lmdb_kv import LmdbKV
+from dynastore.storage.local_log import HelperSync
 from dynastore.storage.memory_kv import MemoryKV
 from dynastore.storage.syncer import SyncProcess
 
@@ -378,7 +379,9 @@ def test_poll_answers_a_finished_background_sync_before_the_loop_sees_it(tmp_pat
 def helper_of(kv: LmdbKV) -> SyncProcess:
     sync = kv.background_sync()
     assert sync is not None
-    return sync._proc
+    syncer = sync._syncer  # the local log's: a helper process syncs its files
+    assert isinstance(syncer, HelperSync)
+    return syncer._proc
 
 
 def test_without_the_sync_helper_lmdb_flushes_in_a_worker_thread(

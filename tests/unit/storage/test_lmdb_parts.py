@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 
 from dynastore.storage import disk_space, wal
+from dynastore.storage.durability import encode_delete
 from dynastore.storage.kv import StorageError, StorageUnavailableError
 from dynastore.storage.lmdb_checkpoint import Checkpoint
 from dynastore.storage.lmdb_failures import FailureState
 from dynastore.storage.lmdb_kv import LmdbKV
 from dynastore.storage.lmdb_startup import lock_directory, open_environment
+from dynastore.storage.local_log import LocalLog
 
 
 def test_the_directory_lock_keeps_a_second_holder_out_until_released(tmp_path: Path) -> None:
@@ -63,16 +65,17 @@ class _FailSync:
 
 
 @pytest.mark.parametrize("fails", [False, True])
-def test_a_checkpoint_drops_the_retired_segments_only_after_its_sync(tmp_path: Path, fails: bool) -> None:
+def test_a_checkpoint_reports_the_compaction_as_applied_only_after_its_sync(tmp_path: Path, fails: bool) -> None:
     env, _ = open_environment(str(tmp_path / "db"), 1 << 20, 8, False)
-    log = wal.WriteAheadLog(str(tmp_path / "wal"), 1, [], None)
-    log.append([wal.encode_delete(b"k"), b"k"])
-    retired = log.rotate()
-    assert retired == [1]
-    checkpoint = Checkpoint(env, retired, _FailSync().check if fails else lambda point: None)
+    log = LocalLog(str(tmp_path / "wal"))
+    log.open()
+    log.append([encode_delete(b"k"), b"k"])
+    position = log.compact()
+    assert position == (2, 0)
+    checkpoint = Checkpoint(env, position, _FailSync().check if fails else lambda point: None)
     checkpoint.start()
     checkpoint.join()
-    assert checkpoint.done == ([] if fails else [1])  # a failed sync keeps the segments for the next one
+    assert checkpoint.done is (not fails)  # a failed sync keeps the segments for the next one
     checkpoint.finish(log)
     assert checkpoint.done is None
     assert wal.segment_numbers(str(tmp_path / "wal")) == ([1, 2] if fails else [2])

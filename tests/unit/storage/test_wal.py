@@ -14,6 +14,7 @@ from dynastore.storage import lmdb_kv, wal
 from dynastore.storage.kv import BackgroundSync, DurabilityError
 from dynastore.storage.lmdb_kv import LmdbKV
 from dynastore.storage.syncer import SyncProcess
+from tests.unit.storage.durable_log_spy import DurableLogSpy
 from tests.unit.storage.killed_writer import SRC, first_line_then_kill_9
 
 
@@ -149,19 +150,12 @@ def test_a_full_segment_is_retired_and_dropped_after_a_checkpoint(
 
 
 def test_crash_safe_commits_sync_the_log_before_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    kv = LmdbKV(tmp_path / "db", map_size=1 << 30, ordered_sync=True)
+    log = DurableLogSpy.local(str(tmp_path / "db" / "wal"))
+    kv = LmdbKV(tmp_path / "db", map_size=1 << 30, ordered_sync=True, durable_log=log)
     assert kv.ordered_sync
     kv.enable_batching(lambda: None)
     synced: list[int] = []
-    log = kv._wal
-    assert log is not None
-    real_sync = log.sync
-
-    def recording_sync() -> None:
-        synced.append(kv.commit_seq)
-        real_sync()
-
-    monkeypatch.setattr(log, "sync", recording_sync)
+    log.on_sync = lambda: synced.append(kv.commit_seq)
     with kv.write() as w:
         w.put(b"a", b"1")
     kv.seal()  # logged; the batch stays open
@@ -171,7 +165,7 @@ def test_crash_safe_commits_sync_the_log_before_the_file(tmp_path: Path, monkeyp
         w.put(b"b", b"2")
     kv.seal()  # the batch is due: its records are synced before LMDB writes it
     assert synced == [2]
-    assert log.take_dirty() == []
+    assert kv._durable_pos == log.end()  # every record is synced
     kv.close()
 
 
