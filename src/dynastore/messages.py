@@ -202,7 +202,10 @@ SER_PARAMETERIZED_CAST = (
 SER_BLOB_NOT_STRING = "only base-64-encoded strings are convertible to bytes"
 SER_BLOB_LENGTH = "Base64 encoded length is expected a multiple of 4 bytes but found: {length}"
 SER_BLOB_LAST_CHAR = "Invalid last non-pad Base64 character dectected"
-# Phase 2 (ValidationException): aggregated constraint failures.
+# Phase 2 (ValidationException): constraint failures. errors.validation_message words them (and prefixes every
+# other ValidationException text with VALIDATION_PREFIX) in the form of the request's region: write texts here
+# without the prefix.
+VALIDATION_PREFIX = "1 validation error detected: "
 CONSTRAINT_SUMMARY = "{count} validation error{plural} detected: {entries}"
 CONSTRAINT_ENTRY = "Value {value} at '{path}' failed to satisfy constraint: {constraint}"
 CONSTRAINT_ENTRY_BARE = "Value at '{path}' failed to satisfy constraint: {constraint}"

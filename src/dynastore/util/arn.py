@@ -9,7 +9,7 @@ __all__ = ["table_name_from_arn", "table_name_in"]
 
 
 def _invalid(detail: str) -> ValidationException:
-    return ValidationException(messages.INVALID_PARAMS.format(detail=detail))
+    return ValidationException(messages.INVALID_PARAMS.format(detail=detail), bare=True)
 
 
 def table_name_from_arn(arn: str, region: str, account_id: str) -> tuple[str, bool]:
@@ -22,16 +22,16 @@ def table_name_from_arn(arn: str, region: str, account_id: str) -> tuple[str, bo
         raise _invalid(messages.ARN_MUST_START_WITH_ARN.format(arn=arn))
     parts = arn.split(":", 5)
     if len(parts) != 6 or not parts[5]:
-        raise ValidationException(messages.INVALID_TABLE_ARN.format(arn=arn))
+        raise ValidationException(messages.INVALID_TABLE_ARN.format(arn=arn), bare=True)
     _, partition, service, arn_region, account, resource = parts
     if service != "dynamodb":
         raise _invalid(messages.ARN_NOT_DYNAMODB.format(arn=arn))
     if partition != "aws" or not account.isdigit() or not resource.startswith("table/"):
-        raise ValidationException(messages.INVALID_TABLE_ARN.format(arn=arn))
+        raise ValidationException(messages.INVALID_TABLE_ARN.format(arn=arn), bare=True)
     segments = resource.split("/")
     name = segments[1]
     if len(name) < 3:
-        raise ValidationException(messages.INVALID_TABLE_ARN.format(arn=arn))
+        raise ValidationException(messages.INVALID_TABLE_ARN.format(arn=arn), bare=True)
     is_stream = False
     if len(segments) > 2:
         if len(segments) == 4 and segments[2] == "stream" and segments[3]:
@@ -39,7 +39,7 @@ def table_name_from_arn(arn: str, region: str, account_id: str) -> tuple[str, bo
         elif segments[2] == "index":
             raise _invalid(messages.ARN_NOT_TABLE_OR_STREAM.format(arn=arn))
         else:
-            raise ValidationException(messages.INVALID_TABLE_ARN.format(arn=arn))
+            raise ValidationException(messages.INVALID_TABLE_ARN.format(arn=arn), bare=True)
     if account != account_id or arn_region != region:  # a table this endpoint does not hold for the caller
         raise AccessDeniedException(messages.ACCESS_DENIED)
     return name, is_stream
@@ -56,11 +56,11 @@ def table_name_in(table_name: str, region: str, account_id: str) -> str:
         return table_name
     parts = table_name.split(":", 5)
     if len(parts) != 6 or parts[1] != "aws" or parts[2] != "dynamodb" or not parts[4].isdigit():
-        raise ValidationException(messages.INVALID_TABLE_ARN.format(arn=table_name))
+        raise ValidationException(messages.INVALID_TABLE_ARN.format(arn=table_name), bare=True)
     resource = parts[5]
     name = resource[len("table/") :]
     if not resource.startswith("table/") or not name or "/" in name:
-        raise ValidationException(messages.INVALID_TABLE_ARN.format(arn=table_name))
+        raise ValidationException(messages.INVALID_TABLE_ARN.format(arn=table_name), bare=True)
     if parts[3] != region or parts[4] != account_id:
         raise AccessDeniedException(messages.ACCESS_DENIED)
     return name
