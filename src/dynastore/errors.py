@@ -108,14 +108,25 @@ class Violation:
     ``old_path`` in lower camel case (``requestItems.t.member``), ``echo`` the value as the older form quotes it
     (None: not echoed), ``rank`` the member's place in the service model's order (the new form reports the first)."""
 
-    __slots__ = ("path", "old_path", "constraint", "echo", "rank")
+    __slots__ = ("path", "old_path", "constraint", "echo", "rank", "old_constraint")
 
-    def __init__(self, path: str, old_path: str, constraint: str, echo: str | None, rank: tuple[int, ...]) -> None:
+    def __init__(
+        self,
+        path: str,
+        old_path: str,
+        constraint: str,
+        echo: str | None,
+        rank: tuple[int, ...],
+        old_constraint: str | None = None,
+    ) -> None:
         self.path = path
         self.old_path = old_path
         self.constraint = constraint
         self.echo = echo
         self.rank = rank
+        # The older form's constraint where it differs: a map's values checked as one ("Map value must satisfy
+        # constraint: [...]" at the map) where the new form names the failing value and its own constraint.
+        self.old_constraint = old_constraint
 
 
 class ValidationException(DynamoError):
@@ -176,11 +187,10 @@ _COUNTED_PREFIXES = tuple(f"{n} validation error" for n in range(1, _MAX_AGGREGA
 
 
 def _old_entry(violation: Violation) -> str:
+    constraint = violation.constraint if violation.old_constraint is None else violation.old_constraint
     if violation.echo is None:
-        return messages.CONSTRAINT_ENTRY_BARE.format(path=violation.path, constraint=violation.constraint)
-    return messages.CONSTRAINT_ENTRY.format(
-        value=violation.echo, path=violation.old_path, constraint=violation.constraint
-    )
+        return messages.CONSTRAINT_ENTRY_BARE.format(path=violation.path, constraint=constraint)
+    return messages.CONSTRAINT_ENTRY.format(value=violation.echo, path=violation.old_path, constraint=constraint)
 
 
 class SerializationException(DynamoError):

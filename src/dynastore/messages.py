@@ -53,7 +53,8 @@ MIXED_EXPRESSION_PARAMS = (
     "Non-expression parameters: {{{legacy}}} Expression parameters: {{{expressions}}}"
 )
 NAMES_WITHOUT_EXPRESSIONS = "ExpressionAttributeNames can only be specified when using expressions"
-VALUES_WITHOUT_EXPRESSIONS = (
+VALUES_WITHOUT_EXPRESSIONS = "ExpressionAttributeValues can only be specified when using expressions"
+VALUES_WITHOUT_EXPRESSIONS_OLD = (
     "ExpressionAttributeValues can only be specified when using expressions: {expressions} {verb} null"
 )
 RETURN_VALUES_PUT_DELETE = "ReturnValues can only be ALL_OLD or NONE"

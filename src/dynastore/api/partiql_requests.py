@@ -9,6 +9,7 @@ from dynastore import messages
 from dynastore.engine.context import Context
 from dynastore.engine.key_spaces import IndexKeySpace, KeySpace
 from dynastore.errors import (
+    AccessDeniedException,
     ConditionalCheckFailedException,
     DuplicateItemException,
     DynamoError,
@@ -83,6 +84,7 @@ _CODES: Final[tuple[tuple[type[DynamoError], str], ...]] = (
     (RequestLimitExceeded, "RequestLimitExceeded"),
     (ResourceNotFoundException, "ResourceNotFound"),
     (ValidationException, "ValidationError"),
+    (AccessDeniedException, "AccessDenied"),
 )
 
 

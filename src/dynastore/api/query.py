@@ -1,8 +1,8 @@
 """Query: one page of the items of one partition key, in sort-key order (or reversed).
 
-Order of the checks (dynalite ``validations/query.js`` + ``actions/query.js``): the Select rules (DynamoDB sends
-them for Query with the "1 validation error detected: " prefix of a constraint error), expression/legacy
-mixing, QueryFilter, duplicate AttributesToGet, ExclusiveStartKey values, a key condition present, the
+Order of the checks (docs/validation-order.md): the Select rules (DynamoDB sends them for Query with the
+"1 validation error detected: " prefix in both forms), expression/legacy mixing, QueryFilter, duplicate
+AttributesToGet, a key condition present and the KeyConditions' values, ExclusiveStartKey values, the
 expressions; then the table, IndexName, the key condition against the key schema, the start key, nested paths
 and filters on key attributes.
 """
@@ -52,7 +52,6 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
     check_condition_values(query_filter)
     legacy_filter = legacy.query_filter(query_filter, req.get("ConditionalOperator")) if query_filter else None
     check_attributes_to_get(req)
-    check_start_key_values(req)
     key_text = req.get("KeyConditionExpression")
     if req.get("KeyConditions") is None and key_text is None:
         raise ValidationException(messages.QUERY_NO_KEY_CONDITION)
@@ -60,6 +59,7 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
     check_condition_values(key_conditions)
     if key_conditions is not None and key_text is None:
         legacy.check_key_conditions(key_conditions)  # before the table is looked up, as DynamoDB does
+    check_start_key_values(req)  # after the key conditions (docs/validation-order.md)
     check_expression_maps(req)
     known = _known_key_condition(req, ctx)
     if known is not None:

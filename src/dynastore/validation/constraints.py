@@ -193,20 +193,32 @@ def _scalar_tests(shape: Shape) -> list[tuple[Callable[[Any], bool], str]]:
     return tests
 
 
-def _map_value_tests(shape: Shape) -> list[tuple[Callable[[Any], bool], str]]:
-    tests: list[tuple[Callable[[Any], bool], str]] = []
-    if isinstance(shape, Map) and shape.value_len is not None:
-        low_len, high_len = shape.value_len
-        text = messages.CONSTRAINT_MAP_VALUES.format(
-            constraints=", ".join(
-                (
-                    messages.CONSTRAINT_MAX_LENGTH.format(limit=high_len),
-                    messages.CONSTRAINT_MIN_LENGTH.format(limit=low_len),
-                )
-            )
-        )
-        tests.append((lambda v: all(x is None or low_len <= len(x) <= high_len for x in v.values()), text))
-    return tests
+# A map's check of its values' lengths: (value, path, violations) -> None.
+ValueCheck = Callable[[Any, Path, list[Violation]], None]
+
+
+def _map_value_check(shape: Shape) -> ValueCheck | None:
+    """The lengths of a map's values (BatchWriteItem's 1..25 requests per table). The older form reports the map
+    with both bounds (``Map value must satisfy constraint: [...]``); the new form the first failing value
+    (``RequestItems.<table>.member``) with the bound it breaks."""
+    if not isinstance(shape, Map) or shape.value_len is None:
+        return None
+    low_len, high_len = shape.value_len
+    too_long = messages.CONSTRAINT_MAX_LENGTH.format(limit=high_len)
+    too_short = messages.CONSTRAINT_MIN_LENGTH.format(limit=low_len)
+    whole = messages.CONSTRAINT_MAP_VALUES.format(constraints=f"{too_long}, {too_short}")
+
+    def check_values(value: Any, path: Path, errors: list[Violation]) -> None:
+        for rank, (key, item) in enumerate(value.items()):
+            if item is not None and not low_len <= len(item) <= high_len:
+                broken = too_long if len(item) > high_len else too_short
+                failure = _violation(shape, value, (path, f"{key}.member", False, rank), broken, True)
+                failure.old_path = _violation(shape, value, path, whole, True).old_path
+                failure.old_constraint = whole
+                errors.append(failure)
+                return
+
+    return check_values
 
 
 def _key_test(keys: String) -> tuple[Callable[[str], bool], str]:
@@ -279,9 +291,9 @@ def _compile(shape: Shape) -> Checker | None:
     bare = isinstance(shape, List | Map) and shape.bare
     tests = _scalar_tests(shape)
     key_test = _key_test(shape.keys) if isinstance(shape, Map) and shape.keys is not None else None
-    value_tests = _map_value_tests(shape)
+    value_check = _map_value_check(shape)
     children = _children(shape)
-    if not not_null and not tests and key_test is None and not value_tests and children is None:
+    if not not_null and not tests and key_test is None and value_check is None and children is None:
         return None
 
     def check_member(value: Any, path: Path, errors: list[Violation]) -> None:
@@ -297,9 +309,8 @@ def _compile(shape: Shape) -> Checker | None:
             for key in value:
                 if not key_ok(key) and len(errors) < MAX_VIOLATIONS:
                     errors.append(_violation(shape, value, path, key_text, True))
-        for passes, text in value_tests:
-            if not passes(value) and len(errors) < MAX_VIOLATIONS:
-                errors.append(_violation(shape, value, path, text, True))
+        if value_check is not None and len(errors) < MAX_VIOLATIONS:
+            value_check(value, path, errors)
         if children is not None and len(errors) < MAX_VIOLATIONS:
             children(value, path, errors)
 

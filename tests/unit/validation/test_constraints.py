@@ -43,13 +43,13 @@ def test_member_order_and_enum_order() -> None:
     }
     assert old_message(schemas.PUT_ITEM, body) == (
         "5 validation errors detected: "
+        "Value 'hi' at 'returnValues' failed to satisfy constraint: "
+        "Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]; "
         "Value 'hi' at 'returnConsumedCapacity' failed to satisfy constraint: "
         "Member must satisfy enum value set: [INDEXES, TOTAL, NONE]; "
         "Value 'abc;' at 'tableName' failed to satisfy constraint: "
         "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+; "
         "Value null at 'item' failed to satisfy constraint: Member must not be null; "
-        "Value 'hi' at 'returnValues' failed to satisfy constraint: "
-        "Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]; "
         "Value 'hi' at 'returnItemCollectionMetrics' failed to satisfy constraint: "
         "Member must satisfy enum value set: [SIZE, NONE]"
     )
