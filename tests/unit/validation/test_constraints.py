@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from dynastore.api import schemas
-from dynastore.errors import ValidationException, validation_message as worded
+from dynastore.errors import ValidationException
+from dynastore.errors import validation_message as worded
 from dynastore.validation import validate_request
 
 
