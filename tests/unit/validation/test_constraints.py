@@ -197,8 +197,8 @@ def test_valid_requests_pass() -> None:
 
 
 def test_new_form_reports_the_first_failure_in_the_model_order() -> None:
-    # PutItemInput lists TableName first: the older form's first entry (ReturnConsumedCapacity) comes later
-    body = {"TableName": "abc;", "ReturnConsumedCapacity": "hi", "ReturnValues": "hi"}
+    # PutItemInput lists TableName first: the older form's first entry (ReturnValues) comes later
+    body: dict[str, Any] = {"TableName": "abc;", "ReturnConsumedCapacity": "hi", "ReturnValues": "hi"}
     assert validation_message(schemas.PUT_ITEM, body) == (
         "1 validation error detected: Value at 'TableName' failed to satisfy constraint: "
         "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"
@@ -211,7 +211,7 @@ def test_new_form_reports_the_first_failure_in_the_model_order() -> None:
 
 
 def test_new_form_names_nested_members_without_their_values() -> None:
-    body = {
+    body: dict[str, Any] = {
         "TableName": "abc",
         "AttributeDefinitions": [],
         "KeySchema": [{"KeyType": "HASH"}, {"AttributeName": "a"}, {"KeyType": "Woop", "AttributeName": "a"}],
