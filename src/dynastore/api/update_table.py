@@ -214,7 +214,8 @@ class _Update:
                 raise ValidationException(
                     messages.THROUGHPUT_WILL_NOT_CHANGE.format(
                         cur_read=current.read, req_read=read, cur_write=current.write, req_write=write
-                    ), bare=True
+                    ),
+                    bare=True,
                 )
             shown, pending = _throughput_change(current, read, write, self.now)
             self.async_change = True
@@ -279,7 +280,8 @@ class _Update:
                             req_read=read,
                             cur_write=current.write,
                             req_write=write,
-                        ), bare=True
+                        ),
+                        bare=True,
                     )
                 shown, pending = _throughput_change(current, read, write, self.now)
                 new = replace(new, throughput=shown, pending_throughput=pending, status=UPDATING)
