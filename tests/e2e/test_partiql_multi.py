@@ -236,7 +236,7 @@ class TestTransaction:
             ),
             (
                 ["DELETE FROM \"{t}\" WHERE pk = 'a' AND sk = 1", "UPDATE \"{t}\" SET v = 1 WHERE pk = 'a' AND sk = 1"],
-                "1 validation error detected: Transaction request cannot include multiple operations on one item",
+                "Transaction request cannot include multiple operations on one item",
             ),
             (
                 ["DELETE FROM \"{t}\" WHERE pk = 'a' AND sk = 1 RETURNING ALL OLD *"],

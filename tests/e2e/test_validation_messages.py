@@ -149,8 +149,8 @@ class TestOlderForm:
         )
         assert error_of(lambda: ddb.scan(TableName="abc", Limit=0)) == (
             "ValidationException",
-            "1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member must have value "
-            "greater than or equal to 1",
+            "1 validation error detected: Value '0' at 'limit' failed to satisfy constraint: "
+            "Member must have value greater than or equal to 1",
         )
 
     def test_semantic_errors_are_bare(self, old_form_client: Any) -> None:
@@ -175,7 +175,7 @@ class TestOlderForm:
         )
         assert error_of(lambda: ddb.put_item(TableName=table, Item={"pk": {"S": "a"}, "s": {"SS": []}})) == (
             "ValidationException",
-            "1 validation error detected: One or more parameter values were invalid: An string set  may not be empty",
+            "One or more parameter values were invalid: An string set  may not be empty",
         )
 
     def test_texts_that_always_carry_the_prefix_keep_it(self, old_form_client: Any) -> None:
@@ -200,6 +200,20 @@ class TestOrder:
             "ValidationException",
             "1 validation error detected: The attempted filter operation is not supported for the provided filter "
             "argument count",
+        )
+
+    def test_batch_get_duplicate_keys_before_the_table(self, ddb: Any) -> None:
+        keys = [{"pk": {"S": "a"}}, {"pk": {"S": "a"}}]
+        assert error_of(lambda: ddb.batch_get_item(RequestItems={unique_name("missing"): {"Keys": keys}})) == (
+            "ValidationException",
+            "1 validation error detected: Provided list of item keys contains duplicates",
+        )
+
+    def test_transaction_on_one_item_twice_is_found_against_the_table(self, ddb: Any, table_s: str) -> None:
+        get = {"Get": {"TableName": table_s, "Key": {"pk": {"S": "a"}}}}
+        assert error_of(lambda: ddb.transact_get_items(TransactItems=[get, get])) == (
+            "ValidationException",
+            "Transaction request cannot include multiple operations on one item",
         )
 
     def test_item_size_after_the_table(self, ddb: Any) -> None:

@@ -64,7 +64,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
             _check_key_untouched(table, p.update)
         key = storage_key(table, source)
         if key in seen:
-            raise ValidationException(messages.TRANSACTION_MULTIPLE_OPERATIONS_ON_ITEM)
+            raise ValidationException(messages.TRANSACTION_MULTIPLE_OPERATIONS_ON_ITEM, bare=True)
         seen.add(key)
         return_old = p.body.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD"
         actions.append(transactions.WriteAction(table, key, _plan(p), return_old))
