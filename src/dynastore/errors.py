@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from dynastore import messages
+
 __all__ = [
     "AccessDeniedException",
     "ConditionalCheckFailedException",
@@ -53,7 +55,11 @@ __all__ = [
     "TrimmedDataAccessException",
     "UnknownOperationException",
     "UnrecognizedClientException",
+    "OLD_FORM_REGIONS",
+    "VALIDATION_PREFIX",
     "ValidationException",
+    "Violation",
+    "validation_message",
 ]
 
 _DYNAMODB = "com.amazonaws.dynamodb.v20120810"
@@ -88,8 +94,103 @@ class DynamoError(Exception):
         return f"{type(self).__name__}(message={self.message!r})"
 
 
+# The regions whose DynamoDB still answers a request's validation errors in the form used before its request-
+# validation framework of 2026: constraint failures aggregated, values echoed, members in lower camel case, no
+# prefix on other texts (docs/operations.md "Validation messages"). Every other region answers in the new form.
+OLD_FORM_REGIONS = frozenset({"eu-south-2", "me-central-1"})
+
+VALIDATION_PREFIX = messages.VALIDATION_PREFIX
+_MAX_AGGREGATED = 10  # the older form lists at most 10 constraint failures
+
+
+class Violation:
+    """One failed constraint, as both forms name it: ``path`` in the API's own spelling (``RequestItems.t.member``),
+    ``old_path`` in lower camel case (``requestItems.t.member``), ``echo`` the value as the older form quotes it
+    (None: not echoed), ``rank`` the member's place in the service model's order (the new form reports the first)."""
+
+    __slots__ = ("path", "old_path", "constraint", "echo", "rank", "old_constraint")
+
+    def __init__(
+        self,
+        path: str,
+        old_path: str,
+        constraint: str,
+        echo: str | None,
+        rank: tuple[int, ...],
+        old_constraint: str | None = None,
+    ) -> None:
+        self.path = path
+        self.old_path = old_path
+        self.constraint = constraint
+        self.echo = echo
+        self.rank = rank
+        # The older form's constraint where it differs: a map's values checked as one ("Map value must satisfy
+        # constraint: [...]" at the map) where the new form names the failing value and its own constraint.
+        self.old_constraint = old_constraint
+
+
 class ValidationException(DynamoError):
+    """A request DynamoDB refuses as invalid. Carries the text without any prefix (``detail``) or the constraint
+    failures found (``violations``); ``validation_message`` words them in the form of the request's region.
+
+    ``bare``: the text is answered as it is in every region: a fault found against a table's definition or its
+    items (key schema, indexes, the item being updated), which DynamoDB's request validation does not see.
+    ``old_detail``: the older form's wording where it differs from the new one's."""
+
     namespace = "com.amazon.coral.validate"
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        bare: bool = False,
+        old_detail: str | None = None,
+        violations: tuple[Violation, ...] = (),
+        **extra: Any,
+    ) -> None:
+        self.detail = message
+        self.bare = bare
+        self.old_detail = old_detail
+        self.violations = violations
+        super().__init__(validation_message(self, old_form=False), **extra)
+
+    def in_old_form(self) -> None:
+        """Word the message as the regions of OLD_FORM_REGIONS do."""
+        self.message = validation_message(self, old_form=True)
+
+
+def validation_message(error: ValidationException, *, old_form: bool) -> str | None:
+    """The one place a ValidationException's message is worded (it runs only on errors).
+
+    New form: the first constraint failure alone, ``1 validation error detected: Value at '<Member>' failed to
+    satisfy constraint: <constraint>``; any other text prefixed with ``1 validation error detected: `` unless it is
+    ``bare``. Old form: up to 10 failures aggregated, ``N validation error(s) detected: Value '<v>' at '<member>'
+    ...`` joined by ``; ``; other texts as they are. A text that already carries the prefix is left alone."""
+    violations = error.violations
+    if violations:
+        if old_form:
+            listed = violations[:_MAX_AGGREGATED]
+            count = len(listed)
+            entries = "; ".join(_old_entry(v) for v in listed)
+            return messages.CONSTRAINT_SUMMARY.format(count=count, plural="s" if count > 1 else "", entries=entries)
+        first = min(violations, key=lambda v: v.rank)
+        return VALIDATION_PREFIX + messages.CONSTRAINT_ENTRY_BARE.format(path=first.path, constraint=first.constraint)
+    detail = error.detail
+    if old_form and error.old_detail is not None:
+        return error.old_detail
+    if detail is None or old_form or error.bare or detail.startswith(_COUNTED_PREFIXES):
+        return detail
+    return VALIDATION_PREFIX + detail
+
+
+_COUNTED_PREFIXES = tuple(f"{n} validation error" for n in range(1, _MAX_AGGREGATED + 1))
+
+
+def _old_entry(violation: Violation) -> str:
+    constraint = violation.constraint if violation.old_constraint is None else violation.old_constraint
+    if violation.echo is None:
+        return messages.CONSTRAINT_ENTRY_BARE.format(path=violation.path, constraint=constraint)
+    return messages.CONSTRAINT_ENTRY.format(value=violation.echo, path=violation.old_path, constraint=constraint)
 
 
 class SerializationException(DynamoError):

@@ -64,7 +64,8 @@ MIXED_EXPRESSION_PARAMS = (
     "Non-expression parameters: {{{legacy}}} Expression parameters: {{{expressions}}}"
 )
 NAMES_WITHOUT_EXPRESSIONS = "ExpressionAttributeNames can only be specified when using expressions"
-VALUES_WITHOUT_EXPRESSIONS = (
+VALUES_WITHOUT_EXPRESSIONS = "ExpressionAttributeValues can only be specified when using expressions"
+VALUES_WITHOUT_EXPRESSIONS_OLD = (
     "ExpressionAttributeValues can only be specified when using expressions: {expressions} {verb} null"
 )
 RETURN_VALUES_PUT_DELETE = "ReturnValues can only be ALL_OLD or NONE"
@@ -213,7 +214,10 @@ SER_PARAMETERIZED_CAST = (
 SER_BLOB_NOT_STRING = "only base-64-encoded strings are convertible to bytes"
 SER_BLOB_LENGTH = "Base64 encoded length is expected a multiple of 4 bytes but found: {length}"
 SER_BLOB_LAST_CHAR = "Invalid last non-pad Base64 character dectected"
-# Phase 2 (ValidationException): aggregated constraint failures.
+# Phase 2 (ValidationException): constraint failures. errors.validation_message words them (and prefixes every
+# other ValidationException text with VALIDATION_PREFIX) in the form of the request's region: write texts here
+# without the prefix.
+VALIDATION_PREFIX = "1 validation error detected: "
 CONSTRAINT_SUMMARY = "{count} validation error{plural} detected: {entries}"
 CONSTRAINT_ENTRY = "Value {value} at '{path}' failed to satisfy constraint: {constraint}"
 CONSTRAINT_ENTRY_BARE = "Value at '{path}' failed to satisfy constraint: {constraint}"

@@ -30,7 +30,7 @@ class TestValidation:
         request = {one: {"Keys": [key(i) for i in range(60)]}, two: {"Keys": [key(i) for i in range(41)]}}
         assert error_of(lambda: ddb.batch_get_item(RequestItems=request)) == (
             VALIDATION,
-            "Too many items requested for the BatchGetItem call",
+            "1 validation error detected: Too many items requested for the BatchGetItem call",
         )
 
     def test_keys_constraints(self, ddb: Any, tables: tuple[str, str]) -> None:
@@ -49,28 +49,35 @@ class TestValidation:
     @pytest.mark.parametrize(
         ("spec", "message"),
         [
-            ({"Keys": [key(1), {"pk": {"S": "k1"}}]}, "Provided list of item keys contains duplicates"),
+            (
+                {"Keys": [key(1), {"pk": {"S": "k1"}}]},
+                ("1 validation error detected: Provided list of item keys contains duplicates"),
+            ),
             ({"Keys": [{"pk": {"N": "1"}}]}, "The provided key element does not match the schema"),
             ({"Keys": [{"pk": {"S": "a"}, "x": {"S": "b"}}]}, "The provided key element does not match the schema"),
             (
                 {"Keys": [key(1)], "ProjectionExpression": "a", "AttributesToGet": ["a"]},
+                "1 validation error detected: "
                 "Can not use both expression and non-expression parameters in the same request: Non-expression "
                 "parameters: {AttributesToGet} Expression parameters: {ProjectionExpression}",
             ),
             (
                 {"Keys": [key(1)], "ProjectionExpression": "a", "ExpressionAttributeNames": {"#a": "a"}},
+                "1 validation error detected: "
                 "Value provided in ExpressionAttributeNames unused in expressions: keys: {#a}",
             ),
             (
                 {"Keys": [key(1)], "ExpressionAttributeNames": {"#a": "a"}},
-                "ExpressionAttributeNames can only be specified when using expressions",
+                "1 validation error detected: ExpressionAttributeNames can only be specified when using expressions",
             ),
             (
                 {"Keys": [key(1)], "AttributesToGet": ["a", "a"]},
+                "1 validation error detected: "
                 "One or more parameter values were invalid: Duplicate value in attribute name: a",
             ),
             (
                 {"Keys": [{"pk": {"S": "a", "N": "1"}}]},
+                "1 validation error detected: "
                 "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported "
                 "datatypes",
             ),

@@ -24,19 +24,18 @@ class TestValidation:
         request = {table_s: [put(f"a{i}") for i in range(20)], table_b: [put(f"b{i}") for i in range(6)]}
         assert error_of(lambda: ddb.batch_write_item(RequestItems=request)) == (
             VALIDATION,
-            "Too many items requested for the BatchWriteItem call",
+            "1 validation error detected: Too many items requested for the BatchWriteItem call",
         )
 
     def test_constraints(self, ddb: Any, table_s: str) -> None:
         assert error_of(lambda: ddb.batch_write_item(RequestItems={table_s: []})) == (
             VALIDATION,
-            f"1 validation error detected: Value '{{{table_s}=[]}}' at 'requestItems' failed to satisfy constraint: "
-            "Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have "
-            "length greater than or equal to 1]",
+            f"1 validation error detected: Value at 'RequestItems.{table_s}.member' failed to satisfy constraint: "
+            "Member must have length greater than or equal to 1",
         )
         assert error_of(lambda: ddb.batch_write_item(RequestItems={table_s: [{"DeleteRequest": {}}]})) == (
             VALIDATION,
-            f"1 validation error detected: Value null at 'requestItems.{table_s}.member.1.member.deleteRequest.key' "
+            f"1 validation error detected: Value at 'RequestItems.{table_s}.member.1.member.DeleteRequest.Key' "
             "failed to satisfy constraint: Member must not be null",
         )
 
@@ -45,11 +44,13 @@ class TestValidation:
         [
             (
                 [{}],
+                "1 validation error detected: "
                 "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported "
                 "datatypes",
             ),
             (
                 [{**put("a"), **delete("a")}],
+                "1 validation error detected: "
                 "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported "
                 "datatypes",
             ),
@@ -62,7 +63,7 @@ class TestValidation:
             ([{"DeleteRequest": {"Key": {"pk": {"N": "1"}}}}], "The provided key element does not match the schema"),
             (
                 [put("a", n={"N": "1x"})],
-                "The parameter cannot be converted to a numeric value: 1x",
+                "1 validation error detected: The parameter cannot be converted to a numeric value: 1x",
             ),
         ],
     )

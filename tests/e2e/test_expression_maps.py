@@ -19,30 +19,33 @@ NAMES = {"#a": "a"}
 CASES = [
     (
         {"ExpressionAttributeNames": {}, "ExpressionAttributeValues": {":v": {"S": "x"}}},
-        "ExpressionAttributeNames must not be empty",
+        "1 validation error detected: ExpressionAttributeNames must not be empty",
     ),
     (
         {"ExpressionAttributeNames": NAMES, "ExpressionAttributeValues": {}},
-        "ExpressionAttributeValues must not be empty",
+        "1 validation error detected: ExpressionAttributeValues must not be empty",
     ),
     (
         {"ExpressionAttributeNames": NAMES, "ExpressionAttributeValues": {":v": {}}},
+        "1 validation error detected: "
         "ExpressionAttributeValues contains invalid value: Supplied AttributeValue is empty, must contain exactly one"
         " of the supported datatypes for key :v",
     ),
     (
         {"ExpressionAttributeNames": NAMES, "ExpressionAttributeValues": {":v": {"N": "abc"}}},
+        "1 validation error detected: "
         "ExpressionAttributeValues contains invalid value: The parameter cannot be converted to a numeric value: abc"
         " for key :v",
     ),
     (
         {"ExpressionAttributeNames": NAMES, "ExpressionAttributeValues": {":v": {"SS": []}}},
+        "1 validation error detected: "
         "ExpressionAttributeValues contains invalid value: One or more parameter values were invalid: An string set "
         " may not be empty for key :v",
     ),
     (
         {"ExpressionAttributeNames": NAMES, "ExpressionAttributeValues": {"v": {"S": "x"}}},
-        'ExpressionAttributeValues contains invalid key: Syntax error; key: "v"',
+        '1 validation error detected: ExpressionAttributeValues contains invalid key: Syntax error; key: "v"',
     ),
 ]
 
@@ -69,6 +72,7 @@ def test_transaction_actions_validate_their_maps(ddb: Any, table_s: str) -> None
     }
     assert error_of(lambda: ddb.transact_write_items(TransactItems=[{"Update": action}])) == (
         "ValidationException",
+        "1 validation error detected: "
         "ExpressionAttributeValues contains invalid value: Number overflow. Attempting to store a number with"
         " magnitude larger than supported range for key :v",
     )

@@ -234,7 +234,7 @@ class TestValidation:
     def test_put_return_values(self, ddb: Any, table_s: str) -> None:
         assert error_of(lambda: ddb.put_item(TableName=table_s, Item={"pk": {"S": "a"}}, ReturnValues="ALL_NEW")) == (
             "ValidationException",
-            "ReturnValues can only be ALL_OLD or NONE",
+            "1 validation error detected: ReturnValues can only be ALL_OLD or NONE",
         )
 
     def test_item_too_large(self, ddb: Any, table_s: str) -> None:
@@ -253,12 +253,13 @@ class TestValidation:
     def test_empty_set(self, ddb: Any, table_s: str) -> None:
         assert error_of(lambda: ddb.put_item(TableName=table_s, Item={"pk": {"S": "a"}, "s": {"SS": []}})) == (
             "ValidationException",
-            "One or more parameter values were invalid: An string set  may not be empty",
+            "1 validation error detected: One or more parameter values were invalid: An string set  may not be empty",
         )
 
     def test_number_overflow(self, ddb: Any, table_s: str) -> None:
         assert error_of(lambda: ddb.put_item(TableName=table_s, Item={"pk": {"S": "a"}, "n": {"N": "1e126"}})) == (
             "ValidationException",
+            "1 validation error detected: "
             "Number overflow. Attempting to store a number with magnitude larger than supported range",
         )
 
@@ -272,6 +273,7 @@ class TestValidation:
             )
         ) == (
             "ValidationException",
+            "1 validation error detected: "
             "Can not use both expression and non-expression parameters in the same request: "
             "Non-expression parameters: {Expected} Expression parameters: {ConditionExpression}",
         )
@@ -286,6 +288,7 @@ class TestValidation:
             )
         ) == (
             "ValidationException",
+            "1 validation error detected: "
             "Value provided in ExpressionAttributeValues unused in expressions: keys: {:b}",
         )
 
@@ -296,6 +299,7 @@ class TestValidation:
             )
         ) == (
             "ValidationException",
+            "1 validation error detected: "
             "Invalid ConditionExpression: Attribute name is a reserved keyword; reserved keyword: status",
         )
 
@@ -315,7 +319,10 @@ class TestValidation:
     def test_update_syntax_error(self, ddb: Any, table_s: str) -> None:
         assert error_of(
             lambda: ddb.update_item(TableName=table_s, Key={"pk": {"S": "a"}}, UpdateExpression="SET MyStr[ 3 ")
-        ) == ("ValidationException", 'Invalid UpdateExpression: Syntax error; token: "<EOF>", near: "3 "')
+        ) == (
+            "ValidationException",
+            '1 validation error detected: Invalid UpdateExpression: Syntax error; token: "<EOF>", near: "3 "',
+        )
 
     def test_nothing_written_on_error(self, ddb: Any, table_s: str) -> None:
         error_of(
@@ -331,6 +338,6 @@ class TestValidation:
     def test_table_name_constraint(self, ddb: Any) -> None:
         assert error_of(lambda: ddb.get_item(TableName="a", Key={"pk": {"S": "a"}})) == (
             "ValidationException",
-            "1 validation error detected: Value 'a' at 'tableName' failed to satisfy constraint: "
-            "Member must have length greater than or equal to 3",
+            "1 validation error detected: Value at 'TableName' failed to satisfy constraint: Member must have "
+            "length greater than or equal to 3",
         )

@@ -9,11 +9,12 @@ import pytest
 
 from tests.e2e.conftest import error_of
 
-INVALID = "One or more parameter values were invalid: "
-ALONE = "ConditionalOperator cannot be used without Filter or Expected"
-ONE = "ConditionalOperator can only be used when Filter or Expected has two or more elements"
+PREFIX = "1 validation error detected: "
+INVALID = PREFIX + "One or more parameter values were invalid: "
+ALONE = PREFIX + "ConditionalOperator cannot be used without Filter or Expected"
+ONE = PREFIX + "ConditionalOperator can only be used when Filter or Expected has two or more elements"
 SAME_TYPE = INVALID + "AttributeValues inside AttributeValueList must be of same type"
-BOUNDS = "The BETWEEN condition was provided a range where the lower bound is greater than the upper bound"
+BOUNDS = PREFIX + "The BETWEEN condition was provided a range where the lower bound is greater than the upper bound"
 
 
 def _not_valid(op: str, type_name: str) -> str:
@@ -124,6 +125,7 @@ class TestConditionalOperator:
         )
         assert code == "ValidationException"
         assert text == (
+            "1 validation error detected: "
             "Can not use both expression and non-expression parameters in the same request: "
             "Non-expression parameters: {ConditionalOperator} Expression parameters: {UpdateExpression}"
         )

@@ -40,26 +40,23 @@ class TestValidation:
         [
             (
                 {"Limit": 0},
-                "1 validation error detected: Value '0' at 'limit' failed to satisfy constraint: "
-                "Member must have value greater than or equal to 1",
+                "1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member must have value "
+                "greater than or equal to 1",
             ),
             (
                 {"Limit": 101},
-                "1 validation error detected: Value '101' at 'limit' failed to satisfy constraint: "
-                "Member must have value less than or equal to 100",
+                "1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member must have value "
+                "less than or equal to 100",
             ),
             (
                 {"ExclusiveStartTableName": "a;"},
-                "2 validation errors detected: Value 'a;' at 'exclusiveStartTableName' failed to satisfy "
-                "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+; "
-                "Value 'a;' at 'exclusiveStartTableName' failed to satisfy constraint: "
-                "Member must have length greater than or equal to 3",
+                "1 validation error detected: Value at 'ExclusiveStartTableName' failed to satisfy constraint: "
+                "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+",
             ),
             (
                 {"Limit": 0, "ExclusiveStartTableName": "a" * 256},
-                "2 validation errors detected: Value '0' at 'limit' failed to satisfy constraint: "
-                "Member must have value greater than or equal to 1; "
-                f"Value '{'a' * 256}' at 'exclusiveStartTableName' failed to satisfy constraint: "
+                # the service model lists ExclusiveStartTableName before Limit
+                "1 validation error detected: Value at 'ExclusiveStartTableName' failed to satisfy constraint: "
                 "Member must have length less than or equal to 255",
             ),
         ],

@@ -20,7 +20,9 @@ from tests.e2e.test_serialization import SERIALIZATION, Raw
 
 FROM_STRING = "Unexpected token received from parser"
 FROM_NUMBER = "NUMBER_VALUE cannot be converted to Boolean"
-NULL_NOT_TRUE = "One or more parameter values were invalid: Null attribute value types must have the value of true"
+PREFIX = "1 validation error detected: "
+NULL_BARE = "One or more parameter values were invalid: Null attribute value types must have the value of true"
+NULL_NOT_TRUE = PREFIX + NULL_BARE
 
 WRONG_JSON = [
     ({"NULL": "yes"}, FROM_STRING),
@@ -103,7 +105,7 @@ def test_wrong_json_type_is_a_serialization_error(ddb: Any, table_s: str, value:
 def test_null_false_is_refused(ddb: Any, table_s: str) -> None:
     for send in ITEMS_AND_KEYS:
         assert error_of(partial(send, ddb, table_s, {"NULL": False})) == ("ValidationException", NULL_NOT_TRUE)
-    wrapped = f"ExpressionAttributeValues contains invalid value: {NULL_NOT_TRUE} for key :v"
+    wrapped = f"{PREFIX}ExpressionAttributeValues contains invalid value: {NULL_BARE} for key :v"
     for send in EXPRESSION_VALUES:
         assert error_of(partial(send, ddb, table_s, {"NULL": False})) == ("ValidationException", wrapped)
     assert nothing_written(ddb, table_s)

@@ -125,8 +125,9 @@ class TestBatch:
             )
         )
         assert code == VALIDATION
-        assert message.endswith(
-            "at 'statements' failed to satisfy constraint: Member must have length less than or equal to 25"
+        assert message == (
+            "1 validation error detected: Value at 'Statements' failed to satisfy constraint: Member must have length "
+            "less than or equal to 25"
         )
 
 

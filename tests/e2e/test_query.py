@@ -58,6 +58,7 @@ class TestValidation:
     def test_key_condition_required(self, ddb: Any, table: str) -> None:
         assert error_of(lambda: ddb.query(TableName=table)) == (
             VALIDATION,
+            "1 validation error detected: "
             "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.",
         )
 
@@ -65,6 +66,7 @@ class TestValidation:
         call = lambda: q(ddb, table, QueryFilter={"v": {"ComparisonOperator": "NULL"}})  # noqa: E731
         assert error_of(call) == (
             VALIDATION,
+            "1 validation error detected: "
             "Can not use both expression and non-expression parameters in the same request: "
             "Non-expression parameters: {QueryFilter} Expression parameters: {KeyConditionExpression}",
         )
@@ -112,6 +114,7 @@ class TestValidation:
             (
                 "pk = :p AND begins_with(sk, :n)",
                 {":n": {"N": "1"}},
+                "1 validation error detected: "
                 "Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or "
                 "function: begins_with, operand type: N",
             ),
@@ -133,7 +136,9 @@ class TestValidation:
         )
         assert error_of(lambda: q(ddb, table, "pk = :p AND sk > :n", values={":n": {"N": "3"}, ":x": {"N": "1"}}))[
             1
-        ] == ("Value provided in ExpressionAttributeValues unused in expressions: keys: {:x}")
+        ] == (
+            "1 validation error detected: Value provided in ExpressionAttributeValues unused in expressions: keys: {:x}"
+        )
 
     def test_legacy_key_conditions(self, ddb: Any, table: str) -> None:
         def legacy(conditions: dict[str, Any]) -> tuple[str, str]:
@@ -142,11 +147,11 @@ class TestValidation:
         eq = {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "a"}]}
         assert legacy({"pk": eq, "sk": {"ComparisonOperator": "NE", "AttributeValueList": [{"N": "1"}]}}) == (
             VALIDATION,
-            "Attempted conditional constraint is not an indexable operation",
+            "1 validation error detected: Attempted conditional constraint is not an indexable operation",
         )
         assert legacy({"sk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"N": "1"}]}}) == (
             VALIDATION,
-            "Query condition missed key schema element pk",
+            "1 validation error detected: Query condition missed key schema element pk",
         )
 
     @pytest.mark.parametrize(
@@ -173,13 +178,14 @@ class TestValidation:
             (
                 {"pk": {"S": "a"}, "sk": {"N": "1", "S": "x"}},
                 "pk = :p",
+                "1 validation error detected: "
                 "The provided starting key is invalid: Supplied AttributeValue has more than one datatypes set, "
                 "must contain exactly one of the supported datatypes",
             ),
             (
                 {"pk": {"S": "a"}, "sk": {"N": "x1"}},
                 "pk = :p",
-                "The parameter cannot be converted to a numeric value: x1",
+                "1 validation error detected: The parameter cannot be converted to a numeric value: x1",
             ),
         ],
     )
@@ -217,10 +223,11 @@ class TestValidation:
     def test_expression_maps(self, ddb: Any, table: str) -> None:
         assert error_of(lambda: q(ddb, table, ExpressionAttributeNames={})) == (
             VALIDATION,
-            "ExpressionAttributeNames must not be empty",
+            "1 validation error detected: ExpressionAttributeNames must not be empty",
         )
         assert error_of(lambda: q(ddb, table, values={":x": {"N": "1", "S": "a"}})) == (
             VALIDATION,
+            "1 validation error detected: "
             "ExpressionAttributeValues contains invalid value: Supplied AttributeValue has more than one datatypes "
             "set, must contain exactly one of the supported datatypes for key :x",
         )
@@ -228,7 +235,7 @@ class TestValidation:
     def test_limit_constraint(self, ddb: Any, table: str) -> None:
         assert error_of(lambda: q(ddb, table, Limit=0)) == (
             VALIDATION,
-            "1 validation error detected: Value '0' at 'limit' failed to satisfy constraint: Member must have value "
+            "1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member must have value "
             "greater than or equal to 1",
         )
 

@@ -67,7 +67,7 @@ def test_list_streams_errors(server: ServerProcess) -> None:
     for limit, constraint in ((0, "greater than or equal to 1"), (101, "less than or equal to 100")):
         assert error_of(partial(server.streams.list_streams, Limit=limit)) == (
             "ValidationException",
-            f"1 validation error detected: Value '{limit}' at 'limit' failed to satisfy constraint: "
+            "1 validation error detected: Value at 'Limit' failed to satisfy constraint: "
             f"Member must have value {constraint}",
         )
 
@@ -138,12 +138,12 @@ def test_describe_stream_errors(server: ServerProcess) -> None:
     )
     assert error_of(lambda: server.streams.describe_stream(StreamArn=arn, Limit=101)) == (
         "ValidationException",
-        "1 validation error detected: Value '101' at 'limit' failed to satisfy constraint: "
-        "Member must have value less than or equal to 100",
+        "1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member must have value "
+        "less than or equal to 100",
     )
     assert error_of(lambda: server.streams.describe_stream(StreamArn="short")) == (
         "ValidationException",
-        "1 validation error detected: Value 'short' at 'streamArn' failed to satisfy constraint: "
+        "1 validation error detected: Value at 'StreamArn' failed to satisfy constraint: "
         "Member must have length greater than or equal to 37",
     )
     for shard_id in ("shardId-0000000000000000000x-0000000a", "s" * 28):

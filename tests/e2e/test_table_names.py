@@ -12,8 +12,9 @@ from tests.e2e.conftest import cross_account_denial, error_of, unique_name
 KEY = {"pk": {"S": "k"}}
 
 
-def _constraint(value: str, constraint: str) -> str:
-    return f"Value '{value}' at 'tableName' failed to satisfy constraint: {constraint}"
+def _constraint(constraint: str) -> str:
+    """The new form: the member named, its value not echoed (docs/operations.md "Validation messages")."""
+    return f"Value at 'TableName' failed to satisfy constraint: {constraint}"
 
 
 PATTERN = "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"
@@ -25,15 +26,9 @@ class TestNames:
     @pytest.mark.parametrize(
         ("name", "message"),
         [
-            ("", ONE + _constraint("", AT_LEAST.format(1))),
-            ("ab", ONE + _constraint("ab", AT_LEAST.format(3))),
-            (
-                "a!",
-                "2 validation errors detected: "
-                + _constraint("a!", PATTERN)
-                + "; "
-                + _constraint("a!", "Member must have length greater than or equal to 3"),
-            ),
+            ("", ONE + _constraint(AT_LEAST.format(1))),
+            ("ab", ONE + _constraint(AT_LEAST.format(3))),
+            ("a!", ONE + _constraint(PATTERN)),  # the first of its two failures
         ],
     )  # fmt: skip
     def test_every_operation_reports_the_constraints(self, ddb: Any, name: str, message: str) -> None:
@@ -50,9 +45,7 @@ class TestNames:
     def test_an_empty_name_beside_a_missing_item(self, ddb: Any) -> None:
         assert error_of(lambda: ddb.put_item(TableName="")) == (
             "ValidationException",
-            "2 validation errors detected: "
-            + _constraint("", "Member must have length greater than or equal to 1")
-            + "; Value null at 'item' failed to satisfy constraint: Member must not be null",
+            ONE + _constraint("Member must have length greater than or equal to 1"),
         )
 
 
@@ -165,12 +158,13 @@ class TestValidationBeforeLookup:
         conditions: dict[str, Any] = {"pk": {"ComparisonOperator": "EQ", "AttributeValueList": []}}
         assert error_of(lambda: ddb.query(TableName=unique_name("missing"), KeyConditions=conditions)) == (
             "ValidationException",
+            "1 validation error detected: "
             "The attempted filter operation is not supported for the provided filter argument count",
         )
         conditions = {"pk": {"ComparisonOperator": "CONTAINS", "AttributeValueList": [{"S": "a"}]}}
         assert error_of(lambda: ddb.query(TableName=unique_name("missing"), KeyConditions=conditions)) == (
             "ValidationException",
-            "Attempted conditional constraint is not an indexable operation",
+            "1 validation error detected: Attempted conditional constraint is not an indexable operation",
         )
 
     def test_expected_of_a_missing_table(self, ddb: Any) -> None:

@@ -28,25 +28,31 @@ class TestValidation:
         [
             (
                 {"TableName": "abc"},
-                "1 validation error detected: Value null at 'timeToLiveSpecification' failed to satisfy constraint: "
+                "1 validation error detected: Value at 'TimeToLiveSpecification' failed to satisfy constraint: "
                 "Member must not be null",
             ),
             (
                 {"TableName": "abc", "TimeToLiveSpecification": {"Enabled": True}},
-                "1 validation error detected: Value null at 'timeToLiveSpecification.attributeName' failed to "
-                "satisfy constraint: Member must not be null",
+                "1 validation error detected: Value at 'TimeToLiveSpecification.AttributeName' failed to satisfy "
+                "constraint: Member must not be null",
             ),
             (
                 {"TableName": "abc", "TimeToLiveSpecification": {"AttributeName": "x"}},
-                "1 validation error detected: Value null at 'timeToLiveSpecification.enabled' failed to "
-                "satisfy constraint: Member must not be null",
+                "1 validation error detected: Value at 'TimeToLiveSpecification.Enabled' failed to satisfy "
+                "constraint: Member must not be null",
             ),
             (
                 {"TableName": "abc", "TimeToLiveSpecification": {"AttributeName": "", "Enabled": True}},
-                "1 validation error detected: Value '' at 'timeToLiveSpecification.attributeName' failed to "
-                "satisfy constraint: Member must have length greater than or equal to 1",
+                "1 validation error detected: Value at 'TimeToLiveSpecification.AttributeName' failed to satisfy "
+                "constraint: Member must have length greater than or equal to 1",
             ),
-            ({}, "The parameter 'TableName' is required but was not present in the request"),
+            (
+                {},
+                (
+                    "1 validation error detected: "
+                    "The parameter 'TableName' is required but was not present in the request"
+                ),
+            ),
         ],
     )
     def test_update_constraints(self, ddb: Any, kwargs: dict[str, Any], message: str) -> None:
@@ -55,8 +61,8 @@ class TestValidation:
     def test_describe_constraints(self, ddb: Any) -> None:
         assert error_of(lambda: ddb.describe_time_to_live(TableName="ab")) == (
             "ValidationException",
-            "1 validation error detected: Value 'ab' at 'tableName' failed to satisfy constraint: "
-            "Member must have length greater than or equal to 3",
+            "1 validation error detected: Value at 'TableName' failed to satisfy constraint: Member must have "
+            "length greater than or equal to 3",
         )
 
     def test_missing_table(self, ddb: Any) -> None:

@@ -18,8 +18,8 @@ class TestValidation:
     def test_empty_list(self, ddb: Any) -> None:
         assert error_of(lambda: ddb.transact_get_items(TransactItems=[])) == (
             "ValidationException",
-            "1 validation error detected: Value '[]' at 'transactItems' failed to satisfy constraint: "
-            "Member must have length greater than or equal to 1",
+            "1 validation error detected: Value at 'TransactItems' failed to satisfy constraint: Member must "
+            "have length greater than or equal to 1",
         )
 
     def test_more_than_100_gets(self, ddb: Any, table_s: str) -> None:
@@ -27,8 +27,9 @@ class TestValidation:
             lambda: ddb.transact_get_items(TransactItems=[get(table_s, str(i)) for i in range(101)])
         )
         assert code == "ValidationException"
-        assert message.endswith(
-            "at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to 100"
+        assert message == (
+            "1 validation error detected: Value at 'TransactItems' failed to satisfy constraint: Member must have "
+            "length less than or equal to 100"
         )
 
     def test_unknown_table(self, ddb: Any, table_s: str) -> None:
@@ -73,7 +74,7 @@ class TestValidation:
         entry = get(table_s, "a", ProjectionExpression="pk", ExpressionAttributeNames={"#x": "x"})
         assert error_of(lambda: ddb.transact_get_items(TransactItems=[entry])) == (
             "ValidationException",
-            "Value provided in ExpressionAttributeNames unused in expressions: keys: {#x}",
+            "1 validation error detected: Value provided in ExpressionAttributeNames unused in expressions: keys: {#x}",
         )
 
 

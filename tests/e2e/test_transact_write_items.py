@@ -50,8 +50,8 @@ class TestValidation:
     def test_empty_list(self, ddb: Any) -> None:
         assert error_of(lambda: ddb.transact_write_items(TransactItems=[])) == (
             "ValidationException",
-            "1 validation error detected: Value '[]' at 'transactItems' failed to satisfy constraint: "
-            "Member must have length greater than or equal to 1",
+            "1 validation error detected: Value at 'TransactItems' failed to satisfy constraint: Member must "
+            "have length greater than or equal to 1",
         )
 
     def test_more_than_100_actions(self, ddb: Any, table_s: str) -> None:
@@ -59,9 +59,9 @@ class TestValidation:
             lambda: ddb.transact_write_items(TransactItems=[put(table_s, str(i)) for i in range(101)])
         )
         assert code == "ValidationException"
-        assert message.startswith("1 validation error detected: Value '[")
-        assert message.endswith(
-            "at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to 100"
+        assert message == (
+            "1 validation error detected: Value at 'TransactItems' failed to satisfy constraint: Member must have "
+            "length less than or equal to 100"
         )
 
     def test_two_actions_on_one_item(self, ddb: Any, table_s: str) -> None:
@@ -76,12 +76,13 @@ class TestValidation:
         entry = {**put(table_s, "x"), "Delete": {"TableName": table_s, "Key": key("x")}}
         assert error_of(lambda: ddb.transact_write_items(TransactItems=[entry])) == (
             "ValidationException",
-            "TransactItems can only contain one of Check, Put, Update or Delete",
+            "1 validation error detected: TransactItems can only contain one of Check, Put, Update or Delete",
         )
 
     def test_no_operation_in_an_entry(self, ddb: Any) -> None:
         assert error_of(lambda: ddb.transact_write_items(TransactItems=[{}])) == (
             "ValidationException",
+            "1 validation error detected: "
             "Invalid Request: TransactWriteRequest should contain Delete or Put or Update request",
         )
 
@@ -96,7 +97,9 @@ class TestValidation:
         items = [put(table_s, f"p{i}", attrs={"b": {"S": "x" * 390_000}}) for i in range(11)]
         code, message = error_of(lambda: ddb.transact_write_items(TransactItems=items))
         assert code == "ValidationException"
-        assert message.startswith("Transaction payload size cannot exceed 4MB. Payload Size: ")
+        assert message.startswith(
+            "1 validation error detected: Transaction payload size cannot exceed 4MB. Payload Size: "
+        )
         assert get(ddb, table_s, "p0") is None
 
     def test_missing_key_attributes(self, ddb: Any, table_sn: str) -> None:
@@ -163,14 +166,14 @@ class TestValidation:
             )
         ) == (
             "ValidationException",
-            "1 validation error detected: Value null at 'transactItems.1.member.conditionCheck.conditionExpression' "
+            "1 validation error detected: Value at 'TransactItems.1.member.ConditionCheck.ConditionExpression' "
             "failed to satisfy constraint: Member must not be null",
         )
         assert error_of(
             lambda: ddb.transact_write_items(TransactItems=[{"Update": {"TableName": table_s, "Key": key("a")}}])
         ) == (
             "ValidationException",
-            "1 validation error detected: Value null at 'transactItems.1.member.update.updateExpression' "
+            "1 validation error detected: Value at 'TransactItems.1.member.Update.UpdateExpression' "
             "failed to satisfy constraint: Member must not be null",
         )
 
@@ -193,8 +196,8 @@ class TestValidation:
             lambda: ddb.transact_write_items(TransactItems=[put(table_s, "a")], ClientRequestToken="x" * 37)
         ) == (
             "ValidationException",
-            "1 validation error detected: Value '" + "x" * 37 + "' at 'clientRequestToken' failed to satisfy "
-            "constraint: Member must have length less than or equal to 36",
+            "1 validation error detected: Value at 'ClientRequestToken' failed to satisfy constraint: Member must "
+            "have length less than or equal to 36",
         )
 
 

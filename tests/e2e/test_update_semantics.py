@@ -144,7 +144,7 @@ class TestFunctions:
     )
     def test_placement(self, ddb: Any, table_s: str, kind: str, request_: dict[str, Any], message: str) -> None:
         code, text = error_of(lambda: ddb.update_item(TableName=table_s, Key=_key(), **request_))
-        assert (code, text) == ("ValidationException", f"Invalid {kind}: {message}")
+        assert (code, text) == ("ValidationException", f"1 validation error detected: Invalid {kind}: {message}")
 
     def test_if_not_exists_inside_list_append(self, ddb: Any, table_s: str) -> None:
         key = _key()
@@ -166,15 +166,15 @@ class TestNames:
         [
             (
                 {"UpdateExpression": "SET _a = :v", "ExpressionAttributeValues": {":v": {"N": "1"}}},
-                'Invalid UpdateExpression: Syntax error; token: "_", near: "SET _a"',
+                '1 validation error detected: Invalid UpdateExpression: Syntax error; token: "_", near: "SET _a"',
             ),
             (
                 {"UpdateExpression": "SET a = _f(b)"},
-                'Invalid UpdateExpression: Syntax error; token: "_", near: "= _f"',
+                '1 validation error detected: Invalid UpdateExpression: Syntax error; token: "_", near: "= _f"',
             ),
             (
                 {"ConditionExpression": "attribute_exists(_a)"},
-                'Invalid ConditionExpression: Syntax error; token: "_", near: "(_a"',
+                '1 validation error detected: Invalid ConditionExpression: Syntax error; token: "_", near: "(_a"',
             ),
         ],
     )
@@ -211,7 +211,7 @@ class TestLegacyValues:
         key = _key()
         code, text = error_of(lambda: ddb.update_item(TableName=table_s, Key=key, AttributeUpdates=updates))
         assert code == "ValidationException"
-        assert text.startswith("One or more parameter values were invalid: An ")
+        assert text.startswith("1 validation error detected: One or more parameter values were invalid: An ")
         assert text.endswith(" set  may not be empty")
         assert _stored(ddb, table_s, key) is None
 
@@ -219,7 +219,10 @@ class TestLegacyValues:
         key = _key()
         updates = {"a": {"Action": "PUT", "Value": {"N": "abc"}}}
         code, text = error_of(lambda: ddb.update_item(TableName=table_s, Key=key, AttributeUpdates=updates))
-        assert (code, text) == ("ValidationException", "The parameter cannot be converted to a numeric value: abc")
+        assert (code, text) == (
+            "ValidationException",
+            ("1 validation error detected: The parameter cannot be converted to a numeric value: abc"),
+        )
 
     def test_empty_set_in_expected(self, ddb: Any, table_s: str) -> None:
         code, text = error_of(
@@ -227,7 +230,7 @@ class TestLegacyValues:
         )
         assert (code, text) == (
             "ValidationException",
-            "One or more parameter values were invalid: An string set  may not be empty",
+            "1 validation error detected: One or more parameter values were invalid: An string set  may not be empty",
         )
 
 
@@ -238,7 +241,8 @@ class TestPaths:
         code, message = error_of(lambda: ddb.get_item(TableName=table_s, Key=_key(), ProjectionExpression=text))
         assert (code, message) == (
             "ValidationException",
-            f"Invalid ProjectionExpression: List index is not within the allowable range; index: [{index}]",
+            "1 validation error detected: Invalid ProjectionExpression: List index is not within the allowable range; "
+            f"index: [{index}]",
         )
 
     def test_largest_list_index_is_accepted(self, ddb: Any, table_s: str) -> None:

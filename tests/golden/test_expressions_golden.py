@@ -39,4 +39,4 @@ def test_golden_expression(case: dict[str, Any]) -> None:
         return
     with pytest.raises(ValidationException) as info:
         run(case)
-    assert info.value.message == case["error"]
+    assert info.value.detail == case["error"]

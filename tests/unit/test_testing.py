@@ -84,7 +84,7 @@ def test_errors_carry_dynamodbs_codes_messages_and_status(ds: InProcess) -> None
     )
     assert error_of(lambda: client.describe_table(TableName="ab")) == (
         "ValidationException",
-        "1 validation error detected: Value 'ab' at 'tableName' failed to satisfy constraint: "
+        "1 validation error detected: Value at 'TableName' failed to satisfy constraint: "
         "Member must have length greater than or equal to 3",
         400,
     )

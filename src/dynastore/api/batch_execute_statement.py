@@ -60,7 +60,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
             statements.append(invalid)
     kinds = {isinstance(s, ast.Select) for s in statements if not isinstance(s, DynamoError)}
     if len(kinds) > 1:
-        raise ValidationException(messages.PARTIQL_BATCH_MIXED)
+        raise ValidationException(messages.PARTIQL_BATCH_MIXED, bare=True)
     tally = _Tally()
     responses: list[dict[str, Any]] = []
     for entry, statement in zip(entries, statements, strict=True):
@@ -81,7 +81,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
 def _run(ctx: Context, entry: dict[str, Any], statement: ast.Statement, tally: _Tally) -> dict[str, Any]:
     params = parameters(entry)
     if isinstance(statement, ast.Exists):
-        raise ValidationException(messages.PARTIQL_EXISTS_OUTSIDE_TRANSACTION)
+        raise ValidationException(messages.PARTIQL_EXISTS_OUTSIDE_TRANSACTION, bare=True)
     if isinstance(statement, ast.Select):
         read = keyed_read(
             ctx,

@@ -48,6 +48,7 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
         projections.append(_projection(spec, ctx.expressions))
         for key in spec["Keys"]:
             check_item(key)
+        _check_no_duplicate_keys(spec["Keys"])
 
     requests: list[BatchGetRequest] = []
     for (name, spec), projection in zip(request_items.items(), projections, strict=True):
@@ -57,8 +58,8 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
         for key in spec["Keys"]:
             check_table_key(table, key, is_full_item=False)
             stored = storage_key(table, key)
-            if stored in seen:
-                raise ValidationException(messages.BATCH_DUPLICATE_KEYS)
+            if stored in seen:  # equal once the key schema is applied (e.g. a key with another attribute)
+                raise ValidationException(messages.BATCH_DUPLICATE_KEYS, bare=True)
             seen.add(stored)
             keys.append(stored)
         if projection is not None:
@@ -67,6 +68,13 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
 
     results = batch_get(ctx, requests)
     return _response(req, request_items, requests, results, wants_capacity(req))
+
+
+def _check_no_duplicate_keys(keys: list[Any]) -> None:
+    """Two equal keys of one table, found before the table is looked up, as DynamoDB finds them
+    (docs/validation-order.md); numbers are canonical by now, so equal keys serialize alike."""
+    if len({orjson.dumps(key, option=orjson.OPT_SORT_KEYS) for key in keys}) != len(keys):
+        raise ValidationException(messages.BATCH_DUPLICATE_KEYS)
 
 
 def _projection(spec: dict[str, Any], cache: ExpressionCache) -> ResolvedProjection | None:

@@ -78,7 +78,7 @@ def _plan(
             check_table_key(table, source, is_full_item=put is not None)
             key = storage_key(table, source)
             if key in seen:
-                raise ValidationException(messages.BATCH_DUPLICATE_KEYS)
+                raise ValidationException(messages.BATCH_DUPLICATE_KEYS, bare=True)
             seen.add(key)
             size = next(sizes)
             plan = writes.PutPlan(put["Item"], size=size) if put is not None else writes.DeletePlan()
@@ -103,7 +103,7 @@ def _check_request(request: dict[str, Any]) -> int:
         check_item(put["Item"])
         size = item_size(put["Item"])
         if size > MAX_ITEM_BYTES:
-            raise ValidationException(messages.ITEM_TOO_LARGE)
+            raise ValidationException(messages.ITEM_TOO_LARGE, bare=True)
         return size
     check_item(request["DeleteRequest"]["Key"])
     return 0

@@ -59,11 +59,11 @@ def _check_index_keys(key_schema: list[dict[str, Any]], defs: list[str]) -> None
     if any(k not in defs for k in keys):
         raise invalid(messages.KEY_ATTRS_NOT_DEFINED.format(keys=", ".join(map(str, keys)), defs=", ".join(defs)))
     if len(keys) > 1 and keys[0] == keys[1]:
-        raise ValidationException(messages.HASH_RANGE_SAME_NAME)
+        raise ValidationException(messages.HASH_RANGE_SAME_NAME, bare=True)
     if key_schema[0].get("KeyType") != "HASH":
-        raise ValidationException(messages.FIRST_KEY_NOT_HASH)
+        raise ValidationException(messages.FIRST_KEY_NOT_HASH, bare=True)
     if len(key_schema) > 1 and key_schema[1].get("KeyType") != "RANGE":
-        raise ValidationException(messages.SECOND_KEY_NOT_RANGE)
+        raise ValidationException(messages.SECOND_KEY_NOT_RANGE, bare=True)
 
 
 def _check_throughput(req: dict[str, Any], billing: BillingMode) -> None:
@@ -81,20 +81,20 @@ def _check_table_keys(req: dict[str, Any], defs: list[str]) -> None:
     key_schema: list[dict[str, Any]] = req["KeySchema"]
     keys = [k["AttributeName"] for k in key_schema]
     if len(keys) > len(defs) or (len(keys) == 2 and any(k not in defs for k in keys)):
-        raise ValidationException(messages.KEY_ATTR_NO_DEFINITION)
+        raise ValidationException(messages.KEY_ATTR_NO_DEFINITION, bare=True)
     if any(k not in defs for k in keys):
         raise invalid(messages.KEY_ATTRS_NOT_DEFINED.format(keys=", ".join(map(str, keys)), defs=", ".join(defs)))
     seen: set[str] = set()
     for name in defs:
         if name in seen:
-            raise ValidationException(messages.ATTRIBUTE_NAME_DUPLICATED.format(name=name))
+            raise ValidationException(messages.ATTRIBUTE_NAME_DUPLICATED.format(name=name), bare=True)
         seen.add(name)
     if len(keys) > 1 and keys[0] == keys[1]:
-        raise ValidationException(messages.HASH_RANGE_SAME_NAME)
+        raise ValidationException(messages.HASH_RANGE_SAME_NAME, bare=True)
     if key_schema[0].get("KeyType") != "HASH":
-        raise ValidationException(messages.FIRST_KEY_NOT_HASH)
+        raise ValidationException(messages.FIRST_KEY_NOT_HASH, bare=True)
     if len(key_schema) > 1 and key_schema[1].get("KeyType") != "RANGE":
-        raise ValidationException(messages.SECOND_KEY_NOT_RANGE)
+        raise ValidationException(messages.SECOND_KEY_NOT_RANGE, bare=True)
     no_indexes = req.get("LocalSecondaryIndexes") is None and req.get("GlobalSecondaryIndexes") is None
     if no_indexes and len(keys) != len(defs):
         raise invalid(messages.KEY_COUNT_MISMATCH)

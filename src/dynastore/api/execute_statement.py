@@ -37,7 +37,7 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
         )
         return select_response(page, select_capacity(mode, statement.table, page))
     if isinstance(statement, ast.Exists):
-        raise ValidationException(messages.PARTIQL_EXISTS_OUTSIDE_TRANSACTION)
+        raise ValidationException(messages.PARTIQL_EXISTS_OUTSIDE_TRANSACTION, bare=True)
     prepared = prepare_write(ctx, statement, params)
     result = perform(ctx, prepared, return_old_on_failure=req.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD")
     response: dict[str, Any] = {"Items": returned_items(prepared, result)}

@@ -38,7 +38,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
             raise _in_statement(index, e) from None
     selects = [isinstance(s, ast.Select) for s in statements]
     if any(selects) and not all(selects):
-        raise ValidationException(messages.PARTIQL_TRANSACTION_MIXED)
+        raise ValidationException(messages.PARTIQL_TRANSACTION_MIXED, bare=True)
     if all(selects):
         return _read(req, ctx, entries, statements)
     return _write(req, ctx, entries, statements)
@@ -46,7 +46,8 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
 
 def _in_statement(index: int, error: ValidationException) -> ValidationException:
     """A statement's validation error, naming the statement."""
-    return ValidationException(messages.PARTIQL_TRANSACTION_FAILED.format(index=index, detail=error.message))
+    detail = messages.PARTIQL_TRANSACTION_FAILED.format(index=index, detail=error.detail)
+    return ValidationException(detail, bare=error.bare)
 
 
 def _read(
@@ -64,7 +65,7 @@ def _read(
     for read in reads:
         key = storage_key(read.table, read.key)
         if key in seen:
-            raise ValidationException(messages.TRANSACTION_MULTIPLE_OPERATIONS_ON_ITEM)
+            raise ValidationException(messages.TRANSACTION_MULTIPLE_OPERATIONS_ON_ITEM, bare=True)
         seen.add(key)
         actions.append(transactions.GetAction(read.table, key))
     outcomes = transactions.execute_get(ctx, actions)
@@ -96,7 +97,7 @@ def _write(
     seen: set[bytes] = set()
     for action in actions:
         if action.key in seen:
-            raise ValidationException(messages.TRANSACTION_MULTIPLE_OPERATIONS_ON_ITEM)
+            raise ValidationException(messages.TRANSACTION_MULTIPLE_OPERATIONS_ON_ITEM, bare=True)
         seen.add(action.key)
     return perform_transaction(req, ctx, actions)[1]
 
@@ -107,13 +108,13 @@ def _action(ctx: Context, statement: ast.Statement, entry: dict[str, Any]) -> tr
     if isinstance(statement, ast.Exists):
         read = keyed_read(ctx, statement.select, params, **_READ)
         if read.condition is None:
-            raise ValidationException(messages.PARTIQL_EXISTS_NEEDS_CONDITION)
+            raise ValidationException(messages.PARTIQL_EXISTS_NEEDS_CONDITION, bare=True)
         exists = FunctionCondition("attribute_exists", (PathOperand((read.table.key_schema.hash_key.name,)),))
         plan = transactions.ConditionCheckPlan(ResolvedCondition(AndCondition(exists, read.condition.root)))
         return transactions.WriteAction(read.table, storage_key(read.table, read.key), plan, return_old)
     assert not isinstance(statement, ast.Select)
     if not isinstance(statement, ast.Insert) and statement.returning is not None:
-        raise ValidationException(messages.PARTIQL_TRANSACTION_RETURNING)
+        raise ValidationException(messages.PARTIQL_TRANSACTION_RETURNING, bare=True)
     prepared = prepare_write(ctx, statement, params)
     failure = ("DuplicateItem", messages.PARTIQL_DUPLICATE_ITEM) if prepared.kind == "INSERT" else None
     return transactions.WriteAction(prepared.table, prepared.stored_key, prepared.plan, return_old, failure)

@@ -234,9 +234,9 @@ def _order(select: ast.Select, space: KeySpace, plan: ReadPlan) -> tuple[bool, b
     if not select.order_by:
         return False, False
     if select.where is None:
-        raise ValidationException(messages.PARTIQL_ORDER_BY_WITHOUT_WHERE)
+        raise ValidationException(messages.PARTIQL_ORDER_BY_WITHOUT_WHERE, bare=True)
     if plan.hash_values is None and plan.partitions is None:
-        raise ValidationException(messages.PARTIQL_ORDER_BY_NEEDS_HASH)
+        raise ValidationException(messages.PARTIQL_ORDER_BY_NEEDS_HASH, bare=True)
     reverse = hash_descending = False
     hash_names = {a.name for a in space.key_schema.hash_keys}
     range_names = {a.name for a in space.key_schema.range_keys}
@@ -248,7 +248,7 @@ def _order(select: ast.Select, space: KeySpace, plan: ReadPlan) -> tuple[bool, b
         elif len(elements) == 1 and name in range_names:
             reverse = term.descending
         else:
-            raise ValidationException(messages.PARTIQL_ORDER_BY_NOT_KEY.format(name=_path_text(elements)))
+            raise ValidationException(messages.PARTIQL_ORDER_BY_NOT_KEY.format(name=_path_text(elements)), bare=True)
     return reverse, hash_descending
 
 
@@ -297,13 +297,16 @@ def _index_fetch(
         outside = sorted({str(path[0]) for path in condition_paths(filt)} - projected)
         if outside:
             raise ValidationException(
-                messages.PARTIQL_INDEX_FILTER_NOT_PROJECTED.format(index=index.name, names=", ".join(outside))
+                messages.PARTIQL_INDEX_FILTER_NOT_PROJECTED.format(index=index.name, names=", ".join(outside)),
+                bare=True,
             )
     wanted = sorted({str(path[0]) for path in (projection.paths if projection is not None else ())} - projected)
     if not wanted:
         return None
     if index.kind == "GSI":
-        raise ValidationException(messages.PARTIQL_GSI_NOT_PROJECTED.format(index=index.name, names=", ".join(wanted)))
+        raise ValidationException(
+            messages.PARTIQL_GSI_NOT_PROJECTED.format(index=index.name, names=", ".join(wanted)), bare=True
+        )
     return TableFetch(space, for_filter=False, consistent=consistent)
 
 
@@ -326,7 +329,7 @@ def _encode_token(fingerprint: str, position: int, stored_key: bytes | None) -> 
 def _decode_token(token: str, fingerprint: str, ranges: list[tuple[bytes, bytes, bytes]]) -> tuple[int, bytes | None]:
     """The partition and stored key a NextToken goes on from; it must be this statement's, and its key inside
     that partition's range (a token cannot steer a read elsewhere)."""
-    invalid = ValidationException(messages.PARTIQL_NEXT_TOKEN_INVALID)
+    invalid = ValidationException(messages.PARTIQL_NEXT_TOKEN_INVALID, bare=True)
     try:
         body = orjson.loads(base64.urlsafe_b64decode(token.encode()))
         position, key_hex = body["p"], body["k"]

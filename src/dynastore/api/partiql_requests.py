@@ -9,6 +9,7 @@ from dynastore import messages
 from dynastore.engine.context import Context
 from dynastore.engine.key_spaces import IndexKeySpace, KeySpace
 from dynastore.errors import (
+    AccessDeniedException,
     ConditionalCheckFailedException,
     DuplicateItemException,
     DynamoError,
@@ -33,9 +34,9 @@ def parsed_statement(ctx: Context, text: str, params: list[AttributeValue]) -> P
     try:
         parsed = ctx.statements.get(text)
     except PartiQLSyntaxError as e:
-        raise ValidationException(e.message) from None
+        raise ValidationException(e.message, bare=True) from None
     if len(params) != parsed.param_count:
-        raise ValidationException(messages.PARTIQL_PARAMETER_COUNT)
+        raise ValidationException(messages.PARTIQL_PARAMETER_COUNT, bare=True)
     return parsed
 
 
@@ -64,12 +65,12 @@ def read_space(ctx: Context, table: TableDef, index_name: str | None, *, consist
         return ctx.table_spaces.of(table)
     index = table.index(index_name)
     if index is None:
-        raise ValidationException(messages.PARTIQL_NO_INDEX)
+        raise ValidationException(messages.PARTIQL_NO_INDEX, bare=True)
     if index.kind == "GSI":
         if consistent:
-            raise ValidationException(messages.PARTIQL_GSI_CONSISTENT_READ)
+            raise ValidationException(messages.PARTIQL_GSI_CONSISTENT_READ, bare=True)
         if not index.readable:
-            raise ValidationException(messages.INDEX_BACKFILLING)
+            raise ValidationException(messages.INDEX_BACKFILLING, bare=True)
     return IndexKeySpace(table, index)
 
 
@@ -83,6 +84,7 @@ _CODES: Final[tuple[tuple[type[DynamoError], str], ...]] = (
     (RequestLimitExceeded, "RequestLimitExceeded"),
     (ResourceNotFoundException, "ResourceNotFound"),
     (ValidationException, "ValidationError"),
+    (AccessDeniedException, "AccessDenied"),
 )
 
 
@@ -94,8 +96,10 @@ def error_entry(error: DynamoError) -> dict[str, Any]:
             code = name
             break
     entry: dict[str, Any] = {"Code": code}
-    if error.message is not None:
-        entry["Message"] = error.message
+    # A statement's own error is reported in its entry as its bare text (only a request's error is prefixed).
+    text = error.detail if isinstance(error, ValidationException) else error.message
+    if text is not None:
+        entry["Message"] = text
     item = error.extra.get("Item")
     if item is not None:
         entry["Item"] = item

@@ -64,7 +64,7 @@ def keyed_where(
     resolved = translate_condition(where, params) if where is not None else None
     split = split_key(resolved, key_names(table))
     if split is None:
-        raise ValidationException(messages.PARTIQL_KEY_EQUALITY)
+        raise ValidationException(messages.PARTIQL_KEY_EQUALITY, bare=True)
     key, rest = split
     check_table_key(table, key, is_full_item=False)
     return key, rest
@@ -78,11 +78,11 @@ def prepare_write(
         value = bind_value(statement.item, params)
         item = value.get("M")
         if not isinstance(item, dict):
-            raise ValidationException(messages.PARTIQL_INSERT_NOT_TUPLE)
+            raise ValidationException(messages.PARTIQL_INSERT_NOT_TUPLE, bare=True)
         check_item(item)
         size = item_size(item)
         if size > MAX_ITEM_BYTES:
-            raise ValidationException(messages.ITEM_TOO_LARGE)
+            raise ValidationException(messages.ITEM_TOO_LARGE, bare=True)
         check_table_key(table, item, is_full_item=True)
         condition = ResolvedCondition(_exists(table.key_schema.hash_key.name, negated=True))
         key = {name: item[name] for name in key_names(table)}
@@ -104,7 +104,7 @@ def _check_key_untouched(table: TableDef, update: ResolvedUpdate) -> None:
     targets = {path[0] for path in update.paths}
     for name in key_names(table):
         if name in targets:
-            raise ValidationException(messages.CANNOT_UPDATE_KEY.format(name=name))
+            raise ValidationException(messages.CANNOT_UPDATE_KEY.format(name=name), bare=True)
 
 
 def perform(ctx: Context, prepared: PreparedWrite, *, return_old_on_failure: bool) -> writes.WriteResult:
@@ -163,11 +163,11 @@ def keyed_read(
 ) -> KeyedRead:
     table = table_of(ctx, select.table)
     if select.index is not None:
-        raise ValidationException(index_message)
+        raise ValidationException(index_message, bare=True)
     resolved = translate_condition(select.where, params) if select.where is not None else None
     split = split_key(resolved, key_names(table))
     if split is None:
-        raise ValidationException(key_message)
+        raise ValidationException(key_message, bare=True)
     key, rest = split
     check_table_key(table, key, is_full_item=False)
     return KeyedRead(

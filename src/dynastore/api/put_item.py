@@ -29,14 +29,14 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     return_values = req.get("ReturnValues")
     if return_values is not None and return_values not in ("NONE", "ALL_OLD"):
         raise ValidationException(messages.RETURN_VALUES_PUT_DELETE)
-    size = item_size(item)
-    if size > MAX_ITEM_BYTES:
-        raise ValidationException(messages.ITEM_TOO_LARGE)
     exprs = expression_context(req, ctx.expressions)
     condition = write_condition(req, exprs)
     exprs.check_unused()
 
     table = ctx.catalog.get_active(req["TableName"])
+    size = item_size(item)
+    if size > MAX_ITEM_BYTES:  # after the table's existence, as DynamoDB checks it (docs/validation-order.md)
+        raise ValidationException(messages.ITEM_TOO_LARGE, bare=True)
     check_table_key(table, item, is_full_item=True)
     plan = writes.PutPlan(item, condition, size, return_old=return_values == "ALL_OLD")
     try:

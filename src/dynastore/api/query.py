@@ -1,8 +1,8 @@
 """Query: one page of the items of one partition key, in sort-key order (or reversed).
 
-Order of the checks (dynalite ``validations/query.js`` + ``actions/query.js``): the Select rules (DynamoDB sends
-them for Query with the "1 validation error detected: " prefix of a constraint error), expression/legacy
-mixing, QueryFilter, duplicate AttributesToGet, ExclusiveStartKey values, a key condition present, the
+Order of the checks (docs/validation-order.md): the Select rules (DynamoDB sends them for Query with the
+"1 validation error detected: " prefix in both forms), expression/legacy mixing, QueryFilter, duplicate
+AttributesToGet, a key condition present and the KeyConditions' values, ExclusiveStartKey values, the
 expressions; then the table, IndexName, the key condition against the key schema, the start key, nested paths
 and filters on key attributes.
 """
@@ -45,14 +45,13 @@ from dynastore.validation.attribute_values import check_key_value
 def handle(req: dict[str, Any], ctx: Context) -> bytes:
     select_problem = select_rule_problem(req)
     if select_problem is not None:
-        raise ValidationException(messages.CONSTRAINT_SUMMARY.format(count=1, plural="", entries=select_problem))
+        raise ValidationException(messages.VALIDATION_PREFIX + select_problem)  # prefixed in both forms
     check_expression_params(req)
     common.check_conditional_operator(req, "QueryFilter")
     query_filter = req.get("QueryFilter")
     check_condition_values(query_filter)
     legacy_filter = legacy.query_filter(query_filter, req.get("ConditionalOperator")) if query_filter else None
     check_attributes_to_get(req)
-    check_start_key_values(req)
     key_text = req.get("KeyConditionExpression")
     if req.get("KeyConditions") is None and key_text is None:
         raise ValidationException(messages.QUERY_NO_KEY_CONDITION)
@@ -60,6 +59,7 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
     check_condition_values(key_conditions)
     if key_conditions is not None and key_text is None:
         legacy.check_key_conditions(key_conditions)  # before the table is looked up, as DynamoDB does
+    check_start_key_values(req)  # after the key conditions (docs/validation-order.md)
     check_expression_maps(req)
     known = _known_key_condition(req, ctx)
     if known is not None:
@@ -186,7 +186,7 @@ def _key_condition(req: dict[str, Any], space: KeySpace, resolved: ResolvedCondi
     schema = space.key_schema
     if resolved is None:
         if schema.is_multi_attribute:  # KeyConditions cannot name several partition attributes (ours)
-            raise ValidationException(messages.KEY_NOT_SUPPORTED)
+            raise ValidationException(messages.KEY_NOT_SUPPORTED, bare=True)
         return legacy.key_conditions(req["KeyConditions"], hash_key, range_key)
     try:
         if schema.is_multi_attribute:
@@ -199,9 +199,9 @@ def _key_condition(req: dict[str, Any], space: KeySpace, resolved: ResolvedCondi
     except ExpressionError as e:
         if e.prefixed:
             raise ValidationException(
-                messages.EXPR_INVALID.format(kind="KeyConditionExpression", detail=e.detail)
+                messages.EXPR_INVALID.format(kind="KeyConditionExpression", detail=e.detail), bare=True
             ) from None
-        raise ValidationException(e.detail) from None
+        raise ValidationException(e.detail, bare=True) from None
 
 
 def _check_key_values(space: KeySpace, condition: KeyCondition) -> None:
@@ -231,14 +231,14 @@ def _start_key(
     """The stored form of a valid ExclusiveStartKey for this key condition (ValidationException otherwise)."""
     attributes = key_attributes(table)
     if len(start) != len(attributes) or any(attr.name not in start for attr in attributes):
-        raise ValidationException(messages.START_KEY_INVALID)
+        raise ValidationException(messages.START_KEY_INVALID, bare=True)
     check_table_key(table, start, is_full_item=False)
     start_key = space.start_key(start)
     same_hash = start_key.startswith(prefix)  # encodings are self-delimiting: equal partition keys
     range_key = space.range_key
     if range_key is None or condition.range_op is None:
         if not same_hash:
-            raise ValidationException(messages.START_KEY_OUTSIDE_QUERY)
+            raise ValidationException(messages.START_KEY_OUTSIDE_QUERY, bare=True)
         return start_key
     if same_hash:
         lo, hi = bounds
@@ -246,9 +246,9 @@ def _start_key(
     else:
         matches = sort_key_satisfies(range_key, condition, start[range_key.name])
     if not matches:
-        raise ValidationException(messages.START_KEY_RANGE_MISMATCH)
+        raise ValidationException(messages.START_KEY_RANGE_MISMATCH, bare=True)
     if not same_hash:
-        raise ValidationException(messages.START_KEY_ONE_ROW)
+        raise ValidationException(messages.START_KEY_ONE_ROW, bare=True)
     return start_key
 
 
@@ -262,15 +262,15 @@ def _index_start_key(
     if len(start) != len(attributes) and space.index is not None and space.index.kind == "GSI":
         raise ValidationException(messages.START_KEY_SIZE)
     if len(start) != len(attributes) or any(attr.name not in start for attr in attributes):
-        raise ValidationException(messages.START_KEY_INVALID)
+        raise ValidationException(messages.START_KEY_INVALID, bare=True)
     check_table_key(table, table_part(table, start), is_full_item=False)
     check_index_key_types(space, start, messages.START_KEY_INVALID)
     start_key = space.start_key(start)
     if not start_key.startswith(prefix):
-        raise ValidationException(messages.START_KEY_OUTSIDE_QUERY)
+        raise ValidationException(messages.START_KEY_OUTSIDE_QUERY, bare=True)
     lo, hi = bounds
     if not lo <= start_key < hi:
-        raise ValidationException(messages.START_KEY_RANGE_MISMATCH)
+        raise ValidationException(messages.START_KEY_RANGE_MISMATCH, bare=True)
     return start_key
 
 
@@ -286,5 +286,5 @@ def _check_filter_keys(req: dict[str, Any], table: TableDef, space: KeySpace, fi
         param, heads = "QueryFilter", set(req.get("QueryFilter") or ())
     for attr in space.key_schema.attributes:
         if attr.name in heads:
-            raise ValidationException(messages.FILTER_ON_KEY_ATTRIBUTE.format(param=param, name=attr.name))
+            raise ValidationException(messages.FILTER_ON_KEY_ATTRIBUTE.format(param=param, name=attr.name), bare=True)
     check_key_paths(table, paths)

@@ -107,12 +107,12 @@ def key_space(ctx: Context, table: TableDef, req: dict[str, Any]) -> KeySpace:
         return ctx.table_spaces.of(table)
     index = table.index(index_name)
     if index is None:
-        raise ValidationException(messages.INDEX_NOT_IN_TABLE.format(index=index_name))
+        raise ValidationException(messages.INDEX_NOT_IN_TABLE.format(index=index_name), bare=True)
     if index.kind == "GSI":
         if req.get("ConsistentRead"):
-            raise ValidationException(messages.GSI_CONSISTENT_READ)
+            raise ValidationException(messages.GSI_CONSISTENT_READ, bare=True)
         if not index.readable:
-            raise ValidationException(messages.INDEX_BACKFILLING)
+            raise ValidationException(messages.INDEX_BACKFILLING, bare=True)
     return IndexKeySpace(table, index)
 
 
@@ -145,10 +145,10 @@ def check_index_key_types(space: KeySpace, start: Item, problem: str) -> None:
         for attr in attrs:
             value = start[attr.name]
             if attr.type not in value or len(value) != 1:
-                raise ValidationException(problem)
+                raise ValidationException(problem, bare=True)
             payload = value[attr.type]
             if (payload == "" and attr.type != "N") or key_value_bytes(attr.type, payload) > limit:
-                raise ValidationException(problem)
+                raise ValidationException(problem, bare=True)
 
 
 def index_fetch(
@@ -166,9 +166,11 @@ def index_fetch(
     missing = sorted({str(p[0]) for p in (projection.paths if projection is not None else ())} - projected)
     if index.kind == "GSI":
         if wants_all:
-            raise ValidationException(messages.GSI_SELECT_ALL.format(index=index.name))
+            raise ValidationException(messages.GSI_SELECT_ALL.format(index=index.name), bare=True)
         if missing:
-            raise ValidationException(messages.GSI_NOT_PROJECTED.format(index=index.name, names=", ".join(missing)))
+            raise ValidationException(
+                messages.GSI_NOT_PROJECTED.format(index=index.name, names=", ".join(missing)), bare=True
+            )
         return None
     for_filter = any(str(path[0]) not in projected for path in filter_paths(filt))
     if not for_filter and (count_only or not (wants_all or missing)):
@@ -187,11 +189,13 @@ def check_key_paths(table: TableDef, paths: Iterable[ResolvedPath]) -> None:
         return
     for attr in key_attributes(table):
         if attr.name in nested:
-            raise ValidationException(messages.KEY_PATH_NOT_SCALAR.format(kind="Key", name=attr.name))
+            raise ValidationException(messages.KEY_PATH_NOT_SCALAR.format(kind="Key", name=attr.name), bare=True)
     for index in (*table.gsis, *table.lsis):
         for attr in index.key_schema.attributes:  # every attribute of a multi-attribute key
             if attr.name in nested:
-                raise ValidationException(messages.KEY_PATH_NOT_SCALAR.format(kind="IndexKey", name=attr.name))
+                raise ValidationException(
+                    messages.KEY_PATH_NOT_SCALAR.format(kind="IndexKey", name=attr.name), bare=True
+                )
 
 
 def wants_capacity(req: dict[str, Any]) -> bool:

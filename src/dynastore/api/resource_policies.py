@@ -31,7 +31,7 @@ NO_POLICY = "NO_POLICY"
 
 
 def _invalid(detail: str) -> ValidationException:
-    return ValidationException(messages.INVALID_PARAMS.format(detail=detail))
+    return ValidationException(messages.INVALID_PARAMS.format(detail=detail), bare=True)
 
 
 class _Resource:
@@ -53,7 +53,7 @@ def _resource(arn: str, ctx: Context) -> _Resource:
     if partition != "aws" or region != ctx.config.region:
         raise _invalid(messages.RESOURCE_POLICY_INVALID_ARN.format(arn=arn))
     if account != ctx.config.account_id:
-        raise ValidationException(messages.RESOURCE_POLICY_OTHER_ACCOUNT)
+        raise ValidationException(messages.RESOURCE_POLICY_OTHER_ACCOUNT, bare=True)
     segments = relative.split("/")
     if segments[0] != "table" or len(segments) not in (2, 4) or not all(segments):
         raise _invalid(messages.ARN_NOT_DYNAMODB.format(arn=arn))
@@ -94,7 +94,7 @@ def checked_policy_text(text: str, kind: str, arn: str) -> str:
         return parse_policy(text, kind, arn).text
     except PolicyDocumentError as exc:
         if exc.whole:
-            raise ValidationException(exc.detail) from None
+            raise ValidationException(exc.detail, bare=True) from None
         raise _invalid(messages.INVALID_POLICY_DOCUMENT.format(detail=exc.detail)) from None
 
 

@@ -68,7 +68,7 @@ def handle(req: dict[str, Any], ctx: Context) -> bytes:
         start_key = space.start_key(start)
         if total > 1 and not lo <= start_key < hi:
             detail = messages.START_KEY_WRONG_SEGMENT.format(total=total, segment=segment)
-            raise ValidationException(messages.START_KEY_INVALID_DETAIL.format(detail=detail))
+            raise ValidationException(messages.START_KEY_INVALID_DETAIL.format(detail=detail), bare=True)
         lo = max(lo, start_key + b"\x00")
     check_key_paths(table, projection.paths if projection is not None else ())
     check_key_paths(table, filter_paths(filt))
@@ -106,9 +106,9 @@ def _check_scan_start_key(table: TableDef, space: KeySpace, start: Item) -> None
     mismatch = messages.START_KEY_INVALID_DETAIL.format(detail=messages.KEY_SCHEMA_MISMATCH)
     attributes = key_attributes(table, space)
     if len(start) != len(attributes) or any(attr.name not in start for attr in attributes):
-        raise ValidationException(mismatch)
+        raise ValidationException(mismatch, bare=True)
     try:
         check_table_key(table, table_part(table, start), is_full_item=False)
     except ValidationException as e:
-        raise ValidationException(messages.START_KEY_INVALID_DETAIL.format(detail=e.message)) from None
+        raise ValidationException(messages.START_KEY_INVALID_DETAIL.format(detail=e.detail), bare=True) from None
     check_index_key_types(space, start, mismatch)

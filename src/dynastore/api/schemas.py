@@ -245,12 +245,14 @@ DESCRIBE_TIME_TO_LIVE = Struct("DescribeTimeToLiveInput", TableName=TABLE_NAME_S
 # --- items ----------
 PUT_ITEM = Struct(
     "PutItemInput",
+    # The older form lists ReturnValues before ReturnConsumedCapacity and TableName (captures of 2026); the rest
+    # keeps dynalite's recorded order.
+    ReturnValues=RETURN_VALUES,
     ReturnConsumedCapacity=RETURN_CONSUMED_CAPACITY,
     TableName=TABLE_NAME,
     Item=_attribute_map(not_null=True),
     ConditionalOperator=CONDITIONAL_OPERATOR,
     Expected=EXPECTED,
-    ReturnValues=RETURN_VALUES,
     ReturnItemCollectionMetrics=RETURN_ITEM_COLLECTION_METRICS,
     ConditionExpression=String(),
     ExpressionAttributeValues=_attribute_map(),
@@ -288,9 +290,9 @@ UPDATE_ITEM = Struct(
 
 DELETE_ITEM = Struct(
     "DeleteItemInput",
+    ReturnValues=RETURN_VALUES,  # before ReturnConsumedCapacity in the older form (captures of 2026)
     ReturnConsumedCapacity=RETURN_CONSUMED_CAPACITY,
     TableName=TABLE_NAME,
-    ReturnValues=RETURN_VALUES,
     ReturnItemCollectionMetrics=RETURN_ITEM_COLLECTION_METRICS,
     Key=_attribute_map(not_null=True),
     ConditionalOperator=CONDITIONAL_OPERATOR,

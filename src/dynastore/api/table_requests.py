@@ -55,7 +55,7 @@ _TAG_PUNCTUATION = frozenset("_.:/=+-@")
 
 def invalid(detail: str) -> ValidationException:
     """A ValidationException with DynamoDB's "One or more parameter values were invalid: " prefix."""
-    return ValidationException(messages.INVALID_PARAMS.format(detail=detail))
+    return ValidationException(messages.INVALID_PARAMS.format(detail=detail), bare=True)
 
 
 def check_capacity_bounds(pt: dict[str, Any]) -> None:
@@ -63,7 +63,7 @@ def check_capacity_bounds(pt: dict[str, Any]) -> None:
     values = [(member, pt.get(member)) for member in ("ReadCapacityUnits", "WriteCapacityUnits")]
     for member, value in values:
         if isinstance(value, int) and value > MAX_CAPACITY_UNITS:
-            raise ValidationException(messages.CAPACITY_OUT_OF_BOUNDS.format(value=value, member=member))
+            raise ValidationException(messages.CAPACITY_OUT_OF_BOUNDS.format(value=value, member=member), bare=True)
     quotas = (limits.TABLE_MAX_READ_CAPACITY, limits.TABLE_MAX_WRITE_CAPACITY)
     for (member, value), quota in zip(values, quotas, strict=True):
         if isinstance(value, int) and value > quota:
@@ -77,19 +77,19 @@ def check_gsi_key_schema(key_schema: list[dict[str, Any]], index: str) -> None:
     ``limits.MAX_GSI_KEY_ATTRIBUTES`` of each (multi-attribute keys), no name twice. Definitions are checked
     by the caller. A classic one- or two-element schema gets the classic texts."""
     if key_schema[0].get("KeyType") != "HASH":
-        raise ValidationException(messages.FIRST_KEY_NOT_HASH)
+        raise ValidationException(messages.FIRST_KEY_NOT_HASH, bare=True)
     names = [k["AttributeName"] for k in key_schema]
     if len(key_schema) == 2 and names[0] == names[1]:
-        raise ValidationException(messages.HASH_RANGE_SAME_NAME)
+        raise ValidationException(messages.HASH_RANGE_SAME_NAME, bare=True)
     seen: set[str] = set()
     for name in names:
         if name in seen:
-            raise ValidationException(messages.GSI_KEY_DUPLICATE)
+            raise ValidationException(messages.GSI_KEY_DUPLICATE, bare=True)
         seen.add(name)
     kinds = [k.get("KeyType") for k in key_schema]
     first_range = kinds.index("RANGE") if "RANGE" in kinds else len(kinds)
     if "HASH" in kinds[first_range:]:
-        raise ValidationException(messages.GSI_KEY_ORDER)
+        raise ValidationException(messages.GSI_KEY_ORDER, bare=True)
     for kind, count in (("HASH", first_range), ("RANGE", len(kinds) - first_range)):
         if count > limits.MAX_GSI_KEY_ATTRIBUTES:
             raise invalid(messages.GSI_TOO_MANY_KEY_ATTRIBUTES.format(kind=kind))
@@ -201,7 +201,7 @@ def build_sse(spec: dict[str, Any] | None, region: str, account_id: str) -> SSE 
 
 def check_table_class(value: str | None) -> None:
     if value is not None and value not in TABLE_CLASSES:
-        raise ValidationException(messages.INVALID_TABLE_CLASS)
+        raise ValidationException(messages.INVALID_TABLE_CLASS, bare=True)
 
 
 # ---- tags ----------------------------------------------------------------------------------------------------
@@ -220,9 +220,9 @@ def _is_tag_text(text: str) -> bool:
 
 def _check_key(key: Any) -> str:
     if not isinstance(key, str) or not 1 <= len(key) <= MAX_TAG_KEY_LENGTH or not _is_tag_text(key):
-        raise ValidationException(messages.TAG_KEY_INVALID.format(key="null" if key is None else key))
+        raise ValidationException(messages.TAG_KEY_INVALID.format(key="null" if key is None else key), bare=True)
     if key.startswith("aws:"):
-        raise ValidationException(messages.TAG_KEY_AWS_PREFIX.format(key=key))
+        raise ValidationException(messages.TAG_KEY_AWS_PREFIX.format(key=key), bare=True)
     return key
 
 
@@ -231,20 +231,22 @@ def parse_tags(
 ) -> tuple[tuple[str, str], ...]:
     """Validate ``tags`` and merge them over ``existing`` (a new value replaces the old one, order kept)."""
     if require and not tags:
-        raise ValidationException(messages.TAGS_EMPTY)
+        raise ValidationException(messages.TAGS_EMPTY, bare=True)
     seen: set[str] = set()
     parsed: list[tuple[str, str]] = []
     for tag in tags:
         key = _check_key(tag.get("Key"))
         value = tag.get("Value")
         if not isinstance(value, str) or len(value) > MAX_TAG_VALUE_LENGTH or not _is_tag_text(value):
-            raise ValidationException(messages.TAG_VALUE_INVALID.format(value="null" if value is None else value))
+            raise ValidationException(
+                messages.TAG_VALUE_INVALID.format(value="null" if value is None else value), bare=True
+            )
         if key in seen:
-            raise ValidationException(messages.TAG_KEYS_DUPLICATE.format(key=key))
+            raise ValidationException(messages.TAG_KEYS_DUPLICATE.format(key=key), bare=True)
         seen.add(key)
         parsed.append((key, value))
     merged = dict(existing)
     merged.update(parsed)
     if len(merged) > limits.MAX_TAGS_PER_RESOURCE:
-        raise ValidationException(messages.TAGS_TOO_MANY)
+        raise ValidationException(messages.TAGS_TOO_MANY, bare=True)
     return tuple(merged.items())

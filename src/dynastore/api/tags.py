@@ -55,12 +55,12 @@ def handle_untag_resource(req: dict[str, Any], ctx: Context) -> bytes:
     arn, name, is_stream = _resolve(req, ctx)
     keys: list[Any] = req.get("TagKeys") or []
     if not keys:
-        raise ValidationException(messages.TAG_KEYS_EMPTY)
+        raise ValidationException(messages.TAG_KEYS_EMPTY, bare=True)
     if len(keys) > limits.MAX_TAGS_PER_RESOURCE:
-        raise ValidationException(messages.TAGS_TOO_MANY)
+        raise ValidationException(messages.TAGS_TOO_MANY, bare=True)
     for key in keys:
         if not isinstance(key, str) or not 1 <= len(key) <= MAX_TAG_KEY_LENGTH:
-            raise ValidationException(messages.TAG_KEY_INVALID.format(key="null" if key is None else key))
+            raise ValidationException(messages.TAG_KEY_INVALID.format(key="null" if key is None else key), bare=True)
     td = _table(ctx, name, arn, is_stream)
     removed = set(keys)
     remaining = tuple((k, v) for k, v in td.tags if k not in removed)

@@ -28,13 +28,15 @@ def handle_update(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
         if enabled:
             if current is not None and current.enabled:
                 if current.attribute_name != attribute:
-                    raise ValidationException(messages.TTL_DIFFERENT_ATTRIBUTE.format(name=current.attribute_name))
-                raise ValidationException(messages.TTL_ALREADY_ENABLED)
+                    raise ValidationException(
+                        messages.TTL_DIFFERENT_ATTRIBUTE.format(name=current.attribute_name), bare=True
+                    )
+                raise ValidationException(messages.TTL_ALREADY_ENABLED, bare=True)
             return replace(td, ttl=TtlSpec(attribute, True))
         if current is None or not current.enabled:
-            raise ValidationException(messages.TTL_ALREADY_DISABLED)
+            raise ValidationException(messages.TTL_ALREADY_DISABLED, bare=True)
         if current.attribute_name != attribute:
-            raise ValidationException(messages.TTL_DIFFERENT_ATTRIBUTE.format(name=current.attribute_name))
+            raise ValidationException(messages.TTL_DIFFERENT_ATTRIBUTE.format(name=current.attribute_name), bare=True)
         return replace(td, ttl=TtlSpec(attribute, False))
 
     tables.change(ctx, req["TableName"], mutate)
@@ -44,7 +46,7 @@ def handle_update(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
 def handle_describe(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     td = ctx.catalog.get(req["TableName"])
     if td.status in (CREATING, DELETING):
-        raise ValidationException(messages.TTL_DESCRIBE_WRONG_STATE.format(status=td.status))
+        raise ValidationException(messages.TTL_DESCRIBE_WRONG_STATE.format(status=td.status), bare=True)
     if td.ttl is None or not td.ttl.enabled:
         return {"TimeToLiveDescription": {"TimeToLiveStatus": "DISABLED"}}
     return {"TimeToLiveDescription": {"TimeToLiveStatus": "ENABLED", "AttributeName": td.ttl.attribute_name}}

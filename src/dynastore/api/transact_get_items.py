@@ -48,7 +48,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
             check_key_paths(table, projection.paths)
         key = storage_key(table, get["Key"])
         if key in seen:
-            raise ValidationException(messages.TRANSACTION_MULTIPLE_OPERATIONS_ON_ITEM)
+            raise ValidationException(messages.TRANSACTION_MULTIPLE_OPERATIONS_ON_ITEM, bare=True)
         seen.add(key)
         actions.append(transactions.GetAction(table, key))
 

@@ -64,7 +64,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
             _check_key_untouched(table, p.update)
         key = storage_key(table, source)
         if key in seen:
-            raise ValidationException(messages.TRANSACTION_MULTIPLE_OPERATIONS_ON_ITEM)
+            raise ValidationException(messages.TRANSACTION_MULTIPLE_OPERATIONS_ON_ITEM, bare=True)
         seen.add(key)
         return_old = p.body.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD"
         actions.append(transactions.WriteAction(table, key, _plan(p), return_old))
@@ -110,7 +110,7 @@ def _parse(entry: dict[str, Any], cache: ExpressionCache) -> _Parsed:
     check_item(source)
     size = item_size(source)
     if kind == "Put" and size > MAX_ITEM_BYTES:
-        raise ValidationException(messages.ITEM_TOO_LARGE)
+        raise ValidationException(messages.ITEM_TOO_LARGE, bare=True)
     exprs = ExpressionContext(body.get("ExpressionAttributeNames"), body.get("ExpressionAttributeValues"), cache)
     update = exprs.update(body["UpdateExpression"]) if kind == "Update" else None
     text = body.get("ConditionExpression")
@@ -134,7 +134,7 @@ def _check_key_untouched(table: TableDef, update: ResolvedUpdate) -> None:
     targets = {path[0] for path in update.paths}
     for key_attr in (table.key_schema.hash_key, table.key_schema.range_key):
         if key_attr is not None and key_attr.name in targets:
-            raise ValidationException(messages.CANNOT_UPDATE_KEY.format(name=key_attr.name))
+            raise ValidationException(messages.CANNOT_UPDATE_KEY.format(name=key_attr.name), bare=True)
 
 
 def perform_transaction(

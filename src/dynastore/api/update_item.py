@@ -62,7 +62,7 @@ def _check_key_untouched(table: TableDef, update: ResolvedUpdate) -> None:
     targets = {path[0] for path in update.paths}
     for key_attr in (table.key_schema.hash_key, table.key_schema.range_key):
         if key_attr is not None and key_attr.name in targets:
-            raise ValidationException(messages.CANNOT_UPDATE_KEY.format(name=key_attr.name))
+            raise ValidationException(messages.CANNOT_UPDATE_KEY.format(name=key_attr.name), bare=True)
 
 
 def _returned_attributes(return_values: str | None, result: writes.WriteResult) -> dict[str, Any] | None:

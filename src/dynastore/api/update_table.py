@@ -87,7 +87,7 @@ def _check_request(req: dict[str, Any]) -> None:
         and not req.get("ReplicaUpdates")
         and not req.get("GlobalTableWitnessUpdates")
     ):
-        raise ValidationException(messages.UPDATE_NOTHING)
+        raise ValidationException(messages.UPDATE_NOTHING, bare=True)
     pt = req.get("ProvisionedThroughput")
     if pt is not None:
         check_capacity_bounds(pt)
@@ -214,7 +214,8 @@ class _Update:
                 raise ValidationException(
                     messages.THROUGHPUT_WILL_NOT_CHANGE.format(
                         cur_read=current.read, req_read=read, cur_write=current.write, req_write=write
-                    )
+                    ),
+                    bare=True,
                 )
             shown, pending = _throughput_change(current, read, write, self.now)
             self.async_change = True
@@ -250,7 +251,7 @@ class _Update:
         if idx is None:
             raise ResourceNotFoundException(messages.INDEX_NOT_FOUND_FOR_TABLE.format(index=name, name=td.name))
         if idx.kind != "GSI":
-            raise ValidationException(not_gsi_message.format(index=name))
+            raise ValidationException(not_gsi_message.format(index=name), bare=True)
         return idx
 
     def _gsi_update(self, td: TableDef, action: dict[str, Any]) -> TableDef:
@@ -259,7 +260,7 @@ class _Update:
         if pt_req is not None and any(
             (pt_req.get(m) or 0) > MAX_CAPACITY_UNITS for m in ("ReadCapacityUnits", "WriteCapacityUnits")
         ):
-            raise ValidationException(messages.GSI_INDEX_UPDATE_BLOCKED)
+            raise ValidationException(messages.GSI_INDEX_UPDATE_BLOCKED, bare=True)
         idx = self._existing_gsi(td, name, messages.GSI_UPDATE_NOT_GSI)
         if pt_req is not None and self.billing is BillingMode.PAY_PER_REQUEST:
             raise invalid(messages.GSI_UPDATE_PPR_WITH_THROUGHPUT.format(index=name))
@@ -279,7 +280,8 @@ class _Update:
                             req_read=read,
                             cur_write=current.write,
                             req_write=write,
-                        )
+                        ),
+                        bare=True,
                     )
                 shown, pending = _throughput_change(current, read, write, self.now)
                 new = replace(new, throughput=shown, pending_throughput=pending, status=UPDATING)
@@ -293,7 +295,7 @@ class _Update:
     def _gsi_create(self, td: TableDef, action: dict[str, Any]) -> TableDef:
         name = action["IndexName"]
         if td.index(name) is not None:
-            raise ValidationException(messages.GSI_ALREADY_EXISTS)
+            raise ValidationException(messages.GSI_ALREADY_EXISTS, bare=True)
         types = {a.name: a.type for a in td.attribute_definitions}
         for d in self.req.get("AttributeDefinitions") or []:
             types.setdefault(d["AttributeName"], d["AttributeType"])
@@ -351,12 +353,12 @@ class _Update:
         enabled_now = td.stream is not None and td.stream.enabled
         if spec.get("StreamEnabled"):
             if enabled_now:
-                raise ValidationException(messages.STREAM_ALREADY_ENABLED.format(name=td.name))
+                raise ValidationException(messages.STREAM_ALREADY_ENABLED.format(name=td.name), bare=True)
             previous = td.stream.label if td.stream is not None else None
             stream = StreamSpec(True, spec["StreamViewType"], stream_label(self.now, previous))
         else:
             if not enabled_now:
-                raise ValidationException(messages.STREAM_NOTHING_TO_DISABLE.format(name=td.name))
+                raise ValidationException(messages.STREAM_NOTHING_TO_DISABLE.format(name=td.name), bare=True)
             stream = StreamSpec(False, None, td.stream.label if td.stream is not None else None)
         self.async_change = True
         return replace(td, stream=stream)

@@ -201,17 +201,20 @@ def check_item_keys(layout: TableLayout, item: Item, *, updated: bool) -> None:
         actual = next(iter(value))
         if actual != expected:
             raise ValidationException(
-                messages.INDEX_KEY_TYPE_MISMATCH.format(name=name, expected=expected, actual=actual, index=index_name)
+                messages.INDEX_KEY_TYPE_MISMATCH.format(name=name, expected=expected, actual=actual, index=index_name),
+                bare=True,
             )
         if value[actual] == "":
             kind = "string" if expected == "S" else "binary"
             if updated:
-                raise ValidationException(messages.INDEX_KEY_EMPTY_UPDATE.format(kind=kind))
-            raise ValidationException(messages.INDEX_KEY_EMPTY.format(kind=kind, index=index_name, name=name))
+                raise ValidationException(messages.INDEX_KEY_EMPTY_UPDATE.format(kind=kind), bare=True)
+            raise ValidationException(
+                messages.INDEX_KEY_EMPTY.format(kind=kind, index=index_name, name=name), bare=True
+            )
         size = key_value_bytes(actual, value[actual])
         if size > limit:
             raise ValidationException(
-                messages.INDEX_KEY_TOO_LARGE.format(name=name, size=size, limit=limit, index=index_name)
+                messages.INDEX_KEY_TOO_LARGE.format(name=name, size=size, limit=limit, index=index_name), bare=True
             )
 
 

@@ -115,10 +115,10 @@ def _decode_iterator(text: str) -> tuple[str, int, int, float]:
         raw = b""
     checksum = zlib.crc32(raw[:-4], zlib.crc32(arn.encode()))
     if len(raw) != _ITERATOR.size or checksum != int.from_bytes(raw[-4:], "big"):
-        raise ValidationException(messages.INVALID_SHARD_ITERATOR)
+        raise ValidationException(messages.INVALID_SHARD_ITERATOR, bare=True)
     shard, after_seq, issued, _ = _ITERATOR.unpack(raw)
     if after_seq < -1 or not 0.0 <= issued < math.inf:  # a checksum is no signature: never issued by this server
-        raise ValidationException(messages.INVALID_SHARD_ITERATOR)
+        raise ValidationException(messages.INVALID_SHARD_ITERATOR, bare=True)
     return arn, shard, after_seq, issued
 
 
@@ -279,7 +279,7 @@ def _find(ctx: Context, arn: str, *, validate: bool = True) -> _Stream:
     match = _STREAM_ARN.fullmatch(arn)
     if match is None:
         if validate:
-            raise ValidationException(messages.INVALID_STREAM_ARN)
+            raise ValidationException(messages.INVALID_STREAM_ARN, bare=True)
         raise ResourceNotFoundException(messages.STREAM_NOT_FOUND.format(arn=arn))
     region, account, name, label = match.groups()
     if (region, account) == (ctx.config.region, ctx.config.account_id):
@@ -358,7 +358,7 @@ def describe_stream(
     if exclusive_start_shard_id is not None:
         start = _shard_number(exclusive_start_shard_id)
         if start is None:
-            raise ValidationException(messages.INVALID_SHARD_ID)
+            raise ValidationException(messages.INVALID_SHARD_ID, bare=True)
         shards = [s for s in shards if s.number > start]
     page = shards[:limit]
     views = [
@@ -394,24 +394,26 @@ def get_shard_iterator(ctx: Context, arn: str, shard_text: str, iterator_type: s
     changelog = ctx.changelog
     if iterator_type in ("TRIM_HORIZON", "LATEST"):
         if seq_text is not None:
-            raise ValidationException(messages.SEQUENCE_NUMBER_NOT_ALLOWED.format(type=iterator_type))
+            raise ValidationException(messages.SEQUENCE_NUMBER_NOT_ALLOWED.format(type=iterator_type), bare=True)
         if iterator_type == "TRIM_HORIZON":
             after = max(shard.first_seq - 1, changelog.trimmed_through)
         else:
             after = changelog.next_seq - 1 if shard.last_seq is None else shard.last_seq
     elif iterator_type in ("AT_SEQUENCE_NUMBER", "AFTER_SEQUENCE_NUMBER"):
         if seq_text is None:
-            raise ValidationException(messages.SEQUENCE_NUMBER_REQUIRED.format(type=iterator_type))
+            raise ValidationException(messages.SEQUENCE_NUMBER_REQUIRED.format(type=iterator_type), bare=True)
         seq = _parse_sequence_number(seq_text)
         # An open shard holds no sequence number beyond the newest one issued so far.
         newest = changelog.next_seq - 1 if shard.last_seq is None else shard.last_seq
         if seq is None or not shard.first_seq <= seq <= newest:
-            raise ValidationException(messages.SEQUENCE_NUMBER_INVALID.format(sequence=seq_text, shard=shard_text))
+            raise ValidationException(
+                messages.SEQUENCE_NUMBER_INVALID.format(sequence=seq_text, shard=shard_text), bare=True
+            )
         if seq <= changelog.trimmed_through:
             raise TrimmedDataAccessException(messages.DATA_TRIMMED)
         after = seq - 1 if iterator_type == "AT_SEQUENCE_NUMBER" else seq
     else:
-        raise ValidationException(messages.AT_TIMESTAMP_NOT_SERVED)
+        raise ValidationException(messages.AT_TIMESTAMP_NOT_SERVED, bare=True)
     return _encode_iterator(stream.arn, shard.number, after, ctx.clock.now())
 
 

@@ -239,7 +239,7 @@ def execute_write(
                 reasons.append(reason)
             except ValidationException as invalid:  # found only while applying (e.g. the updated item is too large)
                 failed = True
-                reasons.append({"Code": "ValidationError", "Message": invalid.message})
+                reasons.append({"Code": "ValidationError", "Message": invalid.detail or ""})
             except ItemCollectionSizeLimitExceededException as full:  # a table with LSIs: the collection is full
                 failed = True
                 reasons.append({"Code": "ItemCollectionSizeLimitExceeded", "Message": full.message})

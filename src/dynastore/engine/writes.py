@@ -367,10 +367,10 @@ def _check_result(plan: Plan, new: Item | None, new_size: int) -> None:
     if not isinstance(plan, UpdatePlan):
         return
     if new_size > MAX_ITEM_BYTES:
-        raise ValidationException(messages.ITEM_TOO_LARGE_AFTER_UPDATE)
+        raise ValidationException(messages.ITEM_TOO_LARGE_AFTER_UPDATE, bare=True)
     # A SET of a nested path, or of a copied value, can nest the item past 32 levels: only its targets are walked.
     if plan.update is not None and new is not None:
         for path, _ in plan.update.sets:
             value = new.get(path[0])
             if value is not None and nesting_exceeded(value):
-                raise ValidationException(messages.AV_NESTING)
+                raise ValidationException(messages.AV_NESTING, bare=True)

@@ -47,12 +47,12 @@ _SET_TYPES = frozenset({"SS", "NS", "BS"})
 
 
 def _invalid_path() -> ValidationException:
-    return ValidationException(messages.UPDATE_INVALID_PATH)
+    return ValidationException(messages.UPDATE_INVALID_PATH, bare=True)
 
 
 def _bad_operand(update: ResolvedUpdate) -> ValidationException:
     text = messages.UPDATE_TYPE_MISMATCH if update.legacy else messages.UPDATE_BAD_OPERAND
-    return ValidationException(text)
+    return ValidationException(text, bare=True)
 
 
 def _value(operand: ResolvedOperand, item: Item) -> AttributeValue:
@@ -61,13 +61,13 @@ def _value(operand: ResolvedOperand, item: Item) -> AttributeValue:
     if isinstance(operand, PathOperand):
         found = lookup(item, operand.path)
         if found is None:
-            raise ValidationException(messages.UPDATE_MISSING_ATTRIBUTE)
+            raise ValidationException(messages.UPDATE_MISSING_ATTRIBUTE, bare=True)
         return found
     if isinstance(operand, ArithOperand):
         left = _value(operand.left, item)
         right = _value(operand.right, item)
         if "N" not in left or "N" not in right:
-            raise ValidationException(messages.UPDATE_BAD_OPERAND)
+            raise ValidationException(messages.UPDATE_BAD_OPERAND, bare=True)
         combine = add_numbers if operand.op == "+" else subtract_numbers
         return {"N": combine(left["N"], right["N"])}
     if operand.name == "if_not_exists":
@@ -79,7 +79,7 @@ def _value(operand: ResolvedOperand, item: Item) -> AttributeValue:
     left = _value(operand.args[0], item)
     right = _value(operand.args[1], item)
     if "L" not in left or "L" not in right:
-        raise ValidationException(messages.UPDATE_BAD_OPERAND)
+        raise ValidationException(messages.UPDATE_BAD_OPERAND, bare=True)
     return {"L": [*left["L"], *right["L"]]}
 
 

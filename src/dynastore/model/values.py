@@ -123,7 +123,7 @@ def _arith(left: Decimal, right: Decimal, *, subtract: bool) -> str:
     try:
         return format_number(_check_range(result))
     except NumberError as e:
-        raise ValidationException(e.message) from None
+        raise ValidationException(e.message, bare=True) from None
 
 
 def decode_binary(text: str) -> bytes:

@@ -37,18 +37,18 @@ def _number(text: str, path: str) -> str:
     try:
         return normalize_number(text)
     except NumberError as e:
-        raise ValidationException(messages.PARTIQL_NUMBER_AT.format(detail=e.message, path=path)) from None
+        raise ValidationException(messages.PARTIQL_NUMBER_AT.format(detail=e.message, path=path), bare=True) from None
 
 
 def _bag(value: ast.SetValue, params: list[AttributeValue], path: str) -> AttributeValue:
     if not value.items:
-        raise ValidationException(messages.PARTIQL_EMPTY_BAG)
+        raise ValidationException(messages.PARTIQL_EMPTY_BAG, bare=True)
     members = [bind_value(item, params, path) for item in value.items]
     kinds = {next(iter(member)) for member in members}
     if len(kinds) != 1:
-        raise ValidationException(messages.PARTIQL_BAG_TYPES)
+        raise ValidationException(messages.PARTIQL_BAG_TYPES, bare=True)
     kind = kinds.pop()
     payloads: list[Any] = [member[kind] for member in members]
     if len(set(payloads)) != len(payloads):
-        raise ValidationException(messages.PARTIQL_BAG_DUPLICATES.format(members=", ".join(payloads)))
+        raise ValidationException(messages.PARTIQL_BAG_DUPLICATES.format(members=", ".join(payloads)), bare=True)
     return {kind + "S": payloads}

@@ -134,7 +134,7 @@ def _check_paths(paths: tuple[ResolvedPath, ...]) -> None:
     try:
         check_paths(paths)
     except ExpressionError as e:
-        raise ValidationException(e.detail) from None
+        raise ValidationException(e.detail, bare=True) from None
 
 
 def translate_update(actions: tuple[ast.Set | ast.Remove, ...], params: list[AttributeValue]) -> ResolvedUpdate:
@@ -164,9 +164,13 @@ def _update_operand(node: ast.Operand, params: list[AttributeValue]) -> Resolved
         # list_append is the one function a SET value may call besides set_add / set_delete (the parser knows
         # no other); those two only as the whole value.
         if node.name != "list_append":
-            raise ValidationException(messages.PARTIQL_UNRECOGNIZED_FUNCTION.format(name=node.name, at=node.at))
+            raise ValidationException(
+                messages.PARTIQL_UNRECOGNIZED_FUNCTION.format(name=node.name, at=node.at), bare=True
+            )
         if len(node.args) != 2:
-            raise ValidationException(messages.PARTIQL_OPERAND_COUNT.format(name=node.name, count=len(node.args)))
+            raise ValidationException(
+                messages.PARTIQL_OPERAND_COUNT.format(name=node.name, count=len(node.args)), bare=True
+            )
         return FunctionOperand("list_append", tuple(_update_operand(arg, params) for arg in node.args))
     if isinstance(node, ast.Arith):
         return ArithOperand(node.op, _update_operand(node.left, params), _update_operand(node.right, params))
@@ -178,15 +182,15 @@ def _update_operand(node: ast.Operand, params: list[AttributeValue]) -> Resolved
 def _set_operand(target: ast.Path, call: ast.Call, params: list[AttributeValue]) -> AttributeValue:
     name = call.name.upper()
     if len(call.args) != 2:
-        raise ValidationException(messages.PARTIQL_SET_FUNCTION_ARGS.format(name=name, at=call.at))
+        raise ValidationException(messages.PARTIQL_SET_FUNCTION_ARGS.format(name=name, at=call.at), bare=True)
     first, second = call.args
     if not isinstance(first, ast.Path) or first.elements != target.elements:
-        raise ValidationException(messages.PARTIQL_SET_FUNCTION_TARGET.format(name=name, at=call.at))
+        raise ValidationException(messages.PARTIQL_SET_FUNCTION_TARGET.format(name=name, at=call.at), bare=True)
     if isinstance(second, ast.Path | ast.Call | ast.Arith):
-        raise ValidationException(messages.PARTIQL_SET_FUNCTION_SET.format(name=name, at=first.at))
+        raise ValidationException(messages.PARTIQL_SET_FUNCTION_SET.format(name=name, at=first.at), bare=True)
     value = bind_value(second, params)
     if next(iter(value)) not in _SET_TYPES:
-        raise ValidationException(messages.PARTIQL_SET_FUNCTION_SET.format(name=name, at=first.at))
+        raise ValidationException(messages.PARTIQL_SET_FUNCTION_SET.format(name=name, at=first.at), bare=True)
     return value
 
 

@@ -457,7 +457,7 @@ class HttpConnection(asyncio.Protocol):
         self._body = []
 
     def _refuse_head(self, message: str) -> None:
-        self._refuse(_error(ValidationException(message)))
+        self._refuse(_error(ValidationException(message, bare=True)))
 
 
 def _error(error: DynamoError) -> bytes:

@@ -20,11 +20,13 @@ import orjson
 
 from dynastore import messages
 from dynastore.errors import (
+    OLD_FORM_REGIONS,
     DynamoError,
     InternalServerError,
     SerializationException,
     ServiceUnavailable,
     UnknownOperationException,
+    ValidationException,
 )
 from dynastore.protocol import cors, encoding, prometheus
 from dynastore.protocol.metrics import METRICS_PATH, Metrics
@@ -254,7 +256,12 @@ class Protocol:
         if not body:
             raise SerializationException()
         seq_before = self._commit_seq()
-        result = operation.run(data, caller)
+        try:  # costs nothing unless an exception is raised
+            result = operation.run(data, caller)
+        except ValidationException as error:
+            if caller.region in OLD_FORM_REGIONS:
+                error.in_old_form()
+            raise
         seq_after = self._commit_seq()
         payload = result if isinstance(result, bytes) else orjson.dumps(result)
         return RawResponse(200, payload, commit_seq=seq_after if seq_after != seq_before else 0)

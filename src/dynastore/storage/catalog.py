@@ -353,7 +353,7 @@ class Catalog:
         if td.status == DELETING:
             raise ResourceInUseException(messages.TABLE_BEING_DELETED.format(name=name))
         if td.deletion_protection:
-            raise ValidationException(messages.TABLE_DELETION_PROTECTED)
+            raise ValidationException(messages.TABLE_DELETION_PROTECTED, bare=True)
         self._shared.generation += 1
         items, size = self.stats(name)
         now = self._now()

@@ -359,12 +359,12 @@ def check_key_value(name: str, kind: str, payload: str, *, is_range: bool) -> No
     """A key value (of the right type) neither empty nor over the partition (2,048) or sort (1,024) key limit."""
     if payload == "" and kind != "N":
         template = messages.KEY_EMPTY_STRING if kind == "S" else messages.KEY_EMPTY_BINARY
-        raise ValidationException(template.format(name=name))
+        raise ValidationException(template.format(name=name), bare=True)
     if is_range:
         if key_value_bytes(kind, payload) > limits.MAX_RANGE_KEY_BYTES:
-            raise ValidationException(messages.KEY_RANGE_TOO_LONG)
+            raise ValidationException(messages.KEY_RANGE_TOO_LONG, bare=True)
     elif key_value_bytes(kind, payload) > limits.MAX_HASH_KEY_BYTES:
-        raise ValidationException(messages.KEY_HASH_TOO_LONG)
+        raise ValidationException(messages.KEY_HASH_TOO_LONG, bare=True)
 
 
 def check_key(
@@ -380,19 +380,19 @@ def check_key(
     already be well-formed. Raises ``ValidationException`` with DynamoDB's text.
     """
     if not is_full_item and len(key) != (1 if range_key is None else 2):
-        raise ValidationException(messages.KEY_SCHEMA_MISMATCH)
+        raise ValidationException(messages.KEY_SCHEMA_MISMATCH, bare=True)
     for (name, kind), is_range in ((hash_key, False), *(() if range_key is None else ((range_key, True),))):
         av = key.get(name)
         if av is None:
             if is_full_item:
-                raise ValidationException(messages.KEY_MISSING_IN_ITEM.format(name=name))
-            raise ValidationException(messages.KEY_SCHEMA_MISMATCH)
+                raise ValidationException(messages.KEY_MISSING_IN_ITEM.format(name=name), bare=True)
+            raise ValidationException(messages.KEY_SCHEMA_MISMATCH, bare=True)
         payload = av.get(kind)
         if payload is None:
             if is_full_item:
                 actual = next(iter(av), "")
                 raise ValidationException(
-                    messages.KEY_TYPE_MISMATCH_ITEM.format(name=name, expected=kind, actual=actual)
+                    messages.KEY_TYPE_MISMATCH_ITEM.format(name=name, expected=kind, actual=actual), bare=True
                 )
-            raise ValidationException(messages.KEY_SCHEMA_MISMATCH)
+            raise ValidationException(messages.KEY_SCHEMA_MISMATCH, bare=True)
         check_key_value(name, kind, payload, is_range=is_range)

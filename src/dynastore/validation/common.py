@@ -32,12 +32,11 @@ def check_expression_params(req: dict[str, Any], expressions: Sequence[str], leg
         and req.get("ExpressionAttributeValues") is not None
         and all(req.get(name) is None for name in value_expressions)
     ):
-        raise ValidationException(
-            messages.VALUES_WITHOUT_EXPRESSIONS.format(
-                expressions=" and ".join(value_expressions),
-                verb="are" if len(value_expressions) > 1 else "is",
-            )
+        # The new form drops the older one's list of the missing expressions.
+        older = messages.VALUES_WITHOUT_EXPRESSIONS_OLD.format(
+            expressions=" and ".join(value_expressions), verb="are" if len(value_expressions) > 1 else "is"
         )
+        raise ValidationException(messages.VALUES_WITHOUT_EXPRESSIONS, old_detail=older)
 
 
 def check_conditional_operator(req: dict[str, Any], conditions_member: str) -> None:

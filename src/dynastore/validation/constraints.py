@@ -1,13 +1,16 @@
-"""Phase 2: collect at most 10 constraint failures into one ``ValidationException``.
+"""Phase 2: check a request's constraints; every failure is a ``Violation`` of one ``ValidationException``.
 
-Format (DynamoDB's): ``N validation error(s) detected: `` + entries joined by ``; ``, each entry
-``Value <value> at '<camelCase path>' failed to satisfy constraint: <constraint>``. Values render as
-Java would print them: ``null`` bare, anything else quoted; lists ``[a, b]``, maps ``{k=v}``.
-List members are ``<name>.<1-based index>.member``, map members ``<name>.<key>.member`` (map keys are
-visited in reverse insertion order, as DynamoDB's reports list them).
+The failures are collected in DynamoDB's older order (the order of api/schemas.py's members, map keys in reverse
+insertion order) with what both forms of the message need: the member's path in the API's own spelling
+(``RequestItems.<table>.member``) and in lower camel case, the value as the older form echoes it (Java's
+rendering: ``null`` bare, anything else quoted; lists ``[a, b]``, maps ``{k=v}``) and the member's place in the
+service model's order. ``errors.validation_message`` words them by the request's region: the first failure in
+the model's order (new form) or up to 10 aggregated (older form). List members are ``<name>.<1-based index>.member``,
+map members ``<name>.<key>.member``.
 
-Each shape compiles once into a checker, or to ``None`` when nothing in its subtree can fail, so an
-Item map is never walked here.
+Each shape compiles once into a checker, or to ``None`` when nothing in its subtree can fail, so an Item map is
+never walked here. A member's path is a linked tuple made as the walk descends (as cheap as the string it
+replaces); the texts are built only for a failure.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from collections.abc import Callable
 from typing import Any
 
 from dynastore import messages
-from dynastore.errors import ValidationException
+from dynastore.errors import ValidationException, Violation
 from dynastore.limits import TABLE_ARN_MAX_LENGTH
+from dynastore.validation.model_order import MODEL_ORDER
 from dynastore.validation.shapes import (
     MODEL_PACKAGE,
     TABLE_NAME_PATTERN,
@@ -36,12 +40,16 @@ from dynastore.validation.shapes import (
     Struct,
 )
 
-__all__ = ["MAX_ERRORS", "Checker", "check", "check_required", "render_value", "summary"]
+__all__ = ["MAX_VIOLATIONS", "Checker", "check", "check_required", "render_value"]
 
-MAX_ERRORS = 10
+# Failures collected for one request: the older form lists 10; the new form reports the first in the model's
+# order, which may come later in the older order (a bound keeps a huge malformed request cheap).
+MAX_VIOLATIONS = 64
 
-# checker(value, path, errors): ``path`` is the member's full camelCase path.
-Checker = Callable[[Any, str, list[str]], None]
+# A member's path: None at the request, else (parent, segment, is_struct_member, rank).
+Path = tuple[Any, str, bool, int] | None
+# checker(value, path, violations)
+Checker = Callable[[Any, Path, list[Violation]], None]
 
 _CACHE: dict[int, tuple[Shape, Checker | None]] = {}
 
@@ -50,21 +58,16 @@ def lower_first(name: str) -> str:
     return name[:1].lower() + name[1:]
 
 
-def summary(errors: list[str]) -> str:
-    count = len(errors)
-    return messages.CONSTRAINT_SUMMARY.format(count=count, plural="s" if count > 1 else "", entries="; ".join(errors))
-
-
 def check(shape: Struct, request: dict[str, Any]) -> None:
     """Run phase 2 on a phase-1-coerced request; raises ``ValidationException`` on any failure."""
     check_required(shape, request)
     fn = checker(shape)
     if fn is None:
         return
-    errors: list[str] = []
-    fn(request, "", errors)
-    if errors:
-        raise ValidationException(summary(errors))
+    violations: list[Violation] = []
+    fn(request, None, violations)
+    if violations:
+        raise ValidationException(violations=tuple(violations))
 
 
 _REQUIRED: dict[int, tuple[Struct, list[tuple[str, String]]]] = {}
@@ -122,21 +125,18 @@ def _java(shape: Shape, value: Any) -> str:
 # --- compilation ----------
 
 
-def _entry(shape: Shape, value: Any, path: str, constraint: str) -> str:
-    return messages.CONSTRAINT_ENTRY.format(value=render_value(shape, value), path=path, constraint=constraint)
-
-
-def _bare_entry(path: str, constraint: str) -> str:
-    """DynamoDB's newer form for the length of a collection: no value, member names capitalised
-    (``RequestItems.<table>.member.Keys``; the map key between them keeps its spelling)."""
-    head, dot, rest = path.partition(".")
-    pascal = head[:1].upper() + head[1:]
-    if dot:
-        middle, _, last = rest.rpartition(".")
-        if last != "member":
-            last = last[:1].upper() + last[1:]
-        pascal += "." + (middle + "." if middle else "") + last
-    return messages.CONSTRAINT_ENTRY_BARE.format(path=pascal, constraint=constraint)
+def _violation(shape: Shape, value: Any, path: Path, constraint: str, echoed: bool) -> Violation:
+    """The failure of ``constraint`` at ``path`` (built only when a check fails)."""
+    segments: list[tuple[str, bool, int]] = []
+    node = path
+    while node is not None:
+        segments.append((node[1], node[2], node[3]))
+        node = node[0]
+    segments.reverse()
+    pascal = ".".join(text for text, _, _ in segments)
+    camel = ".".join(lower_first(text) if member else text for text, member, _ in segments)
+    echo = render_value(shape, value) if echoed else None
+    return Violation(pascal, camel, constraint, echo, tuple(rank for _, _, rank in segments))
 
 
 def _length(shape: Shape, value: Any) -> int:
@@ -193,20 +193,32 @@ def _scalar_tests(shape: Shape) -> list[tuple[Callable[[Any], bool], str]]:
     return tests
 
 
-def _map_value_tests(shape: Shape) -> list[tuple[Callable[[Any], bool], str]]:
-    tests: list[tuple[Callable[[Any], bool], str]] = []
-    if isinstance(shape, Map) and shape.value_len is not None:
-        low_len, high_len = shape.value_len
-        text = messages.CONSTRAINT_MAP_VALUES.format(
-            constraints=", ".join(
-                (
-                    messages.CONSTRAINT_MAX_LENGTH.format(limit=high_len),
-                    messages.CONSTRAINT_MIN_LENGTH.format(limit=low_len),
-                )
-            )
-        )
-        tests.append((lambda v: all(x is None or low_len <= len(x) <= high_len for x in v.values()), text))
-    return tests
+# A map's check of its values' lengths: (value, path, violations) -> None.
+ValueCheck = Callable[[Any, Path, list[Violation]], None]
+
+
+def _map_value_check(shape: Shape) -> ValueCheck | None:
+    """The lengths of a map's values (BatchWriteItem's 1..25 requests per table). The older form reports the map
+    with both bounds (``Map value must satisfy constraint: [...]``); the new form the first failing value
+    (``RequestItems.<table>.member``) with the bound it breaks."""
+    if not isinstance(shape, Map) or shape.value_len is None:
+        return None
+    low_len, high_len = shape.value_len
+    too_long = messages.CONSTRAINT_MAX_LENGTH.format(limit=high_len)
+    too_short = messages.CONSTRAINT_MIN_LENGTH.format(limit=low_len)
+    whole = messages.CONSTRAINT_MAP_VALUES.format(constraints=f"{too_long}, {too_short}")
+
+    def check_values(value: Any, path: Path, errors: list[Violation]) -> None:
+        for rank, (key, item) in enumerate(value.items()):
+            if item is not None and not low_len <= len(item) <= high_len:
+                broken = too_long if len(item) > high_len else too_short
+                failure = _violation(shape, value, (path, f"{key}.member", False, rank), broken, True)
+                failure.old_path = _violation(shape, value, path, whole, True).old_path
+                failure.old_constraint = whole
+                errors.append(failure)
+                return
+
+    return check_values
 
 
 def _key_test(keys: String) -> tuple[Callable[[str], bool], str]:
@@ -235,17 +247,18 @@ def _key_test(keys: String) -> tuple[Callable[[str], bool], str]:
 def _children(shape: Shape) -> Checker | None:
     """Checker that descends into a container's members (None when nothing below can fail)."""
     if isinstance(shape, Struct):
-        subs = [(name, lower_first(name), checker(sub), sub.not_null) for name, sub in shape.members]
-        live = [(name, low, fn, not_null) for name, low, fn, not_null in subs if fn is not None]
+        order = MODEL_ORDER.get(shape.name, ())
+        subs = [(name, _model_rank(order, name, index), checker(sub), sub.not_null)
+                for index, (name, sub) in enumerate(shape.members)]  # fmt: skip
+        live = [(name, rank, fn, not_null) for name, rank, fn, not_null in subs if fn is not None]
         if not live:
             return None
 
-        def check_struct(value: Any, path: str, errors: list[str]) -> None:
-            prefix = path + "." if path else ""
-            for name, low, fn, not_null in live:
+        def check_struct(value: Any, path: Path, errors: list[Violation]) -> None:
+            for name, rank, fn, not_null in live:
                 member = value.get(name)
                 if member is not None or not_null:  # an absent optional member has nothing to check
-                    fn(member, prefix + low, errors)
+                    fn(member, (path, name, True, rank), errors)
 
         return check_struct
     if isinstance(shape, List):
@@ -253,9 +266,9 @@ def _children(shape: Shape) -> Checker | None:
         if list_member is None:
             return None
 
-        def check_list(value: Any, path: str, errors: list[str]) -> None:
+        def check_list(value: Any, path: Path, errors: list[Violation]) -> None:
             for index, item in enumerate(value, 1):
-                list_member(item, f"{path}.{index}.member", errors)
+                list_member(item, (path, f"{index}.member", False, index), errors)
 
         return check_list
     if isinstance(shape, Map):
@@ -263,9 +276,11 @@ def _children(shape: Shape) -> Checker | None:
         if map_member is None:
             return None
 
-        def check_map(value: Any, path: str, errors: list[str]) -> None:
-            for key in list(value)[::-1]:
-                map_member(value[key], f"{path}.{key}.member", errors)
+        def check_map(value: Any, path: Path, errors: list[Violation]) -> None:
+            keys = list(value)
+            for rank in range(len(keys) - 1, -1, -1):  # the older form lists the last key first
+                key = keys[rank]
+                map_member(value[key], (path, f"{key}.member", False, rank), errors)
 
         return check_map
     return None
@@ -276,28 +291,35 @@ def _compile(shape: Shape) -> Checker | None:
     bare = isinstance(shape, List | Map) and shape.bare
     tests = _scalar_tests(shape)
     key_test = _key_test(shape.keys) if isinstance(shape, Map) and shape.keys is not None else None
-    value_tests = _map_value_tests(shape)
+    value_check = _map_value_check(shape)
     children = _children(shape)
-    if not not_null and not tests and key_test is None and not value_tests and children is None:
+    if not not_null and not tests and key_test is None and value_check is None and children is None:
         return None
 
-    def check_member(value: Any, path: str, errors: list[str]) -> None:
+    def check_member(value: Any, path: Path, errors: list[Violation]) -> None:
         if value is None:
-            if not_null and len(errors) < MAX_ERRORS:
-                errors.append(_entry(shape, None, path, messages.CONSTRAINT_NOT_NULL))
+            if not_null and len(errors) < MAX_VIOLATIONS:
+                errors.append(_violation(shape, None, path, messages.CONSTRAINT_NOT_NULL, True))
             return
         for passes, text in tests:
-            if not passes(value) and len(errors) < MAX_ERRORS:
-                errors.append(_bare_entry(path, text) if bare else _entry(shape, value, path, text))
+            if not passes(value) and len(errors) < MAX_VIOLATIONS:
+                errors.append(_violation(shape, value, path, text, not bare))
         if key_test is not None:
             key_ok, key_text = key_test
             for key in value:
-                if not key_ok(key) and len(errors) < MAX_ERRORS:
-                    errors.append(_entry(shape, value, path, key_text))
-        for passes, text in value_tests:
-            if not passes(value) and len(errors) < MAX_ERRORS:
-                errors.append(_entry(shape, value, path, text))
-        if children is not None and len(errors) < MAX_ERRORS:
+                if not key_ok(key) and len(errors) < MAX_VIOLATIONS:
+                    errors.append(_violation(shape, value, path, key_text, True))
+        if value_check is not None and len(errors) < MAX_VIOLATIONS:
+            value_check(value, path, errors)
+        if children is not None and len(errors) < MAX_VIOLATIONS:
             children(value, path, errors)
 
     return check_member
+
+
+def _model_rank(order: tuple[str, ...], name: str, index: int) -> int:
+    """A member's place in the service model's order (members the model does not list come after, in ours)."""
+    try:
+        return order.index(name)
+    except ValueError:
+        return len(order) + index

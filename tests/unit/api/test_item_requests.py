@@ -46,7 +46,7 @@ def test_a_condition_expression_and_the_legacy_expected_give_the_same_condition(
 def test_an_unused_expression_value_is_refused() -> None:
     with pytest.raises(ValidationException) as e:
         _condition({"ConditionExpression": "n = :v", "ExpressionAttributeValues": {":v": {"N": "5"}, ":w": {"N": "1"}}})
-    assert e.value.message == "Value provided in ExpressionAttributeValues unused in expressions: keys: {:w}"
+    assert e.value.detail == "Value provided in ExpressionAttributeValues unused in expressions: keys: {:w}"
 
 
 def test_a_failed_condition_returns_the_old_item_only_when_asked() -> None:

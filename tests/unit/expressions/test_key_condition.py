@@ -13,8 +13,8 @@ def key(text: str, range_key: tuple[str, str] | None = ("sk", "N")) -> KeyCondit
 def error(text: str, range_key: tuple[str, str] | None = ("sk", "N")) -> str:
     with pytest.raises(ValidationException) as info:
         key(text, range_key)
-    assert info.value.message is not None
-    return info.value.message
+    assert info.value.detail is not None
+    return info.value.detail
 
 
 def test_valid_key_conditions() -> None:

@@ -12,8 +12,8 @@ ITEM: dict[str, Any] = {"a": {"S": "abc"}, "n": {"N": "5"}, "ss": {"SS": ["x"]}}
 def message(fn: Any, *args: Any) -> str:
     with pytest.raises(ValidationException) as info:
         fn(*args)
-    assert info.value.message is not None
-    return info.value.message
+    assert info.value.detail is not None
+    return info.value.detail
 
 
 def test_expected_conditions_evaluate() -> None:

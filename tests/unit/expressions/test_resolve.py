@@ -10,8 +10,8 @@ from dynastore.expressions.ast import Comparison, PathOperand, ValueOperand
 def message(fn: object, *args: object) -> str:
     with pytest.raises(ValidationException) as info:
         fn(*args)  # type: ignore[operator]
-    assert info.value.message is not None
-    return info.value.message
+    assert info.value.detail is not None
+    return info.value.detail
 
 
 def test_invalid_placeholder_keys() -> None:

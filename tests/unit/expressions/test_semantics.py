@@ -38,8 +38,8 @@ def resolved_error(kind: str, text: str, names: dict[str, str] | None = None) ->
             ctx.projection(text)
         else:
             ctx.condition(kind, text)
-    assert info.value.message is not None
-    return info.value.message
+    assert info.value.detail is not None
+    return info.value.detail
 
 
 def test_static_pass_order_parens_before_unknown_function_before_misuse_before_reserved() -> None:

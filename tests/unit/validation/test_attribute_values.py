@@ -19,8 +19,8 @@ def item_message(item: dict[str, Any]) -> str | None:
         check_item(req["Item"])
     with pytest.raises(ValidationException) as standalone:
         check_item(item)
-    assert via_request.value.message == standalone.value.message
-    return via_request.value.message
+    assert via_request.value.detail == standalone.value.detail
+    return via_request.value.detail
 
 
 @pytest.mark.parametrize(
@@ -140,13 +140,13 @@ def test_check_value() -> None:
     check_value({"S": "x"})
     with pytest.raises(ValidationException) as info:
         check_value({"NULL": False})
-    assert info.value.message == (
+    assert info.value.detail == (
         "One or more parameter values were invalid: Null attribute value types must have the value of true"
     )
     req = validate_request(schemas.PUT_ITEM, {"TableName": "abc", "Item": {}, "Expected": {"a": {"Value": {"N": "x"}}}})
     with pytest.raises(ValidationException) as info:
         check_value(req["Expected"]["a"]["Value"])
-    assert info.value.message == "The parameter cannot be converted to a numeric value: x"
+    assert info.value.detail == "The parameter cannot be converted to a numeric value: x"
 
 
 def test_invalid_entry_names_the_attribute() -> None:
@@ -166,7 +166,7 @@ def test_invalid_entry_names_the_attribute() -> None:
 def key_message(key: dict[str, Any], range_key: tuple[str, str] | None = None, *, full: bool = True) -> str | None:
     with pytest.raises(ValidationException) as info:
         check_key(key, ("a", "S"), range_key, is_full_item=full)
-    return info.value.message
+    return info.value.detail
 
 
 def test_missing_key_in_item() -> None:

@@ -108,7 +108,7 @@ def test_names_checked_at_every_depth_and_through_phase_one() -> None:
         for source in (req["Item"], item):
             with pytest.raises(ValidationException) as info:
                 check_item(source)
-            assert info.value.message == messages.ATTRIBUTE_NAME_EMPTY
+            assert info.value.detail == messages.ATTRIBUTE_NAME_EMPTY
 
 
 def test_key_value_sizes() -> None:
@@ -124,7 +124,7 @@ def test_key_value_sizes() -> None:
     ):
         with pytest.raises(ValidationException) as info:
             check_key_value("k", "S", payload, is_range=is_range)
-        assert info.value.message == message
+        assert info.value.detail == message
 
 
 @pytest.mark.parametrize(
@@ -139,7 +139,7 @@ def test_key_value_sizes() -> None:
 def test_legacy_conditions(conditions: dict[str, Any], message: str) -> None:
     with pytest.raises(ValidationException) as info:
         check_conditions(conditions)
-    assert info.value.message == message
+    assert info.value.detail == message
 
 
 def test_legacy_conditions_canonicalise_numbers() -> None:
@@ -157,7 +157,7 @@ def test_attribute_updates() -> None:
     ):
         with pytest.raises(ValidationException) as info:
             check_attribute_updates(updates)
-        assert info.value.message == message
+        assert info.value.detail == message
 
 
 def test_nesting_exceeded() -> None:
@@ -182,4 +182,4 @@ def test_a_long_valid_name_does_not_hide_its_value_problem() -> None:
         req = validate_request(schemas.PUT_ITEM, {"TableName": "abc", "Item": item})
         with pytest.raises(ValidationException) as info:
             check_item(req["Item"])
-        assert info.value.message == message
+        assert info.value.detail == message
