@@ -84,6 +84,21 @@ def ddb(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture(scope="session")
+def ddb_old_form(request: pytest.FixtureRequest) -> Any:
+    """A client of the session's dynastore in eu-south-2, a region that still words validation messages in the
+    older form (docs/operations.md "Validation messages"): values echoed, so a test can see what was validated."""
+    url: str | None = request.config.getoption("--url")
+    if url:
+        return boto3.client(
+            "dynamodb", endpoint_url=url, region_name="eu-south-2", aws_access_key_id="AKIDEXAMPLE",
+            aws_secret_access_key="secret", config=BOTO_CONFIG,
+        )  # fmt: skip
+    session: Any = request.getfixturevalue("dynastore")
+    stand_in = {} if session.credentials is not None else {"aws_access_key_id": "AKIDEXAMPLE"}
+    return session.client(region_name="eu-south-2", config=BOTO_CONFIG, **stand_in)
+
+
+@pytest.fixture(scope="session")
 def signed_as(request: pytest.FixtureRequest) -> dict[str, str] | None:
     """The session admin's key (``aws_access_key_id``, ``aws_secret_access_key``) when the suite runs with
     --dynastore-auth=sigv4, else None: tests whose answer depends on who asks (policies) look here."""

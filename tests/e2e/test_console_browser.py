@@ -361,7 +361,9 @@ def test_items_written_queried_and_edited(browser: Chrome, server: ServerProcess
             ExpressionAttributeValues={":n": {"S": "other"}},
         )
     assert error.find_element(By.CSS_SELECTOR, ".error-message").text == raised.value.response["Error"]["Message"]
-    assert raised.value.response["Error"]["Message"].startswith("Invalid FilterExpression: Syntax error;")
+    assert raised.value.response["Error"]["Message"].startswith(
+        "1 validation error detected: Invalid FilterExpression: Syntax error;"
+    )
 
     fill(browser.find_element(By.ID, "editor"), "Condition", "attribute_exists(pk)")
     browser.find_element(By.ID, "delete-item").click()

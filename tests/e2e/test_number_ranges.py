@@ -70,14 +70,20 @@ def test_provisioned_throughput_past_64_bits_is_out_of_bounds(ddb: Any, value: i
 
 
 @pytest.mark.parametrize("value", [2**31, 2**63 - 1, *PAST_LONG])
-def test_integer_members_past_their_range_are_the_largest_integer(ddb: Any, value: int) -> None:
-    assert error_of(partial(ddb.list_tables, Limit=value)) == (
+def test_integer_members_past_their_range_are_the_largest_integer(ddb: Any, ddb_old_form: Any, value: int) -> None:
+    """The older form echoes the value validated: the end of the Integer range, whatever was sent."""
+    assert error_of(partial(ddb_old_form.list_tables, Limit=value)) == (
         "ValidationException",
         "1 validation error detected: Value '2147483647' at 'limit' failed to satisfy constraint: "
         "Member must have value less than or equal to 100",
     )
-    assert error_of(partial(ddb.list_tables, Limit=-value)) == (
+    assert error_of(partial(ddb_old_form.list_tables, Limit=-value)) == (
         "ValidationException",
         "1 validation error detected: Value '-2147483648' at 'limit' failed to satisfy constraint: "
         "Member must have value greater than or equal to 1",
+    )
+    assert error_of(partial(ddb.list_tables, Limit=value)) == (
+        "ValidationException",
+        "1 validation error detected: Value at 'Limit' failed to satisfy constraint: "
+        "Member must have value less than or equal to 100",
     )

@@ -260,7 +260,7 @@ def _index_start_key(
     table holds only the table's) gets DynamoDB's size text; other mismatches the plain one."""
     attributes = key_attributes(table, space)
     if len(start) != len(attributes) and space.index is not None and space.index.kind == "GSI":
-        raise ValidationException(messages.START_KEY_SIZE)
+        raise ValidationException(messages.START_KEY_SIZE, bare=True)
     if len(start) != len(attributes) or any(attr.name not in start for attr in attributes):
         raise ValidationException(messages.START_KEY_INVALID, bare=True)
     check_table_key(table, table_part(table, start), is_full_item=False)

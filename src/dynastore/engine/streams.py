@@ -321,7 +321,7 @@ def list_streams(
     """The streams (all tables', or ``table_name``'s) in ARN order after ``exclusive_start_arn``; the last ARN
     returned when more follow."""
     if exclusive_start_arn is not None and _STREAM_ARN.fullmatch(exclusive_start_arn) is None:
-        raise ValidationException(messages.INVALID_EXCLUSIVE_START_STREAM_ARN)
+        raise ValidationException(messages.INVALID_EXCLUSIVE_START_STREAM_ARN, bare=True)
     if table_name is not None:
         tables = _tables_named(ctx, table_name)
         if not tables:
@@ -353,7 +353,7 @@ def describe_stream(
     if child_of is not None:
         parent = _shard_number(child_of)
         if parent is None:
-            raise ValidationException(messages.INVALID_SHARD_ID)
+            raise ValidationException(messages.INVALID_SHARD_ID, bare=True)
         shards = [s for s in shards if s.parent == parent and ids.get(parent) == child_of]
     if exclusive_start_shard_id is not None:
         start = _shard_number(exclusive_start_shard_id)
