@@ -55,9 +55,10 @@ class StorageUnavailableError(StorageError):
     nothing was done. The protocol answers it with DynamoDB's ServiceUnavailable."""
 
 
-class WriteTakenBackError(DurabilityError, StorageUnavailableError):
+class WriteTakenBackError(DurabilityError):
     """A write that a storage failure (a full disk, a failing disk) kept from becoming durable, taken back: it was
-    not applied, and the store refuses writes until it recovers. Answered as a write refused before it ran is."""
+    not applied, and the store refuses writes until it recovers. Answered as a write refused before it ran is
+    (``StorageUnavailableError``'s answer); a class of one base, as compiled classes can have no more."""
 
 
 class ReadTxn(Protocol):
