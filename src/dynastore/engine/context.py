@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from dynastore.config import Config, policies_path
+from dynastore.config import Config
 from dynastore.engine.capacity.state import Capacity
 from dynastore.engine.changelog import ChangeLog
 from dynastore.engine.index_state import IndexState
@@ -27,8 +27,6 @@ from dynastore.engine.key_spaces import TableSpaces
 from dynastore.engine.stream_shards import StreamShards
 from dynastore.engine.transaction_locks import TransactionLocks
 from dynastore.expressions.cache import ExpressionCache, KeyTemplates
-from dynastore.partiql.cache import StatementCache
-from dynastore.security.identity_policies import IdentityPolicies
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.kv import KV
 from dynastore.util.clock import Clock
@@ -52,10 +50,8 @@ class Context:
         "expressions",
         "key_templates",
         "table_spaces",
-        "policies",
         "_namespaces",
         "_empty_namespaces",
-        "statements",
     )
 
     def __init__(
@@ -87,21 +83,17 @@ class Context:
             self.shards = StreamShards(kv, capacity)  # the stream shards of each table
             self.ttl_cursors: dict[int, bytes] = {}  # where each table's TTL sweep goes on (table id -> storage key)
             self.table_spaces = TableSpaces()  # the key space of each table definition in use
-            self.policies = IdentityPolicies(policies_path(config))  # users' and groups' policies (auth sigv4)
             # every namespace's context made so far, shared by all of them (the default namespace's is this one)
             self._namespaces: dict[tuple[str, str], Context] = {catalog.namespace: self}
             # the contexts of the namespaces without tables used last, the most recent last (shared by all contexts)
             self._empty_namespaces: dict[tuple[str, str], Context] = {}
-            self.statements = StatementCache()  # parsed PartiQL statements, shared by all requests
             return
         # Another namespace's context (one is made per namespace): nothing is built, every other component is shared.
         self.shards = shares_with.shards
         self.ttl_cursors = shares_with.ttl_cursors
         self.table_spaces = shares_with.table_spaces
-        self.policies = shares_with.policies
         self._namespaces = shares_with._namespaces
         self._empty_namespaces = shares_with._empty_namespaces
-        self.statements = shares_with.statements
 
     @property
     def clock(self) -> Clock:
