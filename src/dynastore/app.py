@@ -24,7 +24,9 @@ from dynastore.engine.capacity.state import Capacity
 from dynastore.engine.changelog import ChangeLog, Consumer
 from dynastore.engine.context import Context
 from dynastore.engine.index_state import IndexState
+from dynastore.engine.key_spaces import TableSpaces
 from dynastore.engine.log_consumers import GsiPropagation, StreamRecords
+from dynastore.engine.stream_shards import StreamShards
 from dynastore.engine.transaction_locks import TransactionLocks
 from dynastore.expressions.cache import ExpressionCache, KeyTemplates
 from dynastore.partiql.cache import StatementCache
@@ -94,23 +96,28 @@ def request_services(config: Config) -> RequestServices:
 
 
 def build_context(config: Config, kv: KV, catalog: Catalog) -> Context:
-    """The engine's components over an open store and its catalog, the engine's change log consumers
-    registered."""
-    ctx = Context(
+    """The engine's components over an open store and its catalog, every one built here, the engine's change log
+    consumers registered."""
+    capacity = Capacity(config, kv, catalog)
+    shards = StreamShards(kv, capacity)
+    changelog = ChangeLog(kv, config.clock, config.gsi_propagation_delay)
+    changelog.register(GsiPropagation())
+    streams = StreamRecords(shards, capacity)
+    changelog.register(streams, placer=streams)
+    return Context(
         config,
         kv,
         catalog,
-        capacity=Capacity(config, kv, catalog),
+        capacity=capacity,
         indexes=IndexState(config),
-        changelog=ChangeLog(kv, config.clock, config.gsi_propagation_delay),
+        changelog=changelog,
+        shards=shards,
         locks=TransactionLocks(kv, config.clock, config.transaction_lock_hold),
+        ttl_cursors={},
         expressions=ExpressionCache(),
         key_templates=KeyTemplates(),
+        table_spaces=TableSpaces(),
     )
-    ctx.changelog.register(GsiPropagation())
-    streams = StreamRecords(ctx.shards, ctx.capacity)
-    ctx.changelog.register(streams, placer=streams)
-    return ctx
 
 
 class Dynastore:
