@@ -15,9 +15,11 @@ import argparse
 import json
 import statistics
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 from dynastore.api.authorization import authorize
+from dynastore.api.services import RequestServices
+from dynastore.app import request_services
 from dynastore.engine.context import Context
 from dynastore.protocol import dispatch
 from dynastore.security.caller import Caller
@@ -42,8 +44,16 @@ def caller(name: str) -> Caller:
                   authenticated=True)  # fmt: skip
 
 
-def setup(**config: Any) -> Context:
+class Served(NamedTuple):
+    """A dynastore's engine and its request-side services (the identity policies)."""
+
+    ctx: Context
+    services: RequestServices
+
+
+def setup(**config: Any) -> Served:
     ctx, ops, _ = make_ctx(capacity="report", **config)  # a benchmark reads one key at will
+    services = request_services(ctx.config)
     ops["CreateTable"](
         {
             "TableName": "Music",
@@ -54,32 +64,32 @@ def setup(**config: Any) -> Context:
     )
     for name, statement in POLICIES.items():
         doc = json.dumps({"Version": "2012-10-17", "Statement": [statement]})
-        ctx.policies.put(ACCOUNT, USER, name, "P", doc)
-    return ctx
+        services.policies.put(ACCOUNT, USER, name, "P", doc)
+    return Served(ctx, services)
 
 
-def measure(ctx: Context, who: Caller, calls: int) -> float:
+def measure(served: Served, who: Caller, calls: int) -> float:
     req: dict[str, Any] = {"TableName": "Music", "Key": {"pk": {"S": who.user_id}}}
-    authorize("GetItem", req, who, ctx)  # warm: compiled policies, the caller's policy set
+    authorize("GetItem", req, who, *served)  # warm: compiled policies, the caller's policy set
     start = time.perf_counter()
     for _ in range(calls):
-        authorize("GetItem", req, who, ctx)
+        authorize("GetItem", req, who, *served)
     return (time.perf_counter() - start) / calls * 1e6
 
 
 SELECT: dict[str, Any] = {"Statement": "SELECT * FROM Music WHERE pk = ?", "Parameters": [{"S": "LEADING-KEYS"}]}
 
 
-def measure_select(ctx: Context, who: Caller, calls: int) -> float:
-    authorize("ExecuteStatement", SELECT, who, ctx)
+def measure_select(served: Served, who: Caller, calls: int) -> float:
+    authorize("ExecuteStatement", SELECT, who, *served)
     start = time.perf_counter()
     for _ in range(calls):
-        authorize("ExecuteStatement", SELECT, who, ctx)
+        authorize("ExecuteStatement", SELECT, who, *served)
     return (time.perf_counter() - start) / calls * 1e6
 
 
-def measure_operation(ctx: Context, who: Caller, calls: int, operation: str = "GetItem") -> float:
-    run = dispatch.bind(ctx)[operation]
+def measure_operation(served: Served, who: Caller, calls: int, operation: str = "GetItem") -> float:
+    run = dispatch.bind(*served)[operation]
     body: dict[str, Any] = {"TableName": "Music", "Key": {"pk": {"S": "LEADING-KEYS"}}}
     if operation == "ExecuteStatement":
         body = SELECT

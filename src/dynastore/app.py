@@ -1,7 +1,8 @@
 """The composition root: one dynastore built from a Config, every component an explicit, typed field.
 
 ``Dynastore(config)`` opens the store over its durable log (``durable_log``) and builds the catalog, the engine's
-components (engine/context.py) and the protocol that answers requests. ``start(loop)`` begins its background work
+components (engine/context.py), the request-side services (api/services.py) and the protocol that answers
+requests. ``start(loop)`` begins its background work
 on an asyncio loop (group commit, GSI propagation, housekeeping, triggers) and ``stop()`` ends it and closes the
 store. It knows nothing of sockets: server.py adapts it to HTTP, and any other host (in a test process, a cluster
 node) can drive the same object.
@@ -16,15 +17,19 @@ import logging
 from typing import Any
 
 from dynastore.admin import routes
-from dynastore.config import Config
+from dynastore.api.services import RequestServices
+from dynastore.config import Config, policies_path
 from dynastore.engine import indexes, retention, ttl
 from dynastore.engine.capacity.state import Capacity
 from dynastore.engine.changelog import ChangeLog, Consumer
 from dynastore.engine.context import Context
 from dynastore.engine.index_state import IndexState
+from dynastore.engine.key_spaces import TableSpaces
 from dynastore.engine.log_consumers import GsiPropagation, StreamRecords
+from dynastore.engine.stream_shards import StreamShards
 from dynastore.engine.transaction_locks import TransactionLocks
 from dynastore.expressions.cache import ExpressionCache, KeyTemplates
+from dynastore.partiql.cache import StatementCache
 from dynastore.protocol import dispatch
 from dynastore.protocol.metrics import Metrics, RequestMetrics, directory_bytes
 from dynastore.protocol.protocol import Protocol
@@ -32,7 +37,7 @@ from dynastore.protocol.request_log import LoggedProtocol, RequestLog
 from dynastore.security.authenticator import Authenticator
 from dynastore.security.caller import AnonymousCallers
 from dynastore.security.credentials import CredentialStore, seeded_admin, store_path
-from dynastore.security.identity_policies import GROUP, USER
+from dynastore.security.identity_policies import GROUP, USER, IdentityPolicies
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.durability import DurableLog
 from dynastore.storage.group_commit import GroupCommitter
@@ -40,7 +45,7 @@ from dynastore.storage.kv import KV, StorageError
 from dynastore.triggers.service import Triggers
 from dynastore.triggers.spec import TriggerSpec, parse_triggers
 
-__all__ = ["Dynastore", "durable_log", "open_storage"]
+__all__ = ["Dynastore", "durable_log", "open_storage", "request_services"]
 
 log = logging.getLogger("dynastore")
 
@@ -84,24 +89,35 @@ def authenticator(config: Config) -> Authenticator | None:
     return Authenticator(CredentialStore(path, config.region, seed), config.region, config.clock)
 
 
+def request_services(config: Config) -> RequestServices:
+    """What requests use beside the engine (api/services.py): the PartiQL statement cache and the identity
+    policies of users and groups (read from the policies file, if any, on each change of it)."""
+    return RequestServices(StatementCache(), IdentityPolicies(policies_path(config)))
+
+
 def build_context(config: Config, kv: KV, catalog: Catalog) -> Context:
-    """The engine's components over an open store and its catalog, the engine's change log consumers
-    registered."""
-    ctx = Context(
+    """The engine's components over an open store and its catalog, every one built here, the engine's change log
+    consumers registered."""
+    capacity = Capacity(config, kv, catalog)
+    shards = StreamShards(kv, capacity)
+    changelog = ChangeLog(kv, config.clock, config.gsi_propagation_delay)
+    changelog.register(GsiPropagation())
+    streams = StreamRecords(shards, capacity)
+    changelog.register(streams, placer=streams)
+    return Context(
         config,
         kv,
         catalog,
-        capacity=Capacity(config, kv, catalog),
+        capacity=capacity,
         indexes=IndexState(config),
-        changelog=ChangeLog(kv, config.clock, config.gsi_propagation_delay),
+        changelog=changelog,
+        shards=shards,
         locks=TransactionLocks(kv, config.clock, config.transaction_lock_hold),
+        ttl_cursors={},
         expressions=ExpressionCache(),
         key_templates=KeyTemplates(),
+        table_spaces=TableSpaces(),
     )
-    ctx.changelog.register(GsiPropagation())
-    streams = StreamRecords(ctx.shards, ctx.capacity)
-    ctx.changelog.register(streams, placer=streams)
-    return ctx
 
 
 class Dynastore:
@@ -114,6 +130,7 @@ class Dynastore:
         # Writes the store took back after a storage failure may have changed tables: read them again.
         self.kv.watch_losses(lambda durable, lost_through: self.catalog.reload())
         self.engine = build_context(config, self.kv, self.catalog)
+        self.services = request_services(config)
         # ... and the stream shards they may have opened or closed: read them again when next needed.
         self.kv.watch_losses(lambda durable, lost_through: self.engine.shards.clear())
         # Configured triggers (a wrong one raises TriggerConfigError); add_trigger adds Python ones before start.
@@ -128,7 +145,7 @@ class Dynastore:
         self._tasks: list[asyncio.Task[None]] = []
 
     def _protocol(self) -> Protocol:
-        operations = dispatch.bind(self.engine)
+        operations = dispatch.bind(self.engine, self.services)
         admin = routes.bind(self.engine, self.triggers)
         kv = self.kv
 
@@ -142,7 +159,7 @@ class Dynastore:
                 commit_seq=commit_seq,
                 extension=admin,
                 not_served=dispatch.not_served(),
-                streams_operations=dispatch.bind_streams(self.engine),
+                streams_operations=dispatch.bind_streams(self.engine, self.services),
                 metrics=self.metrics,
                 account_id=self.config.account_id,
             )
@@ -152,7 +169,7 @@ class Dynastore:
             commit_seq=commit_seq,
             extension=admin,
             not_served=dispatch.not_served(),
-            streams_operations=dispatch.bind_streams(self.engine),
+            streams_operations=dispatch.bind_streams(self.engine, self.services),
             request_log=RequestLog(self.config.log_format),
             meters=self.engine.capacity.meters,
             metrics=self.metrics,
@@ -189,7 +206,7 @@ class Dynastore:
         text = document if isinstance(document, str) else json.dumps(document)
         kind, who = (USER, user) if user is not None else (GROUP, group)
         assert who is not None
-        self.engine.policies.put(account_id or self.config.account_id, kind, who, name, text)
+        self.services.policies.put(account_id or self.config.account_id, kind, who, name, text)
 
     def _metrics(self) -> Metrics | None:
         """What GET /metrics reports (docs/metrics.md); None with --no-metrics."""

@@ -25,7 +25,7 @@ def test_in_process_put_policy() -> None:
         dyn.put_policy("Group", '{"Statement": {"Effect": "Deny", "Action": "*", "Resource": "*"}}', group="staff",
                        account_id="111122223333")  # fmt: skip
         assert dyn.app is not None
-        policies = dyn.app.engine.policies
+        policies = dyn.app.services.policies
         assert len(policies.for_caller(alice())) == 1
         assert len(policies.for_caller(alice("111122223333", ("staff",)))) == 1
         with pytest.raises(IdentityPolicyError):

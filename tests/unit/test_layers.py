@@ -251,6 +251,23 @@ def test_api_reaches_storage_only_through_the_engine() -> None:
     assert not direct, "api/ imports storage/ directly: " + ", ".join(direct)
 
 
+# Units of the request side that rank below the engine but that the engine never needs: the PartiQL dialect (api/
+# translates a statement to the engine's typed calls) and authentication and authorization (api/ and protocol/
+# ask them; the engine takes an authorized call).
+REQUEST_SIDE = frozenset({"partiql", "security"})
+
+
+def test_the_engine_imports_nothing_of_the_request_side() -> None:
+    """The engine holds only the engine: its components and calls use neither PartiQL nor security (their caches
+    and policies are the request side's, api/services.py)."""
+    found = [
+        f"{imp.imported} ({imp.where()})"
+        for imp in imports()
+        if unit_of(imp.importer) == "engine" and unit_of(imp.imported) in REQUEST_SIDE
+    ]
+    assert not found, "engine/ imports the request side: " + ", ".join(found)
+
+
 # ---------------------------------------------------------------- the checker itself
 
 

@@ -26,10 +26,12 @@ from typing import Any
 from dynastore.api.access_context import expression_names, key_text, partition_equality
 from dynastore.api.partiql_access import statement_values
 from dynastore.api.partiql_requests import parameters
+from dynastore.api.services import RequestServices
 from dynastore.engine.context import Context
 from dynastore.errors import DynamoError
 from dynastore.model.table_schema import TableDef
 from dynastore.partiql import ast as partiql_ast
+from dynastore.partiql.cache import StatementCache
 from dynastore.partiql.tokens import PartiQLSyntaxError
 from dynastore.security import authorization
 from dynastore.security.authorization import Check, Values
@@ -40,20 +42,26 @@ from dynastore.util.arn import parse_dynamodb_arn
 __all__ = ["authorize", "checks_for"]
 
 
-def authorize(operation: str, req: dict[str, Any], caller: Caller, ctx: Context) -> None:
+def authorize(operation: str, req: dict[str, Any], caller: Caller, ctx: Context, services: RequestServices) -> None:
     """Raise AccessDeniedException unless ``caller`` is allowed every check of the request, in the namespace of
-    ``ctx`` (security/authorization.py)."""
-    authorization.authorize(checks_for(operation, req, ctx), caller, ctx.policies, ctx.config.account_id, ctx.clock)
+    ``ctx``, by the identity policies of ``services`` (security/authorization.py)."""
+    checks = checks_for(operation, req, ctx, services)
+    authorization.authorize(checks, caller, services.policies, ctx.config.account_id, ctx.clock)
     if operation == "PutResourcePolicy" and not req.get("ConfirmRemoveSelfResourceAccess"):
         arn, text = req.get("ResourceArn"), req.get("Policy")
         if isinstance(arn, str) and isinstance(text, str):
             authorization.refuse_self_lockout(arn, text, caller)
 
 
-def checks_for(operation: str, req: dict[str, Any], ctx: Context) -> list[Check]:
+def checks_for(operation: str, req: dict[str, Any], ctx: Context, services: RequestServices) -> list[Check]:
+    """The checks of the request; a PartiQL operation's statements are parsed through the statement cache of
+    ``services``."""
     builder = _BUILDERS.get(operation)
     if builder is not None:
         return builder(req, ctx)
+    partiql = _STATEMENT_BUILDERS.get(operation)
+    if partiql is not None:
+        return partiql(req, ctx, services.statements)
     target = _TABLE_RESOURCE.get(operation)
     if target is not None:
         return [_table_check("dynamodb:" + operation, req.get(target), ctx, {})]
@@ -349,7 +357,9 @@ _PARTIQL_ACTIONS = {"Select": "dynamodb:PartiQLSelect", "Exists": "dynamodb:Part
                     "Delete": "dynamodb:PartiQLDelete"}  # fmt: skip
 
 
-def _statement_checks(operation: str, entries: list[Any], req: dict[str, Any], ctx: Context) -> list[Check]:
+def _statement_checks(
+    operation: str, entries: list[Any], req: dict[str, Any], ctx: Context, statements: StatementCache
+) -> list[Check]:
     """One check per statement the operation would run. One that does not parse, or whose parameters are
     malformed or not as many as its ``?``, is refused by the operation before it reads anything: it names
     nothing to check."""
@@ -360,7 +370,7 @@ def _statement_checks(operation: str, entries: list[Any], req: dict[str, Any], c
         if not isinstance(text, str):
             continue
         try:
-            parsed = ctx.statements.get(text)
+            parsed = statements.get(text)
             params = parameters(entry)
         except (PartiQLSyntaxError, DynamoError):
             continue
@@ -386,22 +396,25 @@ def _statement_checks(operation: str, entries: list[Any], req: dict[str, Any], c
     return checks
 
 
-def _execute_statement(req: dict[str, Any], ctx: Context) -> list[Check]:
-    return _statement_checks("ExecuteStatement", [req], req, ctx)
+def _execute_statement(req: dict[str, Any], ctx: Context, statements: StatementCache) -> list[Check]:
+    return _statement_checks("ExecuteStatement", [req], req, ctx, statements)
 
 
-def _batch_execute_statement(req: dict[str, Any], ctx: Context) -> list[Check]:
-    return _statement_checks("BatchExecuteStatement", req.get("Statements") or [], req, ctx)
+def _batch_execute_statement(req: dict[str, Any], ctx: Context, statements: StatementCache) -> list[Check]:
+    return _statement_checks("BatchExecuteStatement", req.get("Statements") or [], req, ctx, statements)
 
 
-def _execute_transaction(req: dict[str, Any], ctx: Context) -> list[Check]:
-    return _statement_checks("ExecuteTransaction", req.get("TransactStatements") or [], req, ctx)
+def _execute_transaction(req: dict[str, Any], ctx: Context, statements: StatementCache) -> list[Check]:
+    return _statement_checks("ExecuteTransaction", req.get("TransactStatements") or [], req, ctx, statements)
 
 
-_BUILDERS: dict[str, Callable[[dict[str, Any], Context], list[Check]]] = {
+_STATEMENT_BUILDERS: dict[str, Callable[[dict[str, Any], Context, StatementCache], list[Check]]] = {
     "ExecuteStatement": _execute_statement,
     "BatchExecuteStatement": _batch_execute_statement,
     "ExecuteTransaction": _execute_transaction,
+}
+
+_BUILDERS: dict[str, Callable[[dict[str, Any], Context], list[Check]]] = {
     "GetItem": _single_item("dynamodb:GetItem"),
     "PutItem": _single_item("dynamodb:PutItem"),
     "UpdateItem": _single_item("dynamodb:UpdateItem"),

@@ -14,6 +14,7 @@ from dynastore import messages
 from dynastore.api.consumed_capacity import consumed_capacity
 from dynastore.api.partiql_requests import error_entry, parameters, parsed_statement
 from dynastore.api.partiql_writes import keyed_read, perform, prepare_write
+from dynastore.api.services import RequestServices
 from dynastore.engine.capacity.units import write_half_units
 from dynastore.engine.context import Context
 from dynastore.engine.item_reads import GetItemRequest, get_item
@@ -50,12 +51,12 @@ class _Tally:
         return out
 
 
-def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
+def handle(req: dict[str, Any], ctx: Context, services: RequestServices) -> dict[str, Any]:
     entries = req["Statements"]
     statements: list[ast.Statement | DynamoError] = []
     for entry in entries:
         try:
-            statements.append(parsed_statement(ctx, entry["Statement"], parameters(entry)).statement)
+            statements.append(parsed_statement(services.statements, entry["Statement"], parameters(entry)).statement)
         except ValidationException as invalid:
             statements.append(invalid)
     kinds = {isinstance(s, ast.Select) for s in statements if not isinstance(s, DynamoError)}

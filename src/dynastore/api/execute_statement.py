@@ -15,15 +15,16 @@ from dynastore import messages
 from dynastore.api.partiql_reads import execute_select, select_capacity, select_response
 from dynastore.api.partiql_requests import parameters, parsed_statement
 from dynastore.api.partiql_writes import perform, prepare_write, returned_items, write_capacity
+from dynastore.api.services import RequestServices
 from dynastore.engine.context import Context
 from dynastore.errors import ValidationException
 from dynastore.partiql import ast
 
 
-def handle(req: dict[str, Any], ctx: Context) -> bytes:
+def handle(req: dict[str, Any], ctx: Context, services: RequestServices) -> bytes:
     text = req["Statement"]
     params = parameters(req)
-    statement = parsed_statement(ctx, text, params).statement
+    statement = parsed_statement(services.statements, text, params).statement
     mode = req.get("ReturnConsumedCapacity")
     if isinstance(statement, ast.Select):
         page = execute_select(

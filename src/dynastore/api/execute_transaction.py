@@ -16,6 +16,7 @@ from dynastore import messages
 from dynastore.api.consumed_capacity import consumed_capacity
 from dynastore.api.partiql_requests import parameters, parsed_statement
 from dynastore.api.partiql_writes import KeyedRead, keyed_read, prepare_write
+from dynastore.api.services import RequestServices
 from dynastore.api.transact_write_items import perform_transaction
 from dynastore.engine import transactions
 from dynastore.engine.context import Context
@@ -28,12 +29,12 @@ from dynastore.partiql import ast
 _READ = dict(key_message=messages.PARTIQL_TRANSACTION_READ_KEY, index_message=messages.PARTIQL_TRANSACTION_INDEX_READ)
 
 
-def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
+def handle(req: dict[str, Any], ctx: Context, services: RequestServices) -> dict[str, Any]:
     entries = req["TransactStatements"]
     statements: list[ast.Statement] = []
     for index, entry in enumerate(entries):
         try:
-            statements.append(parsed_statement(ctx, entry["Statement"], parameters(entry)).statement)
+            statements.append(parsed_statement(services.statements, entry["Statement"], parameters(entry)).statement)
         except ValidationException as e:
             raise _in_statement(index, e) from None
     selects = [isinstance(s, ast.Select) for s in statements]

@@ -23,16 +23,17 @@ from dynastore.errors import (
 )
 from dynastore.model.table_schema import TableDef
 from dynastore.model.values import AttributeValue
-from dynastore.partiql import ParsedStatement, PartiQLSyntaxError
+from dynastore.partiql import ParsedStatement, PartiQLSyntaxError, StatementCache
 from dynastore.validation.attribute_values import check_value
 
 __all__ = ["error_entry", "parameters", "parsed_statement", "read_space", "table_of"]
 
 
-def parsed_statement(ctx: Context, text: str, params: list[AttributeValue]) -> ParsedStatement:
-    """The statement's tree (from the cache) once its parameters match its ``?`` in number."""
+def parsed_statement(statements: StatementCache, text: str, params: list[AttributeValue]) -> ParsedStatement:
+    """The statement's tree (from the request-side cache, api/services.py) once its parameters match its ``?``
+    in number."""
     try:
-        parsed = ctx.statements.get(text)
+        parsed = statements.get(text)
     except PartiQLSyntaxError as e:
         raise ValidationException(e.message, bare=True) from None
     if len(params) != parsed.param_count:

@@ -1,7 +1,9 @@
-"""What every engine call is given: the components of one dynastore, built by its composition root (app.py).
+"""What every engine call is given: the engine components of one dynastore, every one built by its composition
+root (app.py) and passed in.
 
 Each component is a typed field; nothing below keeps state of its own at module level, so several dynastores
-(tests run many) live side by side in one process.
+(tests run many) live side by side in one process. Only the engine's: what requests use beside it (the parsed
+PartiQL statements, the identity policies) are the request-side services of api/services.py.
 
 Namespaces: tables live per account and region. The context the composition root builds is the default
 namespace's (the config's account and region); ``in_namespace(account, region)`` gives another namespace's
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from dynastore.config import Config, policies_path
+from dynastore.config import Config
 from dynastore.engine.capacity.state import Capacity
 from dynastore.engine.changelog import ChangeLog
 from dynastore.engine.index_state import IndexState
@@ -27,8 +29,6 @@ from dynastore.engine.key_spaces import TableSpaces
 from dynastore.engine.stream_shards import StreamShards
 from dynastore.engine.transaction_locks import TransactionLocks
 from dynastore.expressions.cache import ExpressionCache, KeyTemplates
-from dynastore.partiql.cache import StatementCache
-from dynastore.security.identity_policies import IdentityPolicies
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.kv import KV
 from dynastore.util.clock import Clock
@@ -52,10 +52,8 @@ class Context:
         "expressions",
         "key_templates",
         "table_spaces",
-        "policies",
         "_namespaces",
         "_empty_namespaces",
-        "statements",
     )
 
     def __init__(
@@ -66,42 +64,37 @@ class Context:
         capacity: Capacity,
         indexes: IndexState,
         changelog: ChangeLog,
+        shards: StreamShards,
         locks: TransactionLocks,
+        ttl_cursors: dict[int, bytes],
         expressions: ExpressionCache,
         key_templates: KeyTemplates,
+        table_spaces: TableSpaces,
         *,
         shares_with: Context | None = None,
     ) -> None:
-        """``shares_with``: another namespace's context, whose components this namespace's context shares (None:
-        this context makes them; it is the default namespace's)."""
+        """``shares_with``: another namespace's context, whose namespaces this context shares (None: this context
+        is the default namespace's, the first one)."""
         self.config = config  # replaced once the listening port is known (DescribeEndpoints reports it)
         self.kv = kv  # the store: every read and write is a transaction of it
         self.catalog = catalog  # table definitions and statistics
         self.capacity = capacity  # partitions, buckets, admission, Contributor Insights
         self.indexes = indexes  # item-collection limit and backfill pacing
         self.changelog = changelog  # every item change of tables with a stream or GSIs (GSI propagation, streams)
+        self.shards = shards  # the stream shards of each table
         self.locks = locks  # keys of transactions whose commit is not final yet
+        self.ttl_cursors = ttl_cursors  # where each table's TTL sweep goes on (table id -> storage key)
         self.expressions = expressions  # parsed expressions, shared by all requests
         self.key_templates = key_templates  # remembered Query key-condition shapes
+        self.table_spaces = table_spaces  # the key space of each table definition in use
         if shares_with is None:
-            self.shards = StreamShards(kv, capacity)  # the stream shards of each table
-            self.ttl_cursors: dict[int, bytes] = {}  # where each table's TTL sweep goes on (table id -> storage key)
-            self.table_spaces = TableSpaces()  # the key space of each table definition in use
-            self.policies = IdentityPolicies(policies_path(config))  # users' and groups' policies (auth sigv4)
             # every namespace's context made so far, shared by all of them (the default namespace's is this one)
             self._namespaces: dict[tuple[str, str], Context] = {catalog.namespace: self}
             # the contexts of the namespaces without tables used last, the most recent last (shared by all contexts)
             self._empty_namespaces: dict[tuple[str, str], Context] = {}
-            self.statements = StatementCache()  # parsed PartiQL statements, shared by all requests
-            return
-        # Another namespace's context (one is made per namespace): nothing is built, every other component is shared.
-        self.shards = shares_with.shards
-        self.ttl_cursors = shares_with.ttl_cursors
-        self.table_spaces = shares_with.table_spaces
-        self.policies = shares_with.policies
-        self._namespaces = shares_with._namespaces
-        self._empty_namespaces = shares_with._empty_namespaces
-        self.statements = shares_with.statements
+        else:
+            self._namespaces = shares_with._namespaces
+            self._empty_namespaces = shares_with._empty_namespaces
 
     @property
     def clock(self) -> Clock:
@@ -150,5 +143,6 @@ class Context:
     def _view(self, account_id: str, region: str) -> Context:
         config = dataclasses.replace(self.config, account_id=account_id, region=region)
         catalog = self.catalog.namespace_of(account_id, region)
-        return Context(config, self.kv, catalog, self.capacity, self.indexes, self.changelog, self.locks,
-                       self.expressions, self.key_templates, shares_with=self)  # fmt: skip
+        return Context(config, self.kv, catalog, self.capacity, self.indexes, self.changelog, self.shards, self.locks,
+                       self.ttl_cursors, self.expressions, self.key_templates, self.table_spaces,
+                       shares_with=self)  # fmt: skip

@@ -3,7 +3,7 @@ statements, value binding, and translation into the expression language's resolv
 
 Public API::
 
-    parsed = cache.get(text)                   # StatementCache on the engine Context; PartiQLSyntaxError
+    parsed = cache.get(text)                   # the StatementCache of api/services.py; PartiQLSyntaxError
     parsed.statement, parsed.param_count
     bind_value(value, params)                  # literal / ? -> AttributeValue
     translate_condition / translate_update / translate_projection / split_key / plan_read / plan_multi_read

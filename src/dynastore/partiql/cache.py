@@ -1,7 +1,7 @@
 """A bounded cache of parsed statements, keyed by the statement's text (successes only).
 
-A dynastore keeps one on its engine Context (``ctx.statements``): a client repeating a statement with new
-parameters parses it once.
+A dynastore keeps one among its request-side services (api/services.py): a client repeating a statement with
+new parameters parses it once.
 """
 
 from __future__ import annotations

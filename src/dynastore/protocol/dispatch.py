@@ -35,6 +35,7 @@ from dynastore.api import (
     update_item,
     update_table,
 )
+from dynastore.api.services import RequestServices
 from dynastore.engine.context import Context
 from dynastore.protocol.protocol import Operation
 from dynastore.security.caller import Caller
@@ -45,8 +46,27 @@ from dynastore.validation import validate_request
 # engine/context.py): it finds tables in ``ctx.catalog`` and builds ARNs from ``ctx.config``, and so serves
 # every namespace without knowing which one it serves.
 Handler = Callable[[dict[str, Any], Context], Any]
+# The handler of an operation that also uses the request-side services (api/services.py: the PartiQL operations
+# parse through the statement cache), wrapped in WithServices; bind gives it the dynastore's services.
+ServicesHandler = Callable[[dict[str, Any], Context, RequestServices], Any]
 
-OPERATIONS: dict[str, tuple[Any, Handler]] = {
+
+class WithServices:
+    __slots__ = ("handler",)
+
+    def __init__(self, handler: ServicesHandler) -> None:
+        self.handler = handler
+
+    def bound(self, services: RequestServices) -> Handler:
+        handler = self.handler
+
+        def handle(request: dict[str, Any], ctx: Context) -> Any:
+            return handler(request, ctx, services)
+
+        return handle
+
+
+OPERATIONS: dict[str, tuple[Any, Handler | WithServices]] = {
     "CreateTable": (schemas.CREATE_TABLE, create_table.handle),
     "DeleteTable": (schemas.DELETE_TABLE, delete_table.handle),
     "DescribeTable": (schemas.DESCRIBE_TABLE, describe_table.handle),
@@ -75,9 +95,9 @@ OPERATIONS: dict[str, tuple[Any, Handler]] = {
     "PutResourcePolicy": (schemas.PUT_RESOURCE_POLICY, resource_policies.handle_put),
     "GetResourcePolicy": (schemas.GET_RESOURCE_POLICY, resource_policies.handle_get),
     "DeleteResourcePolicy": (schemas.DELETE_RESOURCE_POLICY, resource_policies.handle_delete),
-    "ExecuteStatement": (schemas.EXECUTE_STATEMENT, execute_statement.handle),
-    "BatchExecuteStatement": (schemas.BATCH_EXECUTE_STATEMENT, batch_execute_statement.handle),
-    "ExecuteTransaction": (schemas.EXECUTE_TRANSACTION, execute_transaction.handle),
+    "ExecuteStatement": (schemas.EXECUTE_STATEMENT, WithServices(execute_statement.handle)),
+    "BatchExecuteStatement": (schemas.BATCH_EXECUTE_STATEMENT, WithServices(batch_execute_statement.handle)),
+    "ExecuteTransaction": (schemas.EXECUTE_TRANSACTION, WithServices(execute_transaction.handle)),
 }
 
 STREAMS_OPERATIONS: dict[str, tuple[Any, Handler]] = {
@@ -114,24 +134,35 @@ def not_served() -> frozenset[str]:
     return DYNAMODB_OPERATIONS.difference(OPERATIONS)  # a frozenset (minus dict keys would give a set)
 
 
-def bind(ctx: Context) -> dict[str, Operation]:
-    """The operations bound to one server's services, ready for the protocol layer."""
-    return {name: Operation(name, _runner(name, shape, handler, ctx)) for name, (shape, handler) in OPERATIONS.items()}
-
-
-def bind_streams(ctx: Context) -> dict[str, Operation]:
-    """The DynamoDB Streams operations bound to one server's services."""
+def bind(ctx: Context, services: RequestServices) -> dict[str, Operation]:
+    """The operations bound to one server's engine (``ctx``, its default namespace's context) and request-side
+    services, ready for the protocol layer."""
     return {
-        name: Operation(name, _runner(name, shape, handler, ctx))
+        name: Operation(name, _runner(name, shape, _bound(handler, services), ctx, services))
+        for name, (shape, handler) in OPERATIONS.items()
+    }
+
+
+def bind_streams(ctx: Context, services: RequestServices) -> dict[str, Operation]:
+    """The DynamoDB Streams operations bound to one server's engine and request-side services."""
+    return {
+        name: Operation(name, _runner(name, shape, handler, ctx, services))
         for name, (shape, handler) in STREAMS_OPERATIONS.items()
     }
 
 
-def _runner(name: str, shape: Any, handler: Handler, ctx: Context) -> Callable[[Any, Caller], Any]:
+def _bound(handler: Handler | WithServices, services: RequestServices) -> Handler:
+    return handler.bound(services) if isinstance(handler, WithServices) else handler
+
+
+def _runner(
+    name: str, shape: Any, handler: Handler, ctx: Context, services: RequestServices
+) -> Callable[[Any, Caller], Any]:
     """The operation as the protocol calls it: run in the context of the caller's namespace (its account and
     region; always the config's with --shared-namespace). Without authentication nothing else is added to a
-    request; with it, an authenticated caller's request is authorized (api/authorization.py) in that namespace
-    once its shape is valid and before the operation looks at anything."""
+    request; with it, an authenticated caller's request is authorized (api/authorization.py) in that namespace,
+    by the identity policies of ``services``, once its shape is valid and before the operation looks at
+    anything."""
     if ctx.config.shared_namespace:
         context_of: Callable[[Caller], Context] = _shared(ctx)
     else:
@@ -150,7 +181,7 @@ def _runner(name: str, shape: Any, handler: Handler, ctx: Context) -> Callable[[
         request = validate_request(shape, body)
         scoped = context_of(caller)
         if caller.authenticated:
-            authorize(name, request, caller, scoped)
+            authorize(name, request, caller, scoped, services)
             scoped = _owner_context(request.get("TableName"), scoped)
         return handler(request, scoped)
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dynastore.app import build_context
+from dynastore.api.services import RequestServices
+from dynastore.app import build_context, request_services
 from dynastore.config import Config
 from dynastore.engine.context import Context
 from dynastore.protocol import dispatch
@@ -29,10 +30,15 @@ def make_ctx(now: float = T0, **config: Any) -> tuple[Context, dict[str, Any], M
     return ctx, bound(ctx), clock
 
 
-def bound(ctx: Context, caller: Caller = ANYONE) -> dict[str, Callable[[Any], Any]]:
+def bound(
+    ctx: Context, caller: Caller = ANYONE, services: RequestServices | None = None
+) -> dict[str, Callable[[Any], Any]]:
     """The api's operations of ``ctx``, each a function of the request dict, run as ``caller`` (by default the
-    anonymous caller); the Streams API's operations are among them."""
-    operations = {**dispatch.bind(ctx), **dispatch.bind_streams(ctx)}
+    anonymous caller); the Streams API's operations are among them. ``services``: the request-side services
+    they use (None: new ones, as app.py builds them for ``ctx``'s config)."""
+    if services is None:
+        services = request_services(ctx.config)
+    operations = {**dispatch.bind(ctx, services), **dispatch.bind_streams(ctx, services)}
     return {name: _as(caller, operation) for name, operation in operations.items()}
 
 

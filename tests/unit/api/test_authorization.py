@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from dynastore.api.authorization import checks_for
+from dynastore.app import request_services
 from dynastore.engine.context import Context
 from dynastore.errors import AccessDeniedException, PolicyNotFoundException, ValidationException
 from dynastore.protocol import dispatch
@@ -43,7 +44,8 @@ class Server:
     def __init__(self, **config: Any) -> None:
         self.ctx: Context
         self.ctx, _, self.clock = make_ctx(auth="sigv4", **config)
-        self.ops = dispatch.bind(self.ctx) | dispatch.bind_streams(self.ctx)
+        self.services = request_services(self.ctx.config)
+        self.ops = dispatch.bind(self.ctx, self.services) | dispatch.bind_streams(self.ctx, self.services)
 
     def admin(self, op: str, **body: Any) -> Any:
         return _decoded(self.ops[op].run(body, ANYONE))
@@ -58,7 +60,7 @@ class Server:
 
     def grant(self, *statements: dict[str, Any], name: str = "P", group: bool = False) -> None:
         doc = json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
-        self.ctx.policies.put(ACCOUNT, GROUP if group else USER, "staff" if group else "alice", name, doc)
+        self.services.policies.put(ACCOUNT, GROUP if group else USER, "staff" if group else "alice", name, doc)
 
     def table(self, name: str, *, sort: bool = False, stream: bool = False, **extra: Any) -> None:
         keys = [{"AttributeName": "pk", "KeyType": "HASH"}] + (
@@ -109,7 +111,7 @@ def test_the_anonymous_caller_is_not_authorized() -> None:
 def test_auth_none_authorizes_nothing() -> None:
     srv = Server()
     srv.ctx, _, _ = make_ctx()  # auth "none"
-    ops = dispatch.bind(srv.ctx)
+    ops = dispatch.bind(srv.ctx, srv.services)
     ops["CreateTable"].run({"TableName": "Music", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
                             "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
                             "BillingMode": "PAY_PER_REQUEST"}, ALICE)  # fmt: skip
@@ -320,6 +322,7 @@ def test_condition_keys_of_a_put_item(server: Server) -> None:
             "ReturnValues": "ALL_OLD",
         },  # fmt: skip
         server.ctx,
+        server.services,
     )
     assert (check.action, check.resource) == ("dynamodb:PutItem", TABLE + "Music")
     assert check.values == {
@@ -378,7 +381,7 @@ def test_a_batch_naming_another_accounts_table_meets_that_tables_policy(server: 
     bob = Caller("999999999999", "us-east-1", user_name="bob", arn="arn:aws:iam::999999999999:user/bob",
                  authenticated=True)  # fmt: skip
     batch = {"RequestItems": {TABLE + "Music": {"Keys": [key("a")]}}}
-    server.ctx.policies.put("999999999999", USER, "bob", "P", json.dumps({"Version": "2012-10-17",
+    server.services.policies.put("999999999999", USER, "bob", "P", json.dumps({"Version": "2012-10-17",
                             "Statement": [allow("dynamodb:*")]}))  # fmt: skip
     with pytest.raises(AccessDeniedException) as info:
         server.ops["BatchGetItem"].run(batch, bob)

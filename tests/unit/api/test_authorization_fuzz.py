@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 
+from dynastore.app import request_services
 from dynastore.errors import DynamoError
 from dynastore.protocol import dispatch
 from dynastore.security.caller import Caller
@@ -32,11 +33,12 @@ READS_EVERY_KEY = {
 
 def test_fuzzed_requests_get_only_dynamodb_errors() -> None:
     ctx, _, _ = make_ctx(auth="sigv4", capacity="report")
-    ops = dispatch.bind(ctx)
+    services = request_services(ctx.config)
+    ops = dispatch.bind(ctx, services)
     tables = fuzz_tables("authz")
     for table in tables:
         ops["CreateTable"].run(create_table_request(table), ANYONE)
-    ctx.policies.put("000000000000", USER, "alice", "All", json.dumps(READS_EVERY_KEY))
+    services.policies.put("000000000000", USER, "alice", "All", json.dumps(READS_EVERY_KEY))
     rng = random.Random(20261124)
     answered = refused = 0
     names = list(operations.BUILDERS)

@@ -301,7 +301,7 @@ def test_a_namespace_without_tables_is_remembered_among_the_last_few() -> None:
     ctx, _, _ = make_ctx()
     first = ctx.in_namespace("111111111111", "ap-south-2")
     assert ctx.in_namespace("111111111111", "ap-south-2") is first  # its next request makes nothing
-    assert first.policies is ctx.policies and first.shards is ctx.shards and first.statements is ctx.statements
+    assert first.shards is ctx.shards and first.table_spaces is ctx.table_spaces
     for i in range(EMPTY_NAMESPACES_REMEMBERED):  # as many other regions: the least recently used one goes
         ctx.in_namespace("111111111111", f"xx-test-{i}")
         ctx.in_namespace("111111111111", "ap-south-2")

@@ -48,7 +48,7 @@ def keys(server: Server, statement: str, *params: dict[str, Any], operation: str
         "BatchExecuteStatement": {"Statements": [entry]},
         "ExecuteTransaction": {"TransactStatements": [entry]},
     }[operation]
-    checks = checks_for(operation, req, server.ctx)
+    checks = checks_for(operation, req, server.ctx, server.services)
     assert len(checks) == 1
     return checks[0].action, checks[0].resource, checks[0].values
 
@@ -167,7 +167,7 @@ def test_statements_the_operation_refuses_unread_carry_no_check(server: Server) 
         req: dict[str, Any] = {"Statement": statement}
         if statement.endswith("'a'"):
             req["Parameters"] = [{"S": "one too many"}]
-        assert checks_for("ExecuteStatement", req, server.ctx) == []
+        assert checks_for("ExecuteStatement", req, server.ctx, server.services) == []
 
 
 def test_a_missing_table_has_no_leading_keys(server: Server) -> None:

@@ -52,7 +52,7 @@ def answer(ops: dict[str, Any], op: str, **body: Any) -> Any:
 
 
 def run_as(app: Dynastore, caller: Caller, op: str, **body: Any) -> Any:
-    out = bound(app.engine, caller)[op](body)
+    out = bound(app.engine, caller, app.services)[op](body)
     return orjson.loads(out) if isinstance(out, bytes) else out
 
 
@@ -117,7 +117,7 @@ _WRITER = textwrap.dedent(
 
 
 def test_another_namespace_s_table_survives_kill_9(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}  # this tree's dynastore
     writer = subprocess.Popen(
         [sys.executable, "-c", _WRITER, str(tmp_path)], stdout=subprocess.PIPE, env=env, cwd=REPO, text=True
     )

@@ -1,0 +1,22 @@
+"""What requests use beside the engine: the request-side services of one dynastore, built by its composition
+root (app.py) and given to the operations when protocol/dispatch.py binds them.
+
+The engine never sees them: the parsed PartiQL statements are the dialect's (api/ translates a statement to the
+same typed engine calls as the JSON API) and the identity policies are authorization's (api/authorization.py maps
+a request to its checks, security/authorization.py evaluates them). Every namespace's requests share them.
+"""
+
+from __future__ import annotations
+
+from dynastore.partiql.cache import StatementCache
+from dynastore.security.identity_policies import IdentityPolicies
+
+__all__ = ["RequestServices"]
+
+
+class RequestServices:
+    __slots__ = ("statements", "policies")
+
+    def __init__(self, statements: StatementCache, policies: IdentityPolicies) -> None:
+        self.statements = statements  # parsed PartiQL statements, shared by all requests
+        self.policies = policies  # users' and groups' identity policies (auth sigv4)
