@@ -34,16 +34,11 @@ def make_client(url: str) -> Any:
     )
 
 
-def make_streams_client(url: str) -> Any:
-    """A DynamoDB Streams client of the same endpoint."""
-    return boto3.client(
-        "dynamodbstreams",
-        endpoint_url=url,
-        region_name="us-east-1",
-        aws_access_key_id="AKIDEXAMPLE",
-        aws_secret_access_key="secret",
-        config=BOTO_CONFIG,
-    )
+def make_streams_client(url: str, signed_as: dict[str, str] | None = None) -> Any:
+    """A DynamoDB Streams client of the same endpoint, signing with ``signed_as`` (the session admin's key when
+    the suite runs with --dynastore-auth=sigv4) or a stand-in key."""
+    credentials = signed_as or {"aws_access_key_id": "AKIDEXAMPLE", "aws_secret_access_key": "secret"}
+    return boto3.client("dynamodbstreams", endpoint_url=url, region_name="us-east-1", config=BOTO_CONFIG, **credentials)
 
 
 IN_PROCESS_HAS_NO_SOCKET = (

@@ -357,7 +357,7 @@ def test_partiql_select_scans_without_every_partition_attribute(ddb: Any, matche
     )
 
 
-def test_stream_records_keep_the_table_key(ddb: Any, endpoint: str) -> None:
+def test_stream_records_keep_the_table_key(ddb: Any, endpoint: str, signed_as: dict[str, str] | None) -> None:
     name = unique_name()
     ddb.create_table(
         TableName=name,
@@ -371,7 +371,7 @@ def test_stream_records_keep_the_table_key(ddb: Any, endpoint: str) -> None:
     )
     wait_active(ddb, name)
     ddb.put_item(TableName=name, Item=item_of("m1"))
-    streams = make_streams_client(endpoint)
+    streams = make_streams_client(endpoint, signed_as)
     arn = ddb.describe_table(TableName=name)["Table"]["LatestStreamArn"]
 
     def keys_written() -> list[Any]:

@@ -5,12 +5,13 @@ eu-south-2 answers its clients. Also where the order of the checks decides the e
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import boto3
 import pytest
 
-from tests.e2e.conftest import BOTO_CONFIG, create_table, error_of, unique_name
+from tests.e2e.conftest import BOTO_CONFIG, create_table, cross_account_denial, error_of, unique_name
 from tests.e2e.server_process import ServerProcess
 
 KEYS = {
@@ -242,7 +243,14 @@ class TestAnotherAccount:
         code, _ = error_of(lambda: ddb.get_item(TableName=arn, Key={"pk": {"S": "a"}}))
         assert code == "AccessDeniedException"
 
-    def test_a_batch_statement_entry_names_access_denied(self, ddb: Any) -> None:
+    def test_a_batch_statement_entry_names_access_denied(self, ddb: Any, signed_as: dict[str, str] | None) -> None:
+        """Without authentication the entry is refused; with it, the request is authorized before it runs and
+        IAM refuses the whole request (no resource policy of the other account allows it)."""
         arn = "arn:aws:dynamodb:us-east-1:111122223333:table/tbl"
-        response = ddb.batch_execute_statement(Statements=[{"Statement": f"SELECT * FROM \"{arn}\" WHERE pk = 'a'"}])
-        assert response["Responses"][0]["Error"]["Code"] == "AccessDenied"
+        batch = partial(
+            ddb.batch_execute_statement, Statements=[{"Statement": f"SELECT * FROM \"{arn}\" WHERE pk = 'a'"}]
+        )
+        if signed_as is None:
+            assert batch()["Responses"][0]["Error"]["Code"] == "AccessDenied"
+        else:
+            assert error_of(batch) == cross_account_denial(signed_as, "dynamodb:PartiQLSelect", arn)
