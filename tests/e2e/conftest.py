@@ -7,12 +7,13 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import boto3
 import pytest
 from botocore.config import Config as BotoConfig
+from botocore.exceptions import ClientError
 
 from dynastore.pytest_plugin import mode_of
 from dynastore.security.sigv4 import sign_headers
@@ -32,6 +33,24 @@ def make_client(url: str) -> Any:
         aws_secret_access_key="secret",
         config=BOTO_CONFIG,
     )
+
+
+T = TypeVar("T")
+THROTTLED = ("ThrottlingException", "ProvisionedThroughputExceededException")
+
+
+def retrying_throttled(call: Callable[[], T]) -> T:
+    """``call()`` as an SDK's retries make it: a request refused for throughput is sent again after a pause. Tests
+    that load megabytes in a burst use it, so that they pass under --dynastore-capacity=enforce too, where such a
+    burst is throttled as DynamoDB throttles it."""
+    for _ in range(1200):
+        try:
+            return call()
+        except ClientError as e:
+            if e.response["Error"]["Code"] not in THROTTLED:
+                raise
+            time.sleep(0.05)
+    return call()
 
 
 def make_streams_client(url: str, signed_as: dict[str, str] | None = None) -> Any:

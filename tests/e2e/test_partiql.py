@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import create_table, error_of, unique_name
+from tests.e2e.conftest import create_table, error_of, retrying_throttled, unique_name
 
 VALIDATION = "ValidationException"
 NOT_WELL_FORMED = "Statement wasn't well formed, can't be processed: "
@@ -127,7 +128,8 @@ class TestSelect:
         name = create_table(ddb, "S", "N")
         blob = "x" * 100_000
         for sk in range(25):
-            ddb.put_item(TableName=name, Item={"pk": {"S": "big"}, "sk": {"N": str(sk)}, "b": {"S": blob}})
+            item = {"pk": {"S": "big"}, "sk": {"N": str(sk)}, "b": {"S": blob}}
+            retrying_throttled(partial(ddb.put_item, TableName=name, Item=item))  # 2.5 MB in one partition
         first = run(ddb, f"SELECT sk FROM \"{name}\" WHERE pk = 'big'")
         assert len(first["Items"]) == 11  # 11 items of ~100 KB reach 1 MB
         items, pages = select_all(ddb, f"SELECT sk FROM \"{name}\" WHERE pk = 'big'")

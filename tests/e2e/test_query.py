@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 import pytest
 
 from dynastore.model.item_size import item_size
-from tests.e2e.conftest import create_table, error_of
+from tests.e2e.conftest import create_table, error_of, retrying_throttled
 
 VALIDATION = "ValidationException"
 
 
 def put_all(ddb: Any, table: str, items: list[dict[str, Any]]) -> None:
+    """Every item written, throttled requests and unprocessed items sent again (as under --capacity enforce)."""
     for start in range(0, len(items), 25):
-        requests = [{"PutRequest": {"Item": item}} for item in items[start : start + 25]]
-        assert ddb.batch_write_item(RequestItems={table: requests})["UnprocessedItems"] == {}
+        pending: dict[str, Any] = {table: [{"PutRequest": {"Item": item}} for item in items[start : start + 25]]}
+        while pending:
+            pending = retrying_throttled(partial(ddb.batch_write_item, RequestItems=pending))["UnprocessedItems"]
 
 
 def query_all(ddb: Any, **kwargs: Any) -> tuple[list[dict[str, Any]], int]:
