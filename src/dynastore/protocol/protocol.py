@@ -33,7 +33,7 @@ from dynastore.protocol.metrics import METRICS_PATH, Metrics
 from dynastore.protocol.targets import DYNAMODB_TARGET_PREFIXES, STREAMS_TARGET_PREFIX
 from dynastore.security.authenticator import Authenticator, check_form
 from dynastore.security.caller import AnonymousCallers, Caller
-from dynastore.storage.kv import StorageError, StorageUnavailableError, WriteTakenBackError
+from dynastore.storage.kv import NOT_APPLIED, StorageError
 
 log = logging.getLogger("dynastore")
 
@@ -173,7 +173,7 @@ class Protocol:
                 response.content_type = content_type  # a success answers in the request's JSON type
         except DynamoError as e:
             response = self._error(e)  # errors are always application/x-amz-json-1.0
-        except (StorageUnavailableError, WriteTakenBackError):
+        except NOT_APPLIED:
             # The store refuses writes (the reason is in the log, once): nothing was done, a retry may succeed.
             response = self._error(ServiceUnavailable(messages.STORAGE_UNAVAILABLE))
         except StorageError as storage_error:
@@ -331,6 +331,6 @@ def durability_failure(error: BaseException) -> DynamoError:
     """The answer to a write that was committed but could not be made durable: taken back by a storage failure
     (``WriteTakenBackError``), it was not applied and is answered as the writes refused after it are (503);
     anything else leaves its outcome unknown (500)."""
-    if isinstance(error, (StorageUnavailableError, WriteTakenBackError)):
+    if isinstance(error, NOT_APPLIED):
         return ServiceUnavailable(messages.STORAGE_UNAVAILABLE)
     return InternalServerError()

@@ -25,6 +25,7 @@ __all__ = [
     "BackgroundSync",
     "DurabilityError",
     "LossListener",
+    "NOT_APPLIED",
     "ReadTxn",
     "StorageCorruptionError",
     "StorageError",
@@ -59,6 +60,12 @@ class WriteTakenBackError(DurabilityError):
     """A write that a storage failure (a full disk, a failing disk) kept from becoming durable, taken back: it was
     not applied, and the store refuses writes until it recovers. Answered as a write refused before it ran is
     (``StorageUnavailableError``'s answer); a class of one base, as compiled classes can have no more."""
+
+
+# The storage failures after which nothing of the request was applied (refused before it ran, or taken back
+# before it became durable): a retry may succeed, so they are answered alike (the protocol's ServiceUnavailable).
+# A tuple, not a common base: a compiled exception class has one base, and WriteTakenBackError's is DurabilityError.
+NOT_APPLIED: tuple[type[StorageError], ...] = (StorageUnavailableError, WriteTakenBackError)
 
 
 class ReadTxn(Protocol):
