@@ -22,10 +22,11 @@ from dynastore.config import Config, policies_path
 from dynastore.engine import indexes, retention, ttl
 from dynastore.engine.capacity.state import Capacity
 from dynastore.engine.changelog import ChangeLog, Consumer
-from dynastore.engine.context import Context
+from dynastore.engine.context import Context, Engine
+from dynastore.engine.gsi_propagation import GsiPropagation
 from dynastore.engine.index_state import IndexState
 from dynastore.engine.key_spaces import TableSpaces
-from dynastore.engine.log_consumers import GsiPropagation, StreamRecords
+from dynastore.engine.log_consumers import StreamRecords
 from dynastore.engine.stream_shards import StreamShards
 from dynastore.engine.transaction_locks import TransactionLocks
 from dynastore.expressions.cache import ExpressionCache, KeyTemplates
@@ -35,7 +36,7 @@ from dynastore.protocol.metrics import Metrics, RequestMetrics, directory_bytes
 from dynastore.protocol.protocol import Protocol
 from dynastore.protocol.request_log import LoggedProtocol, RequestLog
 from dynastore.security.authenticator import Authenticator
-from dynastore.security.caller import AnonymousCallers
+from dynastore.security.caller import AnonymousCallers, anonymous
 from dynastore.security.credentials import CredentialStore, seeded_admin, store_path
 from dynastore.security.identity_policies import GROUP, USER, IdentityPolicies
 from dynastore.storage.catalog import Catalog
@@ -45,7 +46,7 @@ from dynastore.storage.kv import KV, StorageError
 from dynastore.triggers.service import Triggers
 from dynastore.triggers.spec import TriggerSpec, parse_triggers
 
-__all__ = ["Dynastore", "durable_log", "open_storage", "request_services"]
+__all__ = ["Dynastore", "build_context", "build_engine", "durable_log", "open_storage", "request_services"]
 
 log = logging.getLogger("dynastore")
 
@@ -95,22 +96,24 @@ def request_services(config: Config) -> RequestServices:
     return RequestServices(StatementCache(), IdentityPolicies(policies_path(config)))
 
 
-def build_context(config: Config, kv: KV, catalog: Catalog) -> Context:
+def build_engine(config: Config, kv: KV, catalog: Catalog) -> Engine:
     """The engine's components over an open store and its catalog, every one built here, the engine's change log
-    consumers registered."""
+    consumers registered: one engine per dynastore, whatever the namespaces."""
     capacity = Capacity(config, kv, catalog)
     shards = StreamShards(kv, capacity)
     changelog = ChangeLog(kv, config.clock, config.gsi_propagation_delay)
-    changelog.register(GsiPropagation())
+    propagation = GsiPropagation(kv, changelog, config.clock)
+    changelog.register(propagation)
     streams = StreamRecords(shards, capacity)
     changelog.register(streams, placer=streams)
-    return Context(
+    return Engine(
         config,
         kv,
         catalog,
         capacity=capacity,
         indexes=IndexState(config),
         changelog=changelog,
+        propagation=propagation,
         shards=shards,
         locks=TransactionLocks(kv, config.clock, config.transaction_lock_hold),
         ttl_cursors={},
@@ -118,6 +121,13 @@ def build_context(config: Config, kv: KV, catalog: Catalog) -> Context:
         key_templates=KeyTemplates(),
         table_spaces=TableSpaces(),
     )
+
+
+def build_context(config: Config, kv: KV, catalog: Catalog) -> Context:
+    """A new engine's context of its default namespace, called by the anonymous caller of a server without
+    authentication (what an embedding host or a test drives the engine with)."""
+    caller = anonymous(config.account_id, config.region)
+    return build_engine(config, kv, catalog).context(catalog.namespace, caller.origin)
 
 
 class Dynastore:
@@ -129,6 +139,9 @@ class Dynastore:
         self.catalog = Catalog.load(self.kv, config)
         # Writes the store took back after a storage failure may have changed tables: read them again.
         self.kv.watch_losses(lambda durable, lost_through: self.catalog.reload())
+        # The engine (one set of components), as a context of the default namespace called by the account itself:
+        # what hosts, admin endpoints, triggers and background work drive it with (TTL deletions are the
+        # service's: engine/ttl.py).
         self.engine = build_context(config, self.kv, self.catalog)
         self.services = request_services(config)
         # ... and the stream shards they may have opened or closed: read them again when next needed.
@@ -230,7 +243,7 @@ class Dynastore:
     def serving_on(self, port: int) -> None:
         """The port requests arrive on (with port 0 the operating system chose it; DescribeEndpoints reports it)."""
         self.config = dataclasses.replace(self.config, port=port)
-        self.engine.reconfigure(self.config)
+        self.engine.engine.reconfigure(self.config)
 
     # ---- running on an asyncio loop -------------------------------------------------------------------------
     def start(self, loop: asyncio.AbstractEventLoop) -> GroupCommitter:

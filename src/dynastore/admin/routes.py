@@ -126,13 +126,8 @@ def _namespace(ctx: Context, table: str, query: dict[str, str]) -> Context:
         fields = table.split(":", 5)
         if len(fields) == 6:
             return ctx.in_namespace(fields[4], fields[3])
-    account_id = query.get("account", ctx.config.account_id)
-    region = query.get("region", ctx.config.region)
-    return (
-        ctx
-        if (account_id, region) == (ctx.config.account_id, ctx.config.region)
-        else ctx.in_namespace(account_id, region)
-    )
+    namespace = ctx.namespace
+    return ctx.in_namespace(query.get("account", namespace.account_id), query.get("region", namespace.region))
 
 
 def _change_partitions(ctx: Context, st: Any, request: dict[str, Any]) -> None:

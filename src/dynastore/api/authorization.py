@@ -46,7 +46,7 @@ def authorize(operation: str, req: dict[str, Any], caller: Caller, ctx: Context,
     """Raise AccessDeniedException unless ``caller`` is allowed every check of the request, in the namespace of
     ``ctx``, by the identity policies of ``services`` (security/authorization.py)."""
     checks = checks_for(operation, req, ctx, services)
-    authorization.authorize(checks, caller, services.policies, ctx.config.account_id, ctx.clock)
+    authorization.authorize(checks, caller, services.policies, ctx.namespace.account_id, ctx.clock)
     if operation == "PutResourcePolicy" and not req.get("ConfirmRemoveSelfResourceAccess"):
         arn, text = req.get("ResourceArn"), req.get("Policy")
         if isinstance(arn, str) and isinstance(text, str):
@@ -84,14 +84,14 @@ def _target(name: Any, ctx: Context) -> _Target:
     """The table a TableName (or a table or stream ARN) names, with its ARN. Another account's or region's
     table is found in its own namespace, which holds it and its resource policy."""
     text = name if isinstance(name, str) else ""
-    config = ctx.config
+    namespace = ctx.namespace
     if not text.startswith("arn:"):
-        return _Target(_arn_prefix(config.region, config.account_id) + text, _find(ctx, text))
+        return _Target(_arn_prefix(namespace.region, namespace.account_id) + text, _find(ctx, text))
     arn = parse_dynamodb_arn(text)
     if arn is None or not arn.table:
         return _Target(text, None)
     owner = ctx
-    if arn.account != config.account_id or arn.region != config.region:
+    if arn.account != namespace.account_id or arn.region != namespace.region:
         owner = ctx.in_namespace(arn.account, arn.region)
     return _Target(text, _find(owner, arn.table), arn.stream_label)
 

@@ -27,7 +27,7 @@ def _table_name(ctx: Context, name: str) -> str:
     if name.startswith("arn:") and ":table/" in name:
         head, resource = name.split(":table/", 1)
         fields = head.split(":")
-        if len(fields) == 5 and (fields[3], fields[4]) != (ctx.config.region, ctx.config.account_id):
+        if len(fields) == 5 and (fields[3], fields[4]) != (ctx.namespace.region, ctx.namespace.account_id):
             raise AccessDeniedException(messages.ACCESS_DENIED)
         return resource.split("/", 1)[0]
     return name

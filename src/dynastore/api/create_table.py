@@ -210,7 +210,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     table = _build(req, ctx, billing, tags)
     policy = req.get("ResourcePolicy")
     if policy is not None:
-        arn = table.arn(ctx.config.region, ctx.config.account_id)
+        arn = ctx.namespace.table_arn(table.name)
         text = checked_policy_text(policy, TABLE, arn)
         table = replace(table, resource_policy=(text, new_revision(ctx, None)))
     tables.create(ctx, table)
@@ -268,7 +268,7 @@ def _build(req: dict[str, Any], ctx: Context, billing: BillingMode, tags: tuple[
         lsis=lsis,
         gsis=gsis,
         stream=stream,
-        sse=build_sse(req.get("SSESpecification"), config.region, config.account_id),
+        sse=build_sse(req.get("SSESpecification"), ctx.namespace.region, ctx.namespace.account_id),
         table_class=req.get("TableClass"),
         deletion_protection=bool(req.get("DeletionProtectionEnabled", False)),
         tags=tags,

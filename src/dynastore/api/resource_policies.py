@@ -50,9 +50,9 @@ def _resource(arn: str, ctx: Context) -> _Resource:
     if len(parts) != 6 or parts[2] != "dynamodb":
         raise _invalid(messages.ARN_NOT_DYNAMODB.format(arn=arn))
     _, partition, _, region, account, relative = parts
-    if partition != "aws" or region != ctx.config.region:
+    if partition != "aws" or region != ctx.namespace.region:
         raise _invalid(messages.RESOURCE_POLICY_INVALID_ARN.format(arn=arn))
-    if account != ctx.config.account_id:
+    if account != ctx.namespace.account_id:
         raise ValidationException(messages.RESOURCE_POLICY_OTHER_ACCOUNT, bare=True)
     segments = relative.split("/")
     if segments[0] != "table" or len(segments) not in (2, 4) or not all(segments):

@@ -74,7 +74,7 @@ def handle_get_shard_iterator(req: dict[str, Any], ctx: Context) -> dict[str, An
 
 def handle_get_records(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     page = streams.get_records(ctx, req["ShardIterator"], req.get("Limit") or _MAX_RECORDS)
-    region = ctx.config.region
+    region = ctx.namespace.region
     out: dict[str, Any] = {"Records": [stream_record(change, region) for change in page.changes]}
     if page.next_iterator is not None:
         out["NextShardIterator"] = page.next_iterator

@@ -42,10 +42,11 @@ __all__ = [
 
 
 def table_description(ctx: Context, td: TableDef, *, warm: bool = True, created: bool = False) -> dict[str, Any]:
-    """``describe_table`` of ``td`` with the live item statistics, this server's region and account, and now."""
-    config = ctx.config
+    """``describe_table`` of ``td`` with the live item statistics, the region and account of its namespace, and
+    now."""
     live = ctx.catalog.with_live_stats(td)
-    return describe_table(live, config.region, config.account_id, ctx.clock.now(), warm=warm, created=created)
+    namespace = ctx.catalog.namespace_of_table(td)
+    return describe_table(live, namespace.region, namespace.account_id, ctx.clock.now(), warm=warm, created=created)
 
 
 def describe_table(

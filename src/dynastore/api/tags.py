@@ -26,7 +26,7 @@ __all__ = [
 
 def _resolve(req: dict[str, Any], ctx: Context) -> tuple[str, str, bool]:
     arn: str = req.get("ResourceArn") or ""
-    name, is_stream = table_name_from_arn(arn, ctx.config.region, ctx.config.account_id)
+    name, is_stream = table_name_from_arn(arn, ctx.namespace.region, ctx.namespace.account_id)
     return arn, name, is_stream
 
 

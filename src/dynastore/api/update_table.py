@@ -364,9 +364,9 @@ class _Update:
         return replace(td, stream=stream)
 
     def _simple_members(self, td: TableDef) -> TableDef:
-        config = self.ctx.config
+        namespace = self.ctx.namespace
         if self.req.get("SSESpecification") is not None:
-            td = replace(td, sse=build_sse(self.req["SSESpecification"], config.region, config.account_id))
+            td = replace(td, sse=build_sse(self.req["SSESpecification"], namespace.region, namespace.account_id))
         if self.req.get("TableClass") is not None:
             td = replace(td, table_class=self.req["TableClass"], table_class_updated_at=self.now)
             self.async_change = True

@@ -12,11 +12,8 @@ with ``read`` / ``read_shard`` and keep their checkpoints with ``save_checkpoint
 records no consumer holds any more.
 
 * GSI propagation: a record with GSI changes is also marked pending (``keyspace.gsi_pending_key(seq)``); the
-  propagator applies pending records in sequence order and removes the mark, in one storage transaction per
-  chunk, so each is applied exactly once (a record is either still marked, and applied after a restart, or its
-  changes are in the index). Applying in order leaves each entry as the newest write made it, which is what
-  DynamoDB's eventually consistent GSIs converge to. Changes to an index no longer maintained are skipped. A
-  record no other consumer follows is removed as soon as its GSI changes are applied.
+  propagation consumer (engine/gsi_propagation.py) applies pending records and removes their marks, and tells
+  the log how far it got (``applied_up_to``). The log never trims a marked record.
 * Streams: a record written while the table's stream is enabled belongs to a shard (engine/stream_shards.py)
   and is indexed under it (``keyspace.shard_record_key``), so a shard's records are read in order without
   walking the others.
@@ -38,8 +35,7 @@ import itertools
 import struct
 import time
 from collections import deque
-from collections.abc import Callable, Container, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Container
 from typing import Protocol
 
 import orjson
@@ -47,8 +43,6 @@ import orjson
 from dynastore.model.table_schema import TableDef
 from dynastore.model.values import Item, values_equal
 from dynastore.storage import keyspace
-from dynastore.storage.catalog import Catalog
-from dynastore.storage.itemcodec import stored_size
 from dynastore.storage.kv import KV, WriteTxn
 from dynastore.util.clock import Clock
 
@@ -65,12 +59,13 @@ __all__ = [
     "ChangeRecord",
     "Consumer",
     "GsiChange",
-    "IndexTarget",
     "LogPlan",
     "Placer",
     "decode_record",
     "encode_record",
     "event_of",
+    "read_sized",
+    "seq_of",
 ]
 
 GsiChange = tuple[bytes, bytes | None]  # (entry key, stored entry or None to delete it)
@@ -88,15 +83,6 @@ _EVENT_BITS = 0x3F
 _ABSENT = 0xFFFFFFFF
 _HEAD = struct.Struct(">BdII")  # event byte, time (server clock), table id, shard number (0: in no stream)
 _LAG_SAMPLES = 20_000
-
-
-@dataclass(frozen=True, slots=True)
-class IndexTarget:
-    """A GSI the propagator may write: where its statistics go (the catalog of its table's namespace)."""
-
-    catalog: Catalog
-    table_name: str
-    index_id: int
 
 
 class ChangeRecord:
@@ -239,7 +225,7 @@ def encode_record(
     return b"".join(parts)
 
 
-def _read_sized(view: memoryview, pos: int) -> tuple[bytes | None, int]:
+def read_sized(view: memoryview, pos: int) -> tuple[bytes | None, int]:
     length = int.from_bytes(view[pos : pos + 4], "big")
     pos += 4
     if length == _ABSENT:
@@ -254,20 +240,20 @@ def decode_record(seq: int, raw: bytes) -> ChangeRecord:
     klen = int.from_bytes(view[pos : pos + 2], "big")
     key = bytes(view[pos + 2 : pos + 2 + klen])
     pos += 2 + klen
-    old, pos = _read_sized(view, pos)
-    new, pos = _read_sized(view, pos)
+    old, pos = read_sized(view, pos)
+    new, pos = read_sized(view, pos)
     gsi: list[GsiChange] = []
     end = len(raw)
     while pos < end:
         elen = int.from_bytes(view[pos : pos + 2], "big")
         entry_key = bytes(view[pos + 2 : pos + 2 + elen])
-        value, pos = _read_sized(view, pos + 2 + elen)
+        value, pos = read_sized(view, pos + 2 + elen)
         gsi.append((entry_key, value))
     by_service, kept = bool(flags & _BY_SERVICE), bool(flags & _KEPT)
     return ChangeRecord(seq, at, table_id, shard, flags & _EVENT_BITS, by_service, key, old, new, gsi, kept)
 
 
-def _seq_of(key: bytes) -> int:
+def seq_of(key: bytes) -> int:
     return int.from_bytes(key[1:9], "big")
 
 
@@ -277,7 +263,7 @@ class ChangeLog:
     def __init__(self, kv: KV, clock: Clock, delay: float = 0.0) -> None:
         self._kv = kv
         self._clock = clock
-        self._delay = delay
+        self.delay = delay
         self._next_seq, self.trimmed_through = _next_seq(kv)  # trimmed_through: newest seq trimmed (-1: none)
         self.last_added = _newest(kv, keyspace.gsi_pending_prefix())  # pending GSI records of an earlier run
         self.applied_through = -1  # seq of the newest record whose GSI changes were applied by this process
@@ -428,58 +414,14 @@ class ChangeLog:
     @property
     def simulates_lag(self) -> bool:
         """``--gsi-propagation-delay``: records wait that long, and reads do not catch up with them."""
-        return self._delay > 0
+        return self.delay > 0
 
-    # ---- GSI propagation ------------------------------------------------------------------------------------
-    def apply(self, targets: Mapping[int, IndexTarget], max_records: int) -> bool:
-        """Apply the GSI changes of up to ``max_records`` pending records in one transaction; True while records
-        are left (ready or not)."""
-        prefix = keyspace.gsi_pending_prefix()
-        now = self._clock.now()
-        done_seq = -1
-        pending = False
-        stats: dict[IndexTarget, list[int]] = {}
-        with self._kv.write() as txn:
-            marks = list(itertools.islice(txn.iter_range(prefix, keyspace.prefix_end(prefix)), max_records + 1))
-            if len(marks) > max_records:
-                marks.pop()
-                pending = True
-            for mark, legacy in marks:
-                seq = _seq_of(mark)
-                if legacy:  # a GSI backlog record of an earlier version: its changes are in the mark itself
-                    for entry_key, value in _legacy_changes(legacy):
-                        target = targets.get(int.from_bytes(entry_key[1:5], "big"))
-                        if target is not None:
-                            _apply_change(txn, entry_key, value, stats.setdefault(target, [0, 0]))
-                    txn.delete(mark)
-                    done_seq = seq
-                    continue
-                record_key = keyspace.change_key(seq)
-                raw = txn.get(record_key)
-                if raw is not None:
-                    record = decode_record(seq, raw)
-                    if self._delay > 0 and now < record.at + self._delay:
-                        pending = True
-                        break
-                    for entry_key, value in record.gsi:
-                        target = targets.get(int.from_bytes(entry_key[1:5], "big"))
-                        if target is not None:
-                            _apply_change(txn, entry_key, value, stats.setdefault(target, [0, 0]))
-                    if not record.kept:
-                        txn.delete(record_key)  # no other consumer follows it
-                txn.delete(mark)
-                done_seq = seq
-        if done_seq >= 0:
-            self.applied_through = done_seq
-            self._account(done_seq)
-        for target, (items, size) in stats.items():
-            target.catalog.add_index_stats(target.table_name, target.index_id, items, size)
-        return pending
-
-    def has_pending(self) -> bool:
-        prefix = keyspace.gsi_pending_prefix()
-        with self._kv.read() as txn:
-            return next(iter(txn.iter_range(prefix, keyspace.prefix_end(prefix))), None) is not None
+    # ---- GSI propagation's watermark ----------------------------------------------------------------------------
+    def applied_up_to(self, done_seq: int) -> None:
+        """GSI propagation (engine/gsi_propagation.py) applied the GSI changes of every pending record up to
+        ``done_seq``: the watermark reads compare with ``last_added``, and the lag of those written here."""
+        self.applied_through = done_seq
+        self._account(done_seq)
 
     def _account(self, done_seq: int) -> None:
         now = time.perf_counter()
@@ -499,7 +441,7 @@ class ChangeLog:
         out: list[ChangeRecord] = []
         with self._kv.read() as txn:
             for key, raw in txn.iter_range(keyspace.change_key(after_seq + 1), keyspace.prefix_end(prefix)):
-                record = decode_record(_seq_of(key), raw)
+                record = decode_record(seq_of(key), raw)
                 if table_ids is None or record.table_id in table_ids:
                     out.append(record)
                     if len(out) >= limit:
@@ -532,7 +474,7 @@ class ChangeLog:
             for key, raw in txn.iter_range(prefix, keyspace.prefix_end(prefix)):
                 if trimmed >= max_records:
                     break
-                seq = _seq_of(key)
+                seq = seq_of(key)
                 record = decode_record(seq, raw)
                 if any(consumer.holds(record, now) for consumer in consumers):
                     break
@@ -576,7 +518,7 @@ def _newest(kv: KV, prefix: bytes) -> int:
     """The seq of the newest key under ``prefix`` (the change log or its GSI marks), or -1."""
     with kv.read() as txn:
         last = next(iter(txn.iter_range(prefix, keyspace.prefix_end(prefix), reverse=True)), None)
-    return -1 if last is None else _seq_of(last[0])
+    return -1 if last is None else seq_of(last[0])
 
 
 def _next_seq(kv: KV) -> tuple[int, int]:
@@ -588,31 +530,3 @@ def _next_seq(kv: KV) -> tuple[int, int]:
         rec = orjson.loads(raw)
         saved, trimmed = int(rec["next"]), int(rec.get("trimmed", -1))
     return max(saved, _newest(kv, keyspace.change_prefix()) + 1), trimmed
-
-
-def _legacy_changes(raw: bytes) -> list[GsiChange]:
-    """The GSI changes of a backlog record written by an earlier version (enqueue time, then the changes)."""
-    view = memoryview(raw)
-    changes: list[GsiChange] = []
-    pos, end = 8, len(raw)
-    while pos < end:
-        klen = int.from_bytes(view[pos : pos + 2], "big")
-        entry_key = bytes(view[pos + 2 : pos + 2 + klen])
-        value, pos = _read_sized(view, pos + 2 + klen)
-        changes.append((entry_key, value))
-    return changes
-
-
-def _apply_change(txn: WriteTxn, key: bytes, value: bytes | None, stats: list[int]) -> None:
-    """Write one entry change, keeping the index's item count and size (``stats``: [items, bytes])."""
-    before = txn.get(key)
-    if before is not None:
-        stats[0] -= 1
-        stats[1] -= stored_size(before)
-    if value is None:
-        if before is not None:
-            txn.delete(key)
-        return
-    txn.put(key, value)
-    stats[0] += 1
-    stats[1] += stored_size(value)

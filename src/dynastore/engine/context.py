@@ -1,44 +1,58 @@
-"""What every engine call is given: the engine components of one dynastore, every one built by its composition
-root (app.py) and passed in.
+"""What every engine call is given: the engine of one dynastore, and the namespace and caller of the call.
 
-Each component is a typed field; nothing below keeps state of its own at module level, so several dynastores
-(tests run many) live side by side in one process. Only the engine's: what requests use beside it (the parsed
-PartiQL statements, the identity policies) are the request-side services of api/services.py.
+``Engine``: the engine components of one dynastore, each a typed field, every one built by its composition root
+(app.py) and passed in; there is one per dynastore, whatever the namespaces. Nothing below keeps state of its own
+at module level, so several dynastores (tests run many) live side by side in one process. Only the engine's: what
+requests use beside it (the parsed PartiQL statements, the identity policies) are the request-side services of
+api/services.py.
 
-Namespaces: tables live per account and region. The context the composition root builds is the default
-namespace's (the config's account and region); ``in_namespace(account, region)`` gives another namespace's
-context: the same components, except its ``catalog`` (that namespace's tables) and its ``config`` (whose
-``account_id`` and ``region`` are the namespace's, so every ARN an operation builds names it). Engine and api
-code takes whichever context it is given and never needs to know which namespace it is.
+``Context``: one call's view of the engine, a value of four slots made at dispatch (or by background work): the
+engine, the ``namespace`` the call runs in (model/namespace.py: account and region), that namespace's ``catalog``
+and the call's ``origin`` (who makes it: the caller's principal, or the service itself). The components are
+reachable on it as ``ctx.kv``, ``ctx.config``, ``ctx.clock``, ``ctx.capacity``, ``ctx.changelog``, ... (read
+through to the engine), so api and engine code takes a ``ctx`` and never needs to know which namespace it is.
+Every namespace shares the engine's ``config``: an ARN is built from the namespace (``ctx.namespace``) or from the
+table itself (``catalog.table_arn(td)``: a table's catalog entry knows its namespace), never from the config.
 
-A namespace's context is kept while the namespace holds tables. A namespace without tables (a caller naming a
-region it has not used yet) keeps nothing of its own in the store, so its context is only remembered among the
-last ``EMPTY_NAMESPACES_REMEMBERED`` such namespaces: a request in one costs what a request in a namespace with
-tables costs, and callers naming ever new regions cost a bounded amount of memory.
+Background work (GSI backfills, TTL sweeps, the change log's trimming) runs as the service in the default
+namespace's context and walks tables (``catalog.every_table()``), not namespaces: ``ctx.for_table(td)`` is the
+context of the namespace holding a table.
+
+A namespace without tables (a caller naming a region it has not used yet) keeps nothing of its own in the store,
+so its catalog is only remembered among the last ``EMPTY_NAMESPACES_REMEMBERED`` such namespaces: a request in
+one costs what a request in a namespace with tables costs, and callers naming ever new regions cost a bounded
+amount of memory.
+
+Cost: a call in the default namespace by the anonymous caller (the embedded default) is given the one context
+made at start (nothing is made per call); any other call makes one four-slot object. A component read through
+``ctx`` is a property, one attribute read more than a field.
 """
 
 from __future__ import annotations
 
-import dataclasses
-
 from dynastore.config import Config
 from dynastore.engine.capacity.state import Capacity
 from dynastore.engine.changelog import ChangeLog
+from dynastore.engine.gsi_propagation import GsiPropagation
 from dynastore.engine.index_state import IndexState
 from dynastore.engine.key_spaces import TableSpaces
 from dynastore.engine.stream_shards import StreamShards
 from dynastore.engine.transaction_locks import TransactionLocks
 from dynastore.expressions.cache import ExpressionCache, KeyTemplates
+from dynastore.model.namespace import SERVICE, Namespace, Origin
+from dynastore.model.table_schema import TableDef
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.kv import KV
 from dynastore.util.clock import Clock
 
-__all__ = ["Context", "EMPTY_NAMESPACES_REMEMBERED"]
+__all__ = ["Context", "EMPTY_NAMESPACES_REMEMBERED", "Engine"]
 
-EMPTY_NAMESPACES_REMEMBERED = 64  # contexts of namespaces without tables kept for their next request (the last used)
+EMPTY_NAMESPACES_REMEMBERED = 64  # catalogs of namespaces without tables kept for their next request (the last used)
 
 
-class Context:
+class Engine:
+    """The engine components of one dynastore (see the module's docstring)."""
+
     __slots__ = (
         "config",
         "kv",
@@ -46,13 +60,13 @@ class Context:
         "capacity",
         "indexes",
         "changelog",
+        "propagation",
         "shards",
         "locks",
         "ttl_cursors",
         "expressions",
         "key_templates",
         "table_spaces",
-        "_namespaces",
         "_empty_namespaces",
     )
 
@@ -64,85 +78,145 @@ class Context:
         capacity: Capacity,
         indexes: IndexState,
         changelog: ChangeLog,
+        propagation: GsiPropagation,
         shards: StreamShards,
         locks: TransactionLocks,
         ttl_cursors: dict[int, bytes],
         expressions: ExpressionCache,
         key_templates: KeyTemplates,
         table_spaces: TableSpaces,
-        *,
-        shares_with: Context | None = None,
     ) -> None:
-        """``shares_with``: another namespace's context, whose namespaces this context shares (None: this context
-        is the default namespace's, the first one)."""
         self.config = config  # replaced once the listening port is known (DescribeEndpoints reports it)
         self.kv = kv  # the store: every read and write is a transaction of it
-        self.catalog = catalog  # table definitions and statistics
+        self.catalog = catalog  # the default namespace's table definitions and statistics (it finds the others)
         self.capacity = capacity  # partitions, buckets, admission, Contributor Insights
         self.indexes = indexes  # item-collection limit and backfill pacing
-        self.changelog = changelog  # every item change of tables with a stream or GSIs (GSI propagation, streams)
+        self.changelog = changelog  # the item changes its consumers want (GSI propagation, streams, triggers)
+        self.propagation = propagation  # applies the GSI changes of the log's records (a consumer of it)
         self.shards = shards  # the stream shards of each table
         self.locks = locks  # keys of transactions whose commit is not final yet
         self.ttl_cursors = ttl_cursors  # where each table's TTL sweep goes on (table id -> storage key)
         self.expressions = expressions  # parsed expressions, shared by all requests
         self.key_templates = key_templates  # remembered Query key-condition shapes
         self.table_spaces = table_spaces  # the key space of each table definition in use
-        if shares_with is None:
-            # every namespace's context made so far, shared by all of them (the default namespace's is this one)
-            self._namespaces: dict[tuple[str, str], Context] = {catalog.namespace: self}
-            # the contexts of the namespaces without tables used last, the most recent last (shared by all contexts)
-            self._empty_namespaces: dict[tuple[str, str], Context] = {}
-        else:
-            self._namespaces = shares_with._namespaces
-            self._empty_namespaces = shares_with._empty_namespaces
+        # the catalogs of the namespaces without tables used last, the most recent last
+        self._empty_namespaces: dict[Namespace, Catalog] = {}
 
     @property
     def clock(self) -> Clock:
         return self.config.clock
 
-    # ---- namespaces -------------------------------------------------------------------------------------------
-    def in_namespace(self, account_id: str, region: str) -> Context:
-        """The context of the tables of ``account_id`` in ``region``: remembered for good once the namespace has
-        a table, until then among the last few namespaces without tables (see the module's docstring)."""
-        found = self._namespaces.get((account_id, region))
-        return self._without_tables(account_id, region) if found is None else found
+    @property
+    def default_namespace(self) -> Namespace:
+        """The config's account and region."""
+        return self.catalog.namespace
 
-    def namespaces(self) -> list[Context]:
-        """The context of every namespace holding tables (the default one first): background work covers them."""
-        return [self.in_namespace(*space.namespace) for space in self.catalog.namespaces()]
+    def context(self, namespace: Namespace, origin: Origin) -> Context:
+        """The context of a call by ``origin`` in ``namespace``."""
+        return Context(self, namespace, self.catalog_of(namespace), origin)
 
-    def reconfigure(self, config: Config) -> None:
-        """Replace the config of every namespace's context (the listening port became known)."""
-        self._empty_namespaces.clear()  # made again, from the new config, when next used
-        default = (config.account_id, config.region)
-        for namespace, ctx in self._namespaces.items():
-            ctx.config = (
-                config
-                if namespace == default
-                else dataclasses.replace(config, account_id=namespace[0], region=namespace[1])
-            )
-
-    def _without_tables(self, account_id: str, region: str) -> Context:
-        """The context of a namespace not kept yet: the one remembered (the most recently used again), unless the
-        namespace has been kept since it was made (its first table): then it is kept for good. LRU order is the
-        dict's insertion order, so a hit moves the namespace to the end and the first one is the one dropped."""
-        namespace = (account_id, region)
+    def catalog_of(self, namespace: Namespace) -> Catalog:
+        """The catalog of the tables of ``namespace``: the kept one once the namespace has a table, until then one
+        among the last few namespaces without tables (see the module's docstring). LRU order is the dict's
+        insertion order, so a hit moves the namespace to the end and the first one is the one dropped."""
         empty = self._empty_namespaces
-        view = empty.pop(namespace, None)
-        if view is None or view.catalog.current() is not view.catalog:
-            # (A namespace kept through another catalog than this context's: only after a storage failure's reload.)
-            view = self._view(account_id, region)
-        if view.catalog.kept:
-            self._namespaces[namespace] = view
-            return view
+        found = empty.pop(namespace, None)
+        if found is None or found.current() is not found:
+            # (Kept through another catalog than the one remembered: only after a storage failure's reload.)
+            found = self.catalog.namespace_of(*namespace)
+        if found.kept:
+            return found
         if len(empty) >= EMPTY_NAMESPACES_REMEMBERED:
             del empty[next(iter(empty))]
-        empty[namespace] = view
-        return view
+        empty[namespace] = found
+        return found
 
-    def _view(self, account_id: str, region: str) -> Context:
-        config = dataclasses.replace(self.config, account_id=account_id, region=region)
-        catalog = self.catalog.namespace_of(account_id, region)
-        return Context(config, self.kv, catalog, self.capacity, self.indexes, self.changelog, self.shards, self.locks,
-                       self.ttl_cursors, self.expressions, self.key_templates, self.table_spaces,
-                       shares_with=self)  # fmt: skip
+    def reconfigure(self, config: Config) -> None:
+        """Replace the config (the listening port became known): every namespace's calls see the new one."""
+        self.config = config
+
+
+class Context:
+    """One call's view of the engine: its namespace, that namespace's catalog and who makes the call (see the
+    module's docstring). The engine's components are read through it."""
+
+    __slots__ = ("engine", "namespace", "catalog", "origin")
+
+    def __init__(self, engine: Engine, namespace: Namespace, catalog: Catalog, origin: Origin) -> None:
+        self.engine = engine
+        self.namespace = namespace
+        self.catalog = catalog  # the namespace's tables
+        self.origin = origin
+
+    # ---- the engine's components ------------------------------------------------------------------------------
+    @property
+    def config(self) -> Config:
+        return self.engine.config
+
+    @property
+    def kv(self) -> KV:
+        return self.engine.kv
+
+    @property
+    def clock(self) -> Clock:
+        return self.engine.config.clock
+
+    @property
+    def capacity(self) -> Capacity:
+        return self.engine.capacity
+
+    @property
+    def indexes(self) -> IndexState:
+        return self.engine.indexes
+
+    @property
+    def changelog(self) -> ChangeLog:
+        return self.engine.changelog
+
+    @property
+    def propagation(self) -> GsiPropagation:
+        return self.engine.propagation
+
+    @property
+    def shards(self) -> StreamShards:
+        return self.engine.shards
+
+    @property
+    def locks(self) -> TransactionLocks:
+        return self.engine.locks
+
+    @property
+    def ttl_cursors(self) -> dict[int, bytes]:
+        return self.engine.ttl_cursors
+
+    @property
+    def expressions(self) -> ExpressionCache:
+        return self.engine.expressions
+
+    @property
+    def key_templates(self) -> KeyTemplates:
+        return self.engine.key_templates
+
+    @property
+    def table_spaces(self) -> TableSpaces:
+        return self.engine.table_spaces
+
+    # ---- other calls' contexts ----------------------------------------------------------------------------------
+    def in_namespace(self, account_id: str, region: str) -> Context:
+        """The same caller's context in the namespace of ``account_id`` in ``region`` (a request naming another
+        account's table by ARN runs in that table's namespace)."""
+        namespace = Namespace(account_id, region)
+        if namespace == self.namespace:
+            return self
+        return Context(self.engine, namespace, self.engine.catalog_of(namespace), self.origin)
+
+    def for_table(self, table: TableDef) -> Context:
+        """The same caller's context in the namespace holding ``table`` (background work walking tables)."""
+        owner = self.catalog.owner(table)
+        if owner is self.catalog:
+            return self
+        return Context(self.engine, owner.namespace, owner, self.origin)
+
+    def as_service(self) -> Context:
+        """This namespace's context for work the service does itself (TTL deletions)."""
+        return self if self.origin is SERVICE else Context(self.engine, self.namespace, self.catalog, SERVICE)

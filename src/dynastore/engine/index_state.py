@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from dynastore.config import Config
-from dynastore.engine.changelog import IndexTarget
+from dynastore.engine.gsi_propagation import IndexTarget
 
 __all__ = ["IndexState"]
 

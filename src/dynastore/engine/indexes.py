@@ -30,8 +30,9 @@ import orjson
 
 from dynastore import limits, messages
 from dynastore.engine.capacity.units import write_half_units
-from dynastore.engine.changelog import GsiChange, IndexTarget
+from dynastore.engine.changelog import GsiChange
 from dynastore.engine.context import Context
+from dynastore.engine.gsi_propagation import IndexTarget
 from dynastore.engine.index_state import IndexState
 from dynastore.errors import ItemCollectionSizeLimitExceededException, ValidationException
 from dynastore.limits import GSI_BACKLOG_RECORDS_PER_TXN, GSI_READ_CATCH_UP_RECORDS
@@ -329,7 +330,7 @@ def _update_collection(
 
 def propagate(ctx: Context, max_records: int = GSI_BACKLOG_RECORDS_PER_TXN) -> bool:
     """Apply the GSI changes of one chunk of the change log; True while records are left."""
-    return ctx.changelog.apply(_gsi_targets(ctx), max_records)
+    return ctx.propagation.apply(_gsi_targets(ctx), max_records)
 
 
 def catch_up(ctx: Context, budget: int = GSI_READ_CATCH_UP_RECORDS) -> None:
@@ -370,14 +371,13 @@ def _gsi_targets(ctx: Context) -> dict[int, IndexTarget]:
 def _live_gsis(catalog: Catalog) -> dict[int, IndexTarget]:
     """Every GSI that is not DELETING, of every table that still exists, in every namespace (ids are unique)."""
     targets: dict[int, IndexTarget] = {}
-    for space in catalog.namespaces():
-        for name in space.list_names():
-            td = space.find(name)
-            if td is None or td.status == DELETING:
-                continue
-            for gsi in td.gsis:
-                if gsi.status != DELETING:
-                    targets[gsi.index_id] = IndexTarget(space, td.name, gsi.index_id)
+    for td in catalog.every_table():
+        if td.status == DELETING:
+            continue
+        space = catalog.owner(td)
+        for gsi in td.gsis:
+            if gsi.status != DELETING:
+                targets[gsi.index_id] = IndexTarget(space, td.name, gsi.index_id)
     return targets
 
 
@@ -388,14 +388,12 @@ def maintain(ctx: Context) -> bool:
     indexes' entries are purged by the catalog (their ids are queued when they turn DELETING).
     """
     pending = propagate(ctx)
-    for space in ctx.namespaces():
-        for name in space.catalog.list_names():
-            td = space.catalog.find(name)
-            if td is None or td.status == DELETING:
-                continue
-            for gsi in td.gsis:
-                if gsi.status == CREATING and gsi.backfilling:
-                    pending |= _backfill(space, td, gsi)
+    for td in ctx.catalog.every_table():
+        if td.status == DELETING:
+            continue
+        for gsi in td.gsis:
+            if gsi.status == CREATING and gsi.backfilling:
+                pending |= _backfill(ctx.for_table(td), td, gsi)
     return pending
 
 

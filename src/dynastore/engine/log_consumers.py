@@ -1,9 +1,7 @@
 """The engine's own consumers of the change log (engine/changelog.py), registered by the composition root.
 
-* ``GsiPropagation`` follows every table with GSIs and needs only the GSI entry changes of a write. Its position
-  is kept per record, not as one number: the pending mark of a record (``keyspace.gsi_pending_key``) is removed
-  in the transaction that writes the record's changes into the indexes, so each is applied exactly once. The
-  log's trimming never passes a marked record.
+* ``GsiPropagation`` (engine/gsi_propagation.py, with the applying of the GSI changes) follows every table with
+  GSIs and needs only the GSI entry changes of a write; its position is the pending marks of the records.
 * ``StreamRecords`` follows every table whose stream is enabled, needs the old and new images (the view type is
   applied when a record is read), places each record in a shard of the stream (engine/stream_shards.py) and holds
   it for the streams' retention period (24 hours, as DynamoDB). Stream readers keep no checkpoint: their position
@@ -15,31 +13,14 @@ Triggers (triggers/runner.py) are consumers too, and so is anything a host or a 
 from __future__ import annotations
 
 from dynastore.engine.capacity.state import Capacity
-from dynastore.engine.changelog import IMAGES, INDEX_CHANGES, NOT_FOLLOWED, ChangeRecord
+from dynastore.engine.changelog import IMAGES, NOT_FOLLOWED, ChangeRecord
 from dynastore.engine.stream_shards import StreamShards
 from dynastore.limits import STREAM_RETENTION_SECONDS
 from dynastore.model.table_schema import TableDef
 from dynastore.storage import keyspace
 from dynastore.storage.kv import WriteTxn
 
-__all__ = ["GsiPropagation", "StreamRecords"]
-
-
-class GsiPropagation:
-    """A change log consumer (engine/changelog.py ``Consumer``); its pending marks are its checkpoint."""
-
-    def __init__(self) -> None:
-        self.name = "gsi-propagation"
-
-    @property
-    def checkpoint_key(self) -> bytes:
-        return keyspace.consumer_record_key(self.name)  # never written
-
-    def need(self, table: TableDef) -> int:
-        return INDEX_CHANGES if table.gsis else NOT_FOLLOWED
-
-    def holds(self, record: ChangeRecord, now: float) -> bool:
-        return False  # the log itself never trims a record still marked pending
+__all__ = ["StreamRecords"]
 
 
 class StreamRecords:

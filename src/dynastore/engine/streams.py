@@ -246,8 +246,7 @@ class _Stream:
 def _streams_of(ctx: Context, table: TableDef) -> list[_Stream]:
     """The table's streams a reader may still see: the enabled one (unless the table is being deleted or is gone)
     and those ended within the retention period."""
-    config = ctx.config
-    table_arn = table.arn(config.region, config.account_id)
+    table_arn = ctx.catalog.table_arn(table)  # a deleted table's namespace is the reader's (its scope matched)
     shards = ctx.shards.of(table.table_id)
     now = ctx.clock.now()
     found: dict[str, _Stream] = {}
@@ -282,7 +281,7 @@ def _find(ctx: Context, arn: str, *, validate: bool = True) -> _Stream:
             raise ValidationException(messages.INVALID_STREAM_ARN, bare=True)
         raise ResourceNotFoundException(messages.STREAM_NOT_FOUND.format(arn=arn))
     region, account, name, label = match.groups()
-    if (region, account) == (ctx.config.region, ctx.config.account_id):
+    if (account, region) == ctx.namespace:
         for table in _tables_named(ctx, name):
             for stream in _streams_of(ctx, table):
                 if stream.label == label:

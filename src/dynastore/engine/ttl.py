@@ -31,15 +31,14 @@ OLDEST = 5 * 365 * 24 * 3600  # seconds: TTL values further in the past than thi
 
 def sweep(ctx: Context) -> bool:
     """One pass over every table with TTL enabled (of every namespace); True while a table has items left to
-    examine."""
+    examine. The deletions are the service's (``ctx.as_service()``), each in its table's namespace."""
     now = ctx.clock.now()
     more = False
-    for space in ctx.namespaces():
-        for name in space.catalog.list_names():
-            table = space.catalog.find(name)
-            if table is None or not table.is_active or table.ttl is None or not table.ttl.enabled:
-                continue
-            more |= _sweep_table(space, table, table.ttl.attribute_name, now)
+    service = ctx.as_service()
+    for table in ctx.catalog.every_table():
+        if not table.is_active or table.ttl is None or not table.ttl.enabled:
+            continue
+        more |= _sweep_table(service.for_table(table), table, table.ttl.attribute_name, now)
     return more
 
 
@@ -93,7 +92,7 @@ def _delete(ctx: Context, table: TableDef, key: bytes, condition: object) -> Non
     if not locks.idle and locks.is_locked(key):
         return
     try:
-        result = writes.execute(ctx, table, key, writes.DeletePlan(condition, by_service=True))
+        result = writes.execute(ctx, table, key, writes.DeletePlan(condition))
     except (writes.ConditionFailedError, DynamoError):
         return
     admission.account_deleted(ctx, table, key, result.old_size)

@@ -86,12 +86,11 @@ class PutPlan:
 
 
 class DeletePlan:
-    __slots__ = ("condition", "return_old", "by_service")
+    __slots__ = ("condition", "return_old")
 
-    def __init__(self, condition: Any = None, return_old: bool = False, *, by_service: bool = False) -> None:
+    def __init__(self, condition: Any = None, return_old: bool = False) -> None:
         self.condition: Final = condition
         self.return_old: Final = return_old
-        self.by_service: Final = by_service  # DynamoDB itself deletes (TTL): its stream record says so
 
     @property
     def needs_old(self) -> bool:
@@ -341,8 +340,9 @@ def _apply(
                 (old, raw, old_size, new, new_raw, new_size),
                 updated=isinstance(plan, UpdatePlan),
             )
-        by_service = isinstance(plan, DeletePlan) and plan.by_service
         gsi = effects.gsi_changes if effects is not None else []
+        # The service's own changes (TTL deletions) say so in their record: a stream record's userIdentity.
+        by_service = ctx.origin.is_service
         ctx.changelog.log_write(txn, table, logged, key, (old, raw, new, new_raw), gsi, by_service)
     return WriteResult(raw is not None, old, new, old_size, new_size, applied.updated_paths, effects)
 
@@ -356,10 +356,11 @@ def _new_size(plan: Plan, new: Item | None) -> int:
 
 
 def _record_stats(ctx: Context, table: TableDef, result: WriteResult) -> None:
-    ctx.catalog.add_stats(table.name, (result.new is not None) - result.existed, result.new_size - result.old_size)
+    catalog = ctx.catalog.owner(table)  # the table's namespace's, whichever context wrote
+    catalog.add_stats(table.name, (result.new is not None) - result.existed, result.new_size - result.old_size)
     if result.index is not None:
         for index_id, items, size in result.index.lsi_stats:
-            ctx.catalog.add_index_stats(table.name, index_id, items, size)
+            catalog.add_index_stats(table.name, index_id, items, size)
 
 
 def _check_result(plan: Plan, new: Item | None, new_size: int) -> None:

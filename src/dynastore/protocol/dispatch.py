@@ -36,15 +36,16 @@ from dynastore.api import (
     update_table,
 )
 from dynastore.api.services import RequestServices
-from dynastore.engine.context import Context
+from dynastore.engine.context import Context, Engine
+from dynastore.model.namespace import Namespace
 from dynastore.protocol.protocol import Operation
 from dynastore.security.caller import Caller
 from dynastore.util.arn import parse_dynamodb_arn
 from dynastore.validation import validate_request
 
-# A handler takes the validated request and the context of the caller's namespace (its account and region; see
-# engine/context.py): it finds tables in ``ctx.catalog`` and builds ARNs from ``ctx.config``, and so serves
-# every namespace without knowing which one it serves.
+# A handler takes the validated request and the context of the call (engine/context.py): the caller's namespace
+# (its account and region), whose tables it finds in ``ctx.catalog`` and whose ARNs it builds from
+# ``ctx.namespace``, and the caller (``ctx.origin``); it serves every namespace without knowing which one it serves.
 Handler = Callable[[dict[str, Any], Context], Any]
 # The handler of an operation that also uses the request-side services (api/services.py: the PartiQL operations
 # parse through the statement cache), wrapped in WithServices; bind gives it the dynastore's services.
@@ -135,8 +136,8 @@ def not_served() -> frozenset[str]:
 
 
 def bind(ctx: Context, services: RequestServices) -> dict[str, Operation]:
-    """The operations bound to one server's engine (``ctx``, its default namespace's context) and request-side
-    services, ready for the protocol layer."""
+    """The operations bound to one server's engine (``ctx``: a context of it, any) and request-side services,
+    ready for the protocol layer."""
     return {
         name: Operation(name, _runner(name, shape, _bound(handler, services), ctx, services))
         for name, (shape, handler) in OPERATIONS.items()
@@ -158,15 +159,12 @@ def _bound(handler: Handler | WithServices, services: RequestServices) -> Handle
 def _runner(
     name: str, shape: Any, handler: Handler, ctx: Context, services: RequestServices
 ) -> Callable[[Any, Caller], Any]:
-    """The operation as the protocol calls it: run in the context of the caller's namespace (its account and
-    region; always the config's with --shared-namespace). Without authentication nothing else is added to a
-    request; with it, an authenticated caller's request is authorized (api/authorization.py) in that namespace,
-    by the identity policies of ``services``, once its shape is valid and before the operation looks at
-    anything."""
-    if ctx.config.shared_namespace:
-        context_of: Callable[[Caller], Context] = _shared(ctx)
-    else:
-        context_of = _by_namespace(ctx)
+    """The operation as the protocol calls it: run in the context of the call (``_Contexts``): the caller's
+    namespace (its account and region; always the config's with --shared-namespace) and the caller as its origin.
+    Without authentication nothing else is added to a request; with it, an authenticated caller's request is
+    authorized (api/authorization.py) in that namespace, by the identity policies of ``services``, once its shape
+    is valid and before the operation looks at anything."""
+    context_of = _Contexts(ctx.engine).of
     if ctx.config.auth == "none":
 
         def run(body: Any, caller: Caller) -> Any:
@@ -193,27 +191,35 @@ def _owner_context(table_name: Any, ctx: Context) -> Context:
     as DynamoDB serves cross-account access that the table's resource policy allows. (Another region's table is
     not this endpoint's: the catalog refuses its ARN.)"""
     arn = parse_dynamodb_arn(table_name) if isinstance(table_name, str) else None
-    if arn is None or arn.region != ctx.config.region or arn.account == ctx.config.account_id:
+    namespace = ctx.namespace
+    if arn is None or arn.region != namespace.region or arn.account == namespace.account_id:
         return ctx
     return ctx.in_namespace(arn.account, arn.region)
 
 
-def _shared(ctx: Context) -> Callable[[Caller], Context]:
-    """Every caller uses the config's namespace (DynamoDB Local's -sharedDb)."""
+class _Contexts:
+    """The context of each call: the caller's namespace (the default one for every caller with
+    --shared-namespace, DynamoDB Local's -sharedDb) and the caller as its origin. The context of the last caller
+    in the default namespace is kept for its next call: without authentication every call of the configured
+    region is the same anonymous caller's, so the embedded default makes nothing per call."""
 
-    def context_of(caller: Caller) -> Context:
-        return ctx
+    __slots__ = ("_engine", "_default", "_shared", "_last_caller", "_last")
 
-    return context_of
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._default = engine.default_namespace
+        self._shared = engine.config.shared_namespace
+        self._last_caller: Caller | None = None
+        self._last: Context | None = None
 
-
-def _by_namespace(ctx: Context) -> Callable[[Caller], Context]:
-    """The context of the caller's account and region: the default one for the config's namespace."""
-    account_id, region = ctx.config.account_id, ctx.config.region
-
-    def context_of(caller: Caller) -> Context:
-        if caller.account_id == account_id and caller.region == region:
-            return ctx
-        return ctx.in_namespace(caller.account_id, caller.region)
-
-    return context_of
+    def of(self, caller: Caller) -> Context:
+        last = self._last
+        if caller is self._last_caller and last is not None:
+            return last
+        default = self._default
+        if self._shared or (caller.account_id == default.account_id and caller.region == default.region):
+            # The default namespace's catalog is the same object for good: the context can be kept.
+            last = self._last = Context(self._engine, default, self._engine.catalog, caller.origin)
+            self._last_caller = caller
+            return last
+        return self._engine.context(Namespace(caller.account_id, caller.region), caller.origin)

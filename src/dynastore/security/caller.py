@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dynastore.model.namespace import Origin
 from dynastore.security.sigv4 import REGION_NAME
 
 # Anonymous callers of regions other than the configured one kept before that cache starts over (a client may
@@ -15,10 +16,11 @@ class Caller:
     ``account_id`` and ``region`` say which namespace the request addresses; ``arn`` is the principal as AWS
     names it in policies and error messages (``arn:aws:iam::<account>:user/<name>``); ``user_id`` is the value of
     ``${aws:userid}``; ``groups`` are the user's groups (their policies apply too); ``admin`` allows dynastore's
-    own endpoints when authentication is on; ``authenticated`` is False only for the anonymous caller."""
+    own endpoints when authentication is on; ``authenticated`` is False only for the anonymous caller.
+    ``origin``: the caller as the engine knows it (model/namespace.py), given with every engine call it makes."""
 
     __slots__ = ("account_id", "region", "user_name", "user_id", "arn", "access_key_id", "groups", "admin",
-                 "authenticated", "temporary")  # fmt: skip
+                 "authenticated", "temporary", "origin")  # fmt: skip
 
     def __init__(
         self,
@@ -44,6 +46,7 @@ class Caller:
         self.admin = admin
         self.authenticated = authenticated
         self.temporary = temporary
+        self.origin = Origin(arn, user_id, account_id)
 
 
 def anonymous(account_id: str, region: str) -> Caller:

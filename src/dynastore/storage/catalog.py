@@ -49,6 +49,7 @@ import orjson
 from dynastore import messages
 from dynastore.config import Config
 from dynastore.errors import ResourceInUseException, ResourceNotFoundException, ValidationException
+from dynastore.model.namespace import Namespace
 from dynastore.model.table_schema import CREATING, DELETING, UPDATING, TableDef
 from dynastore.storage import keyspace
 from dynastore.storage.kv import KV, WriteTxn
@@ -57,7 +58,6 @@ from dynastore.util.arn import table_name_in
 
 __all__ = ["Catalog", "Namespace", "NS_TABLE_KIND", "PURGE_CHUNK_KEYS", "STATS_FLUSH_SECONDS"]
 
-Namespace = tuple[str, str]  # (account id, region): where a table lives
 NS_TABLE_KIND = "ns-table"  # the record kind of a table of a namespace other than the default
 
 PURGE_CHUNK_KEYS = 1000
@@ -69,7 +69,7 @@ _PURGE_PREFIXES = {"t": keyspace.table_prefix, "x": keyspace.index_prefix, "l": 
 class _Shared:
     """What the catalogs of every namespace of one store share."""
 
-    __slots__ = ("next_id", "persisted_next_id", "purge_ids", "last_stats_flush", "generation", "spaces")
+    __slots__ = ("next_id", "persisted_next_id", "purge_ids", "last_stats_flush", "generation", "spaces", "owners")
 
     def __init__(self, now: float) -> None:
         self.next_id = 1
@@ -78,6 +78,7 @@ class _Shared:
         self.last_stats_flush = now
         self.generation = 0  # bumped by every create, update and delete in any namespace
         self.spaces: dict[Namespace, Catalog] = {}  # every namespace's catalog, the default one first
+        self.owners: dict[int, Catalog] = {}  # table id -> the catalog of the namespace holding the table
 
 
 class Catalog:
@@ -95,8 +96,8 @@ class Catalog:
         self._kv = kv
         self._config = config
         self._shared = _Shared(config.clock.now()) if shared is None else shared
-        default = (config.account_id, config.region)
-        self.namespace: Namespace = default if namespace is None else namespace
+        default = Namespace(config.account_id, config.region)
+        self.namespace: Namespace = default if namespace is None else Namespace(*namespace)
         self.account_id, self.region = self.namespace
         # "" for the default namespace (its records, tokens and deleted streams are stored as before namespaces)
         self.scope = "" if self.namespace == default else f"{self.account_id}/{self.region}"
@@ -116,9 +117,10 @@ class Catalog:
         """The catalog of the tables of ``account_id`` in ``region``. A namespace is kept from its first table on;
         until then its catalog is made afresh, empty, for each caller (so callers naming ever new regions cost no
         memory)."""
-        space = self._shared.spaces.get((account_id, region))
+        namespace = Namespace(account_id, region)
+        space = self._shared.spaces.get(namespace)
         if space is None:
-            return Catalog(self._kv, self._config, self._shared, (account_id, region), kept=False)
+            return Catalog(self._kv, self._config, self._shared, namespace, kept=False)
         return space
 
     @property
@@ -138,17 +140,22 @@ class Catalog:
         return list(self._shared.spaces.values())
 
     def owner(self, td: TableDef) -> Catalog:
-        """The catalog of the namespace holding ``td`` (this one if no namespace holds it any more)."""
-        if self._holds(td):
-            return self
-        for space in self._shared.spaces.values():
-            if space._holds(td):
-                return space
-        return self
+        """The catalog of the namespace holding ``td`` (this one if no namespace holds it any more): a table's
+        statistics, ARN and capacity are found from the table itself, whichever namespace's catalog is asked."""
+        return self._shared.owners.get(td.table_id, self)
 
-    def _holds(self, td: TableDef) -> bool:
-        mine = self._tables.get(td.name)
-        return mine is not None and mine.table_id == td.table_id
+    def namespace_of_table(self, td: TableDef) -> Namespace:
+        """The namespace holding ``td`` (this catalog's if none holds it any more)."""
+        return self.owner(td).namespace
+
+    def table_arn(self, td: TableDef) -> str:
+        """``td``'s ARN, in the namespace holding it."""
+        return self.owner(td).namespace.table_arn(td.name)
+
+    def every_table(self) -> list[TableDef]:
+        """Every table that still exists (DELETING ones until they are gone), of every namespace: what background
+        work walks (each table knows its namespace through ``owner``)."""
+        return [td for space in self.namespaces() for td in (space._lookup(n) for n in space.list_names()) if td]
 
     def _record_key(self, name: str) -> bytes:
         return keyspace.meta_key(keyspace.namespaced_record_name(self.scope, name) if self.scope else name)
@@ -191,6 +198,7 @@ class Catalog:
     def _add_loaded(self, td: TableDef) -> None:
         self._tables[td.name] = td
         self._stats[td.name] = TableStats.of(td)
+        self._shared.owners[td.table_id] = self
 
     def reload(self) -> None:
         """Read every record again after the KV took back commits that never became durable (a storage failure):
@@ -212,6 +220,7 @@ class Catalog:
                     stats[name] = st
             space._tables, space._stats = tables, stats
             space._adopted = {} if new is None else new._adopted
+        shared.owners = {td.table_id: space for space in shared.spaces.values() for td in space._tables.values()}
         shared.purge_ids = fresh._shared.purge_ids
         shared.next_id = max(shared.next_id, fresh._shared.next_id)
         shared.persisted_next_id = fresh._shared.persisted_next_id
@@ -283,7 +292,7 @@ class Catalog:
         return td
 
     def arn(self, name: str) -> str:
-        return f"arn:aws:dynamodb:{self.region}:{self.account_id}:table/{name}"
+        return self.namespace.table_arn(name)
 
     # ---- ids ----------------------------------------------------------------------------------------------
     def next_table_id(self) -> int:
@@ -305,6 +314,7 @@ class Catalog:
         self._tables[td.name] = td
         self._stats[td.name] = TableStats.of(td)
         self._kept()
+        self._shared.owners[td.table_id] = self
         self._shared.generation += 1
         return td
 
@@ -452,6 +462,7 @@ class Catalog:
         self._shared.purge_ids = purge
         self._tables.pop(td.name, None)
         self._stats.pop(td.name, None)
+        self._shared.owners.pop(td.table_id, None)
 
     def _purge_some(self, max_keys: int) -> int:
         purged = 0

@@ -178,7 +178,8 @@ class TriggerRunner:
         """The next batch of the shard (records passing the filters), the last sequence number read, and whether
         the batch is full."""
         spec = self.spec
-        source = stream_arn(self._ctx.config.region, self._ctx.config.account_id, table, shard.label)
+        namespace = self._ctx.catalog.namespace_of_table(table)
+        source = stream_arn(namespace.region, namespace.account_id, table, shard.label)
         batch: list[Pending] = []
         last: int | None = None
         scanned = 0
@@ -197,7 +198,7 @@ class TriggerRunner:
         return batch, last, len(batch) >= spec.batch_size
 
     def _record(self, change: ChangeRecord, table: TableDef, view_type: str, source: str) -> dict[str, Any]:
-        return stream_record(change, table, view_type, self._ctx.config.region, source)
+        return stream_record(change, table, view_type, self._ctx.catalog.namespace_of_table(table).region, source)
 
     # ---- delivery and its outcome -------------------------------------------------------------------------------
     async def _deliver_piece(self, table: TableDef, shard: Shard, state: ShardState, now: float) -> bool:
@@ -255,7 +256,7 @@ class TriggerRunner:
     ) -> dict[str, Any]:
         """Lambda's record of a discarded stream batch, as far as it applies (no function ARN, no request id of an
         invocation service): the shard, the sequence number range, the batch size, approximate arrival times."""
-        config = self._ctx.config
+        namespace = self._ctx.catalog.namespace_of_table(table)
         first, last = piece.records[0], piece.records[-1]
         out: dict[str, Any] = {
             "requestContext": {
@@ -273,7 +274,7 @@ class TriggerRunner:
                 "approximateArrivalOfFirstRecord": _iso(first.at),
                 "approximateArrivalOfLastRecord": _iso(last.at),
                 "batchSize": len(piece.records),
-                "streamArn": stream_arn(config.region, config.account_id, table, shard.label),
+                "streamArn": stream_arn(namespace.region, namespace.account_id, table, shard.label),
             },
         }
         if piece.invocations:

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from dynastore import messages
-from dynastore.engine.context import EMPTY_NAMESPACES_REMEMBERED
+from dynastore.engine.context import EMPTY_NAMESPACES_REMEMBERED, Context
 from dynastore.errors import (
     AccessDeniedException,
     ResourceInUseException,
@@ -286,42 +286,47 @@ def test_shared_namespace_puts_every_caller_in_the_config_s() -> None:
     assert described["TableArn"] == "arn:aws:dynamodb:us-east-1:000000000000:table/Music"
 
 
+def _regions(ctx: Context) -> list[str]:
+    """The regions of the namespaces holding tables (the default one first)."""
+    return [space.region for space in ctx.catalog.namespaces()]
+
+
 def test_a_namespace_is_kept_only_once_it_has_a_table() -> None:
     ctx, _, _ = make_ctx()
     for i in range(20):  # callers naming ever new regions
         assert call(bound(ctx, user("111111111111", f"xx-test-{i}")), "ListTables")["TableNames"] == []
-    assert len(ctx.namespaces()) == 1 and len(ctx.catalog.namespaces()) == 1
+    assert len(ctx.catalog.namespaces()) == 1
     call(bound(ctx, OTHER_REGION), "CreateTable", **music())
-    assert [c.config.region for c in ctx.namespaces()] == ["us-east-1", "eu-west-1"]
+    assert _regions(ctx) == ["us-east-1", "eu-west-1"]
     assert call(bound(ctx, OTHER_REGION), "ListTables")["TableNames"] == ["Music"]
-    assert ctx.in_namespace("000000000000", "eu-west-1") is ctx.in_namespace("000000000000", "eu-west-1")
+    kept = ctx.in_namespace("000000000000", "eu-west-1").catalog
+    assert ctx.in_namespace("000000000000", "eu-west-1").catalog is kept
 
 
 def test_a_namespace_without_tables_is_remembered_among_the_last_few() -> None:
     ctx, _, _ = make_ctx()
-    first = ctx.in_namespace("111111111111", "ap-south-2")
-    assert ctx.in_namespace("111111111111", "ap-south-2") is first  # its next request makes nothing
-    assert first.shards is ctx.shards and first.table_spaces is ctx.table_spaces
+    first = ctx.in_namespace("111111111111", "ap-south-2").catalog
+    assert ctx.in_namespace("111111111111", "ap-south-2").catalog is first  # its next request makes nothing
     for i in range(EMPTY_NAMESPACES_REMEMBERED):  # as many other regions: the least recently used one goes
         ctx.in_namespace("111111111111", f"xx-test-{i}")
         ctx.in_namespace("111111111111", "ap-south-2")
-    assert ctx.in_namespace("111111111111", "ap-south-2") is first
-    forgotten = ctx.in_namespace("111111111111", "xx-test-1")
+    assert ctx.in_namespace("111111111111", "ap-south-2").catalog is first
+    forgotten = ctx.in_namespace("111111111111", "xx-test-1").catalog
     for i in range(EMPTY_NAMESPACES_REMEMBERED):
         ctx.in_namespace("222222222222", f"xx-test-{i}")
-    assert ctx.in_namespace("111111111111", "xx-test-1") is not forgotten
-    assert len(ctx.namespaces()) == 1
+    assert ctx.in_namespace("111111111111", "xx-test-1").catalog is not forgotten
+    assert len(ctx.catalog.namespaces()) == 1
 
 
 def test_a_remembered_namespace_without_tables_is_kept_from_its_first_table_on() -> None:
     ctx, _, _ = make_ctx()
     elsewhere = user("000000000000", "ap-south-2")
     assert call(bound(ctx, elsewhere), "ListTables")["TableNames"] == []
-    remembered = ctx.in_namespace("000000000000", "ap-south-2")
+    remembered = ctx.in_namespace("000000000000", "ap-south-2").catalog
     call(bound(ctx, elsewhere), "CreateTable", **music())
-    assert ctx.in_namespace("000000000000", "ap-south-2") is remembered
-    assert [c.config.region for c in ctx.namespaces()] == ["us-east-1", "ap-south-2"]
+    assert ctx.in_namespace("000000000000", "ap-south-2").catalog is remembered
+    assert _regions(ctx) == ["us-east-1", "ap-south-2"]
     for i in range(EMPTY_NAMESPACES_REMEMBERED + 1):  # forgetting namespaces without tables leaves it be
         ctx.in_namespace("000000000000", f"xx-test-{i}")
     assert call(bound(ctx, elsewhere), "ListTables")["TableNames"] == ["Music"]
-    assert ctx.in_namespace("000000000000", "ap-south-2") is remembered
+    assert ctx.in_namespace("000000000000", "ap-south-2").catalog is remembered

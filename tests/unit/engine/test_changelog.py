@@ -69,7 +69,7 @@ def test_ttl_deletions_are_marked_as_the_service_s() -> None:
     ctx, _ = make_ctx()
     table = create(ctx, stream=STREAM)
     _put(ctx, table, item("a"))
-    writes.execute(ctx, table, storage_key(table, item("a")), writes.DeletePlan(by_service=True))
+    writes.execute(ctx.as_service(), table, storage_key(table, item("a")), writes.DeletePlan())
     assert [(r.event_name, r.by_service) for r in _records(ctx, table)] == [("INSERT", False), ("REMOVE", True)]
 
 
@@ -78,13 +78,13 @@ def test_a_gsi_only_change_keeps_no_images_and_is_dropped_once_applied() -> None
     table = create(ctx, gsis=(gsi(ctx, "by_g", KeyAttr("g", "S")),))
     _put(ctx, table, item("a", g="x"))
     log = ctx.changelog
-    assert log.has_pending() and log.last_added == 0
+    assert ctx.propagation.has_pending() and log.last_added == 0
     with ctx.kv.read() as txn:
         raw = txn.get(keyspace.change_key(0))
     assert raw is not None
     while indexes.propagate(ctx):
         pass
-    assert not log.has_pending() and log.applied_through == 0
+    assert not ctx.propagation.has_pending() and log.applied_through == 0
     with ctx.kv.read() as txn:
         assert txn.get(keyspace.change_key(0)) is None  # no stream keeps it
 

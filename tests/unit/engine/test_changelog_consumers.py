@@ -153,7 +153,7 @@ def test_a_record_with_gsi_changes_stays_for_the_consumer_once_applied() -> None
     ctx.changelog.register(archive)
     _put(ctx, table, item("a", g="x"))
     assert not indexes.propagate(ctx)
-    assert not ctx.changelog.has_pending()
+    assert not ctx.propagation.has_pending()
     (record,) = archive.read(ctx, table)  # GSI propagation is done with it; the archive is not
     assert record.gsi and record.new is not None
     archive.advance(ctx, record.seq)

@@ -174,7 +174,7 @@ def test_bad_index_key_is_refused_and_nothing_written(ctx: Context, table: Table
     assert info.value.message == message
     with ctx.kv.read() as txn:
         assert txn.get(storage_key(table, ITEM)) is None
-    assert not ctx.changelog.has_pending()
+    assert not ctx.propagation.has_pending()
 
 
 def test_empty_index_key_from_an_update_has_the_update_text(ctx: Context, table: TableDef) -> None:

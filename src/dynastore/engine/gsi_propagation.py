@@ -1,0 +1,151 @@
+"""GSI propagation: the change log consumer that writes a write's GSI entry changes into the indexes, after the
+write (engine/changelog.py; docs/design.md "The change log and its consumers").
+
+It follows every table with GSIs and needs only the GSI entry changes of a write. Its position is kept per
+record, not as one number: the log marks a record with GSI changes pending (``keyspace.gsi_pending_key(seq)``)
+when it appends it, and ``apply`` writes a chunk of pending records' changes into the indexes and removes their
+marks in one storage transaction, so each is applied exactly once (a record is either still marked, and applied
+after a restart, or its changes are in the index). Applying in sequence order leaves each entry as the newest
+write made it, which is what DynamoDB's eventually consistent GSIs converge to. Changes to an index no longer
+maintained are skipped. A record no other consumer follows is removed as soon as its GSI changes are applied; the
+log's trimming never passes a marked record. After each chunk it tells the log how far it got
+(``ChangeLog.applied_up_to``): the watermark GSI reads compare with (engine/indexes.catch_up).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from dynastore.engine.changelog import (
+    INDEX_CHANGES,
+    NOT_FOLLOWED,
+    ChangeLog,
+    ChangeRecord,
+    GsiChange,
+    decode_record,
+    read_sized,
+    seq_of,
+)
+from dynastore.model.table_schema import TableDef
+from dynastore.storage import keyspace
+from dynastore.storage.catalog import Catalog
+from dynastore.storage.itemcodec import stored_size
+from dynastore.storage.kv import KV, WriteTxn
+from dynastore.util.clock import Clock
+
+__all__ = ["GsiPropagation", "IndexTarget"]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexTarget:
+    """A GSI the propagator may write: where its statistics go (the catalog of its table's namespace)."""
+
+    catalog: Catalog
+    table_name: str
+    index_id: int
+
+
+class GsiPropagation:
+    """A change log consumer (engine/changelog.py ``Consumer``); its pending marks are its checkpoint."""
+
+    def __init__(self, kv: KV, log: ChangeLog, clock: Clock) -> None:
+        self.name = "gsi-propagation"
+        self._kv = kv
+        self._log = log
+        self._clock = clock
+
+    # ---- the consumer -----------------------------------------------------------------------------------------
+    @property
+    def checkpoint_key(self) -> bytes:
+        return keyspace.consumer_record_key(self.name)  # never written: the pending marks are its position
+
+    def need(self, table: TableDef) -> int:
+        return INDEX_CHANGES if table.gsis else NOT_FOLLOWED
+
+    def holds(self, record: ChangeRecord, now: float) -> bool:
+        return False  # the log itself never trims a record still marked pending
+
+    # ---- applying ---------------------------------------------------------------------------------------------
+    def apply(self, targets: Mapping[int, IndexTarget], max_records: int) -> bool:
+        """Apply the GSI changes of up to ``max_records`` pending records in one transaction; True while records
+        are left (ready or not). ``targets``: the GSIs that may be written, by index id."""
+        prefix = keyspace.gsi_pending_prefix()
+        now = self._clock.now()
+        delay = self._log.delay
+        done_seq = -1
+        pending = False
+        stats: dict[IndexTarget, list[int]] = {}
+        with self._kv.write() as txn:
+            marks = list(itertools.islice(txn.iter_range(prefix, keyspace.prefix_end(prefix)), max_records + 1))
+            if len(marks) > max_records:
+                marks.pop()
+                pending = True
+            for mark, legacy in marks:
+                seq = seq_of(mark)
+                if legacy:  # a GSI backlog record of an earlier version: its changes are in the mark itself
+                    _apply_changes(txn, _legacy_changes(legacy), targets, stats)
+                    txn.delete(mark)
+                    done_seq = seq
+                    continue
+                record_key = keyspace.change_key(seq)
+                raw = txn.get(record_key)
+                if raw is not None:
+                    record = decode_record(seq, raw)
+                    if delay > 0 and now < record.at + delay:
+                        pending = True
+                        break
+                    _apply_changes(txn, record.gsi, targets, stats)
+                    if not record.kept:
+                        txn.delete(record_key)  # no other consumer follows it
+                txn.delete(mark)
+                done_seq = seq
+        if done_seq >= 0:
+            self._log.applied_up_to(done_seq)
+        for target, (items, size) in stats.items():
+            target.catalog.add_index_stats(target.table_name, target.index_id, items, size)
+        return pending
+
+    def has_pending(self) -> bool:
+        """Whether a record's GSI changes wait to be applied."""
+        prefix = keyspace.gsi_pending_prefix()
+        with self._kv.read() as txn:
+            return next(iter(txn.iter_range(prefix, keyspace.prefix_end(prefix))), None) is not None
+
+
+def _apply_changes(
+    txn: WriteTxn, changes: list[GsiChange], targets: Mapping[int, IndexTarget], stats: dict[IndexTarget, list[int]]
+) -> None:
+    for entry_key, value in changes:
+        target = targets.get(int.from_bytes(entry_key[1:5], "big"))
+        if target is not None:
+            _apply_change(txn, entry_key, value, stats.setdefault(target, [0, 0]))
+
+
+def _legacy_changes(raw: bytes) -> list[GsiChange]:
+    """The GSI changes of a backlog record written by an earlier version (enqueue time, then the changes)."""
+    view = memoryview(raw)
+    changes: list[GsiChange] = []
+    pos, end = 8, len(raw)
+    while pos < end:
+        klen = int.from_bytes(view[pos : pos + 2], "big")
+        entry_key = bytes(view[pos + 2 : pos + 2 + klen])
+        value, pos = read_sized(view, pos + 2 + klen)
+        changes.append((entry_key, value))
+    return changes
+
+
+def _apply_change(txn: WriteTxn, key: bytes, value: bytes | None, stats: list[int]) -> None:
+    """Write one entry change, keeping the index's item count and size (``stats``: [items, bytes])."""
+    before = txn.get(key)
+    if before is not None:
+        stats[0] -= 1
+        stats[1] -= stored_size(before)
+    if value is None:
+        if before is not None:
+            txn.delete(key)
+        return
+    txn.put(key, value)
+    stats[0] += 1
+    stats[1] += stored_size(value)
