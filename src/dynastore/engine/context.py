@@ -55,6 +55,7 @@ class Engine:
 
     __slots__ = (
         "config",
+        "clock",
         "kv",
         "catalog",
         "capacity",
@@ -87,6 +88,7 @@ class Engine:
         table_spaces: TableSpaces,
     ) -> None:
         self.config = config  # replaced once the listening port is known (DescribeEndpoints reports it)
+        self.clock: Clock = config.clock  # the config's (a field: every request reads it)
         self.kv = kv  # the store: every read and write is a transaction of it
         self.catalog = catalog  # the default namespace's table definitions and statistics (it finds the others)
         self.capacity = capacity  # partitions, buckets, admission, Contributor Insights
@@ -101,10 +103,6 @@ class Engine:
         self.table_spaces = table_spaces  # the key space of each table definition in use
         # the catalogs of the namespaces without tables used last, the most recent last
         self._empty_namespaces: dict[Namespace, Catalog] = {}
-
-    @property
-    def clock(self) -> Clock:
-        return self.config.clock
 
     @property
     def default_namespace(self) -> Namespace:
@@ -134,6 +132,7 @@ class Engine:
     def reconfigure(self, config: Config) -> None:
         """Replace the config (the listening port became known): every namespace's calls see the new one."""
         self.config = config
+        self.clock = config.clock
 
 
 class Context:
@@ -159,7 +158,7 @@ class Context:
 
     @property
     def clock(self) -> Clock:
-        return self.engine.config.clock
+        return self.engine.clock
 
     @property
     def capacity(self) -> Capacity:

@@ -16,7 +16,9 @@ account and region), whose records are the ones above, unchanged; ``namespace_of
 another's. Another namespace's table is recorded under ``meta_key(keyspace.namespaced_record_name(scope, name))``
 as ``{"kind": "ns-table", "namespace": [account, region], ...TableDef record}`` (a kind that a catalog knowing no
 namespaces skips). ``maintain``, ``flush_stats``, ``reload`` and ``close`` cover every namespace, whichever
-namespace's catalog they are called on. The default namespace's records name no namespace: they belong to
+namespace's catalog they are called on. A table knows its namespace: ``owner(td)`` (from any namespace's catalog,
+by table id) is the catalog holding it, where its statistics and ARN are found, and ``every_table()`` is every
+namespace's tables, which background work walks. The default namespace's records name no namespace: they belong to
 whatever account and region the config names. So when the config names another account or region than before,
 an ``ns-table`` record of the new default namespace is adopted by it: read from where it is and moved under its
 name at its next write (if a record of the same name already is the default's, that one wins and the other is
