@@ -189,7 +189,7 @@ def test_batch_get_looks_each_item_up_once_and_gives_back_keys_past_the_response
     put(ctx, table, [item("a", sk, v="x" * 5000) for sk in range(3)])
     keys = tuple(storage_key(table, item("a", sk)) for sk in range(3))
     counting = _CountingKV(ctx.kv)
-    ctx.engine.kv = cast(KV, counting)
+    ctx.kv = cast(KV, counting)
     (result,) = batch_get(ctx, [BatchGetRequest(table, keys)], response_bytes=11_000)  # room for two items
     assert counting.gets == 3
     assert result.unprocessed == [2]
