@@ -101,9 +101,10 @@ def build_engine(config: Config, kv: KV, catalog: Catalog) -> Engine:
     consumers registered: one engine per dynastore, whatever the namespaces."""
     capacity = Capacity(config, kv, catalog)
     shards = StreamShards(kv, capacity)
-    changelog = ChangeLog(kv, config.clock, config.gsi_propagation_delay)
-    propagation = GsiPropagation(kv, changelog, config.clock)
+    changelog = ChangeLog(kv, config.clock)
+    propagation = GsiPropagation(kv, config.clock, config.gsi_propagation_delay)
     changelog.register(propagation)
+    changelog.marked = propagation.marked  # the watermark GSI reads wait for, and the propagator's wake-up
     streams = StreamRecords(shards, capacity)
     changelog.register(streams, placer=streams)
     return Engine(
@@ -230,7 +231,7 @@ class Dynastore:
             RequestMetrics(dispatch.OPERATIONS, dispatch.STREAMS_OPERATIONS),
             self.engine.capacity,
             self.catalog,
-            self.engine.changelog,
+            self.engine.propagation,
             None if self.config.in_memory else lambda: directory_bytes(data_dir),
         )
 
@@ -293,7 +294,7 @@ class Dynastore:
         """Apply the GSI backlog soon after each write: woken by the write, then a chunk per loop turn, so
         requests keep being served in between. A short pause lets concurrent writes share one transaction."""
         wanted = asyncio.Event()
-        self.engine.changelog.wake = wanted.set
+        self.engine.propagation.wake = wanted.set
         wanted.set()  # records left by an earlier run (a crash) are applied at once
         while True:
             await wanted.wait()

@@ -74,7 +74,7 @@ def test_started_on_a_loop_it_propagates_gsi_writes_and_stops_cleanly(tmp_path: 
         app.start(asyncio.get_running_loop())
         assert call(app, "PutItem", {"TableName": "things", "Item": {"pk": {"S": "a"}, "g": {"S": "x"}}})[0] == 200
         for _ in range(200):  # the propagation task runs between loop turns; no wall-clock wait is asserted
-            if app.engine.changelog.applied:
+            if app.engine.propagation.applied:
                 break
             await asyncio.sleep(0.005)
         query = {"TableName": "things", "IndexName": "by_g", "KeyConditionExpression": "g = :g"}

@@ -97,7 +97,7 @@ def _route(ctx: Context, method: str, parts: list[str], query: dict[str, str], b
         return _clock(ctx, method, body)
     if parts == ["indexes"]:
         if method == "POST" and _body(body).get("reset"):
-            ctx.changelog.reset_lag()
+            ctx.propagation.reset_lag()
         return indexes.lag_summary(ctx)
     if len(parts) == 2 and parts[0] in ("partitions", "contributors"):
         ctx = _namespace(ctx, parts[1], query)

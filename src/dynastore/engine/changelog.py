@@ -21,20 +21,14 @@ records no consumer holds any more.
 Sequence numbers only grow, across restarts and trims: the next one is found from the newest record and from
 the high-water mark the trim saves.
 
-Lag (commit of the write to commit of its GSI changes) is measured in memory with ``time.perf_counter`` for
-records written by this process; ``lag_summary`` gives percentiles. Watermarks: ``last_added`` is the sequence
-number of the newest record with GSI changes (written by this process, or left by an earlier one),
-``applied_through`` that of the newest one applied. A GSI read compares the two (one integer comparison) and,
-when records are pending, applies them up to the ``last_added`` it saw before reading
-(``engine/indexes.catch_up``), so it sees every write acknowledged before it arrived.
+The watermarks GSI reads compare and the propagation lag are GSI propagation's (engine/gsi_propagation.py), told
+of each marked record by ``marked``.
 """
 
 from __future__ import annotations
 
 import itertools
 import struct
-import time
-from collections import deque
 from collections.abc import Callable, Container
 from typing import Protocol
 
@@ -63,6 +57,7 @@ __all__ = [
     "Placer",
     "decode_record",
     "encode_record",
+    "newest_seq",
     "event_of",
     "read_sized",
     "seq_of",
@@ -82,7 +77,6 @@ _KEPT = 0x40
 _EVENT_BITS = 0x3F
 _ABSENT = 0xFFFFFFFF
 _HEAD = struct.Struct(">BdII")  # event byte, time (server clock), table id, shard number (0: in no stream)
-_LAG_SAMPLES = 20_000
 
 
 class ChangeRecord:
@@ -260,18 +254,13 @@ def seq_of(key: bytes) -> int:
 class ChangeLog:
     """The change log of one dynastore. Used from the event-loop thread only (like the KV)."""
 
-    def __init__(self, kv: KV, clock: Clock, delay: float = 0.0) -> None:
+    def __init__(self, kv: KV, clock: Clock) -> None:
         self._kv = kv
         self._clock = clock
-        self.delay = delay
         self._next_seq, self.trimmed_through = _next_seq(kv)  # trimmed_through: newest seq trimmed (-1: none)
-        self.last_added = _newest(kv, keyspace.gsi_pending_prefix())  # pending GSI records of an earlier run
-        self.applied_through = -1  # seq of the newest record whose GSI changes were applied by this process
-        self._enqueued: deque[tuple[int, float]] = deque()  # (seq, perf_counter) of GSI records written here
-        self._lags: deque[float] = deque(maxlen=_LAG_SAMPLES)
-        self.applied = 0  # GSI records applied since start (diagnostics, metrics)
-        self.lag_seconds = 0.0  # the propagation lags of those records, added up (metrics)
-        self.wake: Callable[[], None] | None = None  # set by the host: schedule the propagator soon
+        # Told the sequence number of each record marked pending for GSI propagation, once it is in the write's
+        # transaction (set by the composition root: engine/gsi_propagation.py keeps the watermarks).
+        self.marked: Callable[[int], None] | None = None
         self._consumers: list[Consumer] = []
         self._placers: dict[str, Placer] = {}  # consumer name -> how its records are placed
         self._plans: dict[int, tuple[TableDef, LogPlan]] = {}  # table id -> (definition, its plan)
@@ -400,38 +389,14 @@ class ChangeLog:
             txn.put(keyspace.shard_record_key(table_id, shard, seq), b"")
         if gsi:
             txn.put(keyspace.gsi_pending_key(seq), b"")
-            self.last_added = seq
-            self._enqueued.append((seq, time.perf_counter()))
-            wake = self.wake
-            if wake is not None:
-                wake()
+            marked = self.marked
+            if marked is not None:
+                marked(seq)
         return seq
 
     @property
     def next_seq(self) -> int:
         return self._next_seq
-
-    @property
-    def simulates_lag(self) -> bool:
-        """``--gsi-propagation-delay``: records wait that long, and reads do not catch up with them."""
-        return self.delay > 0
-
-    # ---- GSI propagation's watermark ----------------------------------------------------------------------------
-    def applied_up_to(self, done_seq: int) -> None:
-        """GSI propagation (engine/gsi_propagation.py) applied the GSI changes of every pending record up to
-        ``done_seq``: the watermark reads compare with ``last_added``, and the lag of those written here."""
-        self.applied_through = done_seq
-        self._account(done_seq)
-
-    def _account(self, done_seq: int) -> None:
-        now = time.perf_counter()
-        enqueued = self._enqueued
-        while enqueued and enqueued[0][0] <= done_seq:
-            _, at = enqueued.popleft()
-            lag = now - at
-            self._lags.append(lag)
-            self.lag_seconds += lag
-            self.applied += 1
 
     # ---- reading ------------------------------------------------------------------------------------------
     def read(self, after_seq: int, limit: int, table_ids: Container[int] | None = None) -> list[ChangeRecord]:
@@ -492,29 +457,8 @@ class ChangeLog:
                 )
         return trimmed >= max_records
 
-    # ---- lag ------------------------------------------------------------------------------------------------
-    def lag_summary(self) -> dict[str, float | int]:
-        """Percentiles (milliseconds) of the propagation lag of the last records applied, and their count."""
-        lags = sorted(self._lags)
-        out: dict[str, float | int] = {"samples": len(lags), "applied": self.applied, "waiting": len(self._enqueued)}
-        for name, q in (("p50_ms", 0.50), ("p90_ms", 0.90), ("p99_ms", 0.99), ("max_ms", 1.0)):
-            out[name] = round(lags[min(len(lags) - 1, int(q * len(lags)))] * 1000, 3) if lags else 0.0
-        return out
 
-    def lag_samples(self) -> list[float]:
-        """The propagation lags (seconds) of the last records applied, sorted."""
-        return sorted(self._lags)
-
-    @property
-    def waiting(self) -> int:
-        """GSI records written by this process and not applied yet."""
-        return len(self._enqueued)
-
-    def reset_lag(self) -> None:
-        self._lags.clear()
-
-
-def _newest(kv: KV, prefix: bytes) -> int:
+def newest_seq(kv: KV, prefix: bytes) -> int:
     """The seq of the newest key under ``prefix`` (the change log or its GSI marks), or -1."""
     with kv.read() as txn:
         last = next(iter(txn.iter_range(prefix, keyspace.prefix_end(prefix), reverse=True)), None)
@@ -529,4 +473,4 @@ def _next_seq(kv: KV) -> tuple[int, int]:
     if raw is not None:
         rec = orjson.loads(raw)
         saved, trimmed = int(rec["next"]), int(rec.get("trimmed", -1))
-    return max(saved, _newest(kv, keyspace.change_prefix()) + 1), trimmed
+    return max(saved, newest_seq(kv, keyspace.change_prefix()) + 1), trimmed

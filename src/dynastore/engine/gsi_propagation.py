@@ -8,23 +8,31 @@ marks in one storage transaction, so each is applied exactly once (a record is e
 after a restart, or its changes are in the index). Applying in sequence order leaves each entry as the newest
 write made it, which is what DynamoDB's eventually consistent GSIs converge to. Changes to an index no longer
 maintained are skipped. A record no other consumer follows is removed as soon as its GSI changes are applied; the
-log's trimming never passes a marked record. After each chunk it tells the log how far it got
-(``ChangeLog.applied_up_to``): the watermark GSI reads compare with (engine/indexes.catch_up).
+log's trimming never passes a marked record.
+
+Watermarks: ``last_added`` is the sequence number of the newest record with GSI changes (written by this process,
+told by the log's ``marked``, or left by an earlier one), ``applied_through`` that of the newest one applied. A
+GSI read compares the two (one integer comparison) and, when records are pending, applies them up to the
+``last_added`` it saw before reading (``engine/indexes.catch_up``), so it sees every write acknowledged before it
+arrived. Lag (commit of the write to commit of its GSI changes) is measured in memory with
+``time.perf_counter`` for records written by this process; ``lag_summary`` gives percentiles.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from dynastore.engine.changelog import (
     INDEX_CHANGES,
     NOT_FOLLOWED,
-    ChangeLog,
     ChangeRecord,
     GsiChange,
     decode_record,
+    newest_seq,
     read_sized,
     seq_of,
 )
@@ -36,6 +44,8 @@ from dynastore.storage.kv import KV, WriteTxn
 from dynastore.util.clock import Clock
 
 __all__ = ["GsiPropagation", "IndexTarget"]
+
+_LAG_SAMPLES = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,11 +60,33 @@ class IndexTarget:
 class GsiPropagation:
     """A change log consumer (engine/changelog.py ``Consumer``); its pending marks are its checkpoint."""
 
-    def __init__(self, kv: KV, log: ChangeLog, clock: Clock) -> None:
+    def __init__(self, kv: KV, clock: Clock, delay: float = 0.0) -> None:
+        """``delay``: ``--gsi-propagation-delay``, how long a record waits before it is applied."""
         self.name = "gsi-propagation"
         self._kv = kv
-        self._log = log
         self._clock = clock
+        self.delay = delay
+        self.last_added = newest_seq(kv, keyspace.gsi_pending_prefix())  # pending GSI records of an earlier run
+        self.applied_through = -1  # seq of the newest record whose GSI changes were applied by this process
+        self._enqueued: deque[tuple[int, float]] = deque()  # (seq, perf_counter) of GSI records written here
+        self._lags: deque[float] = deque(maxlen=_LAG_SAMPLES)
+        self.applied = 0  # GSI records applied since start (diagnostics, metrics)
+        self.lag_seconds = 0.0  # the propagation lags of those records, added up (metrics)
+        self.wake: Callable[[], None] | None = None  # set by the host: schedule the propagator soon
+
+    def marked(self, seq: int) -> None:
+        """The log marked record ``seq`` pending (``ChangeLog.marked``): a GSI read waits for it, the propagator
+        is woken."""
+        self.last_added = seq
+        self._enqueued.append((seq, time.perf_counter()))
+        wake = self.wake
+        if wake is not None:
+            wake()
+
+    @property
+    def simulates_lag(self) -> bool:
+        """``--gsi-propagation-delay``: records wait that long, and reads do not catch up with them."""
+        return self.delay > 0
 
     # ---- the consumer -----------------------------------------------------------------------------------------
     @property
@@ -73,7 +105,7 @@ class GsiPropagation:
         are left (ready or not). ``targets``: the GSIs that may be written, by index id."""
         prefix = keyspace.gsi_pending_prefix()
         now = self._clock.now()
-        delay = self._log.delay
+        delay = self.delay
         done_seq = -1
         pending = False
         stats: dict[IndexTarget, list[int]] = {}
@@ -102,10 +134,42 @@ class GsiPropagation:
                 txn.delete(mark)
                 done_seq = seq
         if done_seq >= 0:
-            self._log.applied_up_to(done_seq)
+            self.applied_through = done_seq
+            self._account(done_seq)
         for target, (items, size) in stats.items():
             target.catalog.add_index_stats(target.table_name, target.index_id, items, size)
         return pending
+
+    # ---- lag ------------------------------------------------------------------------------------------------
+    def _account(self, done_seq: int) -> None:
+        now = time.perf_counter()
+        enqueued = self._enqueued
+        while enqueued and enqueued[0][0] <= done_seq:
+            _, at = enqueued.popleft()
+            lag = now - at
+            self._lags.append(lag)
+            self.lag_seconds += lag
+            self.applied += 1
+
+    def lag_summary(self) -> dict[str, float | int]:
+        """Percentiles (milliseconds) of the propagation lag of the last records applied, and their count."""
+        lags = sorted(self._lags)
+        out: dict[str, float | int] = {"samples": len(lags), "applied": self.applied, "waiting": len(self._enqueued)}
+        for name, q in (("p50_ms", 0.50), ("p90_ms", 0.90), ("p99_ms", 0.99), ("max_ms", 1.0)):
+            out[name] = round(lags[min(len(lags) - 1, int(q * len(lags)))] * 1000, 3) if lags else 0.0
+        return out
+
+    def lag_samples(self) -> list[float]:
+        """The propagation lags (seconds) of the last records applied, sorted."""
+        return sorted(self._lags)
+
+    @property
+    def waiting(self) -> int:
+        """GSI records written by this process and not applied yet."""
+        return len(self._enqueued)
+
+    def reset_lag(self) -> None:
+        self._lags.clear()
 
     def has_pending(self) -> bool:
         """Whether a record's GSI changes wait to be applied."""

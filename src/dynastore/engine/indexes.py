@@ -343,7 +343,7 @@ def catch_up(ctx: Context, budget: int = GSI_READ_CATCH_UP_RECORDS) -> None:
     what the index holds and leaves the rest to the propagator. With ``--gsi-propagation-delay`` nothing is
     applied early: the simulated lag shows.
     """
-    backlog = ctx.changelog
+    backlog = ctx.propagation
     if backlog.applied_through >= backlog.last_added or backlog.simulates_lag:
         return
     target = backlog.last_added
@@ -453,4 +453,4 @@ def _backfilled(td: TableDef, index_name: str) -> TableDef:
 
 def lag_summary(ctx: Context) -> dict[str, Any]:
     """The GSI propagation lag (extension endpoint ``GET /dynastore/indexes``)."""
-    return ctx.changelog.lag_summary()
+    return ctx.propagation.lag_summary()

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from dynastore.engine.capacity.state import Capacity
-from dynastore.engine.changelog import ChangeLog
+from dynastore.engine.gsi_propagation import GsiPropagation
 from dynastore.protocol.connections import Registry
 from dynastore.protocol.prometheus import Histogram, Page
 from dynastore.protocol.targets import DYNAMODB_TARGET_PREFIXES, STREAMS_TARGET_PREFIX
@@ -168,14 +168,14 @@ class Metrics:
         requests: RequestMetrics,
         capacity: Capacity,
         catalog: Catalog,
-        changelog: ChangeLog,
+        propagation: GsiPropagation,
         storage_bytes: Callable[[], int] | None,
     ) -> None:
         self.requests = requests
         self.syncs = SyncMetrics()
         self._capacity = capacity
         self._catalog = catalog
-        self._changelog = changelog
+        self._propagation = propagation
         self._storage_bytes = storage_bytes  # None: nothing on disk (--in-memory)
         self._registries: list[Registry] = []
 
@@ -237,8 +237,8 @@ class Metrics:
             page.sample("dynastore_table_size_bytes", self._catalog.stats(name)[1], ("table",), (name,))
 
     def _write_lag(self, page: Page) -> None:
-        changelog = self._changelog
-        lags = changelog.lag_samples()
+        propagation = self._propagation
+        lags = propagation.lag_samples()
         page.family(
             "dynastore_gsi_propagation_lag_seconds",
             "summary",
@@ -247,7 +247,7 @@ class Metrics:
         for q in LAG_QUANTILES:
             value = lags[min(len(lags) - 1, int(q * len(lags)))] if lags else float("nan")
             page.sample("dynastore_gsi_propagation_lag_seconds", value, ("quantile",), (str(q),))
-        page.sample("dynastore_gsi_propagation_lag_seconds_sum", changelog.lag_seconds)
-        page.sample("dynastore_gsi_propagation_lag_seconds_count", changelog.applied)
+        page.sample("dynastore_gsi_propagation_lag_seconds_sum", propagation.lag_seconds)
+        page.sample("dynastore_gsi_propagation_lag_seconds_count", propagation.applied)
         page.family("dynastore_gsi_propagation_backlog", "gauge", "Writes whose GSI changes are not applied yet.")
-        page.sample("dynastore_gsi_propagation_backlog", changelog.waiting)
+        page.sample("dynastore_gsi_propagation_backlog", propagation.waiting)

@@ -284,7 +284,7 @@ def test_backlog_survives_a_restart_and_is_applied_once() -> None:
 
 
 def test_a_gsi_read_catches_up_with_the_writes_before_it(ctx: Context, table: TableDef) -> None:
-    backlog = ctx.changelog
+    backlog = ctx.propagation
     assert backlog.applied_through >= backlog.last_added  # nothing pending: catch_up is one comparison
     for i in range(5):
         put(ctx, table, {**ITEM, "sk": {"S": str(i)}})

@@ -128,7 +128,7 @@ def test_a_gsi_page_first_applies_the_writes_acknowledged_before_it() -> None:
     index = gsi(ctx, "by_g", KeyAttr("g", "S"), range_key=SK, projection="ALL")
     table = make_table(ctx, gsis=(index,))
     put(ctx, table, [item("a", sk, g="red") for sk in range(3)])
-    backlog = ctx.changelog
+    backlog = ctx.propagation
     assert backlog.applied_through < backlog.last_added  # the GSI updates wait in the backlog
     space = IndexKeySpace(table, table.gsis[0])
     prefix = space.partition_prefix(({"S": "red"},))
