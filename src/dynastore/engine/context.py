@@ -15,9 +15,9 @@ namespace it is.
 Every namespace shares the engine's ``config``: an ARN is built from the namespace (``ctx.namespace``) or from the
 table itself (``catalog.table_arn(td)``: a table's catalog entry knows its namespace), never from the config.
 
-Background work (GSI backfills, TTL sweeps, the change log's trimming) runs as the service in the default
-namespace's context and walks tables (``catalog.every_table()``), not namespaces: ``ctx.for_table(td)`` is the
-context of the namespace holding a table.
+Background work (GSI backfills, TTL sweeps, the change log's trimming) is given the default namespace's context and
+walks tables (``catalog.every_table()``), not namespaces: ``ctx.for_table(td)`` is the context of the namespace
+holding a table; what the service does itself (TTL deletions) runs as the service (``ctx.as_service()``).
 
 A namespace without tables (a caller naming a region it has not used yet) keeps nothing of its own in the store,
 so its catalog is only remembered among the last ``EMPTY_NAMESPACES_REMEMBERED`` such namespaces: a request in
