@@ -14,6 +14,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+from pathlib import Path
 from typing import Any
 
 from dynastore.admin import routes
@@ -28,6 +29,7 @@ from dynastore.engine.key_spaces import TableSpaces
 from dynastore.engine.log_consumers import GsiPropagation, StreamRecords
 from dynastore.engine.stream_shards import StreamShards
 from dynastore.engine.transaction_locks import TransactionLocks
+from dynastore.engine.transfers import Transfers
 from dynastore.expressions.cache import ExpressionCache, KeyTemplates
 from dynastore.partiql.cache import StatementCache
 from dynastore.protocol import dispatch
@@ -38,6 +40,7 @@ from dynastore.security.authenticator import Authenticator
 from dynastore.security.caller import AnonymousCallers
 from dynastore.security.credentials import CredentialStore, seeded_admin, store_path
 from dynastore.security.identity_policies import GROUP, USER, IdentityPolicies
+from dynastore.storage.buckets import Buckets, DirectoryBuckets, S3Buckets
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.durability import DurableLog
 from dynastore.storage.group_commit import GroupCommitter
@@ -120,6 +123,26 @@ def build_context(config: Config, kv: KV, catalog: Catalog) -> Context:
     )
 
 
+def transfer_buckets(config: Config) -> Buckets:
+    """Where exports go and imports come from (storage/buckets.py): the S3-compatible server of
+    ``s3_endpoint_url``, else the directory standing in for buckets."""
+    if config.s3_endpoint_url:
+        endpoint = None if config.s3_endpoint_url == "aws" else config.s3_endpoint_url
+        return S3Buckets(
+            endpoint,
+            config.s3_region or config.region,
+            config.s3_access_key_id or None,
+            config.s3_secret_access_key or None,
+        )
+    if config.s3_root is not None:
+        return DirectoryBuckets(config.s3_root)
+    if config.in_memory:
+        import tempfile
+
+        return DirectoryBuckets(Path(tempfile.mkdtemp(prefix="dynastore-s3-")))
+    return DirectoryBuckets(config.data_dir / "s3")
+
+
 class Dynastore:
     """One dynastore: owns its store from construction until ``close()`` (or ``stop()``)."""
 
@@ -143,6 +166,11 @@ class Dynastore:
         self.protocol.anonymous = AnonymousCallers(config.account_id, config.region, shared=config.shared_namespace)
         self.committer: GroupCommitter | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        # Exports and imports (engine/transfers.py): those an earlier run left unfinished end FAILED now.
+        reports = None if config.in_memory else config.data_dir / "imports"
+        self.transfers = Transfers(self.engine, transfer_buckets(config), reports)
+        if self.kv.writable:
+            self.transfers.recover()
 
     def _protocol(self) -> Protocol:
         operations = dispatch.bind(self.engine, self.services)
@@ -246,6 +274,7 @@ class Dynastore:
     async def stop(self) -> None:
         """End the background work, make the last writes durable and close the store."""
         await self.triggers.stop()
+        await self.transfers.stop()
         for task in self._tasks:
             task.cancel()
         self._tasks = []
@@ -268,6 +297,7 @@ class Dynastore:
                 await asyncio.sleep(MAINTENANCE_INTERVAL)
                 continue
             try:
+                self.transfers.poll(asyncio.get_running_loop())
                 self.catalog.maintain()
                 more = indexes.maintain(self.engine)
                 more |= retention.trim(self.engine)

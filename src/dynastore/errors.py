@@ -60,6 +60,14 @@ __all__ = [
     "ValidationException",
     "Violation",
     "validation_message",
+    # export and import
+    "TableNotFoundException",
+    "PointInTimeRecoveryUnavailableException",
+    "InvalidExportTimeException",
+    "ExportConflictException",
+    "ExportNotFoundException",
+    "ImportConflictException",
+    "ImportNotFoundException",
 ]
 
 _DYNAMODB = "com.amazonaws.dynamodb.v20120810"
@@ -310,3 +318,34 @@ class ServiceUnavailable(DynamoError):
     out and may be retried as it is."""
 
     status = 503
+
+
+# ---- export to and import from S3 ----------------------------------------------------------------------------
+
+
+class TableNotFoundException(DynamoError):
+    """ExportTableToPointInTime's: no table of that ARN."""
+
+
+class PointInTimeRecoveryUnavailableException(DynamoError):
+    pass
+
+
+class InvalidExportTimeException(DynamoError):
+    pass
+
+
+class ExportConflictException(DynamoError):
+    pass
+
+
+class ExportNotFoundException(DynamoError):
+    pass
+
+
+class ImportConflictException(DynamoError):
+    pass
+
+
+class ImportNotFoundException(DynamoError):
+    pass

@@ -730,3 +730,53 @@ PARTIQL_TRANSACTION_MIXED = (
 PARTIQL_EXISTS_NEEDS_CONDITION = "EXISTS() must contain a single item read with additional condition"
 PARTIQL_TRANSACTION_RETURNING = "RETURNING is not supported within ExecuteTransaction"  # ours
 PARTIQL_EXISTS_OUTSIDE_TRANSACTION = "EXISTS is supported only within ExecuteTransaction"  # ours
+
+# --- Export to and import from S3 (ExportTableToPointInTime, DescribeExport, ListExports, ImportTable,
+# DescribeImport, ListImports); FailureMessage texts of a failed export or import too ----------
+EXPORT_TABLE_NOT_FOUND = "Table not found: {arn}"
+EXPORT_PITR_DISABLED = "Point in time recovery is not enabled for table '{table}'"
+EXPORT_TIME_OUTSIDE_WINDOW = (  # ours
+    "Export time {time} is outside the point in time recovery window of table '{table}' ({earliest} to {latest})"
+)
+EXPORT_TIME_IN_FUTURE = "Export time {time} is in the future"  # ours
+EXPORT_INCREMENTAL_NEEDS_SPEC = (  # ours
+    "IncrementalExportSpecification with ExportFromTime is required for an INCREMENTAL_EXPORT"
+)
+EXPORT_INCREMENTAL_WITH_EXPORT_TIME = "ExportTime cannot be used with an INCREMENTAL_EXPORT"  # ours
+EXPORT_SPEC_WITHOUT_INCREMENTAL = (  # ours
+    "IncrementalExportSpecification can only be used with ExportType INCREMENTAL_EXPORT"
+)
+EXPORT_PERIOD_ORDER = "ExportFromTime must be before ExportToTime"  # ours
+EXPORT_PERIOD_TOO_SHORT = "The incremental export period must be at least 15 minutes"  # ours
+EXPORT_PERIOD_TOO_LONG = "The incremental export period must be at most 24 hours"  # ours
+EXPORT_KMS_KEY_WITHOUT_KMS = "S3SseKmsKeyId can only be used with S3SseAlgorithm KMS"  # ours
+EXPORT_CLIENT_TOKEN_REUSED = (  # ours
+    "The ClientToken {token} was used by another export request with different parameters"
+)
+EXPORT_NOT_FOUND = "Export not found: {arn}"  # ours
+EXPORT_TABLE_GONE = "Table {table} was deleted before its export ran"  # ours
+IMPORT_CLIENT_TOKEN_REUSED = (  # ours
+    "The ClientToken {token} was used by another import request with different parameters"
+)
+IMPORT_NOT_FOUND = "Import not found: {arn}"  # ours
+IMPORT_CSV_OPTIONS_WITHOUT_CSV = "InputFormatOptions can only be used with InputFormat CSV"  # ours
+IMPORT_ITEM_VALIDATION = (
+    "Some of the items failed validation checks and were not imported. Please check CloudWatch error logs for "
+    "more details."
+)
+IMPORT_NO_OBJECTS = "No objects found under s3://{bucket}/{prefix}"  # ours
+IMPORT_BAD_COMPRESSION = "The object is not {compression}-compressed: {detail}"  # ours
+IMPORT_BAD_JSON = "Unparsable DynamoDB JSON: {detail}"  # ours
+IMPORT_BAD_ION = "Unparsable Ion: {detail}"  # ours
+IMPORT_BAD_UTF8 = "The CSV object is not UTF-8 text: {detail}"  # ours
+IMPORT_NO_ITEM = "The line is not an object with an Item member"  # ours
+IMPORT_EMPTY_ITEM = "The item has no attributes"  # ours
+IMPORT_ION_SET_MEMBER = "A {kind} set holds a value of another type"  # ours
+IMPORT_ION_TYPE = "Ion type {ion_type} has no DynamoDB equivalent"  # ours
+IMPORT_CSV_COLUMNS = "The line has {found} columns where the header names {expected}"  # ours
+IMPORT_INDEX_KEY_TYPE = (  # ours
+    "The key attribute {name} of index {index} is not of its defined type {expected}"
+)
+IMPORT_ITEM_TOO_LARGE = "Item size has exceeded the maximum allowed size"
+TRANSFER_INTERRUPTED = "The {kind} was interrupted: the server stopped while it ran"  # ours
+LIST_NEXT_TOKEN_INVALID = "Invalid NextToken"  # ours

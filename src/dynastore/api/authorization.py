@@ -408,6 +408,33 @@ def _execute_transaction(req: dict[str, Any], ctx: Context, statements: Statemen
     return _statement_checks("ExecuteTransaction", req.get("TransactStatements") or [], req, ctx, statements)
 
 
+# ---- export and import ----------------------------------------------------------------------------------------
+# An export reads the table's items: dynamodb:ExportTableToPointInTime on the table; an import creates a table and
+# writes its items: dynamodb:ImportTable on the table it creates (DynamoDB asks nothing more of the caller: the
+# bucket's own permissions are S3's, checked by the S3 server with dynastore's S3 credentials). Describe asks for
+# the export's or import's ARN (under its table's, so the table's resource policy applies), List for "*".
+
+
+def _export(req: dict[str, Any], ctx: Context) -> list[Check]:
+    return [_table_check("dynamodb:ExportTableToPointInTime", req.get("TableArn"), ctx, {})]
+
+
+def _import(req: dict[str, Any], ctx: Context) -> list[Check]:
+    params = req.get("TableCreationParameters")
+    name = params.get("TableName") if isinstance(params, dict) else None
+    return [_table_check("dynamodb:ImportTable", name, ctx, {})]
+
+
+def _transfer_describe(action: str, member: str) -> Callable[[dict[str, Any], Context], list[Check]]:
+    def build(req: dict[str, Any], ctx: Context) -> list[Check]:
+        arn = req.get(member)
+        text = arn if isinstance(arn, str) else ""
+        table_arn = text.split("/export/")[0].split("/import/")[0]
+        return [Check(action, text, {}, _target(table_arn, ctx).table)]
+
+    return build
+
+
 _STATEMENT_BUILDERS: dict[str, Callable[[dict[str, Any], Context, StatementCache], list[Check]]] = {
     "ExecuteStatement": _execute_statement,
     "BatchExecuteStatement": _batch_execute_statement,
@@ -431,3 +458,11 @@ _BUILDERS: dict[str, Callable[[dict[str, Any], Context], list[Check]]] = {
     "ListStreams": _list_streams,
     "GetRecords": _get_records,
 }
+_BUILDERS.update(
+    {
+        "ExportTableToPointInTime": _export,
+        "DescribeExport": _transfer_describe("dynamodb:DescribeExport", "ExportArn"),
+        "ImportTable": _import,
+        "DescribeImport": _transfer_describe("dynamodb:DescribeImport", "ImportArn"),
+    }
+)

@@ -20,7 +20,9 @@ from dynastore.api import (
     describe_table,
     execute_statement,
     execute_transaction,
+    exports,
     get_item,
+    imports,
     list_tables,
     put_item,
     query,
@@ -99,6 +101,18 @@ OPERATIONS: dict[str, tuple[Any, Handler | WithServices]] = {
     "BatchExecuteStatement": (schemas.BATCH_EXECUTE_STATEMENT, WithServices(batch_execute_statement.handle)),
     "ExecuteTransaction": (schemas.EXECUTE_TRANSACTION, WithServices(execute_transaction.handle)),
 }
+
+# Export to and import from S3 (api/exports.py, api/imports.py; run by engine/transfers.py).
+OPERATIONS.update(
+    {
+        "ExportTableToPointInTime": (schemas.EXPORT_TABLE_TO_POINT_IN_TIME, exports.handle_export),
+        "DescribeExport": (schemas.DESCRIBE_EXPORT, exports.handle_describe),
+        "ListExports": (schemas.LIST_EXPORTS, exports.handle_list),
+        "ImportTable": (schemas.IMPORT_TABLE, imports.handle_import),
+        "DescribeImport": (schemas.DESCRIBE_IMPORT, imports.handle_describe),
+        "ListImports": (schemas.LIST_IMPORTS, imports.handle_list),
+    }
+)
 
 STREAMS_OPERATIONS: dict[str, tuple[Any, Handler]] = {
     "ListStreams": (schemas.LIST_STREAMS, streams.handle_list_streams),

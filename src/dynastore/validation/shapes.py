@@ -27,6 +27,7 @@ __all__ = [
     "Shape",
     "String",
     "Struct",
+    "Timestamp",
     "java_type",
 ]
 
@@ -75,6 +76,13 @@ class Integer(Shape):
 class Long(Shape):
     min: int | None = None
     max: int | None = None
+    not_null: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Timestamp(Shape):
+    """A point in time: seconds since the epoch, a JSON number (botocore's JSON protocol sends them so)."""
+
     not_null: bool = False
 
 
@@ -152,6 +160,8 @@ def java_type(shape: Any) -> str:
         return "java.lang.Boolean"
     if isinstance(shape, Blob):
         return "java.nio.ByteBuffer"
+    if isinstance(shape, Timestamp):
+        return "java.util.Date"
     if isinstance(shape, AttrValue):
         return MODEL_PACKAGE + "AttributeValue"
     if isinstance(shape, Struct):

@@ -28,6 +28,7 @@ from dynastore.validation.shapes import (
     Shape,
     String,
     Struct,
+    Timestamp,
     java_type,
 )
 
@@ -75,6 +76,8 @@ def _compile(shape: Shape, in_value: bool) -> Coercer:
         return _compile_number("Integer" if isinstance(shape, Integer) else "Long", java_type(shape))
     if isinstance(shape, Boolean):
         return _compile_boolean()
+    if isinstance(shape, Timestamp):
+        return _coerce_timestamp
     if isinstance(shape, Blob):
         return coerce_blob
     if isinstance(shape, AttrValue):
@@ -130,6 +133,13 @@ def _compile_number(simple_name: str, java_name: str) -> Coercer:
         return high if number > high else low
 
     return coerce_number
+
+
+def _coerce_timestamp(value: Any) -> Any:
+    """A timestamp member: seconds since the epoch as a JSON number (kept as a float)."""
+    if type(value) is int or type(value) is float:
+        return float(value)
+    raise scalar_error(value, "Date", "java.util.Date")
 
 
 def _null_member(shape: Shape, member: Coercer) -> Callable[[], Any]:
