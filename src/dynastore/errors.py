@@ -60,6 +60,13 @@ __all__ = [
     "ValidationException",
     "Violation",
     "validation_message",
+    # point-in-time recovery
+    "ContinuousBackupsUnavailableException",
+    "InvalidRestoreTimeException",
+    "PointInTimeRecoveryUnavailableException",
+    "TableAlreadyExistsException",
+    "TableInUseException",
+    "TableNotFoundException",
 ]
 
 _DYNAMODB = "com.amazonaws.dynamodb.v20120810"
@@ -297,6 +304,33 @@ class ExpiredIteratorException(DynamoError):
 
 
 class TrimmedDataAccessException(DynamoError):
+    pass
+
+
+# ---- point-in-time recovery (issue 28, branch pitr): the wire types of its operations ----
+
+
+class TableNotFoundException(DynamoError):
+    pass
+
+
+class TableAlreadyExistsException(DynamoError):
+    pass
+
+
+class TableInUseException(DynamoError):
+    pass
+
+
+class ContinuousBackupsUnavailableException(DynamoError):
+    pass
+
+
+class PointInTimeRecoveryUnavailableException(DynamoError):
+    pass
+
+
+class InvalidRestoreTimeException(DynamoError):
     pass
 
 
