@@ -20,7 +20,7 @@ def handle_update(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     enabled = bool(spec["PointInTimeRecoveryEnabled"])
     days = spec.get("RecoveryPeriodInDays")
     if not enabled and days is not None:
-        raise ValidationException(messages.PITR_PERIOD_WHILE_DISABLED)
+        raise ValidationException(messages.PITR_PERIOD_WHILE_DISABLED, bare=True)
     table = continuous_backups.update(ctx, req["TableName"], enabled, days)
     return {"ContinuousBackupsDescription": continuous_backups_description(ctx, table)}
 

@@ -124,10 +124,7 @@ def test_errors() -> None:
     text = message(
         ValidationException, ops, "UpdateContinuousBackups", TableName="tbl", PointInTimeRecoverySpecification=spec
     )
-    assert (
-        text
-        == "1 validation error detected: RecoveryPeriodInDays cannot be specified when PointInTimeRecoveryEnabled is false"
-    )
+    assert text == "RecoveryPeriodInDays cannot be specified when PointInTimeRecoveryEnabled is false"
 
 
 def test_a_table_being_created_cannot_turn_recovery_on_yet() -> None:
