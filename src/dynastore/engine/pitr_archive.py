@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
-from dynastore.engine.changelog import IMAGES, NOT_FOLLOWED, ChangeRecord
+from dynastore.engine.changelog import IMAGES, NOT_FOLLOWED, ChangeLog, ChangeRecord
 from dynastore.model.table_schema import ACTIVE, UPDATING, TableDef
 from dynastore.storage import keyspace
 from dynastore.storage.kv import KV
@@ -51,7 +51,9 @@ __all__ = [
     "Base",
     "BaseImages",
     "PointInTimeArchive",
+    "archive_in",
     "archive_of",
+    "recovery_view",
 ]
 
 ARCHIVE_NAME = "point-in-time"
@@ -252,7 +254,29 @@ def _record_bytes(record: ChangeRecord) -> int:
 
 def archive_of(ctx: Context) -> PointInTimeArchive | None:
     """The archive registered on ``ctx``'s change log (None: the host registered none)."""
-    for consumer in ctx.changelog.consumers:
+    return archive_in(ctx.changelog)
+
+
+def archive_in(changelog: ChangeLog) -> PointInTimeArchive | None:
+    """The archive among ``changelog``'s consumers (None: none is registered)."""
+    for consumer in changelog.consumers:
         if isinstance(consumer, PointInTimeArchive):
             return consumer
     return None
+
+
+def recovery_view(archive: PointInTimeArchive | None, table: TableDef, now: float) -> dict[str, Any] | None:
+    """What the partitions view and the metrics show of ``table``'s recovery period (None while it is off)."""
+    if archive is None or table.pitr is None:
+        return None
+    bases = archive.bases(table.table_id)
+    base_bytes, log_bytes = archive.storage_bytes(table.table_id)
+    return {
+        "recovery_days": table.pitr.recovery_days,
+        "enabled_at": table.pitr.enabled_at,
+        "bases": len(bases),
+        "oldest_base_at": bases[0].taken_at if bases else None,
+        "base_bytes": base_bytes,
+        "log_bytes": log_bytes,
+        "now": now,
+    }

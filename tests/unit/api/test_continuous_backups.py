@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from dynastore.engine import continuous_backups, retention
+from dynastore.engine.capacity.view import partitions_view
 from dynastore.engine.context import Context
 from dynastore.engine.pitr_archive import DAY_SECONDS, archive_of
 from dynastore.engine.point_in_time import items_at, net_changes, restorable_window
@@ -217,3 +218,19 @@ def test_tables_without_recovery_log_nothing_for_it() -> None:
     ctx, ops, _, _ = setup()
     put(ops, "a", "1")
     assert ctx.changelog.read(-1, 10) == []  # no stream, no GSI, no recovery: the write path logs nothing
+
+
+def test_the_partitions_view_shows_the_recovery_period_storage() -> None:
+    ctx, ops, clock, _ = setup()
+    table = ctx.catalog.get("tbl")
+    assert partitions_view(ctx, ctx.capacity.state(table))["point_in_time"] is None
+    put(ops, "a", "1")
+    call(ops, "UpdateContinuousBackups", TableName="tbl", PointInTimeRecoverySpecification=ON)
+    put(ops, "b", "2")
+    continuous_backups.maintain(ctx)
+    view = partitions_view(ctx, ctx.capacity.state(ctx.catalog.get("tbl")))["point_in_time"]
+    assert view["recovery_days"] == 35
+    assert view["bases"] == 1
+    assert view["oldest_base_at"] == T0
+    assert view["base_bytes"] > 0
+    assert view["log_bytes"] > 0
