@@ -61,13 +61,18 @@ __all__ = [
     "Violation",
     "validation_message",
     # export and import
-    "TableNotFoundException",
-    "PointInTimeRecoveryUnavailableException",
     "InvalidExportTimeException",
     "ExportConflictException",
     "ExportNotFoundException",
     "ImportConflictException",
     "ImportNotFoundException",
+    # point-in-time recovery
+    "ContinuousBackupsUnavailableException",
+    "InvalidRestoreTimeException",
+    "PointInTimeRecoveryUnavailableException",
+    "TableAlreadyExistsException",
+    "TableInUseException",
+    "TableNotFoundException",
 ]
 
 _DYNAMODB = "com.amazonaws.dynamodb.v20120810"
@@ -308,6 +313,33 @@ class TrimmedDataAccessException(DynamoError):
     pass
 
 
+# ---- point-in-time recovery (issue 28, branch pitr): the wire types of its operations ----
+
+
+class TableNotFoundException(DynamoError):
+    pass
+
+
+class TableAlreadyExistsException(DynamoError):
+    pass
+
+
+class TableInUseException(DynamoError):
+    pass
+
+
+class ContinuousBackupsUnavailableException(DynamoError):
+    pass
+
+
+class PointInTimeRecoveryUnavailableException(DynamoError):
+    pass
+
+
+class InvalidRestoreTimeException(DynamoError):
+    pass
+
+
 class InternalServerError(DynamoError):
     status = 500
     default_message = "Internal server error"
@@ -321,14 +353,6 @@ class ServiceUnavailable(DynamoError):
 
 
 # ---- export to and import from S3 ----------------------------------------------------------------------------
-
-
-class TableNotFoundException(DynamoError):
-    """ExportTableToPointInTime's: no table of that ARN."""
-
-
-class PointInTimeRecoveryUnavailableException(DynamoError):
-    pass
 
 
 class InvalidExportTimeException(DynamoError):

@@ -29,6 +29,7 @@ __all__ = [
     "KeyAttr",
     "KeySchema",
     "OnDemandThroughput",
+    "PitrSpec",
     "Projection",
     "ProvisionedThroughput",
     "SSE",
@@ -173,6 +174,23 @@ class TtlSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class PitrSpec:
+    """Point-in-time recovery, while it is on (``TableDef.pitr`` is None while it is off): how many days back a
+    table can be restored to, and when it was turned on (the earliest restorable time until that many days
+    have passed; turning it off and on again starts anew, as in DynamoDB)."""
+
+    recovery_days: int
+    enabled_at: float
+
+    def to_record(self) -> list[Any]:
+        return [self.recovery_days, self.enabled_at]
+
+    @classmethod
+    def from_record(cls, rec: list[Any] | None) -> PitrSpec | None:
+        return None if rec is None else cls(int(rec[0]), float(rec[1]))
+
+
+@dataclass(frozen=True, slots=True)
 class IndexDef:
     name: str
     kind: str  # "LSI" | "GSI"
@@ -284,6 +302,7 @@ class TableDef:
     # stream's as (stream label, policy JSON, revision id); a stream's policy belongs to that stream only.
     resource_policy: tuple[str, str] | None = None
     stream_policy: tuple[str, str, str] | None = None
+    pitr: PitrSpec | None = None  # point-in-time recovery (engine/point_in_time.py), None while off
 
     # ---- lookups ------------------------------------------------------------------------------------------
     def attribute_type(self, name: str) -> str | None:
@@ -364,6 +383,7 @@ class TableDef:
             "warm": None if self.warm is None else self.warm.to_record(),
             "policy": None if self.resource_policy is None else list(self.resource_policy),
             "stream_policy": None if self.stream_policy is None else list(self.stream_policy),
+            "pitr": None if self.pitr is None else self.pitr.to_record(),
         }
 
     @classmethod
@@ -401,6 +421,7 @@ class TableDef:
             warm=WarmThroughput.from_record(rec.get("warm")),
             resource_policy=None if rec.get("policy") is None else (rec["policy"][0], rec["policy"][1]),
             stream_policy=None if rec.get("stream_policy") is None else _stream_policy(rec["stream_policy"]),
+            pitr=PitrSpec.from_record(rec.get("pitr")),
         )
 
     # ---- names --------------------------------------------------------------------------------------------

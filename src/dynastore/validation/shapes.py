@@ -80,13 +80,6 @@ class Long(Shape):
 
 
 @dataclass(frozen=True, slots=True)
-class Timestamp(Shape):
-    """A point in time: seconds since the epoch, a JSON number (botocore's JSON protocol sends them so)."""
-
-    not_null: bool = False
-
-
-@dataclass(frozen=True, slots=True)
 class Boolean(Shape):
     not_null: bool = False
 
@@ -96,6 +89,13 @@ class Blob(Shape):
     not_null: bool = False
     min_len: int | None = None
     max_len: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Timestamp(Shape):
+    """A date: a JSON number of seconds since the epoch (how the JSON protocol sends a ``timestamp``)."""
+
+    not_null: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,8 +160,6 @@ def java_type(shape: Any) -> str:
         return "java.lang.Boolean"
     if isinstance(shape, Blob):
         return "java.nio.ByteBuffer"
-    if isinstance(shape, Timestamp):
-        return "java.util.Date"
     if isinstance(shape, AttrValue):
         return MODEL_PACKAGE + "AttributeValue"
     if isinstance(shape, Struct):
@@ -170,4 +168,6 @@ def java_type(shape: Any) -> str:
         return f"java.util.List<{java_type(shape.member)}>"
     if isinstance(shape, Map):
         return f"java.util.Map<java.lang.String, {java_type(shape.value)}>"
+    if isinstance(shape, Timestamp):
+        return "java.util.Date"
     raise TypeError(f"not a shape: {shape!r}")

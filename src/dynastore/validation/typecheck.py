@@ -76,8 +76,6 @@ def _compile(shape: Shape, in_value: bool) -> Coercer:
         return _compile_number("Integer" if isinstance(shape, Integer) else "Long", java_type(shape))
     if isinstance(shape, Boolean):
         return _compile_boolean()
-    if isinstance(shape, Timestamp):
-        return _coerce_timestamp
     if isinstance(shape, Blob):
         return coerce_blob
     if isinstance(shape, AttrValue):
@@ -90,6 +88,8 @@ def _compile(shape: Shape, in_value: bool) -> Coercer:
         return _compile_map(shape, in_value)
     if isinstance(shape, Struct):
         return _compile_struct(shape, in_value)
+    if isinstance(shape, Timestamp):
+        return _coerce_timestamp
     raise TypeError(f"not a shape: {shape!r}")
 
 
@@ -100,6 +100,13 @@ def _compile_string() -> Coercer:
         raise scalar_error(value, "String", "java.lang.String")
 
     return coerce_string
+
+
+def _coerce_timestamp(value: Any) -> Any:
+    """A date: seconds since the epoch, as a float."""
+    if type(value) is int or type(value) is float:
+        return float(value)
+    raise scalar_error(value, "Date", "java.util.Date")
 
 
 def _compile_boolean() -> Coercer:
@@ -133,13 +140,6 @@ def _compile_number(simple_name: str, java_name: str) -> Coercer:
         return high if number > high else low
 
     return coerce_number
-
-
-def _coerce_timestamp(value: Any) -> Any:
-    """A timestamp member: seconds since the epoch as a JSON number (kept as a float)."""
-    if type(value) is int or type(value) is float:
-        return float(value)
-    raise scalar_error(value, "Date", "java.util.Date")
 
 
 def _null_member(shape: Shape, member: Coercer) -> Callable[[], Any]:
