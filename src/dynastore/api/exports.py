@@ -12,7 +12,6 @@ within 8 hours returns the first export; the same token with other parameters is
 
 from __future__ import annotations
 
-import importlib
 import secrets
 from datetime import UTC, datetime
 from typing import Any
@@ -25,6 +24,7 @@ from dynastore.api.transfer_common import (
     fingerprint,
     transfer_arn,
 )
+from dynastore.engine import point_in_time
 from dynastore.engine.context import Context
 from dynastore.engine.transfer_jobs import EXPORT, ExportJob, find_job, jobs, save_job
 from dynastore.errors import (
@@ -83,11 +83,7 @@ def _table(ctx: Context, table_arn: str) -> TableDef:
 
 def _recovery_window(ctx: Context, table: TableDef) -> tuple[float, float]:
     """The table's restorable window; PointInTimeRecoveryUnavailableException when PITR is off."""
-    pitr = getattr(table, "pitr", None)
-    if pitr is None or not getattr(pitr, "enabled", False):
-        raise PointInTimeRecoveryUnavailableException(messages.EXPORT_PITR_DISABLED.format(table=table.name))
-    point_in_time: Any = importlib.import_module("dynastore.engine.point_in_time")
-    window: tuple[float, float] | None = point_in_time.restorable_window(ctx, table)
+    window = None if table.pitr is None else point_in_time.restorable_window(ctx, table)
     if window is None:
         raise PointInTimeRecoveryUnavailableException(messages.EXPORT_PITR_DISABLED.format(table=table.name))
     return window

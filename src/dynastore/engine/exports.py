@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
-import importlib
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -28,6 +27,7 @@ from typing import IO, Any
 
 import orjson
 
+from dynastore.engine import point_in_time
 from dynastore.engine.context import Context
 from dynastore.engine.keys import key_attributes
 from dynastore.engine.transfer_formats import change_line, compress, data_file_suffix, item_line
@@ -85,9 +85,7 @@ def _spool(ctx: Context, job: ExportJob, table: TableDef, spool: IO[bytes]) -> t
         return _spool_changes(ctx, job, table, spool)
     if job.at_current_time:
         return _spool_current(ctx, table, job.export_format, spool)
-    point_in_time: Any = importlib.import_module("dynastore.engine.point_in_time")
-    values: Iterator[bytes] = point_in_time.items_at(ctx, table, job.export_time)
-    return _spool_values(values, job.export_format, spool)
+    return _spool_values(point_in_time.items_at(ctx, table, job.export_time), job.export_format, spool)
 
 
 def _spool_current(ctx: Context, table: TableDef, fmt: str, spool: IO[bytes]) -> tuple[int, int]:
@@ -119,11 +117,8 @@ def _spool_values(values: Iterator[bytes], fmt: str, spool: IO[bytes]) -> tuple[
 def _spool_changes(ctx: Context, job: ExportJob, table: TableDef, spool: IO[bytes]) -> tuple[int, int]:
     """Each item changed in the period: its keys, its image at the end (absent if deleted) and, with
     NEW_AND_OLD_IMAGES, at the start (absent if it did not exist)."""
-    point_in_time: Any = importlib.import_module("dynastore.engine.point_in_time")
     assert job.from_time is not None and job.to_time is not None
-    changes: Iterator[tuple[bytes | None, bytes | None]] = point_in_time.net_changes(
-        ctx, table, job.from_time, job.to_time
-    )
+    changes = point_in_time.net_changes(ctx, table, job.from_time, job.to_time)
     view = job.view_type or "NEW_AND_OLD_IMAGES"
     micros = int(job.to_time * 1_000_000)
     count = billed = 0

@@ -78,16 +78,22 @@ async def run_import(
             progress.errors += 1
             on_error(key, 0, e.message)
             continue
-        progress.processed_bytes += size
         lines = read_items(job.input_format, content, options, typed)
+        # ProcessedSizeBytes grows with the lines read: the object's size shared out over its lines
+        line_count = max(1, content.count(b"\n") + (not content.endswith(b"\n")))
+        done_bytes = 0
         while True:
             chunk = await asyncio.to_thread(_take, lines, LINES_PER_CHUNK)
             if not chunk:
                 break
+            share = min(size, size * chunk[-1][0] // line_count) - done_bytes
+            progress.processed_bytes += share
+            done_bytes += share
             for start in range(0, len(chunk), ITEMS_PER_BATCH):
                 _load(ctx, table_of(), chunk[start : start + ITEMS_PER_BATCH], key, progress, on_error)
                 on_batch()
                 await asyncio.sleep(0)
+        progress.processed_bytes += size - done_bytes
 
 
 def _source_keys(buckets: Buckets, job: ImportJob) -> list[tuple[str, int]]:

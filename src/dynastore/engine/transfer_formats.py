@@ -240,8 +240,8 @@ def _ion_item(line: bytes) -> Item:
         record = simpleion.loads(line.decode("utf-8"))
     except Exception as e:  # the Ion reader raises plain exceptions of several kinds for bad text
         raise _BadLine(messages.IMPORT_BAD_ION.format(detail=e)) from None
-    item = record.get("Item") if isinstance(record, dict) else None
-    if not isinstance(item, dict):
+    item = record.get("Item") if isinstance(record, Mapping) else None
+    if not isinstance(item, Mapping):
         raise _BadLine(messages.IMPORT_NO_ITEM)
     try:
         return {str(name): _from_ion(value) for name, value in item.items()}
@@ -266,7 +266,7 @@ def _from_ion(value: Any) -> dict[str, Any]:
         return {"S": str(value)}
     if ion_type in (IonType.BLOB, IonType.CLOB) or isinstance(value, bytes):
         return {"B": base64.b64encode(bytes(value)).decode()}
-    if ion_type is IonType.STRUCT or isinstance(value, dict):
+    if ion_type is IonType.STRUCT or isinstance(value, Mapping):
         return {"M": {str(name): _from_ion(member) for name, member in value.items()}}
     if ion_type in (IonType.LIST, IonType.SEXP) or isinstance(value, list):
         kind = next((_SET_OF_ANNOTATION[a] for a in annotations if a in _SET_OF_ANNOTATION), None)
