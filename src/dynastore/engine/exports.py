@@ -8,10 +8,12 @@ laid out as DynamoDB lays them out::
     <S3Prefix>/AWSDynamoDB/<ExportId>/manifest-summary.json     written last: the export is complete once it is
     <S3Prefix>/AWSDynamoDB/<ExportId>/manifest-summary.checksum
 
-The items are read on the event loop's thread (the store's rule) into a spool of export lines: a FULL_EXPORT of
-the table as it is now in ONE read transaction of the store (a consistent image, taken without stopping writes),
-an export at a past time or an incremental one from the point-in-time archive (engine/point_in_time.py). Turning
-the spool into compressed files and writing them to the bucket runs in a worker thread.
+The items are read on the event loop's thread (the store's rule) into a spool of export lines, a turn of the
+loop every ``SPOOL_CHUNK_ITEMS`` items so requests go on being served: a FULL_EXPORT of the table as it is now
+through ONE snapshot transaction of the store (``KV.snapshot``: a consistent image that later writes do not
+change), an export at a past time or an incremental one from the point-in-time archive
+(engine/point_in_time.py). Turning the spool into compressed files and writing them to the bucket runs in a
+worker thread.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from dynastore.storage.itemcodec import decode_item, sized_json
 __all__ = ["ExportResult", "export_root", "run_export"]
 
 ITEMS_PER_DATA_FILE = 100_000
+SPOOL_CHUNK_ITEMS = 2_000  # items spooled between two turns of the event loop
 SUMMARY_VERSION = "2020-06-30"
 INCREMENTAL_SUMMARY_VERSION = "2023-08-01"
 
@@ -69,7 +72,7 @@ async def run_export(ctx: Context, job: ExportJob, table: TableDef, buckets: Buc
     root = export_root(job)
     await asyncio.to_thread(buckets.put_object, job.bucket, f"{root}/_started", b"")
     with tempfile.TemporaryFile() as spool:
-        count, billed = _spool(ctx, job, table, spool)
+        count, billed = await _spool(ctx, job, table, spool)
         spool.seek(0)
         files = await asyncio.to_thread(_write_data_files, buckets, job, root, spool)
     summary_key = await asyncio.to_thread(_write_manifests, buckets, job, root, files, count, billed)
@@ -79,38 +82,30 @@ async def run_export(ctx: Context, job: ExportJob, table: TableDef, buckets: Buc
 # ---------------------------------------------------------------------------------------------- reading
 
 
-def _spool(ctx: Context, job: ExportJob, table: TableDef, spool: IO[bytes]) -> tuple[int, int]:
+async def _spool(ctx: Context, job: ExportJob, table: TableDef, spool: IO[bytes]) -> tuple[int, int]:
     """Write the export's lines to ``spool``; returns (items, their bytes)."""
     if job.export_type == "INCREMENTAL_EXPORT":
         return _spool_changes(ctx, job, table, spool)
     if job.at_current_time:
-        return _spool_current(ctx, table, job.export_format, spool)
-    return _spool_values(point_in_time.items_at(ctx, table, job.export_time), job.export_format, spool)
+        prefix = keyspace.table_prefix(table.table_id)
+        with ctx.kv.snapshot() as txn:
+            values = (raw for _, raw in txn.iter_range(prefix, keyspace.prefix_end(prefix)))
+            return await _spool_values(values, job.export_format, spool)
+    return await _spool_values(point_in_time.items_at(ctx, table, job.export_time), job.export_format, spool)
 
 
-def _spool_current(ctx: Context, table: TableDef, fmt: str, spool: IO[bytes]) -> tuple[int, int]:
-    """The table as it is now, in one read transaction of the store."""
-    prefix = keyspace.table_prefix(table.table_id)
-    with ctx.kv.read() as txn:
-        return _spool_values((raw for _, raw in txn.iter_range(prefix, keyspace.prefix_end(prefix))), fmt, spool)
-
-
-def _spool_values(values: Iterator[bytes], fmt: str, spool: IO[bytes]) -> tuple[int, int]:
+async def _spool_values(values: Iterator[bytes], fmt: str, spool: IO[bytes]) -> tuple[int, int]:
+    """DynamoDB JSON lines, or for Ion the items' JSON (the Ion lines are built in the worker thread)."""
     count = billed = 0
     write = spool.write
-    if fmt == "ION":
-        # Ion lines are built in the worker thread: the spool holds the items' JSON, one per line.
-        for raw in values:
-            size, text = sized_json(raw)
-            write(bytes(text) + b"\n")
-            count += 1
-            billed += size
-        return count, billed
+    ion = fmt == "ION"
     for raw in values:
         size, text = sized_json(raw)
-        write(item_line(fmt, text))
+        write(bytes(text) + b"\n" if ion else item_line(fmt, text))
         count += 1
         billed += size
+        if count % SPOOL_CHUNK_ITEMS == 0:
+            await asyncio.sleep(0)
     return count, billed
 
 
