@@ -48,6 +48,16 @@ def server(s3_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 @pytest.fixture(scope="module")
+def clocked(s3_root: Path) -> Any:
+    """A server of the same buckets whose clock moves only when told (exports of the past)."""
+    process = ServerProcess("--s3-root", str(s3_root), "--manual-clock")
+    try:
+        yield process
+    finally:
+        process.close()
+
+
+@pytest.fixture(scope="module")
 def ddb(server: ServerProcess) -> Any:
     return server.ddb
 
@@ -448,3 +458,73 @@ class TestImport:
         assert len(page["ImportSummaryList"]) == 1
         second = ddb.list_imports(PageSize=1, NextToken=page["NextToken"])
         assert second["ImportSummaryList"][0]["ImportArn"] != page["ImportSummaryList"][0]["ImportArn"]
+
+
+class TestPointInTime:
+    """Exports of the past, read from the point-in-time archive, on a server whose clock moves only when told."""
+
+    def test_a_full_export_of_a_past_time_and_an_incremental_export(
+        self, clocked: ServerProcess, s3_root: Path
+    ) -> None:
+        ddb = clocked.ddb
+        ddb.create_table(TableName="history", **KEYS)
+        ddb.update_continuous_backups(
+            TableName="history", PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
+        )
+        ddb.put_item(TableName="history", Item={"pk": {"S": "a"}, "sk": {"N": "1"}, "v": {"N": "1"}})
+        ddb.put_item(TableName="history", Item={"pk": {"S": "b"}, "sk": {"N": "2"}, "v": {"N": "1"}})
+        before = clocked.advance(60)
+        ddb.put_item(TableName="history", Item={"pk": {"S": "a"}, "sk": {"N": "1"}, "v": {"N": "2"}})
+        ddb.delete_item(TableName="history", Key={"pk": {"S": "b"}, "sk": {"N": "2"}})
+        ddb.put_item(TableName="history", Item={"pk": {"S": "c"}, "sk": {"N": "3"}, "v": {"N": "1"}})
+        now = clocked.advance(20 * 60)
+        arn = ACCOUNT_ARN + "history"
+
+        past = export(ddb, arn, "history/past", ExportTime=before - 1)
+        assert past["ExportStatus"] == "COMPLETED"
+        assert past["ItemCount"] == 2
+        [data] = list((export_dir(s3_root, past) / "data").iterdir())
+        old = sorted(json.loads(line)["Item"]["pk"]["S"] + json.loads(line)["Item"]["v"]["N"]
+                     for line in gzip.decompress(data.read_bytes()).splitlines())  # fmt: skip
+        assert old == ["a1", "b1"]
+
+        spec = {"ExportFromTime": before - 1, "ExportToTime": now, "ExportViewType": "NEW_AND_OLD_IMAGES"}
+        changes = export(ddb, arn, "history/incr", ExportType="INCREMENTAL_EXPORT", IncrementalExportSpecification=spec)
+        assert changes["ExportStatus"] == "COMPLETED"
+        assert changes["ExportType"] == "INCREMENTAL_EXPORT"
+        assert changes["ItemCount"] == 3
+        assert changes["IncrementalExportSpecification"]["ExportViewType"] == "NEW_AND_OLD_IMAGES"
+        [data] = list((export_dir(s3_root, changes) / "data").iterdir())
+        lines = {
+            json.loads(line)["Keys"]["pk"]["S"]: json.loads(line)
+            for line in gzip.decompress(data.read_bytes()).splitlines()
+        }
+        assert lines["a"]["OldImage"]["v"] == {"N": "1"} and lines["a"]["NewImage"]["v"] == {"N": "2"}
+        assert "NewImage" not in lines["b"] and lines["b"]["OldImage"]["pk"] == {"S": "b"}
+        assert "OldImage" not in lines["c"] and lines["c"]["NewImage"]["v"] == {"N": "1"}
+        assert lines["a"]["Metadata"]["WriteTimestampMicros"]["N"].isdigit()
+        summary = json.loads((export_dir(s3_root, changes) / "manifest-summary.json").read_text())
+        assert summary["exportType"] == "INCREMENTAL_EXPORT"
+        assert summary["outputView"] == "NEW_AND_OLD_IMAGES"
+
+    def test_an_incremental_period_under_15_minutes_is_refused(self, clocked: ServerProcess) -> None:
+        now = clocked.now()
+        with pytest.raises(ClientError) as e:
+            clocked.ddb.export_table_to_point_in_time(
+                TableArn=ACCOUNT_ARN + "history",
+                S3Bucket="bucket",
+                ExportType="INCREMENTAL_EXPORT",
+                IncrementalExportSpecification={"ExportFromTime": now - 600, "ExportToTime": now},
+            )
+        assert e.value.response["Error"]["Code"] == "ValidationException"
+        assert e.value.response["Error"]["Message"] == "The incremental export period must be at least 15 minutes"
+
+    def test_an_export_time_before_the_window_is_invalid(self, clocked: ServerProcess) -> None:
+        with pytest.raises(ClientError) as e:
+            clocked.ddb.export_table_to_point_in_time(
+                TableArn=ACCOUNT_ARN + "history", S3Bucket="bucket", ExportTime=946684800
+            )
+        assert e.value.response["Error"]["Code"] == "InvalidExportTimeException"
+        assert e.value.response["Error"]["Message"].startswith(
+            "Export time 2000-01-01T00:00:00+00:00 is outside the point in time recovery window of table 'history' ("
+        )
