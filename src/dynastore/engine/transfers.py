@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -86,7 +87,13 @@ class Transfers:
             work = self._export(job) if isinstance(job, ExportJob) else self._import(job)
             task = loop.create_task(work)
             self._running[arn] = task
-            task.add_done_callback(lambda _, arn=arn: self._running.pop(arn, None))
+            task.add_done_callback(self._forget(arn))
+
+    def _forget(self, arn: str) -> Callable[[asyncio.Task[None]], None]:
+        def forget(task: asyncio.Task[None]) -> None:
+            self._running.pop(arn, None)
+
+        return forget
 
     async def stop(self) -> None:
         """Cancel the running jobs: they stay marked, so the next start ends them FAILED."""

@@ -20,6 +20,7 @@ import os
 import re
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -160,7 +161,8 @@ class S3Buckets:
     def get_object(self, bucket: str, key: str) -> bytes:
         with _s3_errors(bucket, key):
             answer = self._s3().get_object(Bucket=bucket, Key=key)
-            return bytes(answer["Body"].read())
+            data = bytes(answer["Body"].read())
+        return data
 
     def list_keys(self, bucket: str, prefix: str) -> Iterator[tuple[str, int]]:
         with _s3_errors(bucket, prefix):
@@ -169,28 +171,19 @@ class S3Buckets:
         return iter(found)
 
 
-class _s3_errors:
+@contextmanager
+def _s3_errors(bucket: str, key: str) -> Iterator[None]:
     """Translate botocore's failures into BucketError (the one boundary where they are seen)."""
+    from botocore.exceptions import BotoCoreError, ClientError
 
-    def __init__(self, bucket: str, key: str) -> None:
-        self.bucket = bucket
-        self.key = key
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
-        if exc is None:
-            return False
-        from botocore.exceptions import BotoCoreError, ClientError
-
-        if isinstance(exc, ClientError):
-            error = exc.response.get("Error", {})
-            code = str(error.get("Code") or "Unknown")
-            message = str(error.get("Message") or code)
-            if code in ("404", "NotFound"):
-                code = "NoSuchKey"
-            raise BucketError("S3" + code, f"{message} (bucket {self.bucket}, key {self.key})") from exc
-        if isinstance(exc, BotoCoreError):
-            raise BucketError("S3ConnectionError", str(exc)) from exc
-        return False
+    try:
+        yield
+    except ClientError as e:
+        error = e.response.get("Error", {})
+        code = str(error.get("Code") or "Unknown")
+        message = str(error.get("Message") or code)
+        if code in ("404", "NotFound"):
+            code = "NoSuchKey"
+        raise BucketError("S3" + code, message) from e
+    except BotoCoreError as e:
+        raise BucketError("S3ConnectionError", str(e)) from e
