@@ -528,3 +528,15 @@ class TestPointInTime:
         assert e.value.response["Error"]["Message"].startswith(
             "Export time 2000-01-01T00:00:00+00:00 is outside the point in time recovery window of table 'history' ("
         )
+
+
+def test_a_filtered_export_is_refused_rather_than_exporting_everything(ddb: Any) -> None:
+    arn = source_table(ddb, "filtered", 1)
+    with pytest.raises(ClientError) as e:
+        ddb.export_table_to_point_in_time(
+            TableArn=arn, S3Bucket="bucket", FilterSpecification={"FilterExpression": "attribute_exists(pk)"}
+        )
+    assert e.value.response["Error"]["Code"] == "ValidationException"
+    assert e.value.response["Error"]["Message"] == (
+        "FilterSpecification is not supported by dynastore yet (see docs/backups.md)"
+    )

@@ -90,6 +90,8 @@ def _recovery_window(ctx: Context, table: TableDef) -> tuple[float, float]:
 
 
 def _check_request(req: dict[str, Any], export_type: str, incremental: dict[str, Any] | None) -> None:
+    if req.get("FilterSpecification") is not None:  # refused rather than ignored: it would export every item
+        raise ValidationException(messages.EXPORT_FILTER_NOT_SERVED, bare=True)
     if export_type == "INCREMENTAL_EXPORT":
         if incremental is None or incremental.get("ExportFromTime") is None:
             raise ValidationException(messages.EXPORT_INCREMENTAL_NEEDS_SPEC, bare=True)

@@ -604,6 +604,14 @@ EXPORT_TABLE_TO_POINT_IN_TIME = Struct(
         ExportToTime=Timestamp(),
         ExportViewType=Enum("NEW_IMAGE", "NEW_AND_OLD_IMAGES"),
     ),
+    FilterSpecification=Struct(
+        "FilterSpecification",
+        FilterExpression=String(),
+        ProjectionExpression=String(),
+        KeyConditionExpression=String(),
+        ExpressionAttributeNames=EXPRESSION_ATTRIBUTE_NAMES,
+        ExpressionAttributeValues=Map(AttrValue()),
+    ),
 )
 DESCRIBE_EXPORT = Struct("DescribeExportInput", ExportArn=String(not_null=True, min_len=37, max_len=1024))
 LIST_EXPORTS = Struct(

@@ -58,6 +58,7 @@ class Transfers:
         self.buckets = buckets
         self._report_dir = report_dir  # where failed import lines are listed (None: the log only)
         self._running: dict[str, asyncio.Task[None]] = {}
+        self._unresolved: set[str] = set()  # interrupted jobs that could not be ended at start (read-only store)
 
     # ---- lifecycle --------------------------------------------------------------------------------------------
     def recover(self) -> None:
@@ -71,15 +72,16 @@ class Transfers:
             job.end_time = ctx.clock.now()
             job.failure_code = INTERRUPTED
             job.failure_message = messages.TRANSFER_INTERRUPTED.format(kind=kind)
-            if isinstance(job, ImportJob):
-                _drop_table(ctx, job)
+            if isinstance(job, ImportJob) and not _drop_table(ctx, job):
+                self._unresolved.add(arn)  # the store refuses writes: ended at the next start, never re-run
+                continue
             save_job(ctx, job)
             log.warning("%s %s was interrupted by the server's stop: FAILED", kind, arn)
 
     def poll(self, loop: asyncio.AbstractEventLoop) -> None:
         """Start the recorded jobs not running yet (called by the maintenance loop)."""
         for kind, arn in active_arns(self._ctx):
-            if arn in self._running:
+            if arn in self._running or arn in self._unresolved:
                 continue
             job = find_job(self._ctx, kind, arn)
             if job is None:
@@ -164,8 +166,9 @@ class Transfers:
                 if isinstance(e, NoObjectsError)
                 else "InternalError"
             )
-            _drop_table(ctx, job)
-            _fail(ctx, job, code, getattr(e, "message", None) or str(e))
+            if _drop_table(ctx, job):
+                _fail(ctx, job, code, getattr(e, "message", None) or str(e))
+            # else the store refuses writes: the job stays marked, and the next start ends it and drops its table
             return
         finally:
             if report is not None:
@@ -231,11 +234,12 @@ def _activate(ctx: Context, job: ImportJob) -> None:
     tables.change(ctx, job.table_name, lambda td: dataclasses.replace(td, status_until=now).settle(now))
 
 
-def _drop_table(ctx: Context, job: ImportJob) -> None:
-    """Delete the table of an import that did not finish (still CREATING: made deletable first)."""
+def _drop_table(ctx: Context, job: ImportJob) -> bool:
+    """Delete the table of an import that did not finish (still CREATING: made deletable first); False when the
+    store refused it."""
     table = ctx.catalog.find(job.table_name)
     if table is None or table.uuid != job.table_id or table.status == DELETING:
-        return
+        return True
     try:
         if table.status == CREATING:
             _activate(ctx, job)
@@ -243,3 +247,5 @@ def _drop_table(ctx: Context, job: ImportJob) -> None:
         tables.delete(ctx, job.table_name)
     except (DynamoError, StorageError) as e:
         log.error("deleting the table %s of the failed import %s failed: %s", job.table_name, job.arn, e)
+        return False
+    return True
