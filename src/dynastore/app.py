@@ -14,7 +14,6 @@ import asyncio
 import dataclasses
 import json
 import logging
-from pathlib import Path
 from typing import Any
 
 from dynastore.admin import routes
@@ -44,7 +43,7 @@ from dynastore.security.caller import AnonymousCallers
 from dynastore.security.credentials import CredentialStore, seeded_admin, store_path
 from dynastore.security.identity_policies import GROUP, USER, IdentityPolicies
 from dynastore.storage.backup_files import BackupFiles
-from dynastore.storage.buckets import Buckets, DirectoryBuckets, S3Buckets
+from dynastore.storage.buckets import buckets_of
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.durability import DurableLog
 from dynastore.storage.group_commit import GroupCommitter
@@ -129,26 +128,6 @@ def build_context(config: Config, kv: KV, catalog: Catalog) -> Context:
     )
 
 
-def transfer_buckets(config: Config) -> Buckets:
-    """Where exports go and imports come from (storage/buckets.py): the S3-compatible server of
-    ``s3_endpoint_url``, else the directory standing in for buckets."""
-    if config.s3_endpoint_url:
-        endpoint = None if config.s3_endpoint_url == "aws" else config.s3_endpoint_url
-        return S3Buckets(
-            endpoint,
-            config.s3_region or config.region,
-            config.s3_access_key_id or None,
-            config.s3_secret_access_key or None,
-        )
-    if config.s3_root is not None:
-        return DirectoryBuckets(config.s3_root)
-    if config.in_memory:
-        import tempfile
-
-        return DirectoryBuckets(Path(tempfile.mkdtemp(prefix="dynastore-s3-")))
-    return DirectoryBuckets(config.data_dir / "s3")
-
-
 class Dynastore:
     """One dynastore: owns its store from construction until ``close()`` (or ``stop()``)."""
 
@@ -174,7 +153,7 @@ class Dynastore:
         self._tasks: list[asyncio.Task[None]] = []
         # Exports and imports (engine/transfers.py): those an earlier run left unfinished end FAILED now.
         reports = None if config.in_memory else config.data_dir / "imports"
-        self.transfers = Transfers(self.engine, transfer_buckets(config), reports)
+        self.transfers = Transfers(self.engine, buckets_of(config), reports)
         if self.kv.writable:
             self.transfers.recover()
 

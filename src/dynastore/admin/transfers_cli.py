@@ -231,8 +231,7 @@ def _source_bytes(args: argparse.Namespace) -> int | None:
     import dataclasses
     from pathlib import Path
 
-    from dynastore.app import transfer_buckets
-    from dynastore.storage.buckets import BucketError
+    from dynastore.storage.buckets import BucketError, buckets_of
 
     if not args.s3_root and not args.s3_endpoint_url:
         return None
@@ -242,7 +241,7 @@ def _source_bytes(args: argparse.Namespace) -> int | None:
         s3_endpoint_url=args.s3_endpoint_url or None,
     )
     try:
-        return sum(size for _, size in transfer_buckets(config).list_keys(args.bucket, args.prefix or ""))
+        return sum(size for _, size in buckets_of(config).list_keys(args.bucket, args.prefix or ""))
     except BucketError:
         return None
 

@@ -24,7 +24,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["BucketError", "Buckets", "DirectoryBuckets", "S3Buckets"]
+from dynastore.config import Config
+
+__all__ = ["BucketError", "Buckets", "DirectoryBuckets", "S3Buckets", "buckets_of"]
 
 NO_SUCH_BUCKET = "S3NoSuchBucket"
 NO_SUCH_KEY = "S3NoSuchKey"
@@ -54,6 +56,23 @@ class Buckets(Protocol):
     def list_keys(self, bucket: str, prefix: str) -> Iterator[tuple[str, int]]:
         """``(key, size)`` of every object whose key starts with ``prefix``, in key order."""
         ...
+
+
+def buckets_of(config: Config) -> Buckets:
+    """The buckets a server of ``config`` uses: the S3-compatible server of ``s3_endpoint_url`` ("aws": Amazon
+    S3), else the directory ``s3_root``, else ``<data dir>/s3`` (in memory: a temporary directory)."""
+    if config.s3_endpoint_url:
+        return S3Buckets(
+            None if config.s3_endpoint_url == "aws" else config.s3_endpoint_url,
+            config.s3_region or config.region,
+            config.s3_access_key_id or None,
+            config.s3_secret_access_key or None,
+        )
+    if config.s3_root is not None:
+        return DirectoryBuckets(config.s3_root)
+    if config.in_memory:
+        return DirectoryBuckets(Path(tempfile.mkdtemp(prefix="dynastore-s3-")))
+    return DirectoryBuckets(config.data_dir / "s3")
 
 
 class DirectoryBuckets:

@@ -283,3 +283,57 @@ MODEL_ORDER.update(
         ),
     }
 )
+
+# Export to and import from S3.
+MODEL_ORDER.update(
+    {
+        "ExportTableToPointInTimeInput": (
+            "TableArn",
+            "ExportTime",
+            "ClientToken",
+            "S3Bucket",
+            "S3BucketOwner",
+            "S3Prefix",
+            "S3SseAlgorithm",
+            "S3SseKmsKeyId",
+            "ExportFormat",
+            "ExportType",
+            "IncrementalExportSpecification",
+            "FilterSpecification",
+        ),
+        "IncrementalExportSpecification": ("ExportFromTime", "ExportToTime", "ExportViewType"),
+        "FilterSpecification": (
+            "FilterExpression",
+            "ProjectionExpression",
+            "KeyConditionExpression",
+            "ExpressionAttributeNames",
+            "ExpressionAttributeValues",
+        ),
+        "DescribeExportInput": ("ExportArn",),
+        "ListExportsInput": ("TableArn", "MaxResults", "NextToken"),
+        "ImportTableInput": (
+            "ClientToken",
+            "S3BucketSource",
+            "InputFormat",
+            "InputFormatOptions",
+            "InputCompressionType",
+            "TableCreationParameters",
+        ),
+        "S3BucketSource": ("S3BucketOwner", "S3Bucket", "S3KeyPrefix"),
+        "InputFormatOptions": ("Csv",),
+        "CsvOptions": ("Delimiter", "HeaderList"),
+        "TableCreationParameters": (
+            "TableName",
+            "AttributeDefinitions",
+            "KeySchema",
+            "BillingMode",
+            "ProvisionedThroughput",
+            "OnDemandThroughput",
+            "SSESpecification",
+            "GlobalSecondaryIndexes",
+            "VectorIndexes",
+        ),
+        "DescribeImportInput": ("ImportArn",),
+        "ListImportsInput": ("TableArn", "PageSize", "NextToken"),
+    }
+)
