@@ -43,6 +43,9 @@ __all__ = ["export_description", "handle_describe", "handle_export", "handle_lis
 MIN_INCREMENTAL_PERIOD = 15 * 60.0
 MAX_INCREMENTAL_PERIOD = 24 * 3600.0
 LIST_EXPORTS_DEFAULT = 25
+# A time this little past the server's now is now: a client's own clock, or a timestamp's rounding on the wire
+# (botocore sends seconds with a fraction), must not turn "now" into "the future".
+CLOCK_TOLERANCE = 1.0
 
 
 def handle_export(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
@@ -110,7 +113,7 @@ def _new_job(
     export_time = req.get("ExportTime")
     from_time = incremental.get("ExportFromTime")
     to_time = incremental.get("ExportToTime")
-    if export_type == "INCREMENTAL_EXPORT" and to_time is None:
+    if export_type == "INCREMENTAL_EXPORT" and (to_time is None or now < to_time <= now + CLOCK_TOLERANCE):
         to_time = now
     job = ExportJob(
         arn=transfer_arn(table_arn, EXPORT, now),
@@ -132,7 +135,7 @@ def _new_job(
         from_time=from_time,
         to_time=to_time,
         view_type=(incremental.get("ExportViewType") or "NEW_AND_OLD_IMAGES") if incremental else None,
-        at_current_time=export_time is None or export_time >= now,
+        at_current_time=export_time is None or export_time >= now - CLOCK_TOLERANCE,
     )
     job.fingerprint = fingerprint({key: value for key, value in req.items() if key != "ClientToken"})
     return job
@@ -143,7 +146,7 @@ def _iso(instant: float) -> str:
 
 
 def _check_export_time(job: ExportJob, window: tuple[float, float], table: TableDef, now: float) -> None:
-    if job.export_time > now:
+    if job.export_time > now + CLOCK_TOLERANCE:
         raise InvalidExportTimeException(messages.EXPORT_TIME_IN_FUTURE.format(time=_iso(job.export_time)))
     earliest, latest = window
     if not job.at_current_time and not earliest <= job.export_time <= max(latest, now):
