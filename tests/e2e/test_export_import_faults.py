@@ -11,8 +11,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.e2e.server_process import ServerProcess
-from tests.e2e.test_export_import import KEYS, wait_import
+from tests.e2e.test_export_import import ACCOUNT_ARN, KEYS, wait_export, wait_import
 
 LINES = 200_000
 
@@ -137,3 +139,41 @@ def test_the_export_and_import_commands(tmp_path: Path) -> None:
         )
     finally:
         server.close()
+
+
+def test_an_export_to_a_full_disk_fails_with_a_clear_error(tmp_path: Path) -> None:
+    root = tmp_path / "s3"
+    root.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(root)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here ({mounted.stderr.decode().strip()}): the full-disk path of "
+                    "the directory buckets is covered by tests/unit/storage/test_buckets.py")  # fmt: skip
+    try:
+        (root / "bucket").mkdir()
+        (root / "bucket" / "filler").write_bytes(os.urandom(200 << 10))
+        server = ServerProcess("--s3-root", str(root))
+        try:
+            ddb = server.ddb
+            ddb.create_table(TableName="big", **KEYS)
+            ddb.update_continuous_backups(
+                TableName="big", PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
+            )
+            for i in range(300):
+                ddb.put_item(
+                    TableName="big", Item={"pk": {"S": f"k{i}"}, "sk": {"N": "1"}, "v": {"B": os.urandom(600)}}
+                )
+            arn = ddb.export_table_to_point_in_time(TableArn=ACCOUNT_ARN + "big", S3Bucket="bucket")[
+                "ExportDescription"
+            ]["ExportArn"]
+            done = wait_export(ddb, arn)
+            assert done["ExportStatus"] == "FAILED"
+            assert done["FailureCode"] == "S3WriteFailed"
+            assert done["FailureMessage"].startswith("Writing bucket/AWSDynamoDB/")
+            assert done["FailureMessage"].endswith(" failed: No space left on device")
+            leftovers = [p.name for p in (root / "bucket").rglob("*") if p.is_file() and p.name != "filler"]
+            assert all(not name.startswith(".part-") for name in leftovers)
+            assert ddb.get_item(TableName="big", Key={"pk": {"S": "k1"}, "sk": {"N": "1"}})["Item"]
+        finally:
+            server.close()
+    finally:
+        subprocess.run(["umount", "-l", str(root)], check=False)
