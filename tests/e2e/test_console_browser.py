@@ -539,3 +539,28 @@ def test_the_console_signs_in_and_signs_its_requests_on_a_server_with_authentica
     finally:
         chrome.execute_script("sessionStorage.clear()")
         secured.stop()
+
+
+def test_exports_and_imports_with_their_state(browser: Chrome, server: ServerProcess, ddb: Any) -> None:
+    name = provisioned_table(ddb, 5)
+    ddb.update_continuous_backups(
+        TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
+    )
+    arn = ddb.describe_table(TableName=name)["Table"]["TableArn"]
+    ddb.export_table_to_point_in_time(TableArn=arn, S3Bucket="nosuchbucket")  # fails: the bucket is not there
+    ddb.import_table(
+        S3BucketSource={"S3Bucket": "nosuchbucket", "S3KeyPrefix": "in/"},
+        InputFormat="CSV",
+        TableCreationParameters={
+            "TableName": unique_name(),
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+            "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+            "BillingMode": "PAY_PER_REQUEST",
+        },
+    )
+    open_page(browser, server, "transfers")
+    row = wait_text(browser, "#export-list tr.transfer.failed", "S3NoSuchBucket")
+    assert name in row.text and "FULL_EXPORT" in row.text and "DYNAMODB_JSON" in row.text
+    row = wait_text(browser, "#import-list tr.transfer.failed", "S3NoSuchBucket")
+    assert "CSV NONE" in row.text and "s3://nosuchbucket/in/" in row.text
+    screenshot(browser, "transfers")
