@@ -754,7 +754,6 @@ EXPORT_CLIENT_TOKEN_REUSED = (  # ours
     "The ClientToken {token} was used by another export request with different parameters"
 )
 EXPORT_NOT_FOUND = "Export not found: {arn}"  # ours
-EXPORT_FILTER_NOT_SERVED = "FilterSpecification is not supported by dynastore yet (see docs/backups.md)"  # ours
 EXPORT_TABLE_GONE = "Table {table} was deleted before its export ran"  # ours
 IMPORT_CLIENT_TOKEN_REUSED = (  # ours
     "The ClientToken {token} was used by another import request with different parameters"

@@ -530,13 +530,43 @@ class TestPointInTime:
         )
 
 
-def test_a_filtered_export_is_refused_rather_than_exporting_everything(ddb: Any) -> None:
-    arn = source_table(ddb, "filtered", 1)
+def test_a_filtered_export_holds_the_items_and_attributes_asked_for(ddb: Any, s3_root: Path) -> None:
+    arn = source_table(ddb, "filtered", 14)
+    spec = {
+        "KeyConditionExpression": "pk = :p AND sk > :low",
+        "FilterExpression": "#n <> :skip",
+        "ProjectionExpression": "pk, sk, #n",
+        "ExpressionAttributeNames": {"#n": "name"},
+        "ExpressionAttributeValues": {":p": {"S": "user3"}, ":low": {"N": "0"}, ":skip": {"S": "name 10"}},
+    }
+    done = export(ddb, arn, "filtered", FilterSpecification=spec)
+    assert done["ExportStatus"] == "COMPLETED"
+    assert done["FilterSpecification"] == spec
+    assert done["ItemCount"] == 1  # user3 holds sk 3 and 10; 10 is filtered out
+    [data] = list((export_dir(s3_root, done) / "data").iterdir())
+    [line] = gzip.decompress(data.read_bytes()).splitlines()
+    assert json.loads(line) == {"Item": {"pk": {"S": "user3"}, "sk": {"N": "3"}, "name": {"S": "name 3"}}}
+
+
+def test_a_filter_naming_a_key_beside_a_key_condition_is_refused(ddb: Any) -> None:
+    arn = source_table(ddb, "filteredkey", 1)
+    spec = {
+        "KeyConditionExpression": "pk = :p",
+        "FilterExpression": "sk > :low",
+        "ExpressionAttributeValues": {":p": {"S": "user0"}, ":low": {"N": "0"}},
+    }
     with pytest.raises(ClientError) as e:
-        ddb.export_table_to_point_in_time(
-            TableArn=arn, S3Bucket="bucket", FilterSpecification={"FilterExpression": "attribute_exists(pk)"}
-        )
+        ddb.export_table_to_point_in_time(TableArn=arn, S3Bucket="bucket", FilterSpecification=spec)
     assert e.value.response["Error"]["Code"] == "ValidationException"
     assert e.value.response["Error"]["Message"] == (
-        "FilterSpecification is not supported by dynastore yet (see docs/backups.md)"
+        "Filter Expression can only contain non-primary key attributes: Primary key attribute: sk"
+    )
+    spec = {
+        "FilterExpression": "a = :unused",
+        "ExpressionAttributeValues": {":unused": {"S": "x"}, ":more": {"S": "y"}},
+    }
+    with pytest.raises(ClientError) as e:
+        ddb.export_table_to_point_in_time(TableArn=arn, S3Bucket="bucket", FilterSpecification=spec)
+    assert e.value.response["Error"]["Message"] == (
+        "1 validation error detected: Value provided in ExpressionAttributeValues unused in expressions: keys: {:more}"
     )

@@ -31,13 +31,15 @@ import orjson
 
 from dynastore.engine import point_in_time
 from dynastore.engine.context import Context
+from dynastore.engine.export_filter import ExportFilter
 from dynastore.engine.keys import key_attributes
 from dynastore.engine.transfer_formats import change_line, compress, data_file_suffix, item_line
 from dynastore.engine.transfer_jobs import ExportJob
+from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
 from dynastore.storage import keyspace
 from dynastore.storage.buckets import Buckets
-from dynastore.storage.itemcodec import decode_item, sized_json
+from dynastore.storage.itemcodec import decode_item, encode_item, sized_json
 
 __all__ = ["ExportResult", "export_root", "run_export"]
 
@@ -84,14 +86,30 @@ async def run_export(ctx: Context, job: ExportJob, table: TableDef, buckets: Buc
 
 async def _spool(ctx: Context, job: ExportJob, table: TableDef, spool: IO[bytes]) -> tuple[int, int]:
     """Write the export's lines to ``spool``; returns (items, their bytes)."""
+    chosen = None if job.filter_spec is None else ExportFilter(job.filter_spec, table)
     if job.export_type == "INCREMENTAL_EXPORT":
-        return _spool_changes(ctx, job, table, spool)
+        return _spool_changes(ctx, job, table, spool, chosen)
     if job.at_current_time:
         prefix = keyspace.table_prefix(table.table_id)
         with ctx.kv.snapshot() as txn:
-            values = (raw for _, raw in txn.iter_range(prefix, keyspace.prefix_end(prefix)))
-            return await _spool_values(values, job.export_format, spool)
-    return await _spool_values(point_in_time.items_at(ctx, table, job.export_time), job.export_format, spool)
+            current = (raw for _, raw in txn.iter_range(prefix, keyspace.prefix_end(prefix)))
+            return await _spool_values(_filtered(current, chosen), job.export_format, spool)
+    past = point_in_time.items_at(ctx, table, job.export_time)
+    return await _spool_values(_filtered(past, chosen), job.export_format, spool)
+
+
+def _filtered(values: Iterator[bytes], chosen: ExportFilter | None) -> Iterator[bytes]:
+    """The stored values of the items the filter keeps, projected (re-encoded only when projected)."""
+    if chosen is None:
+        yield from values
+        return
+    for raw in values:
+        item = decode_item(raw)
+        kept = chosen.apply(item)
+        if kept is item:
+            yield raw
+        elif kept is not None:
+            yield encode_item(kept, item_size(kept))
 
 
 async def _spool_values(values: Iterator[bytes], fmt: str, spool: IO[bytes]) -> tuple[int, int]:
@@ -109,9 +127,12 @@ async def _spool_values(values: Iterator[bytes], fmt: str, spool: IO[bytes]) -> 
     return count, billed
 
 
-def _spool_changes(ctx: Context, job: ExportJob, table: TableDef, spool: IO[bytes]) -> tuple[int, int]:
+def _spool_changes(
+    ctx: Context, job: ExportJob, table: TableDef, spool: IO[bytes], chosen: ExportFilter | None
+) -> tuple[int, int]:
     """Each item changed in the period: its keys, its image at the end (absent if deleted) and, with
-    NEW_AND_OLD_IMAGES, at the start (absent if it did not exist)."""
+    NEW_AND_OLD_IMAGES, at the start (absent if it did not exist). With a filter, a change is kept when either
+    image passes it, and each image is projected."""
     assert job.from_time is not None and job.to_time is not None
     changes = point_in_time.net_changes(ctx, table, job.from_time, job.to_time)
     view = job.view_type or "NEW_AND_OLD_IMAGES"
@@ -123,6 +144,10 @@ def _spool_changes(ctx: Context, job: ExportJob, table: TableDef, spool: IO[byte
         present = new if new is not None else old
         if present is None:
             continue
+        if chosen is not None:
+            old, new = (None if old is None else chosen.apply(old)), (None if new is None else chosen.apply(new))
+            if old is None and new is None:
+                continue
         line = change_line("DYNAMODB_JSON", key_attributes(table, present), old, new, view, micros)
         spool.write(line if job.export_format != "ION" else b"C" + line)
         count += 1

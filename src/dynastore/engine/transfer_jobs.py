@@ -61,6 +61,7 @@ class ExportJob:
     to_time: float | None = None
     view_type: str | None = None
     at_current_time: bool = True  # FULL_EXPORT of the table as it is when the export runs
+    filter_spec: dict[str, Any] | None = None  # the request's FilterSpecification (engine/export_filter.py)
     status: str = IN_PROGRESS
     end_time: float | None = None
     item_count: int = 0
