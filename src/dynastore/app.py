@@ -19,7 +19,7 @@ from typing import Any
 from dynastore.admin import routes
 from dynastore.api.services import RequestServices
 from dynastore.config import Config, policies_path
-from dynastore.engine import continuous_backups, indexes, retention, ttl
+from dynastore.engine import continuous_backups, indexes, restore, retention, ttl
 from dynastore.engine.capacity.state import Capacity
 from dynastore.engine.changelog import ChangeLog, Consumer
 from dynastore.engine.context import Context
@@ -28,6 +28,7 @@ from dynastore.engine.key_spaces import TableSpaces
 from dynastore.engine.log_consumers import GsiPropagation, StreamRecords
 from dynastore.engine.pitr_archive import PointInTimeArchive
 from dynastore.engine.pitr_images import SnapshotImages
+from dynastore.engine.recovery_state import RecoveryState
 from dynastore.engine.stream_shards import StreamShards
 from dynastore.engine.transaction_locks import TransactionLocks
 from dynastore.expressions.cache import ExpressionCache, KeyTemplates
@@ -40,6 +41,7 @@ from dynastore.security.authenticator import Authenticator
 from dynastore.security.caller import AnonymousCallers
 from dynastore.security.credentials import CredentialStore, seeded_admin, store_path
 from dynastore.security.identity_policies import GROUP, USER, IdentityPolicies
+from dynastore.storage.backup_files import BackupFiles
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.durability import DurableLog
 from dynastore.storage.group_commit import GroupCommitter
@@ -120,6 +122,7 @@ def build_context(config: Config, kv: KV, catalog: Catalog) -> Context:
         expressions=ExpressionCache(),
         key_templates=KeyTemplates(),
         table_spaces=TableSpaces(),
+        recovery=RecoveryState(BackupFiles.open(None if config.in_memory else config.data_dir)),
     )
 
 
@@ -242,12 +245,22 @@ class Dynastore:
         if isinstance(self.protocol, LoggedProtocol):
             self.protocol.durability = committer
         self._start_metrics(committer)
+        self._finish_interrupted_recovery()
         self._tasks = [loop.create_task(self._maintain()), loop.create_task(self._propagate())]
         self.triggers.start(loop)
         return committer
 
+    def _finish_interrupted_recovery(self) -> None:
+        """Restores the last run did not finish leave no table (docs/backups.md)."""
+        try:
+            for name in restore.abandon_unfinished(self.engine):
+                log.warning("table %s was still being restored when the server stopped: it is dropped", name)
+        except StorageError as e:
+            log.error("unfinished restores could not be dropped (the next start tries again): %s", e)
+
     async def stop(self) -> None:
         """End the background work, make the last writes durable and close the store."""
+        self.engine.recovery.cancel()
         await self.triggers.stop()
         for task in self._tasks:
             task.cancel()

@@ -26,6 +26,7 @@ from dynastore.engine.capacity.state import Capacity
 from dynastore.engine.changelog import ChangeLog
 from dynastore.engine.index_state import IndexState
 from dynastore.engine.key_spaces import TableSpaces
+from dynastore.engine.recovery_state import RecoveryState
 from dynastore.engine.stream_shards import StreamShards
 from dynastore.engine.transaction_locks import TransactionLocks
 from dynastore.expressions.cache import ExpressionCache, KeyTemplates
@@ -52,6 +53,7 @@ class Context:
         "expressions",
         "key_templates",
         "table_spaces",
+        "recovery",
         "_namespaces",
         "_empty_namespaces",
     )
@@ -72,6 +74,7 @@ class Context:
         table_spaces: TableSpaces,
         *,
         shares_with: Context | None = None,
+        recovery: RecoveryState | None = None,
     ) -> None:
         """``shares_with``: another namespace's context, whose namespaces this context shares (None: this context
         is the default namespace's, the first one)."""
@@ -87,6 +90,8 @@ class Context:
         self.expressions = expressions  # parsed expressions, shared by all requests
         self.key_templates = key_templates  # remembered Query key-condition shapes
         self.table_spaces = table_spaces  # the key space of each table definition in use
+        # backups' files and records, restores running (engine/recovery_state.py); shared by every namespace
+        self.recovery = RecoveryState.in_memory() if recovery is None else recovery
         if shares_with is None:
             # every namespace's context made so far, shared by all of them (the default namespace's is this one)
             self._namespaces: dict[tuple[str, str], Context] = {catalog.namespace: self}
@@ -145,4 +150,4 @@ class Context:
         catalog = self.catalog.namespace_of(account_id, region)
         return Context(config, self.kv, catalog, self.capacity, self.indexes, self.changelog, self.shards, self.locks,
                        self.ttl_cursors, self.expressions, self.key_templates, self.table_spaces,
-                       shares_with=self)  # fmt: skip
+                       shares_with=self, recovery=self.recovery)  # fmt: skip
