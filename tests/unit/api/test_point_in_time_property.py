@@ -6,6 +6,7 @@ to end (tests/e2e/test_point_in_time.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 from typing import Any
 
@@ -69,13 +70,14 @@ def test_any_instant_of_the_window_reads_as_the_model_replayed_to_it(steps: list
     for op, key, value in steps:
         if op == "advance":
             clock.advance(value * HOUR)
-        elif op == "maintain":
-            continuous_backups.maintain(ctx)
+        elif op == "maintain":  # bases due, trimming of bases and of the log
+            asyncio.run(continuous_backups.take_due_bases(ctx))
             retention.trim(ctx)
         else:
             apply(ops, model, op, key, value)
             times.append(clock.now())
             states.append(dict(model))
+    asyncio.run(continuous_backups.take_due_bases(ctx))  # at least the first base
     table = ctx.catalog.get("tbl")
     window = restorable_window(ctx, table)
     assert window is not None

@@ -19,7 +19,7 @@ class MemoryImages:
         self.images: dict[str, list[bytes]] = {}
         self.taken = 0
 
-    def take(self, ctx: Context, table: TableDef) -> Base:
+    async def take(self, ctx: Context, table: TableDef) -> Base:
         prefix = keyspace.table_prefix(table.table_id)
         with ctx.kv.read() as txn:
             values = [bytes(v) for _, v in txn.iter_range(prefix, keyspace.prefix_end(prefix))]
