@@ -50,6 +50,8 @@ def restored_table(ctx: Context, source: TableDef, name: str, req: dict[str, Any
     throughput = build_throughput(req.get("ProvisionedThroughputOverride"))
     if throughput is not None:
         table = dataclasses.replace(table, throughput=throughput)
+    if table.billing_mode is BillingMode.PROVISIONED:
+        table = _provisioned(table, req)
     on_demand = build_on_demand(req.get("OnDemandThroughputOverride"))
     if on_demand is not None:
         table = dataclasses.replace(table, on_demand=on_demand)
@@ -57,6 +59,18 @@ def restored_table(ctx: Context, source: TableDef, name: str, req: dict[str, Any
         sse = build_sse(req["SSESpecificationOverride"], config.region, config.account_id)
         table = dataclasses.replace(table, sse=sse)
     return dataclasses.replace(table, attribute_definitions=_used_definitions(source, table.lsis, table.gsis))
+
+
+def _provisioned(table: TableDef, req: dict[str, Any]) -> TableDef:
+    """A restored table billed PROVISIONED (the source's mode or the override's) needs its throughput; its GSIs
+    without one of their own (an on-demand source's) take the table's."""
+    if table.throughput.read == 0 or table.throughput.write == 0:
+        raise invalid(messages.PROVISIONED_WITHOUT_THROUGHPUT)
+    gsis = tuple(
+        index if index.throughput is not None else dataclasses.replace(index, throughput=table.throughput)
+        for index in table.gsis
+    )
+    return dataclasses.replace(table, gsis=gsis)
 
 
 def _checked_types(key_schema: list[dict[str, Any]], types: dict[str, str]) -> None:
