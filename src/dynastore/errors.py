@@ -15,6 +15,8 @@ Hierarchy::
       TransactionCanceledException, TransactionConflictException, TransactionInProgressException,
       IdempotentParameterMismatchException, RequestLimitExceeded     com.amazonaws.dynamodb.v20120810
       ExpiredIteratorException, TrimmedDataAccessException         (DynamoDB Streams) the same namespace
+      BackupInUseException, BackupNotFoundException, ContinuousBackupsUnavailableException,
+      TableAlreadyExistsException, TableInUseException, TableNotFoundException      (backups) the same namespace
       InternalServerError               500
       ServiceUnavailable                503 (writes refused while the store is read-only, e.g. a full disk)
 
@@ -29,7 +31,10 @@ from dynastore import messages
 
 __all__ = [
     "AccessDeniedException",
+    "BackupInUseException",
+    "BackupNotFoundException",
     "ConditionalCheckFailedException",
+    "ContinuousBackupsUnavailableException",
     "DuplicateItemException",
     "DynamoError",
     "ExpiredIteratorException",
@@ -48,6 +53,9 @@ __all__ = [
     "ResourceNotFoundException",
     "SerializationException",
     "ServiceUnavailable",
+    "TableAlreadyExistsException",
+    "TableInUseException",
+    "TableNotFoundException",
     "ThrottlingException",
     "TransactionCanceledException",
     "TransactionConflictException",
@@ -297,6 +305,33 @@ class ExpiredIteratorException(DynamoError):
 
 
 class TrimmedDataAccessException(DynamoError):
+    pass
+
+
+# ---- backups (api/backups.py) ----
+
+
+class BackupInUseException(DynamoError):
+    pass
+
+
+class BackupNotFoundException(DynamoError):
+    pass
+
+
+class ContinuousBackupsUnavailableException(DynamoError):
+    pass
+
+
+class TableAlreadyExistsException(DynamoError):
+    pass
+
+
+class TableInUseException(DynamoError):
+    pass
+
+
+class TableNotFoundException(DynamoError):
     pass
 
 
