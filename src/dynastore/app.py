@@ -19,13 +19,15 @@ from typing import Any
 from dynastore.admin import routes
 from dynastore.api.services import RequestServices
 from dynastore.config import Config, policies_path
-from dynastore.engine import indexes, restore, retention, ttl
+from dynastore.engine import continuous_backups, indexes, restore, retention, ttl
 from dynastore.engine.capacity.state import Capacity
 from dynastore.engine.changelog import ChangeLog, Consumer
 from dynastore.engine.context import Context
 from dynastore.engine.index_state import IndexState
 from dynastore.engine.key_spaces import TableSpaces
 from dynastore.engine.log_consumers import GsiPropagation, StreamRecords
+from dynastore.engine.pitr_archive import PointInTimeArchive
+from dynastore.engine.pitr_images import SnapshotImages
 from dynastore.engine.recovery_state import RecoveryState
 from dynastore.engine.stream_shards import StreamShards
 from dynastore.engine.transaction_locks import TransactionLocks
@@ -106,6 +108,7 @@ def build_context(config: Config, kv: KV, catalog: Catalog) -> Context:
     changelog.register(GsiPropagation())
     streams = StreamRecords(shards, capacity)
     changelog.register(streams, placer=streams)
+    changelog.register(PointInTimeArchive(kv, SnapshotImages()))  # point-in-time recovery's archive
     return Context(
         config,
         kv,
@@ -283,6 +286,7 @@ class Dynastore:
             try:
                 self.catalog.maintain()
                 more = indexes.maintain(self.engine)
+                continuous_backups.maintain(self.engine)  # point-in-time bases due, trimming (before the log's)
                 more |= retention.trim(self.engine)
                 ttl.sweep(self.engine)  # paced by this loop: a chunk per table per pass, never back to back
             except Exception:

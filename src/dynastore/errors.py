@@ -34,7 +34,6 @@ __all__ = [
     "BackupInUseException",
     "BackupNotFoundException",
     "ConditionalCheckFailedException",
-    "ContinuousBackupsUnavailableException",
     "DuplicateItemException",
     "DynamoError",
     "ExpiredIteratorException",
@@ -53,9 +52,6 @@ __all__ = [
     "ResourceNotFoundException",
     "SerializationException",
     "ServiceUnavailable",
-    "TableAlreadyExistsException",
-    "TableInUseException",
-    "TableNotFoundException",
     "ThrottlingException",
     "TransactionCanceledException",
     "TransactionConflictException",
@@ -68,6 +64,13 @@ __all__ = [
     "ValidationException",
     "Violation",
     "validation_message",
+    # point-in-time recovery
+    "ContinuousBackupsUnavailableException",
+    "InvalidRestoreTimeException",
+    "PointInTimeRecoveryUnavailableException",
+    "TableAlreadyExistsException",
+    "TableInUseException",
+    "TableNotFoundException",
 ]
 
 _DYNAMODB = "com.amazonaws.dynamodb.v20120810"
@@ -308,18 +311,10 @@ class TrimmedDataAccessException(DynamoError):
     pass
 
 
-# ---- backups (api/backups.py) ----
+# ---- point-in-time recovery (issue 28, branch pitr): the wire types of its operations ----
 
 
-class BackupInUseException(DynamoError):
-    pass
-
-
-class BackupNotFoundException(DynamoError):
-    pass
-
-
-class ContinuousBackupsUnavailableException(DynamoError):
+class TableNotFoundException(DynamoError):
     pass
 
 
@@ -331,7 +326,26 @@ class TableInUseException(DynamoError):
     pass
 
 
-class TableNotFoundException(DynamoError):
+class ContinuousBackupsUnavailableException(DynamoError):
+    pass
+
+
+class PointInTimeRecoveryUnavailableException(DynamoError):
+    pass
+
+
+class InvalidRestoreTimeException(DynamoError):
+    pass
+
+
+# ---- on-demand backups (api/backups.py) ----
+
+
+class BackupInUseException(DynamoError):
+    pass
+
+
+class BackupNotFoundException(DynamoError):
     pass
 
 

@@ -754,3 +754,23 @@ RESTORE_INDEX_NOT_IN_BACKUP = (  # ours
 )
 RESTORE_INDEX_DUPLICATE = "One or more parameter values were invalid: Duplicate index name: {index}"  # ours
 BACKUP_STORAGE_FAILED = "The backup could not be written: {reason}"  # ours
+
+# ---------------------------------------------------------------- point-in-time recovery (issue 28, branch pitr)
+# "# ours" marks a text whose DynamoDB wording is not public (docs/backups.md "Point-in-time recovery").
+PITR_TABLE_NOT_FOUND = "Table not found: {name}"
+PITR_BACKUPS_BEING_ENABLED = "Backups are being enabled for the table: {name}. Please retry later"
+PITR_PERIOD_WHILE_DISABLED = "RecoveryPeriodInDays cannot be specified when PointInTimeRecoveryEnabled is false"  # ours
+PITR_NOT_ENABLED = "Point in time recovery is not enabled for table '{name}'"  # ours
+PITR_INVALID_RESTORE_TIME = (
+    "Invalid RestoreDateTime: it must be between EarliestRestorableDateTime ({earliest}) and "
+    "LatestRestorableDateTime ({latest})"  # ours
+)
+PITR_TARGET_EXISTS = "Table already exists: {name}"
+PITR_SOURCE_IN_USE = "Table is in use: {name} is {status}"  # ours
+PITR_SOURCE_MISSING = "Either SourceTableArn or SourceTableName must be specified"  # ours
+PITR_SOURCE_TWICE = "Only one of SourceTableArn or SourceTableName can be specified"  # ours
+PITR_TIME_MISSING = "Either RestoreDateTime or UseLatestRestorableTime must be specified"  # ours
+PITR_TIME_TWICE = "Only one of RestoreDateTime or UseLatestRestorableTime can be specified"  # ours
+PITR_OVERRIDE_KEY_UNDEFINED = (
+    "Some index key attributes are not defined in the source table's AttributeDefinitions: {name}"  # ours
+)

@@ -339,6 +339,8 @@ _TABLE_RESOURCE = {
     "UpdateTable": "TableName",
     "UpdateTimeToLive": "TableName",
     "DescribeTimeToLive": "TableName",
+    "UpdateContinuousBackups": "TableName",
+    "DescribeContinuousBackups": "TableName",
     "TagResource": "ResourceArn",
     "UntagResource": "ResourceArn",
     "ListTagsOfResource": "ResourceArn",
@@ -414,7 +416,31 @@ _STATEMENT_BUILDERS: dict[str, Callable[[dict[str, Any], Context, StatementCache
     "ExecuteTransaction": _execute_transaction,
 }
 
+# ---- point-in-time recovery ----
+
+# What a restore must be allowed on its new table beside the restore action on its source (the Developer
+# Guide's "Using IAM with DynamoDB backup and restore": read and write permissions on the target table).
+RESTORE_TARGET_ACTIONS = (
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:GetItem",
+    "dynamodb:Query",
+    "dynamodb:Scan",
+    "dynamodb:BatchWriteItem",
+)
+
+
+def _restore_to_point_in_time(req: dict[str, Any], ctx: Context) -> list[Check]:
+    source = req.get("SourceTableArn") or req.get("SourceTableName")
+    checks = [_table_check("dynamodb:RestoreTableToPointInTime", source, ctx, {})]
+    target = _target(req.get("TargetTableName"), ctx)
+    checks.extend(Check(action, target.arn, {}, target.table) for action in RESTORE_TARGET_ACTIONS)
+    return checks
+
+
 _BUILDERS: dict[str, Callable[[dict[str, Any], Context], list[Check]]] = {
+    "RestoreTableToPointInTime": _restore_to_point_in_time,
     "GetItem": _single_item("dynamodb:GetItem"),
     "PutItem": _single_item("dynamodb:PutItem"),
     "UpdateItem": _single_item("dynamodb:UpdateItem"),

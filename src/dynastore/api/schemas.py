@@ -20,6 +20,7 @@ from dynastore.validation.shapes import (
     Map,
     String,
     Struct,
+    Timestamp,
 )
 
 # --- shared members ----------
@@ -578,5 +579,39 @@ SHAPES.update(
         "BatchExecuteStatement": BATCH_EXECUTE_STATEMENT,
         "ExecuteStatement": EXECUTE_STATEMENT,
         "ExecuteTransaction": EXECUTE_TRANSACTION,
+    }
+)
+
+# --- point-in-time recovery ----------
+UPDATE_CONTINUOUS_BACKUPS = Struct(
+    "UpdateContinuousBackupsInput",
+    TableName=TABLE_NAME_STRICT,
+    PointInTimeRecoverySpecification=Struct(
+        "PointInTimeRecoverySpecification",
+        not_null=True,
+        PointInTimeRecoveryEnabled=Boolean(not_null=True),
+        RecoveryPeriodInDays=Integer(min=1, max=35),
+    ),
+)
+DESCRIBE_CONTINUOUS_BACKUPS = Struct("DescribeContinuousBackupsInput", TableName=TABLE_NAME_STRICT)
+RESTORE_TABLE_TO_POINT_IN_TIME = Struct(
+    "RestoreTableToPointInTimeInput",
+    SourceTableArn=String(min_len=1, max_len=1024),
+    SourceTableName=String(pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255),
+    TargetTableName=String(required=True, pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255),
+    UseLatestRestorableTime=Boolean(),
+    RestoreDateTime=Timestamp(),
+    BillingModeOverride=BILLING_MODE,
+    GlobalSecondaryIndexOverride=CREATE_TABLE.member("GlobalSecondaryIndexes"),  # type: ignore[arg-type]
+    LocalSecondaryIndexOverride=CREATE_TABLE.member("LocalSecondaryIndexes"),  # type: ignore[arg-type]
+    ProvisionedThroughputOverride=PROVISIONED_THROUGHPUT,
+    OnDemandThroughputOverride=ON_DEMAND_THROUGHPUT,
+    SSESpecificationOverride=SSE_SPECIFICATION,
+)
+SHAPES.update(
+    {
+        "UpdateContinuousBackups": UPDATE_CONTINUOUS_BACKUPS,
+        "DescribeContinuousBackups": DESCRIBE_CONTINUOUS_BACKUPS,
+        "RestoreTableToPointInTime": RESTORE_TABLE_TO_POINT_IN_TIME,
     }
 )

@@ -29,6 +29,7 @@ __all__ = [
     "KeyAttr",
     "KeySchema",
     "OnDemandThroughput",
+    "PitrSpec",
     "Projection",
     "ProvisionedThroughput",
     "RestoreSummary",
@@ -174,6 +175,23 @@ class TtlSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class PitrSpec:
+    """Point-in-time recovery, while it is on (``TableDef.pitr`` is None while it is off): how many days back a
+    table can be restored to, and when it was turned on (the earliest restorable time until that many days
+    have passed; turning it off and on again starts anew, as in DynamoDB)."""
+
+    recovery_days: int
+    enabled_at: float
+
+    def to_record(self) -> list[Any]:
+        return [self.recovery_days, self.enabled_at]
+
+    @classmethod
+    def from_record(cls, rec: list[Any] | None) -> PitrSpec | None:
+        return None if rec is None else cls(int(rec[0]), float(rec[1]))
+
+
+@dataclass(frozen=True, slots=True)
 class IndexDef:
     name: str
     kind: str  # "LSI" | "GSI"
@@ -305,6 +323,7 @@ class TableDef:
     stream_policy: tuple[str, str, str] | None = None
     # A table made by a restore: where it came from and whether its data is still loading (engine/restore.py).
     restore: RestoreSummary | None = None
+    pitr: PitrSpec | None = None  # point-in-time recovery (engine/point_in_time.py), None while off
 
     # ---- lookups ------------------------------------------------------------------------------------------
     def attribute_type(self, name: str) -> str | None:
@@ -386,6 +405,7 @@ class TableDef:
             "policy": None if self.resource_policy is None else list(self.resource_policy),
             "stream_policy": None if self.stream_policy is None else list(self.stream_policy),
             "restore": None if self.restore is None else self.restore.to_record(),
+            "pitr": None if self.pitr is None else self.pitr.to_record(),
         }
 
     @classmethod
@@ -424,6 +444,7 @@ class TableDef:
             resource_policy=None if rec.get("policy") is None else (rec["policy"][0], rec["policy"][1]),
             stream_policy=None if rec.get("stream_policy") is None else _stream_policy(rec["stream_policy"]),
             restore=RestoreSummary.from_record(rec.get("restore")),
+            pitr=PitrSpec.from_record(rec.get("pitr")),
         )
 
     # ---- names --------------------------------------------------------------------------------------------

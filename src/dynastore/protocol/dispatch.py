@@ -11,6 +11,7 @@ from dynastore.api import (
     batch_execute_statement,
     batch_get_item,
     batch_write_item,
+    continuous_backups,
     contributor_insights,
     create_table,
     delete_item,
@@ -25,6 +26,7 @@ from dynastore.api import (
     put_item,
     query,
     resource_policies,
+    restore_table_to_point_in_time,
     scan,
     schemas,
     streams,
@@ -99,6 +101,14 @@ OPERATIONS: dict[str, tuple[Any, Handler | WithServices]] = {
     "BatchExecuteStatement": (schemas.BATCH_EXECUTE_STATEMENT, WithServices(batch_execute_statement.handle)),
     "ExecuteTransaction": (schemas.EXECUTE_TRANSACTION, WithServices(execute_transaction.handle)),
 }
+# point-in-time recovery (docs/backups.md "Point-in-time recovery")
+OPERATIONS.update(
+    {
+        "UpdateContinuousBackups": (schemas.UPDATE_CONTINUOUS_BACKUPS, continuous_backups.handle_update),
+        "DescribeContinuousBackups": (schemas.DESCRIBE_CONTINUOUS_BACKUPS, continuous_backups.handle_describe),
+        "RestoreTableToPointInTime": (schemas.RESTORE_TABLE_TO_POINT_IN_TIME, restore_table_to_point_in_time.handle),
+    }
+)
 
 STREAMS_OPERATIONS: dict[str, tuple[Any, Handler]] = {
     "ListStreams": (schemas.LIST_STREAMS, streams.handle_list_streams),

@@ -260,3 +260,26 @@ MODEL_ORDER: dict[str, tuple[str, ...]] = {
     "WarmThroughput": ("ReadUnitsPerSecond", "WriteUnitsPerSecond"),
     "WriteRequest": ("PutRequest", "DeleteRequest"),
 }
+
+# point-in-time recovery
+MODEL_ORDER.update(
+    {
+        "UpdateContinuousBackupsInput": ("TableName", "PointInTimeRecoverySpecification"),
+        "PointInTimeRecoverySpecification": ("PointInTimeRecoveryEnabled", "RecoveryPeriodInDays"),
+        "DescribeContinuousBackupsInput": ("TableName",),
+        "RestoreTableToPointInTimeInput": (
+            "SourceTableArn",
+            "SourceTableName",
+            "TargetTableName",
+            "UseLatestRestorableTime",
+            "RestoreDateTime",
+            "BillingModeOverride",
+            "GlobalSecondaryIndexOverride",
+            "LocalSecondaryIndexOverride",
+            "ProvisionedThroughputOverride",
+            "OnDemandThroughputOverride",
+            "SSESpecificationOverride",
+            "VectorIndexOverride",
+        ),
+    }
+)

@@ -1,0 +1,89 @@
+"""RestoreTableToPointInTime: a new table holding exactly the items the source held at an instant of its
+recovery period (engine/point_in_time.py), loaded in the background by engine/restore.py; the table is CREATING
+until its data is in, and DescribeTable's RestoreSummary says where it came from (docs/backups.md
+"Point-in-time recovery").
+
+Checks, in this order: one source (SourceTableArn or SourceTableName) and one time (RestoreDateTime or
+UseLatestRestorableTime); the source exists (TableNotFoundException) and is not being created
+(TableInUseException); the target name is free (TableAlreadyExistsException); the source has point-in-time
+recovery on (PointInTimeRecoveryUnavailableException); the time is within its restorable window
+(InvalidRestoreTimeException); the overrides are valid (ValidationException).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dynastore import messages
+from dynastore.api.continuous_backups import wire_time
+from dynastore.api.restore_target import restored_table
+from dynastore.api.table_description import table_description
+from dynastore.engine import continuous_backups
+from dynastore.engine.context import Context
+from dynastore.engine.point_in_time import items_at, restorable_window
+from dynastore.errors import (
+    InvalidRestoreTimeException,
+    PointInTimeRecoveryUnavailableException,
+    TableAlreadyExistsException,
+    TableInUseException,
+    ValidationException,
+)
+from dynastore.model.table_schema import CREATING, TableDef
+
+__all__ = ["handle"]
+
+
+def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    source_name = _source_name(req)
+    use_latest = bool(req.get("UseLatestRestorableTime"))
+    requested = req.get("RestoreDateTime")
+    if use_latest and requested is not None:
+        raise ValidationException(messages.PITR_TIME_TWICE, bare=True)
+    if not use_latest and requested is None:
+        raise ValidationException(messages.PITR_TIME_MISSING, bare=True)
+    source = continuous_backups.find_table(ctx, source_name)
+    if source.status == CREATING:
+        raise TableInUseException(messages.PITR_SOURCE_IN_USE.format(name=source.name, status=source.status))
+    target_name: str = req["TargetTableName"]
+    if ctx.catalog.find(target_name) is not None:
+        raise TableAlreadyExistsException(messages.PITR_TARGET_EXISTS.format(name=target_name))
+    window = restorable_window(ctx, source)
+    if window is None:
+        raise PointInTimeRecoveryUnavailableException(messages.PITR_NOT_ENABLED.format(name=source.name))
+    instant = window[1] if requested is None else _within(float(requested), window)
+    target = restored_table(ctx, source, target_name, req)
+    from dynastore.engine.restore import start_restore  # type: ignore[import-not-found]  # MERGE(backups)
+    from dynastore.model.table_schema import RestoreSummary  # type: ignore[attr-defined]  # MERGE(backups)
+
+    summary = RestoreSummary(None, source.arn(ctx.config.region, ctx.config.account_id), instant, True)
+    created = start_restore(ctx, target, _items(ctx, source, instant), summary)
+    return {"TableDescription": table_description(ctx, created)}
+
+
+def _source_name(req: dict[str, Any]) -> str:
+    arn, name = req.get("SourceTableArn"), req.get("SourceTableName")
+    if arn is not None and name is not None:
+        raise ValidationException(messages.PITR_SOURCE_TWICE, bare=True)
+    if arn is None and name is None:
+        raise ValidationException(messages.PITR_SOURCE_MISSING, bare=True)
+    return str(arn if arn is not None else name)
+
+
+def _within(instant: float, window: tuple[float, float]) -> float:
+    """The instant to restore to. Restores are to the second, as DynamoDB's (clients send whole seconds): a time
+    in the second that holds the earliest restorable time means that time."""
+    earliest, latest = window
+    if earliest - 1.0 < instant < earliest:
+        return earliest
+    if earliest <= instant <= latest:
+        return instant
+    raise InvalidRestoreTimeException(
+        messages.PITR_INVALID_RESTORE_TIME.format(earliest=wire_time(earliest), latest=wire_time(latest))
+    )
+
+
+def _items(ctx: Context, source: TableDef, instant: float) -> Any:
+    def items() -> Any:
+        return items_at(ctx, source, instant)
+
+    return items
