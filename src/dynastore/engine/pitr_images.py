@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from dynastore.engine.context import Context
 from dynastore.engine.pitr_archive import Base
+from dynastore.engine.snapshots import take_snapshot
 from dynastore.model.table_schema import TableDef
 
 __all__ = ["SnapshotImages"]
@@ -16,13 +17,11 @@ class SnapshotImages:
     """``BaseImages`` (engine/pitr_archive.py) over engine/snapshots.py."""
 
     def take(self, ctx: Context, table: TableDef) -> Base:
-        from dynastore.engine.snapshots import take_snapshot  # type: ignore[import-not-found]  # MERGE(backups)
-
         snapshot = take_snapshot(ctx, table.name)
         return Base(snapshot.name, snapshot.seq, snapshot.taken_at, snapshot.item_count, snapshot.size_bytes)
 
     def items(self, ctx: Context, base: Base) -> Iterator[bytes]:
-        return ctx.recovery.files.items(base.ref)  # type: ignore[attr-defined, no-any-return]
+        return ctx.recovery.files.items(base.ref)
 
     def drop(self, ctx: Context, base: Base) -> None:
-        ctx.recovery.files.delete_image(base.ref)  # type: ignore[attr-defined]
+        ctx.recovery.files.delete_image(base.ref)

@@ -108,10 +108,16 @@ class RecoveryState:
     def in_memory(cls) -> RecoveryState:
         return cls(BackupFiles(None))
 
-    def run(self, work: Coroutine[Any, Any, None], what: str) -> asyncio.Task[None]:
+    def run(self, work: Coroutine[Any, Any, None], what: str) -> None:
         """Run ``work`` in the background on the running loop, kept referenced until it ends; a failure it does
-        not handle itself is logged with ``what``."""
-        task = asyncio.get_running_loop().create_task(work)
+        not handle itself is logged with ``what``. Called with no loop running (a synchronous caller: a tool, a
+        test), the work runs to its end before this returns."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            asyncio.run(work)
+            return
+        task = loop.create_task(work)
         self._tasks.add(task)
 
         def ended(done: asyncio.Task[None]) -> None:
@@ -120,7 +126,6 @@ class RecoveryState:
                 log.error("%s failed", what, exc_info=done.exception())
 
         task.add_done_callback(ended)
-        return task
 
     async def wait(self) -> None:
         """Until the background work running now has ended (tests, shutdown)."""

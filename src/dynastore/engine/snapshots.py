@@ -14,12 +14,13 @@ import asyncio
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from dynastore.engine.context import Context
 from dynastore.engine.recovery_state import Progress
 from dynastore.model.table_schema import TableDef
 from dynastore.storage import keyspace
-from dynastore.storage.backup_files import BackupFiles
+from dynastore.storage.backup_files import BackupFiles, ImageWriter
 
 __all__ = [
     "SNAPSHOT_CHUNK_ITEMS",
@@ -29,6 +30,7 @@ __all__ = [
     "delete_snapshot",
     "new_image_name",
     "take_snapshot",
+    "take_snapshot_async",
 ]
 
 SNAPSHOT_CHUNK_ITEMS = 2000  # items read between two turns of the event loop (requests are served in between)
@@ -77,18 +79,13 @@ class PendingSnapshot:
         """Write the image's items, yielding to the event loop between chunks, then seal it (the blocking fsync
         in a worker thread). Raises ``StorageError`` (a full disk: ``StorageUnavailableError``), the image then
         removed. Closes the snapshot in any case."""
-        files = self._ctx.recovery.files
-        header = {"table": self.table.to_record(), "seq": self.seq, "taken_at": self.taken_at}
         try:
-            writer = files.write_image(self.name, header)
+            writer = self._ctx.recovery.files.write_image(self.name, self._header())
             try:
-                prefix = keyspace.table_prefix(self.table.table_id)
-                for read, (_, value) in enumerate(self._txn.iter_range(prefix, keyspace.prefix_end(prefix)), 1):
-                    writer.add(value)
-                    if read % SNAPSHOT_CHUNK_ITEMS == 0:
-                        if progress is not None:
-                            progress.done = read
-                        await asyncio.sleep(0)
+                for read in self._copy(writer):
+                    if progress is not None:
+                        progress.done = read
+                    await asyncio.sleep(0)
                 writer.finish()
             except BaseException:
                 writer.discard()
@@ -100,8 +97,39 @@ class PendingSnapshot:
         except BaseException:
             writer.discard()
             raise
+        return self._written(writer, progress)
+
+    def write_now(self) -> Snapshot:
+        """``write`` without yielding: the caller's thread is busy until the image is sealed."""
+        try:
+            writer = self._ctx.recovery.files.write_image(self.name, self._header())
+            try:
+                for _ in self._copy(writer):
+                    pass
+                writer.finish()
+                writer.seal()
+            except BaseException:
+                writer.discard()
+                raise
+        finally:
+            self.close()
+        return self._written(writer, None)
+
+    def _header(self) -> dict[str, Any]:
+        return {"table": self.table.to_record(), "seq": self.seq, "taken_at": self.taken_at}
+
+    def _copy(self, writer: ImageWriter) -> Iterator[int]:
+        """Add the table's stored items to ``writer``; yields the count so far after each chunk."""
+        prefix = keyspace.table_prefix(self.table.table_id)
+        for read, (_, value) in enumerate(self._txn.iter_range(prefix, keyspace.prefix_end(prefix)), 1):
+            writer.add(value)
+            if read % SNAPSHOT_CHUNK_ITEMS == 0:
+                yield read
+
+    def _written(self, writer: ImageWriter, progress: Progress | None) -> Snapshot:
         if progress is not None:
             progress.done = writer.item_count
+        files = self._ctx.recovery.files
         return Snapshot(self.name, self.table, self.seq, self.taken_at, writer.item_count, writer.size_bytes, files)
 
 
@@ -111,12 +139,19 @@ def begin_snapshot(ctx: Context, table: TableDef, name: str | None = None) -> Pe
     return PendingSnapshot(ctx, ctx.catalog.with_live_stats(table), name)
 
 
-async def take_snapshot(
+def take_snapshot(ctx: Context, table_name: str, name: str | None = None) -> Snapshot:
+    """Image the table ``table_name`` (any status: the caller checks what its operation allows) under ``name``
+    (default: a new one), all at once: the event loop waits until the image is sealed (background work that
+    cannot wait uses ``begin_snapshot(...).write()``, which yields between chunks). Raises
+    ResourceNotFoundException if there is no such table, ``StorageError`` (a full disk:
+    ``StorageUnavailableError``) when the image cannot be written."""
+    return begin_snapshot(ctx, ctx.catalog.get(table_name), name).write_now()
+
+
+async def take_snapshot_async(
     ctx: Context, table_name: str, name: str | None = None, progress: Progress | None = None
 ) -> Snapshot:
-    """Image the table ``table_name`` (any status: the caller checks what its operation allows) under ``name``
-    (default: a new one); ``progress`` counts the items written. Raises ResourceNotFoundException if there is no
-    such table, ``StorageError`` (a full disk: ``StorageUnavailableError``) when the image cannot be written."""
+    """``take_snapshot`` yielding to the event loop between chunks; ``progress`` counts the items written."""
     return await begin_snapshot(ctx, ctx.catalog.get(table_name), name).write(progress)
 
 
