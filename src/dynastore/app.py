@@ -19,7 +19,7 @@ from typing import Any
 from dynastore.admin import routes
 from dynastore.api.services import RequestServices
 from dynastore.config import Config, policies_path
-from dynastore.engine import continuous_backups, indexes, restore, retention, ttl
+from dynastore.engine import backups, continuous_backups, indexes, restore, retention, ttl
 from dynastore.engine.capacity.state import Capacity
 from dynastore.engine.changelog import ChangeLog, Consumer
 from dynastore.engine.context import Context
@@ -251,10 +251,13 @@ class Dynastore:
         return committer
 
     def _finish_interrupted_recovery(self) -> None:
-        """Restores the last run did not finish leave no table (docs/backups.md)."""
+        """Restores the last run did not finish leave no table, backups it did not finish end DELETED
+        (docs/backups.md)."""
         try:
             for name in restore.abandon_unfinished(self.engine):
                 log.warning("table %s was still being restored when the server stopped: it is dropped", name)
+            for arn in backups.recover_backups(self.engine):
+                log.warning("backup %s was still being created when the server stopped: it ends DELETED", arn)
         except StorageError as e:
             log.error("unfinished restores could not be dropped (the next start tries again): %s", e)
 

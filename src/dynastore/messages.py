@@ -731,6 +731,30 @@ PARTIQL_EXISTS_NEEDS_CONDITION = "EXISTS() must contain a single item read with 
 PARTIQL_TRANSACTION_RETURNING = "RETURNING is not supported within ExecuteTransaction"  # ours
 PARTIQL_EXISTS_OUTSIDE_TRANSACTION = "EXISTS is supported only within ExecuteTransaction"  # ours
 
+# ---- On-demand backups (api/backups.py; docs/backups.md "On-demand backups"). "# ours": DynamoDB's text is not
+# published; the choice is documented there.
+BACKUP_TABLE_NOT_FOUND = "Table not found: {name}"
+BACKUP_NOT_FOUND = "Backup not found: {arn}"
+BACKUP_TABLE_ALREADY_EXISTS = "Table already exists: {name}"
+BACKUP_TABLE_IN_USE = "Table is being created or deleted: {name}"  # ours
+BACKUP_TABLE_BEING_DELETED = "Table is being deleted: {name}"  # ours
+BACKUPS_BEING_ENABLED = "Backups are being enabled for the table: {name}. Please retry later"
+BACKUP_BEING_CREATED = "Backup is being created: {arn}"  # ours
+BACKUP_BEING_RESTORED = "Backup is being restored to a table: {arn}"  # ours
+BACKUP_DELETED = "Backup was deleted: {arn}"  # ours
+BACKUPS_CONCURRENT_LIMIT = (  # ours
+    "Subscriber limit exceeded: Only {limit} backups can be created simultaneously per account"
+)
+RESTORES_CONCURRENT_LIMIT = (  # ours
+    "Subscriber limit exceeded: Only {limit} tables can be restored simultaneously per account"
+)
+RESTORE_INDEX_NOT_IN_BACKUP = (  # ours
+    "One or more parameter values were invalid: {kind} {index} does not match an index of the backup: the "
+    "indexes provided must match existing secondary indexes"
+)
+RESTORE_INDEX_DUPLICATE = "One or more parameter values were invalid: Duplicate index name: {index}"  # ours
+BACKUP_STORAGE_FAILED = "The backup could not be written: {reason}"  # ours
+
 # ---------------------------------------------------------------- point-in-time recovery (issue 28, branch pitr)
 # "# ours" marks a text whose DynamoDB wording is not public (docs/backups.md "Point-in-time recovery").
 PITR_TABLE_NOT_FOUND = "Table not found: {name}"

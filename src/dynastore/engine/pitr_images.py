@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from dynastore.engine.context import Context
 from dynastore.engine.pitr_archive import Base
-from dynastore.engine.snapshots import delete_snapshot, new_image_name, take_snapshot
+from dynastore.engine.snapshots import begin_snapshot, delete_snapshot, new_image_name
 from dynastore.model.table_schema import TableDef
 
 __all__ = ["SnapshotImages"]
@@ -17,7 +17,9 @@ class SnapshotImages:
     """``BaseImages`` (engine/pitr_archive.py) over engine/snapshots.py."""
 
     async def take(self, ctx: Context, table: TableDef) -> Base:
-        snapshot = await take_snapshot(ctx, table.name, f"pitr-{table.table_id}-{new_image_name(ctx.clock.now())}")
+        # The image is fixed now; it is written yielding to the event loop between chunks.
+        pending = begin_snapshot(ctx, table, f"pitr-{table.table_id}-{new_image_name(ctx.clock.now())}")
+        snapshot = await pending.write()
         return Base(snapshot.name, snapshot.seq, snapshot.taken_at, snapshot.item_count, snapshot.size_bytes)
 
     def items(self, ctx: Context, base: Base) -> Iterator[bytes]:

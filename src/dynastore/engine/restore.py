@@ -49,11 +49,12 @@ def start_restore(
     items: Callable[[], Iterable[bytes]],
     summary: RestoreSummary,
     total: int | None = None,
+    on_end: Callable[[], None] | None = None,
 ) -> TableDef:
     """Create ``target`` (a new table: fresh table and index ids) CREATING with ``summary`` (in progress) and
-    load ``items()`` into it in the background (``total``: how many, if known, for the progress). Returns the
-    table as created. ResourceInUseException if the name is taken; the caller checks what its operation's
-    errors are first (TableAlreadyExistsException)."""
+    load ``items()`` into it in the background (``total``: how many, if known, for the progress; ``on_end``:
+    called once the load is over, done or failed). Returns the table as created. ResourceInUseException if the
+    name is taken; the caller checks what its operation's errors are first (TableAlreadyExistsException)."""
     table = dataclasses.replace(
         target, status=CREATING, status_until=None, restore=dataclasses.replace(summary, in_progress=True)
     )
@@ -61,7 +62,7 @@ def start_restore(
     progress = Progress(0, total)
     key = _progress_key(ctx, table.name)
     ctx.recovery.restores[key] = progress
-    ctx.recovery.run(_load(ctx, created, items, progress), f"the restore of table {table.name}")
+    ctx.recovery.run(_load(ctx, created, items, progress, on_end), f"the restore of table {table.name}")
     return created
 
 
@@ -118,20 +119,26 @@ def abandon_unfinished(ctx: Context) -> list[str]:
     """At start: drop every table a restore was loading when the server stopped (their data is not whole);
     returns their names (``account/region/name``)."""
     dropped = []
-    for space in ctx.namespaces():
-        for name in space.catalog.list_names():
-            td = space.catalog.find(name)
+    for catalog in ctx.catalog.namespaces():
+        for name in catalog.list_names():
+            td = catalog.find(name)
             if td is not None and td.restore is not None and td.restore.in_progress:
-                space.catalog.abandon(name)
-                dropped.append(f"{space.config.account_id}/{space.config.region}/{name}")
+                catalog.abandon(name)
+                dropped.append(f"{catalog.account_id}/{catalog.region}/{name}")
     return dropped
 
 
 def _progress_key(ctx: Context, table_name: str) -> tuple[str, str, str]:
-    return (ctx.config.account_id, ctx.config.region, table_name)
+    return (ctx.catalog.account_id, ctx.catalog.region, table_name)
 
 
-async def _load(ctx: Context, table: TableDef, items: Callable[[], Iterable[bytes]], progress: Progress) -> None:
+async def _load(
+    ctx: Context,
+    table: TableDef,
+    items: Callable[[], Iterable[bytes]],
+    progress: Progress,
+    on_end: Callable[[], None] | None,
+) -> None:
     try:
         chunk: list[bytes] = []
         size = 0
@@ -157,6 +164,8 @@ async def _load(ctx: Context, table: TableDef, items: Callable[[], Iterable[byte
             log.error("dropping table %s failed: %s", table.name, drop_error)
     finally:
         ctx.recovery.restores.pop(_progress_key(ctx, table.name), None)
+        if on_end is not None:
+            on_end()
 
 
 def _restored(td: TableDef) -> TableDef:

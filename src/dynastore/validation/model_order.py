@@ -283,3 +283,31 @@ MODEL_ORDER.update(
         ),
     }
 )
+
+# on-demand backups
+MODEL_ORDER.update(
+    {
+        "CreateBackupInput": ("TableName", "BackupName"),
+        "DescribeBackupInput": ("BackupArn",),
+        "DeleteBackupInput": ("BackupArn",),
+        "ListBackupsInput": (
+            "TableName",
+            "Limit",
+            "TimeRangeLowerBound",
+            "TimeRangeUpperBound",
+            "ExclusiveStartBackupArn",
+            "BackupType",
+        ),
+        "RestoreTableFromBackupInput": (
+            "TargetTableName",
+            "BackupArn",
+            "BillingModeOverride",
+            "GlobalSecondaryIndexOverride",
+            "LocalSecondaryIndexOverride",
+            "ProvisionedThroughputOverride",
+            "OnDemandThroughputOverride",
+            "SSESpecificationOverride",
+            "VectorIndexOverride",
+        ),
+    }
+)
