@@ -351,11 +351,15 @@ class TestRestore:
         )
         assert "tgt" not in ddb.list_tables()["TableNames"]
 
-    def test_deleting_a_table_with_recovery_on_ends_its_recovery_period(self, server: ServerProcess) -> None:
+    def test_deleting_a_table_with_recovery_on_leaves_a_system_backup(self, server: ServerProcess) -> None:
         ddb = server.ddb
         name = create_table(ddb)
+        put(ddb, name, "a", "1")
         enable(ddb, name)
         ddb.delete_table(TableName=name)
+        (summary,) = ddb.list_backups(TableName=name, BackupType="SYSTEM")["BackupSummaries"]
+        assert summary["BackupType"] == "SYSTEM"
+        assert summary["TableName"] == name
         assert error_of(lambda: ddb.describe_continuous_backups(TableName=name)) == (
             "TableNotFoundException",
             f"Table not found: {name}",
