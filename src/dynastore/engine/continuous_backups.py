@@ -10,7 +10,7 @@ import dataclasses
 from dynastore import messages
 from dynastore.engine import tables
 from dynastore.engine.context import Context
-from dynastore.engine.pitr_archive import archive_of
+from dynastore.engine.pitr_archive import PointInTimeArchive, archive_of
 from dynastore.errors import ContinuousBackupsUnavailableException, ResourceNotFoundException, TableNotFoundException
 from dynastore.model.table_schema import CREATING, DELETING, PitrSpec, TableDef
 
@@ -66,7 +66,7 @@ def maintain(ctx: Context) -> None:
     archive = archive_of(ctx)
     if archive is None:
         return
-    for space, table in archive.maintain(ctx, _followed(ctx), ctx.clock.now()):
+    for space, table in archive.maintain(ctx, _followed(ctx, archive), ctx.clock.now()):
         ctx.recovery.run(archive.take_base(space, table), f"the point-in-time base of table {table.name}")
 
 
@@ -75,18 +75,31 @@ async def take_due_bases(ctx: Context) -> int:
     archive = archive_of(ctx)
     if archive is None:
         return 0
-    due = archive.maintain(ctx, _followed(ctx), ctx.clock.now())
+    due = archive.maintain(ctx, _followed(ctx, archive), ctx.clock.now())
     for space, table in due:
         await archive.take_base(space, table)
     return len(due)
 
 
-def _followed(ctx: Context) -> dict[int, tuple[Context, TableDef]]:
-    """Every table with recovery on (of any namespace), by id, with its namespace's context."""
+def _followed(ctx: Context, archive: PointInTimeArchive) -> dict[int, tuple[Context, TableDef]]:
+    """Every table with recovery on (of any namespace), by id, with its namespace's context. A table the
+    archive does not know (a crash came between turning recovery on and the archive's record) starts its
+    history anew: recovery counts as turned on now."""
     followed: dict[int, tuple[Context, TableDef]] = {}
     for space in ctx.namespaces():
         for name in space.catalog.list_names():
             table = space.catalog.find(name)
-            if table is not None and table.pitr is not None and table.status != DELETING:
-                followed[table.table_id] = (space, table)
+            if table is None or table.pitr is None or table.status == DELETING:
+                continue
+            if archive.floor(table.table_id) is None:
+                table = _restart_history(space, archive, table)
+            followed[table.table_id] = (space, table)
     return followed
+
+
+def _restart_history(ctx: Context, archive: PointInTimeArchive, table: TableDef) -> TableDef:
+    assert table.pitr is not None
+    spec = dataclasses.replace(table.pitr, enabled_at=ctx.clock.now())
+    table = tables.change(ctx, table.name, lambda td: dataclasses.replace(td, pitr=spec))
+    archive.enable(ctx, table)
+    return table

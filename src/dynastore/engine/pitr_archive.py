@@ -2,28 +2,28 @@
 (docs/backups.md "Point-in-time recovery").
 
 It is a change log consumer (engine/changelog.py ``Consumer``, registered by the composition root): it follows
-every table with point-in-time recovery on, needs the stored old and new images of their changes, and holds each
-record as long as a restore may replay it. Beside the log it keeps *bases*: consistent images of the table
-(engine/snapshots.py) taken when recovery is turned on and again every ``BASE_INTERVAL_SECONDS`` of the
-server clock, so a restore replays a bounded stretch of the log. A base holds every change with a sequence
-number below its ``seq`` and none from it on; a restore to instant ``t`` reads the newest base taken at or before
-``t`` and replays the table's records from its ``seq`` whose time is at most ``t`` (engine/point_in_time.py).
+every table with point-in-time recovery on, needs the stored old and new images of their changes, and holds the
+table's records from its *floor*: the log position where recovery was turned on, later the oldest base's. Beside
+the log it keeps *bases*: consistent images of the table (engine/snapshots.py, internal images never listed as
+backups) taken by the maintenance pass after recovery is turned on and again every ``BASE_INTERVAL_SECONDS`` of
+the server clock, so a restore replays a bounded stretch of the log. A base holds every change with a sequence
+number below its ``seq`` and none from it on (engine/point_in_time.py reads them).
 
 Trimming: the oldest base kept is the newest one taken at or before the start of the recovery period (now minus
-the period), so every instant of the period has a base; older bases are dropped, and the table's records before
-the oldest base's ``seq`` are no longer held (the log trims them in its own pass). A table whose recovery is
-turned off, or which is deleted, loses its bases and records at the next pass.
+the period), so every instant of the period has a base; older bases are dropped and the floor moves up to the
+oldest base left, so the log's trimming takes the records before it. A table whose recovery is turned off, or
+which is deleted, loses its bases and records at once (or at the next pass).
 
-The list of bases is the consumer's checkpoint record (``keyspace.consumer_record_key``), written after a base
-is sealed and before an old one is dropped, so a crash leaves at worst an unlisted image (removed by
-engine/snapshots.py's own start-up sweep), never a listed one that is gone. Everything here runs on the
-event-loop thread (the maintenance loop and the operations); nothing runs on the write path, whose only cost for
-a table with recovery on is the images in its log records (``need``: one comparison per table definition, cached
-by the log).
+The floors and the list of bases are the consumer's checkpoint record (``keyspace.consumer_record_key``),
+written after a base is sealed and before an old one is dropped, so a crash leaves at worst an unlisted image,
+never a listed one that is gone. Everything here runs on the event-loop thread (the maintenance loop, the
+operations and the background task writing a base); nothing runs on the write path, whose only cost for a table
+with recovery on is the images in its log records (``need``: asked once per table definition, cached by the
+log).
 
 Storage accounting (partitions view, metrics): the bytes of each base (as engine/snapshots.py measured them) and
-of the table's records since its oldest base, counted as the maintenance passes read the new records (a pass
-reads at most ``COUNT_RECORDS``), so the figure trails the log by a pass or two.
+of the table's records held, counted as the maintenance passes read the new records (a pass reads at most
+``COUNT_RECORDS``), so the figure trails the log by a pass or two.
 """
 
 from __future__ import annotations
@@ -128,6 +128,7 @@ class PointInTimeArchive:
 
     # ---- what restores read -------------------------------------------------------------------------------
     def floor(self, table_id: int) -> int | None:
+        """The lowest log position held for the table (None: the archive does not follow it)."""
         return self._floors.get(table_id)
 
     def bases(self, table_id: int) -> list[Base]:
@@ -170,8 +171,8 @@ class PointInTimeArchive:
             self._drop_table(ctx, table_id)
         due = []
         for table_id, (space, table) in followed.items():
-            if table_id not in self._floors:  # turned on by an earlier version, or its record lost: start anew
-                self.enable(ctx, table)
+            if table_id not in self._floors:  # the caller restarts its history first (continuous_backups)
+                continue
             assert table.pitr is not None
             self._trim_bases(ctx, table_id, now - table.pitr.recovery_days * DAY_SECONDS)
             bases = self._bases.get(table_id)

@@ -255,3 +255,17 @@ def test_the_partitions_view_shows_the_recovery_period_storage() -> None:
     assert view["oldest_base_at"] == T0
     assert view["base_bytes"] > 0
     assert view["log_bytes"] > 0
+
+
+def test_a_table_the_archive_lost_starts_its_history_anew() -> None:
+    ctx, ops, clock, images = setup()
+    call(ops, "UpdateContinuousBackups", TableName="tbl", PointInTimeRecoverySpecification=ON)
+    archive = archive_of(ctx)
+    assert archive is not None
+    archive.disable(ctx, ctx.catalog.get("tbl").table_id)  # as if a crash lost the archive's record
+    clock.advance(100)
+    assert take_bases(ctx) == 1
+    pitr = ctx.catalog.get("tbl").pitr
+    assert pitr is not None and pitr.enabled_at == T0 + 100
+    table = ctx.catalog.get("tbl")
+    assert restorable_window(ctx, table) == (T0 + 100, T0 + 100)
