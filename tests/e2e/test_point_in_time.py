@@ -408,3 +408,36 @@ def test_kill_9_during_a_restore_leaves_no_half_table_active(tmp_path: Path) -> 
         assert count(ddb, "again") == ITEMS
     finally:
         second.close()
+
+
+def test_the_recovery_history_survives_kill_9(tmp_path: Path) -> None:
+    first = ServerProcess("--manual-clock", data_dir=tmp_path)
+    try:
+        ddb = first.ddb
+        name = create_table(ddb)
+        put(ddb, name, "a", "1")
+        enable(ddb, name)
+        first.advance(DAY + 1)
+        time.sleep(0.6)  # a maintenance pass: the second base
+        put(ddb, name, "a", "2")
+        middle = first.advance(60)
+        put(ddb, name, "b", "3")
+        first.advance(60)
+    finally:
+        first.kill()  # SIGKILL: acknowledged writes and the archive's record must survive
+    second = ServerProcess("--manual-clock", data_dir=tmp_path)
+    try:
+        ddb = second.ddb
+        second.advance(middle + 1 - second.now())  # the clock past where it was (a new process starts at wall time)
+        for target, instant, expected in (
+            ("r_before", middle - DAY, {"a": "1"}),
+            ("r_middle", middle - 1, {"a": "2"}),
+            ("r_late", middle, {"a": "2", "b": "3"}),  # b was written at that instant
+        ):
+            ddb.restore_table_to_point_in_time(
+                SourceTableName=name, TargetTableName=target, RestoreDateTime=at(instant)
+            )
+            wait_active(ddb, target)
+            assert {pk: item["v"]["S"] for pk, item in scan_all(ddb, target).items()} == expected
+    finally:
+        second.close()
