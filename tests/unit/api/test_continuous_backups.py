@@ -21,6 +21,7 @@ from dynastore.errors import (
     ValidationException,
 )
 from dynastore.storage.itemcodec import decode_item
+from dynastore.storage.kv import StorageUnavailableError
 from tests.unit.api.operations import T0, call, create, make_ctx
 from tests.unit.engine.pitr_stand_in import MemoryImages, use_memory_images
 from tests.unit.engine.tables import restart
@@ -269,3 +270,23 @@ def test_a_table_the_archive_lost_starts_its_history_anew() -> None:
     assert pitr is not None and pitr.enabled_at == T0 + 100
     table = ctx.catalog.get("tbl")
     assert restorable_window(ctx, table) == (T0 + 100, T0 + 100)
+
+
+def test_a_base_that_cannot_be_written_is_not_listed_and_is_taken_again_later() -> None:
+    ctx, ops, clock, images = setup()
+    put(ops, "a", "1")
+    call(ops, "UpdateContinuousBackups", TableName="tbl", PointInTimeRecoverySpecification=ON)
+    take_bases(ctx)
+    clock.advance(DAY_SECONDS)
+    put(ops, "a", "2")
+    images.full = True
+    with pytest.raises(StorageUnavailableError):
+        take_bases(ctx)
+    archive = archive_of(ctx)
+    assert archive is not None
+    assert len(archive.bases(ctx.catalog.get("tbl").table_id)) == 1
+    assert state_at(ctx, T0) == {"a": "1"}  # the history is whole: the records after the first base are held
+    assert state_at(ctx, T0 + DAY_SECONDS) == {"a": "2"}
+    images.full = False
+    assert take_bases(ctx) == 1
+    assert len(archive.bases(ctx.catalog.get("tbl").table_id)) == 2
