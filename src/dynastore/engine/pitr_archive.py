@@ -29,7 +29,8 @@ of the table's records held, counted as the maintenance passes read the new reco
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -38,7 +39,7 @@ import orjson
 from dynastore.engine.changelog import IMAGES, NOT_FOLLOWED, ChangeLog, ChangeRecord
 from dynastore.model.table_schema import ACTIVE, UPDATING, TableDef
 from dynastore.storage import keyspace
-from dynastore.storage.kv import KV
+from dynastore.storage.kv import KV, StorageError
 
 if TYPE_CHECKING:
     from dynastore.engine.context import Context
@@ -55,6 +56,8 @@ __all__ = [
     "archive_of",
     "recovery_view",
 ]
+
+log = logging.getLogger("dynastore")
 
 ARCHIVE_NAME = "point-in-time"
 DAY_SECONDS = 86_400.0
@@ -112,6 +115,9 @@ class PointInTimeArchive:
         self._taking: set[int] = set()  # tables whose base is being taken now
         self._segment_bytes: dict[int, dict[int, int]] = {}  # table id -> floor or base seq -> bytes after it
         self._counted_through = -1  # the newest log record counted
+        # What leaves the SYSTEM backup of a deleted table with recovery on (engine/backups.py, wired by app.py:
+        # backups reach engine/tables.py, which calls ``table_deleted``, so this module cannot import them).
+        self.system_backup: Callable[[Context, TableDef], object] | None = None
         self._load()
 
     # ---- the consumer -------------------------------------------------------------------------------------
@@ -154,6 +160,17 @@ class PointInTimeArchive:
         self._floors[table.table_id] = ctx.changelog.next_seq
         self._bases[table.table_id] = []
         self._save()
+
+    def table_deleted(self, ctx: Context, table: TableDef) -> None:
+        """``table``, with recovery on, was just deleted (its items are still in the store until this returns to
+        the event loop): leave its SYSTEM backup (``system_backup``, set by the composition root to
+        engine/backups.py's), then drop its recovery period."""
+        if self.system_backup is not None:
+            try:
+                self.system_backup(ctx, table)
+            except StorageError as e:
+                log.error("the SYSTEM backup of deleted table %s could not be taken: %s", table.name, e)
+        self.disable(ctx, table.table_id)
 
     def disable(self, ctx: Context, table_id: int) -> None:
         """Recovery turned off (or the table deleted): its bases go, its records are no longer held."""
