@@ -290,6 +290,8 @@ class Dynastore:
                 await asyncio.sleep(MAINTENANCE_INTERVAL)
                 continue
             try:
+                if self.engine.recovery.orphaned:
+                    restore.abandon_unfinished(self.engine)  # a failed restore's table, now that writes resume
                 self.catalog.maintain()
                 more = indexes.maintain(self.engine)
                 continuous_backups.maintain(self.engine)  # point-in-time bases due, trimming (before the log's)

@@ -103,6 +103,7 @@ class RecoveryState:
         self._tasks: set[asyncio.Task[None]] = set()
         self.records: dict[str, BackupRecord] | None = None  # every backup by name, read on first use
         self.restoring_from: dict[str, int] = {}  # backup name -> restores loading from it now
+        self.orphaned = False  # a failed restore's table could not be dropped yet (the store refused writes)
 
     @classmethod
     def in_memory(cls) -> RecoveryState:

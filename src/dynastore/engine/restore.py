@@ -116,15 +116,19 @@ def progress_of(ctx: Context, table_name: str) -> Progress | None:
 
 
 def abandon_unfinished(ctx: Context) -> list[str]:
-    """At start: drop every table a restore was loading when the server stopped (their data is not whole);
-    returns their names (``account/region/name``)."""
+    """Drop every table whose restore is not running although its data is not whole: at start, those a restore
+    was loading when the server stopped; later, one whose restore failed while the store refused writes (a full
+    disk), once it takes them again. Returns their names (``account/region/name``)."""
     dropped = []
+    running = ctx.recovery.restores
     for catalog in ctx.catalog.namespaces():
         for name in catalog.list_names():
             td = catalog.find(name)
-            if td is not None and td.restore is not None and td.restore.in_progress:
+            unfinished = td is not None and td.restore is not None and td.restore.in_progress
+            if unfinished and (catalog.account_id, catalog.region, name) not in running:
                 catalog.abandon(name)
                 dropped.append(f"{catalog.account_id}/{catalog.region}/{name}")
+    ctx.recovery.orphaned = False
     return dropped
 
 
@@ -160,8 +164,9 @@ async def _load(
         log.error("the restore of table %s failed, the table is dropped: %s", table.name, e)
         try:
             ctx.catalog.abandon(table.name)
-        except Exception as drop_error:  # the store refuses writes: the next start drops it
-            log.error("dropping table %s failed: %s", table.name, drop_error)
+        except Exception as drop_error:  # the store refuses writes: dropped once it takes them again
+            log.error("dropping table %s failed, it is dropped once writes resume: %s", table.name, drop_error)
+            ctx.recovery.orphaned = True
     finally:
         ctx.recovery.restores.pop(_progress_key(ctx, table.name), None)
         if on_end is not None:
