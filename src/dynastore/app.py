@@ -19,7 +19,8 @@ from typing import Any
 from dynastore.admin import routes
 from dynastore.api.services import RequestServices
 from dynastore.config import Config, policies_path
-from dynastore.engine import continuous_backups, indexes, restore, retention, ttl
+from dynastore.engine import backups, continuous_backups, indexes, restore, retention, ttl
+from dynastore.engine.backups import create_system_backup
 from dynastore.engine.capacity.state import Capacity
 from dynastore.engine.changelog import ChangeLog, Consumer
 from dynastore.engine.context import Context
@@ -110,7 +111,9 @@ def build_context(config: Config, kv: KV, catalog: Catalog) -> Context:
     changelog.register(GsiPropagation())
     streams = StreamRecords(shards, capacity)
     changelog.register(streams, placer=streams)
-    changelog.register(PointInTimeArchive(kv, SnapshotImages()))  # point-in-time recovery's archive
+    archive = PointInTimeArchive(kv, SnapshotImages())  # point-in-time recovery's archive
+    archive.system_backup = create_system_backup  # what a deleted table with recovery on leaves
+    changelog.register(archive)
     return Context(
         config,
         kv,
@@ -258,10 +261,13 @@ class Dynastore:
         return committer
 
     def _finish_interrupted_recovery(self) -> None:
-        """Restores the last run did not finish leave no table (docs/backups.md)."""
+        """Restores the last run did not finish leave no table, backups it did not finish end DELETED
+        (docs/backups.md)."""
         try:
             for name in restore.abandon_unfinished(self.engine):
                 log.warning("table %s was still being restored when the server stopped: it is dropped", name)
+            for arn in backups.recover_backups(self.engine):
+                log.warning("backup %s was still being created when the server stopped: it ends DELETED", arn)
         except StorageError as e:
             log.error("unfinished restores could not be dropped (the next start tries again): %s", e)
 
@@ -292,6 +298,8 @@ class Dynastore:
                 await asyncio.sleep(MAINTENANCE_INTERVAL)
                 continue
             try:
+                if self.engine.recovery.orphaned:
+                    restore.abandon_unfinished(self.engine)  # a failed restore's table, now that writes resume
                 self.transfers.poll(asyncio.get_running_loop())
                 self.catalog.maintain()
                 more = indexes.maintain(self.engine)

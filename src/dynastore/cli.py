@@ -138,6 +138,12 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
 
     add_users_command(commands, defaults)
     add_policies_command(commands, defaults)
+    # on-demand backups (docs/backups.md "On-demand backups")
+    from dynastore.admin.partitions_cli import default_endpoint
+    from dynastore.admin.recovery_cli import add_recovery_commands
+
+    add_recovery_commands(commands, default_endpoint(defaults.host, defaults.port))
+
     from dynastore.admin.transfers_cli import add_transfer_commands
 
     add_transfer_commands(commands, defaults)
@@ -172,6 +178,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         from dynastore.admin import policies_cli
 
         raise SystemExit(policies_cli.run(args))
+    elif args.command in ("backup", "restore"):
+        from dynastore.admin import recovery_cli
+
+        raise SystemExit(recovery_cli.run_backup(args) if args.command == "backup" else recovery_cli.run_restore(args))
     elif args.command in ("export", "import"):
         from dynastore.admin import transfers_cli
 

@@ -15,6 +15,8 @@ Hierarchy::
       TransactionCanceledException, TransactionConflictException, TransactionInProgressException,
       IdempotentParameterMismatchException, RequestLimitExceeded     com.amazonaws.dynamodb.v20120810
       ExpiredIteratorException, TrimmedDataAccessException         (DynamoDB Streams) the same namespace
+      BackupInUseException, BackupNotFoundException, ContinuousBackupsUnavailableException,
+      TableAlreadyExistsException, TableInUseException, TableNotFoundException      (backups) the same namespace
       InternalServerError               500
       ServiceUnavailable                503 (writes refused while the store is read-only, e.g. a full disk)
 
@@ -29,6 +31,8 @@ from dynastore import messages
 
 __all__ = [
     "AccessDeniedException",
+    "BackupInUseException",
+    "BackupNotFoundException",
     "ConditionalCheckFailedException",
     "DuplicateItemException",
     "DynamoError",
@@ -337,6 +341,17 @@ class PointInTimeRecoveryUnavailableException(DynamoError):
 
 
 class InvalidRestoreTimeException(DynamoError):
+    pass
+
+
+# ---- on-demand backups (api/backups.py) ----
+
+
+class BackupInUseException(DynamoError):
+    pass
+
+
+class BackupNotFoundException(DynamoError):
     pass
 
 

@@ -780,12 +780,38 @@ IMPORT_INDEX_KEY_TYPE = (  # ours
 IMPORT_ITEM_TOO_LARGE = "Item size has exceeded the maximum allowed size"
 TRANSFER_INTERRUPTED = "The {kind} was interrupted: the server stopped while it ran"  # ours
 LIST_NEXT_TOKEN_INVALID = "Invalid NextToken"  # ours
+
+# ---- On-demand backups (api/backups.py; docs/backups.md "On-demand backups"). "# ours": DynamoDB's text is not
+# published; the choice is documented there.
+BACKUP_TABLE_NOT_FOUND = "Table not found: {name}"
+BACKUP_NOT_FOUND = "Backup not found: {arn}"
+BACKUP_TABLE_ALREADY_EXISTS = "Table already exists: {name}"
+BACKUP_TABLE_IN_USE = "Table is being created or deleted: {name}"  # ours
+BACKUP_TABLE_BEING_DELETED = "Table is being deleted: {name}"  # ours
+BACKUPS_BEING_ENABLED = "Backups are being enabled for the table: {name}. Please retry later"
+BACKUP_BEING_CREATED = "Backup is being created: {arn}"  # ours
+BACKUP_BEING_RESTORED = "Backup is being restored to a table: {arn}"  # ours
+BACKUP_DELETED = "Backup was deleted: {arn}"  # ours
+BACKUPS_CONCURRENT_LIMIT = (  # ours
+    "Subscriber limit exceeded: Only {limit} backups can be created simultaneously per account"
+)
+RESTORES_CONCURRENT_LIMIT = (  # ours
+    "Subscriber limit exceeded: Only {limit} tables can be restored simultaneously per account"
+)
+RESTORE_INDEX_NOT_IN_BACKUP = (  # ours
+    "One or more parameter values were invalid: {kind} {index} does not match an index of the backup: the "
+    "indexes provided must match existing secondary indexes"
+)
+RESTORE_INDEX_DUPLICATE = "One or more parameter values were invalid: Duplicate index name: {index}"  # ours
+BACKUP_STORAGE_FAILED = "The backup could not be written: {reason}"  # ours
+
 # ---------------------------------------------------------------- point-in-time recovery (issue 28, branch pitr)
 # "# ours" marks a text whose DynamoDB wording is not public (docs/backups.md "Point-in-time recovery").
 PITR_TABLE_NOT_FOUND = "Table not found: {name}"
 PITR_BACKUPS_BEING_ENABLED = "Backups are being enabled for the table: {name}. Please retry later"
 PITR_PERIOD_WHILE_DISABLED = "RecoveryPeriodInDays cannot be specified when PointInTimeRecoveryEnabled is false"  # ours
 PITR_NOT_ENABLED = "Point in time recovery is not enabled for table '{name}'"  # ours
+PITR_BEING_ENABLED = "Point in time recovery is being enabled for table '{name}'. Please retry later"  # ours
 PITR_INVALID_RESTORE_TIME = (
     "Invalid RestoreDateTime: it must be between EarliestRestorableDateTime ({earliest}) and "
     "LatestRestorableDateTime ({latest})"  # ours

@@ -341,6 +341,7 @@ _TABLE_RESOURCE = {
     "DescribeTimeToLive": "TableName",
     "UpdateContinuousBackups": "TableName",
     "DescribeContinuousBackups": "TableName",
+    "CreateBackup": "TableName",
     "TagResource": "ResourceArn",
     "UntagResource": "ResourceArn",
     "ListTagsOfResource": "ResourceArn",
@@ -466,8 +467,30 @@ def _restore_to_point_in_time(req: dict[str, Any], ctx: Context) -> list[Check]:
     return checks
 
 
+# ---- on-demand backups: a backup's own ARN is the resource of the operations on it; a restore from one also
+# needs read and write permissions on its new table, like a restore to a point in time ----
+
+
+def _on_backup(action: str) -> Callable[[dict[str, Any], Context], list[Check]]:
+    def build(req: dict[str, Any], ctx: Context) -> list[Check]:
+        arn = req.get("BackupArn")
+        return [Check(action, arn if isinstance(arn, str) else "*", {})]
+
+    return build
+
+
+def _restore_from_backup(req: dict[str, Any], ctx: Context) -> list[Check]:
+    checks = _on_backup("dynamodb:RestoreTableFromBackup")(req, ctx)
+    target = _target(req.get("TargetTableName"), ctx)
+    checks.extend(Check(action, target.arn, {}, target.table) for action in RESTORE_TARGET_ACTIONS)
+    return checks
+
+
 _BUILDERS: dict[str, Callable[[dict[str, Any], Context], list[Check]]] = {
     "RestoreTableToPointInTime": _restore_to_point_in_time,
+    "DescribeBackup": _on_backup("dynamodb:DescribeBackup"),
+    "DeleteBackup": _on_backup("dynamodb:DeleteBackup"),
+    "RestoreTableFromBackup": _restore_from_backup,
     "GetItem": _single_item("dynamodb:GetItem"),
     "PutItem": _single_item("dynamodb:PutItem"),
     "UpdateItem": _single_item("dynamodb:UpdateItem"),

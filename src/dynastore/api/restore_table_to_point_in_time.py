@@ -21,6 +21,7 @@ from dynastore.api.table_description import table_description
 from dynastore.engine import continuous_backups
 from dynastore.engine.context import Context
 from dynastore.engine.point_in_time import items_at, restorable_window
+from dynastore.engine.restore import start_restore
 from dynastore.errors import (
     InvalidRestoreTimeException,
     PointInTimeRecoveryUnavailableException,
@@ -28,7 +29,7 @@ from dynastore.errors import (
     TableInUseException,
     ValidationException,
 )
-from dynastore.model.table_schema import CREATING, TableDef
+from dynastore.model.table_schema import CREATING, RestoreSummary, TableDef
 
 __all__ = ["handle"]
 
@@ -47,14 +48,13 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     target_name: str = req["TargetTableName"]
     if ctx.catalog.find(target_name) is not None:
         raise TableAlreadyExistsException(messages.PITR_TARGET_EXISTS.format(name=target_name))
-    window = restorable_window(ctx, source)
-    if window is None:
+    if source.pitr is None:
         raise PointInTimeRecoveryUnavailableException(messages.PITR_NOT_ENABLED.format(name=source.name))
+    window = restorable_window(ctx, source)
+    if window is None:  # turned on a moment ago: its first base is being taken
+        raise PointInTimeRecoveryUnavailableException(messages.PITR_BEING_ENABLED.format(name=source.name))
     instant = window[1] if requested is None else _within(float(requested), window)
     target = restored_table(ctx, source, target_name, req)
-    from dynastore.engine.restore import start_restore  # type: ignore[import-not-found]  # MERGE(backups)
-    from dynastore.model.table_schema import RestoreSummary  # type: ignore[attr-defined]  # MERGE(backups)
-
     summary = RestoreSummary(None, source.arn(ctx.config.region, ctx.config.account_id), instant, True)
     created = start_restore(ctx, target, _items(ctx, source, instant), summary)
     return {"TableDescription": table_description(ctx, created)}

@@ -706,3 +706,39 @@ SHAPES.update(
         "RestoreTableToPointInTime": RESTORE_TABLE_TO_POINT_IN_TIME,
     }
 )
+
+# --- on-demand backups (api/backups.py) ----------
+BACKUP_ARN = String(not_null=True, min_len=37, max_len=1024)
+BACKUP_NAME = String(not_null=True, pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255)
+CREATE_BACKUP = Struct("CreateBackupInput", TableName=TABLE_NAME_STRICT, BackupName=BACKUP_NAME)
+DESCRIBE_BACKUP = Struct("DescribeBackupInput", BackupArn=BACKUP_ARN)
+DELETE_BACKUP = Struct("DeleteBackupInput", BackupArn=BACKUP_ARN)
+LIST_BACKUPS = Struct(
+    "ListBackupsInput",
+    TableName=String(table_or_arn=True),
+    Limit=Integer(min=1, max=100),
+    TimeRangeLowerBound=Timestamp(),
+    TimeRangeUpperBound=Timestamp(),
+    ExclusiveStartBackupArn=String(min_len=37, max_len=1024),
+    BackupType=Enum("USER", "SYSTEM", "AWS_BACKUP", "ALL"),
+)
+RESTORE_TABLE_FROM_BACKUP = Struct(
+    "RestoreTableFromBackupInput",
+    TargetTableName=String(required=True, pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255),
+    BackupArn=BACKUP_ARN,
+    BillingModeOverride=BILLING_MODE,
+    GlobalSecondaryIndexOverride=CREATE_TABLE.member("GlobalSecondaryIndexes"),  # type: ignore[arg-type]
+    LocalSecondaryIndexOverride=CREATE_TABLE.member("LocalSecondaryIndexes"),  # type: ignore[arg-type]
+    ProvisionedThroughputOverride=PROVISIONED_THROUGHPUT,
+    OnDemandThroughputOverride=ON_DEMAND_THROUGHPUT,
+    SSESpecificationOverride=SSE_SPECIFICATION,
+)
+SHAPES.update(
+    {
+        "CreateBackup": CREATE_BACKUP,
+        "DescribeBackup": DESCRIBE_BACKUP,
+        "DeleteBackup": DELETE_BACKUP,
+        "ListBackups": LIST_BACKUPS,
+        "RestoreTableFromBackup": RESTORE_TABLE_FROM_BACKUP,
+    }
+)

@@ -49,11 +49,12 @@ def start_restore(
     items: Callable[[], Iterable[bytes]],
     summary: RestoreSummary,
     total: int | None = None,
+    on_end: Callable[[], None] | None = None,
 ) -> TableDef:
     """Create ``target`` (a new table: fresh table and index ids) CREATING with ``summary`` (in progress) and
-    load ``items()`` into it in the background (``total``: how many, if known, for the progress). Returns the
-    table as created. ResourceInUseException if the name is taken; the caller checks what its operation's
-    errors are first (TableAlreadyExistsException)."""
+    load ``items()`` into it in the background (``total``: how many, if known, for the progress; ``on_end``:
+    called once the load is over, done or failed). Returns the table as created. ResourceInUseException if the
+    name is taken; the caller checks what its operation's errors are first (TableAlreadyExistsException)."""
     table = dataclasses.replace(
         target, status=CREATING, status_until=None, restore=dataclasses.replace(summary, in_progress=True)
     )
@@ -61,7 +62,7 @@ def start_restore(
     progress = Progress(0, total)
     key = _progress_key(ctx, table.name)
     ctx.recovery.restores[key] = progress
-    ctx.recovery.run(_load(ctx, created, items, progress), f"the restore of table {table.name}")
+    ctx.recovery.run(_load(ctx, created, items, progress, on_end), f"the restore of table {table.name}")
     return created
 
 
@@ -115,23 +116,33 @@ def progress_of(ctx: Context, table_name: str) -> Progress | None:
 
 
 def abandon_unfinished(ctx: Context) -> list[str]:
-    """At start: drop every table a restore was loading when the server stopped (their data is not whole);
-    returns their names (``account/region/name``)."""
+    """Drop every table whose restore is not running although its data is not whole: at start, those a restore
+    was loading when the server stopped; later, one whose restore failed while the store refused writes (a full
+    disk), once it takes them again. Returns their names (``account/region/name``)."""
     dropped = []
-    for space in ctx.namespaces():
-        for name in space.catalog.list_names():
-            td = space.catalog.find(name)
-            if td is not None and td.restore is not None and td.restore.in_progress:
-                space.catalog.abandon(name)
-                dropped.append(f"{space.config.account_id}/{space.config.region}/{name}")
+    running = ctx.recovery.restores
+    for catalog in ctx.catalog.namespaces():
+        for name in catalog.list_names():
+            td = catalog.find(name)
+            unfinished = td is not None and td.restore is not None and td.restore.in_progress
+            if unfinished and (catalog.account_id, catalog.region, name) not in running:
+                catalog.abandon(name)
+                dropped.append(f"{catalog.account_id}/{catalog.region}/{name}")
+    ctx.recovery.orphaned = False
     return dropped
 
 
 def _progress_key(ctx: Context, table_name: str) -> tuple[str, str, str]:
-    return (ctx.config.account_id, ctx.config.region, table_name)
+    return (ctx.catalog.account_id, ctx.catalog.region, table_name)
 
 
-async def _load(ctx: Context, table: TableDef, items: Callable[[], Iterable[bytes]], progress: Progress) -> None:
+async def _load(
+    ctx: Context,
+    table: TableDef,
+    items: Callable[[], Iterable[bytes]],
+    progress: Progress,
+    on_end: Callable[[], None] | None,
+) -> None:
     try:
         chunk: list[bytes] = []
         size = 0
@@ -153,10 +164,13 @@ async def _load(ctx: Context, table: TableDef, items: Callable[[], Iterable[byte
         log.error("the restore of table %s failed, the table is dropped: %s", table.name, e)
         try:
             ctx.catalog.abandon(table.name)
-        except Exception as drop_error:  # the store refuses writes: the next start drops it
-            log.error("dropping table %s failed: %s", table.name, drop_error)
+        except Exception as drop_error:  # the store refuses writes: dropped once it takes them again
+            log.error("dropping table %s failed, it is dropped once writes resume: %s", table.name, drop_error)
+            ctx.recovery.orphaned = True
     finally:
         ctx.recovery.restores.pop(_progress_key(ctx, table.name), None)
+        if on_end is not None:
+            on_end()
 
 
 def _restored(td: TableDef) -> TableDef:

@@ -55,12 +55,11 @@ def delete(ctx: Context, name: str) -> TableDef:
 
 
 def _end_recovery(ctx: Context, table: TableDef) -> None:
-    """A table with point-in-time recovery on was deleted: DynamoDB keeps a SYSTEM backup of it (its items are
-    still in the store: they are purged later), then its recovery period is dropped."""
-    # MERGE(backups): leave the SYSTEM backup here, through backups' engine function, before the archive drops.
+    """A table with point-in-time recovery on was deleted: the archive leaves the SYSTEM backup DynamoDB keeps of
+    it (its items are still in the store: they are purged later), then drops its recovery period."""
     archive = archive_of(ctx)
     if archive is not None:
-        archive.disable(ctx, table.table_id)
+        archive.table_deleted(ctx, table)
 
 
 def _streaming(table: TableDef) -> bool:

@@ -321,9 +321,9 @@ class TableDef:
     # stream's as (stream label, policy JSON, revision id); a stream's policy belongs to that stream only.
     resource_policy: tuple[str, str] | None = None
     stream_policy: tuple[str, str, str] | None = None
-    pitr: PitrSpec | None = None  # point-in-time recovery (engine/point_in_time.py), None while off
     # A table made by a restore: where it came from and whether its data is still loading (engine/restore.py).
     restore: RestoreSummary | None = None
+    pitr: PitrSpec | None = None  # point-in-time recovery (engine/point_in_time.py), None while off
 
     # ---- lookups ------------------------------------------------------------------------------------------
     def attribute_type(self, name: str) -> str | None:
@@ -404,8 +404,8 @@ class TableDef:
             "warm": None if self.warm is None else self.warm.to_record(),
             "policy": None if self.resource_policy is None else list(self.resource_policy),
             "stream_policy": None if self.stream_policy is None else list(self.stream_policy),
-            "pitr": None if self.pitr is None else self.pitr.to_record(),
             "restore": None if self.restore is None else self.restore.to_record(),
+            "pitr": None if self.pitr is None else self.pitr.to_record(),
         }
 
     @classmethod
@@ -443,8 +443,8 @@ class TableDef:
             warm=WarmThroughput.from_record(rec.get("warm")),
             resource_policy=None if rec.get("policy") is None else (rec["policy"][0], rec["policy"][1]),
             stream_policy=None if rec.get("stream_policy") is None else _stream_policy(rec["stream_policy"]),
-            pitr=PitrSpec.from_record(rec.get("pitr")),
             restore=RestoreSummary.from_record(rec.get("restore")),
+            pitr=PitrSpec.from_record(rec.get("pitr")),
         )
 
     # ---- names --------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from typing import Any
 
 from dynastore.api import (
     authorization,
+    backups,
     batch_execute_statement,
     batch_get_item,
     batch_write_item,
@@ -109,6 +110,16 @@ OPERATIONS.update(
         "UpdateContinuousBackups": (schemas.UPDATE_CONTINUOUS_BACKUPS, continuous_backups.handle_update),
         "DescribeContinuousBackups": (schemas.DESCRIBE_CONTINUOUS_BACKUPS, continuous_backups.handle_describe),
         "RestoreTableToPointInTime": (schemas.RESTORE_TABLE_TO_POINT_IN_TIME, restore_table_to_point_in_time.handle),
+    }
+)
+# on-demand backups (docs/backups.md "On-demand backups")
+OPERATIONS.update(
+    {
+        "CreateBackup": (schemas.CREATE_BACKUP, backups.handle_create),
+        "DescribeBackup": (schemas.DESCRIBE_BACKUP, backups.handle_describe),
+        "ListBackups": (schemas.LIST_BACKUPS, backups.handle_list),
+        "DeleteBackup": (schemas.DELETE_BACKUP, backups.handle_delete),
+        "RestoreTableFromBackup": (schemas.RESTORE_TABLE_FROM_BACKUP, backups.handle_restore),
     }
 )
 

@@ -337,3 +337,31 @@ MODEL_ORDER.update(
         "ListImportsInput": ("TableArn", "PageSize", "NextToken"),
     }
 )
+
+# on-demand backups
+MODEL_ORDER.update(
+    {
+        "CreateBackupInput": ("TableName", "BackupName"),
+        "DescribeBackupInput": ("BackupArn",),
+        "DeleteBackupInput": ("BackupArn",),
+        "ListBackupsInput": (
+            "TableName",
+            "Limit",
+            "TimeRangeLowerBound",
+            "TimeRangeUpperBound",
+            "ExclusiveStartBackupArn",
+            "BackupType",
+        ),
+        "RestoreTableFromBackupInput": (
+            "TargetTableName",
+            "BackupArn",
+            "BillingModeOverride",
+            "GlobalSecondaryIndexOverride",
+            "LocalSecondaryIndexOverride",
+            "ProvisionedThroughputOverride",
+            "OnDemandThroughputOverride",
+            "SSESpecificationOverride",
+            "VectorIndexOverride",
+        ),
+    }
+)

@@ -13,7 +13,7 @@ import pytest
 from dynastore.engine import restore, snapshots
 from dynastore.engine.context import Context
 from dynastore.engine.restore import abandon_unfinished, progress_of, restored_definition, start_restore
-from dynastore.engine.snapshots import take_snapshot
+from dynastore.engine.snapshots import take_snapshot, take_snapshot_async
 from dynastore.model.table_schema import ACTIVE, CREATING, KeyAttr, RestoreSummary, TableDef
 from dynastore.storage import keyspace
 from dynastore.storage.backup_files import BackupFiles
@@ -48,7 +48,7 @@ def test_a_snapshot_holds_every_item_as_stored() -> None:
         ctx, _ = make_ctx()
         table = indexed_table(ctx)
         put(ctx, table, [item("a", i, x=f"x{i}", y=f"y{i % 3}") for i in range(30)])
-        snap = await take_snapshot(ctx, "src")
+        snap = take_snapshot(ctx, "src")
         assert (snap.item_count, snap.table.name, snap.table.item_count) == (30, "src", 30)
         assert snap.seq == ctx.changelog.next_seq
         assert sorted(int(decode_item(v)["sk"]["N"]) for v in snap.items()) == list(range(30))
@@ -65,7 +65,7 @@ def test_writes_while_a_snapshot_reads_do_not_reach_it(monkeypatch: pytest.Monke
         table = create(ctx, "src", range_key=SK)
         put(ctx, table, [item("a", i, v="old") for i in range(40)])
         seq = ctx.changelog.next_seq
-        taking = asyncio.ensure_future(take_snapshot(ctx, "src"))
+        taking = asyncio.ensure_future(take_snapshot_async(ctx, "src"))
         for i in range(40):  # a request between each chunk the snapshot reads
             await asyncio.sleep(0)
             put(ctx, table, [item("a", i, v="new"), item("b", i, v="new")])
@@ -81,7 +81,7 @@ def test_a_restore_loads_items_indexes_and_statistics_then_turns_active() -> Non
         ctx, _ = make_ctx()
         source = indexed_table(ctx)
         put(ctx, source, [item("a", i, x=f"x{i}", y=f"y{i % 3}") for i in range(25)] + [item("b", 1)])
-        snap = await take_snapshot(ctx, "src")
+        snap = take_snapshot(ctx, "src")
         target = restored_definition(ctx, source, "dst")
         created = start_restore(ctx, target, snap.items, SUMMARY, total=snap.item_count)
         assert created.status == CREATING and created.restore is not None and created.restore.in_progress
@@ -133,7 +133,7 @@ def test_chunks_are_small_transactions(monkeypatch: pytest.MonkeyPatch) -> None:
         ctx, _ = make_ctx()
         source = create(ctx, "src", range_key=SK)
         put(ctx, source, [item("a", i) for i in range(10)])
-        snap = await take_snapshot(ctx, "src")
+        snap = take_snapshot(ctx, "src")
         before = ctx.kv.commit_seq
         start_restore(ctx, restored_definition(ctx, source, "dst"), snap.items, SUMMARY)
         await ctx.recovery.wait()
@@ -149,7 +149,7 @@ def test_snapshots_on_disk_are_sealed_and_read_back(tmp_path: Path) -> None:
         ctx, _ = make_ctx(store, data_dir=tmp_path / "db")
         table = create(ctx, "src", hash_key=PK)
         put(ctx, table, [item(f"k{i}") for i in range(5)])
-        snap = await take_snapshot(ctx, "src", name="one")
+        snap = take_snapshot(ctx, "src", name="one")
         assert sorted(p.name for p in (tmp_path / "db" / "backups").iterdir()) == ["one.image"]
         files = BackupFiles.open(tmp_path / "db")
         assert files.read_header("one")["seq"] == snap.seq
