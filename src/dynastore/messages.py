@@ -739,6 +739,9 @@ EXPORT_TIME_OUTSIDE_WINDOW = (  # ours
     "Export time {time} is outside the point in time recovery window of table '{table}' ({earliest} to {latest})"
 )
 EXPORT_TIME_IN_FUTURE = "Export time {time} is in the future"  # ours
+EXPORT_NO_WINDOW_YET = (  # ours
+    "Point in time recovery of table '{table}' has no restorable time yet: it was turned on a moment ago"
+)
 EXPORT_INCREMENTAL_NEEDS_SPEC = (  # ours
     "IncrementalExportSpecification with ExportFromTime is required for an INCREMENTAL_EXPORT"
 )

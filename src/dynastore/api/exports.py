@@ -87,12 +87,26 @@ def _table(ctx: Context, table_arn: str) -> TableDef:
     return table
 
 
-def _recovery_window(ctx: Context, table: TableDef) -> tuple[float, float]:
-    """The table's restorable window; PointInTimeRecoveryUnavailableException when PITR is off."""
-    window = None if table.pitr is None else point_in_time.restorable_window(ctx, table)
-    if window is None:
+def _recovery_window(ctx: Context, table: TableDef) -> tuple[float, float] | None:
+    """The table's restorable window (None until its first point-in-time base is taken, a moment after recovery
+    is turned on: an export of the table as it is now needs none); PointInTimeRecoveryUnavailableException when
+    recovery is off."""
+    if table.pitr is None:
         raise PointInTimeRecoveryUnavailableException(messages.EXPORT_PITR_DISABLED.format(table=table.name))
-    return window
+    return point_in_time.restorable_window(ctx, table)
+
+
+def _in_window(instant: float, window: tuple[float, float] | None, table: TableDef, now: float) -> None:
+    """InvalidExportTimeException unless ``instant`` can be read from the point-in-time archive."""
+    if window is None:
+        raise InvalidExportTimeException(messages.EXPORT_NO_WINDOW_YET.format(table=table.name))
+    earliest, latest = window
+    if not earliest <= instant <= max(latest, now):
+        raise InvalidExportTimeException(
+            messages.EXPORT_TIME_OUTSIDE_WINDOW.format(
+                time=_iso(instant), table=table.name, earliest=_iso(earliest), latest=_iso(latest)
+            )
+        )
 
 
 def _check_request(req: dict[str, Any], export_type: str, incremental: dict[str, Any] | None) -> None:
@@ -147,19 +161,14 @@ def _iso(instant: float) -> str:
     return datetime.fromtimestamp(instant, UTC).isoformat()
 
 
-def _check_export_time(job: ExportJob, window: tuple[float, float], table: TableDef, now: float) -> None:
+def _check_export_time(job: ExportJob, window: tuple[float, float] | None, table: TableDef, now: float) -> None:
     if job.export_time > now + CLOCK_TOLERANCE:
         raise InvalidExportTimeException(messages.EXPORT_TIME_IN_FUTURE.format(time=_iso(job.export_time)))
-    earliest, latest = window
-    if not job.at_current_time and not earliest <= job.export_time <= max(latest, now):
-        raise InvalidExportTimeException(
-            messages.EXPORT_TIME_OUTSIDE_WINDOW.format(
-                time=_iso(job.export_time), table=table.name, earliest=_iso(earliest), latest=_iso(latest)
-            )
-        )
+    if not job.at_current_time:
+        _in_window(job.export_time, window, table, now)
 
 
-def _check_period(job: ExportJob, window: tuple[float, float], table: TableDef, now: float) -> None:
+def _check_period(job: ExportJob, window: tuple[float, float] | None, table: TableDef, now: float) -> None:
     assert job.from_time is not None and job.to_time is not None
     if job.from_time >= job.to_time:
         raise ValidationException(messages.EXPORT_PERIOD_ORDER, bare=True)
@@ -167,16 +176,10 @@ def _check_period(job: ExportJob, window: tuple[float, float], table: TableDef, 
         raise ValidationException(messages.EXPORT_PERIOD_TOO_SHORT, bare=True)
     if job.to_time - job.from_time > MAX_INCREMENTAL_PERIOD:
         raise ValidationException(messages.EXPORT_PERIOD_TOO_LONG, bare=True)
-    earliest, latest = window
     for instant in (job.from_time, job.to_time):
         if instant > now:
             raise InvalidExportTimeException(messages.EXPORT_TIME_IN_FUTURE.format(time=_iso(instant)))
-        if not earliest <= instant <= max(latest, now):
-            raise InvalidExportTimeException(
-                messages.EXPORT_TIME_OUTSIDE_WINDOW.format(
-                    time=_iso(instant), table=table.name, earliest=_iso(earliest), latest=_iso(latest)
-                )
-            )
+        _in_window(instant, window, table, now)
 
 
 def _same_token(ctx: Context, token: str, now: float) -> ExportJob | None:
