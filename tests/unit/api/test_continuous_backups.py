@@ -19,6 +19,8 @@ from dynastore.errors import (
     ContinuousBackupsUnavailableException,
     DynamoError,
     LimitExceededException,
+    PointInTimeRecoveryUnavailableException,
+    SerializationException,
     TableInUseException,
     TableNotFoundException,
     ValidationException,
@@ -314,3 +316,14 @@ def test_a_restore_needs_a_free_name_and_room_among_the_account_s_restores() -> 
         message(LimitExceededException, ops, "RestoreTableToPointInTime", TargetTableName="more", **request)
         == "Subscriber limit exceeded: Only 50 tables can be restored simultaneously per account"
     )
+
+
+def test_a_restore_time_must_be_a_number_of_seconds() -> None:
+    ctx, ops, _, _ = setup()
+    with pytest.raises(SerializationException):
+        call(ops, "RestoreTableToPointInTime", SourceTableName="tbl", TargetTableName="c", RestoreDateTime="today")
+    with pytest.raises(SerializationException):
+        call(ops, "RestoreTableToPointInTime", SourceTableName="tbl", TargetTableName="c", RestoreDateTime=[1])
+    # a number is taken, fractions included: then the table's state decides (here: recovery is off)
+    with pytest.raises(PointInTimeRecoveryUnavailableException):
+        call(ops, "RestoreTableToPointInTime", SourceTableName="tbl", TargetTableName="c", RestoreDateTime=T0 + 0.5)
