@@ -321,9 +321,9 @@ def test_a_restore_needs_a_free_name_and_room_among_the_account_s_restores() -> 
 def test_a_restore_time_must_be_a_number_of_seconds() -> None:
     ctx, ops, _, _ = setup()
     with pytest.raises(SerializationException):
-        call(ops, "RestoreTableToPointInTime", SourceTableName="tbl", TargetTableName="c", RestoreDateTime="today")
+        call(ops, "RestoreTableToPointInTime", SourceTableName="tbl", TargetTableName="copy", RestoreDateTime="today")
     with pytest.raises(SerializationException):
-        call(ops, "RestoreTableToPointInTime", SourceTableName="tbl", TargetTableName="c", RestoreDateTime=[1])
+        call(ops, "RestoreTableToPointInTime", SourceTableName="tbl", TargetTableName="copy", RestoreDateTime=[1])
     # a number is taken, fractions included: then the table's state decides (here: recovery is off)
     with pytest.raises(PointInTimeRecoveryUnavailableException):
-        call(ops, "RestoreTableToPointInTime", SourceTableName="tbl", TargetTableName="c", RestoreDateTime=T0 + 0.5)
+        call(ops, "RestoreTableToPointInTime", SourceTableName="tbl", TargetTableName="copy", RestoreDateTime=T0 + 0.5)
