@@ -349,6 +349,27 @@ class TestRestore:
             "One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be "
             "specified when BillingMode is PROVISIONED",
         )
+        assert restore(
+            SourceTableName=name,
+            TargetTableName="tgt",
+            UseLatestRestorableTime=True,
+            ProvisionedThroughputOverride={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1},
+        ) == (
+            "ValidationException",
+            "One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be "
+            "specified when BillingMode is PAY_PER_REQUEST",
+        )
+        lsi = {
+            "IndexName": "twice",
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"},
+        }
+        assert restore(
+            SourceTableName=name,
+            TargetTableName="tgt",
+            UseLatestRestorableTime=True,
+            GlobalSecondaryIndexOverride=[lsi, lsi],
+        ) == ("ValidationException", "One or more parameter values were invalid: Duplicate index name: twice")
         assert "tgt" not in ddb.list_tables()["TableNames"]
 
     def test_deleting_a_table_with_recovery_on_leaves_a_system_backup(self, server: ServerProcess) -> None:

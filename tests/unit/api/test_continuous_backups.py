@@ -14,9 +14,14 @@ from dynastore.engine.capacity.view import partitions_view
 from dynastore.engine.context import Context
 from dynastore.engine.pitr_archive import DAY_SECONDS, archive_of
 from dynastore.engine.point_in_time import items_at, net_changes, restorable_window
+from dynastore.engine.recovery_state import Progress
 from dynastore.errors import (
     ContinuousBackupsUnavailableException,
     DynamoError,
+    LimitExceededException,
+    PointInTimeRecoveryUnavailableException,
+    SerializationException,
+    TableInUseException,
     TableNotFoundException,
     ValidationException,
 )
@@ -290,3 +295,35 @@ def test_a_base_that_cannot_be_written_is_not_listed_and_is_taken_again_later() 
     images.full = False
     assert take_bases(ctx) == 1
     assert len(archive.bases(ctx.catalog.get("tbl").table_id)) == 2
+
+
+def test_a_restore_needs_a_free_name_and_room_among_the_account_s_restores() -> None:
+    ctx, ops, clock = make_ctx(create_table_delay=5.0)
+    use_memory_images(ctx)
+    create(ops, "tbl", 5, 5)
+    clock.advance(5)
+    call(ops, "UpdateContinuousBackups", TableName="tbl", PointInTimeRecoverySpecification=ON)
+    take_bases(ctx)
+    create(ops, "busy", 5, 5)  # CREATING for five seconds
+    request = {"SourceTableName": "tbl", "UseLatestRestorableTime": True}
+    assert (
+        message(TableInUseException, ops, "RestoreTableToPointInTime", TargetTableName="busy", **request)
+        == "Table is being created or deleted: busy"
+    )
+    for n in range(50):
+        ctx.recovery.restores[(ctx.config.account_id, ctx.config.region, f"r{n}")] = Progress()
+    assert (
+        message(LimitExceededException, ops, "RestoreTableToPointInTime", TargetTableName="more", **request)
+        == "Subscriber limit exceeded: Only 50 tables can be restored simultaneously per account"
+    )
+
+
+def test_a_restore_time_must_be_a_number_of_seconds() -> None:
+    ctx, ops, _, _ = setup()
+    with pytest.raises(SerializationException):
+        call(ops, "RestoreTableToPointInTime", SourceTableName="tbl", TargetTableName="copy", RestoreDateTime="today")
+    with pytest.raises(SerializationException):
+        call(ops, "RestoreTableToPointInTime", SourceTableName="tbl", TargetTableName="copy", RestoreDateTime=[1])
+    # a number is taken, fractions included: then the table's state decides (here: recovery is off)
+    with pytest.raises(PointInTimeRecoveryUnavailableException):
+        call(ops, "RestoreTableToPointInTime", SourceTableName="tbl", TargetTableName="copy", RestoreDateTime=T0 + 0.5)
