@@ -41,11 +41,9 @@ def test_before_the_first_base_the_present_exports_and_the_past_does_not(ops: di
 
 
 def test_the_records_list_in_time_order_per_table(ops: dict[str, Any]) -> None:
+    request = {"TableArn": TABLE_ARN + "tbl", "S3Bucket": "bkt"}
     arns = [
-        _decoded(call(ops, "ExportTableToPointInTime", TableArn=TABLE_ARN + "tbl", S3Bucket="bkt"))["ExportDescription"][
-            "ExportArn"
-        ]
-        for _ in range(3)
+        _decoded(call(ops, "ExportTableToPointInTime", **request))["ExportDescription"]["ExportArn"] for _ in range(3)
     ]
     listed = _decoded(call(ops, "ListExports", TableArn=TABLE_ARN + "tbl"))["ExportSummaries"]
     assert sorted(s["ExportArn"] for s in listed) == sorted(arns)
