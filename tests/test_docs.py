@@ -15,7 +15,7 @@ from dynastore.protocol.dispatch import DYNAMODB_OPERATIONS, OPERATIONS, STREAMS
 DOC = Path(__file__).resolve().parent.parent / "docs" / "operations.md"
 STATUSES = {"supported", "partial", "in progress", "not yet"}
 SERVED = {"supported", "partial"}
-_ROW = re.compile(r"^\| *([A-Za-z]+) *\| *([a-z ]+?) *\|(.*)\|\s*$")
+_ROW = re.compile(r"^\| *([A-Za-z0-9]+) *\| *([a-z ]+?) *\|(.*)\|\s*$")
 
 
 def _model(service: str = "dynamodb") -> dict[str, Any]:

@@ -19,7 +19,8 @@ from typing import Any
 from dynastore.admin import routes
 from dynastore.api.services import RequestServices
 from dynastore.config import Config, policies_path
-from dynastore.engine import indexes, retention, ttl
+from dynastore.engine import backups, continuous_backups, indexes, restore, retention, ttl
+from dynastore.engine.backups import create_system_backup
 from dynastore.engine.capacity.state import Capacity
 from dynastore.engine.changelog import ChangeLog, Consumer
 from dynastore.engine.context import Context, Engine
@@ -27,8 +28,12 @@ from dynastore.engine.gsi_propagation import GsiPropagation
 from dynastore.engine.index_state import IndexState
 from dynastore.engine.key_spaces import TableSpaces
 from dynastore.engine.log_consumers import StreamRecords
+from dynastore.engine.pitr_archive import PointInTimeArchive, archive_in
+from dynastore.engine.pitr_images import SnapshotImages
+from dynastore.engine.recovery_state import RecoveryState
 from dynastore.engine.stream_shards import StreamShards
 from dynastore.engine.transaction_locks import TransactionLocks
+from dynastore.engine.transfers import Transfers
 from dynastore.expressions.cache import ExpressionCache, KeyTemplates
 from dynastore.partiql.cache import StatementCache
 from dynastore.protocol import dispatch
@@ -39,6 +44,8 @@ from dynastore.security.authenticator import Authenticator
 from dynastore.security.caller import AnonymousCallers, anonymous
 from dynastore.security.credentials import CredentialStore, seeded_admin, store_path
 from dynastore.security.identity_policies import GROUP, USER, IdentityPolicies
+from dynastore.storage.backup_files import BackupFiles
+from dynastore.storage.buckets import buckets_of
 from dynastore.storage.catalog import Catalog
 from dynastore.storage.durability import DurableLog
 from dynastore.storage.group_commit import GroupCommitter
@@ -107,6 +114,9 @@ def build_engine(config: Config, kv: KV, catalog: Catalog) -> Engine:
     changelog.marked = propagation.marked  # the watermark GSI reads wait for, and the propagator's wake-up
     streams = StreamRecords(shards, capacity)
     changelog.register(streams, placer=streams)
+    archive = PointInTimeArchive(kv, SnapshotImages())  # point-in-time recovery's archive
+    archive.system_backup = create_system_backup  # what a deleted table with recovery on leaves
+    changelog.register(archive)
     return Engine(
         config,
         kv,
@@ -121,6 +131,7 @@ def build_engine(config: Config, kv: KV, catalog: Catalog) -> Engine:
         expressions=ExpressionCache(),
         key_templates=KeyTemplates(),
         table_spaces=TableSpaces(),
+        recovery=RecoveryState(BackupFiles.open(None if config.in_memory else config.data_dir)),
     )
 
 
@@ -157,6 +168,11 @@ class Dynastore:
         self.protocol.anonymous = AnonymousCallers(config.account_id, config.region, shared=config.shared_namespace)
         self.committer: GroupCommitter | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        # Exports and imports (engine/transfers.py): those an earlier run left unfinished end FAILED now.
+        reports = None if config.in_memory else config.data_dir / "imports"
+        self.transfers = Transfers(self.engine, buckets_of(config), reports)
+        if self.kv.writable:
+            self.transfers.recover()
 
     def _protocol(self) -> Protocol:
         operations = dispatch.bind(self.engine, self.services)
@@ -233,6 +249,7 @@ class Dynastore:
             self.catalog,
             self.engine.propagation,
             None if self.config.in_memory else lambda: directory_bytes(data_dir),
+            archive_in(self.engine.changelog),
         )
 
     def _start_metrics(self, committer: GroupCommitter) -> None:
@@ -253,13 +270,27 @@ class Dynastore:
         if isinstance(self.protocol, LoggedProtocol):
             self.protocol.durability = committer
         self._start_metrics(committer)
+        self._finish_interrupted_recovery()
         self._tasks = [loop.create_task(self._maintain()), loop.create_task(self._propagate())]
         self.triggers.start(loop)
         return committer
 
+    def _finish_interrupted_recovery(self) -> None:
+        """Restores the last run did not finish leave no table, backups it did not finish end DELETED
+        (docs/backups.md)."""
+        try:
+            for name in restore.abandon_unfinished(self.engine):
+                log.warning("table %s was still being restored when the server stopped: it is dropped", name)
+            for arn in backups.recover_backups(self.engine):
+                log.warning("backup %s was still being created when the server stopped: it ends DELETED", arn)
+        except StorageError as e:
+            log.error("unfinished restores could not be dropped (the next start tries again): %s", e)
+
     async def stop(self) -> None:
         """End the background work, make the last writes durable and close the store."""
+        self.engine.recovery.cancel()
         await self.triggers.stop()
+        await self.transfers.stop()
         for task in self._tasks:
             task.cancel()
         self._tasks = []
@@ -282,8 +313,12 @@ class Dynastore:
                 await asyncio.sleep(MAINTENANCE_INTERVAL)
                 continue
             try:
+                if self.engine.recovery.orphaned:
+                    restore.abandon_unfinished(self.engine)  # a failed restore's table, now that writes resume
+                self.transfers.poll(asyncio.get_running_loop())
                 self.catalog.maintain()
                 more = indexes.maintain(self.engine)
+                continuous_backups.maintain(self.engine)  # point-in-time bases due, trimming (before the log's)
                 more |= retention.trim(self.engine)
                 ttl.sweep(self.engine)  # paced by this loop: a chunk per table per pass, never back to back
             except Exception:

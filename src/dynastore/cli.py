@@ -131,12 +131,22 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
         "--in-memory)",
     )
     _add_security_flags(serve, defaults)
+    _add_s3_flags(serve, defaults)
     _add_partitions_command(commands, defaults)
     from dynastore.admin.policies_cli import add_policies_command
     from dynastore.security.users_cli import add_users_command
 
     add_users_command(commands, defaults)
     add_policies_command(commands, defaults)
+    # on-demand backups (docs/backups.md "On-demand backups")
+    from dynastore.admin.partitions_cli import default_endpoint
+    from dynastore.admin.recovery_cli import add_recovery_commands
+
+    add_recovery_commands(commands, default_endpoint(defaults.host, defaults.port))
+
+    from dynastore.admin.transfers_cli import add_transfer_commands
+
+    add_transfer_commands(commands, defaults)
     return parser
 
 
@@ -168,6 +178,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         from dynastore.admin import policies_cli
 
         raise SystemExit(policies_cli.run(args))
+    elif args.command in ("backup", "restore"):
+        from dynastore.admin import recovery_cli
+
+        raise SystemExit(recovery_cli.run_backup(args) if args.command == "backup" else recovery_cli.run_restore(args))
+    elif args.command in ("export", "import"):
+        from dynastore.admin import transfers_cli
+
+        raise SystemExit(transfers_cli.run(args))
 
 
 def serve_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -211,7 +229,7 @@ def _serve_config(defaults: Config, args: argparse.Namespace) -> Config:
         metrics_port=args.metrics_port,
         policies_file=args.policies_file,
     )
-    config = _with_security(_with_triggers(config, args), args)
+    config = _with_s3(_with_security(_with_triggers(config, args), args), args)
     return _with_network(_with_indexes(_with_capacity(config, args), args), args)
 
 
@@ -473,3 +491,42 @@ def _check_triggers(serve: argparse.ArgumentParser, config: Config) -> None:
         parse_triggers(config.triggers, file=config.triggers_file)
     except TriggerConfigError as e:
         serve.error(str(e))
+
+
+# ---- export and import destinations (docs/backups.md "Export and import") ---------------------------------------
+def _add_s3_flags(serve: argparse.ArgumentParser, defaults: Config) -> None:
+    serve.add_argument(
+        "--s3-endpoint-url",
+        default=defaults.s3_endpoint_url,
+        metavar="URL",
+        help="exports and imports use the buckets of this S3-compatible server (aws: Amazon S3 itself); without "
+        "it a directory stands in for the buckets",
+    )
+    serve.add_argument(
+        "--s3-root",
+        type=Path,
+        default=defaults.s3_root,
+        metavar="DIR",
+        help="the directory standing in for S3 without --s3-endpoint-url: each bucket a subdirectory (default: "
+        "<data dir>/s3; a temporary directory for --in-memory)",
+    )
+    serve.add_argument(
+        "--s3-region", default=defaults.s3_region, help="the S3 server's region (default: the server's --region)"
+    )
+    serve.add_argument(
+        "--s3-access-key-id",
+        default=defaults.s3_access_key_id,
+        metavar="KEY",
+        help="the S3 server's access key (its secret only from DYNASTORE_S3_SECRET_ACCESS_KEY; default: boto3's "
+        "credential chain, AWS_ACCESS_KEY_ID and the rest)",
+    )
+
+
+def _with_s3(config: Config, args: argparse.Namespace) -> Config:
+    return dataclasses.replace(
+        config,
+        s3_endpoint_url=args.s3_endpoint_url or None,
+        s3_root=args.s3_root,
+        s3_region=args.s3_region or None,
+        s3_access_key_id=args.s3_access_key_id or "",
+    )

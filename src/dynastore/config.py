@@ -111,6 +111,16 @@ class Config:
     # DNS rebinding (protocol/hosts.py, docs/security.md "Browsers").
     allowed_hosts: tuple[str, ...] = ()
     clock: Clock = field(default_factory=SystemClock, compare=False)
+    # Export to and import from S3 (docs/backups.md "Export and import"): with ``s3_endpoint_url`` the buckets are
+    # those of that S3-compatible server ("aws": AWS's own S3 endpoint of ``s3_region``), reached with
+    # ``s3_access_key_id`` / ``s3_secret_access_key`` (empty: boto3's usual credential chain); without it a
+    # directory stands in for the buckets, each a subdirectory of ``s3_root`` (default: <data dir>/s3; for
+    # --in-memory a temporary directory).
+    s3_endpoint_url: str | None = None
+    s3_root: Path | None = None
+    s3_region: str | None = None
+    s3_access_key_id: str = ""
+    s3_secret_access_key: str = field(default="", repr=False)
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Config:
@@ -142,6 +152,7 @@ class Config:
             **_capacity_from_env(env, base),
             **_indexes_from_env(env, base),
             **_network_from_env(env, base),
+            **_s3_from_env(env),
         )
 
 
@@ -219,3 +230,14 @@ def _capacity_from_env(env: Mapping[str, str], base: Config) -> dict[str, Any]:
     if manual:
         out["clock"] = ManualClock(time.time())
     return out
+
+
+def _s3_from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    """DYNASTORE_S3_ENDPOINT_URL, _S3_ROOT, _S3_REGION, _S3_ACCESS_KEY_ID, _S3_SECRET_ACCESS_KEY."""
+    return {
+        "s3_endpoint_url": env.get("DYNASTORE_S3_ENDPOINT_URL") or None,
+        "s3_root": Path(env["DYNASTORE_S3_ROOT"]) if env.get("DYNASTORE_S3_ROOT") else None,
+        "s3_region": env.get("DYNASTORE_S3_REGION") or None,
+        "s3_access_key_id": env.get("DYNASTORE_S3_ACCESS_KEY_ID", ""),
+        "s3_secret_access_key": env.get("DYNASTORE_S3_SECRET_ACCESS_KEY", ""),
+    }

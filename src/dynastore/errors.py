@@ -15,6 +15,8 @@ Hierarchy::
       TransactionCanceledException, TransactionConflictException, TransactionInProgressException,
       IdempotentParameterMismatchException, RequestLimitExceeded     com.amazonaws.dynamodb.v20120810
       ExpiredIteratorException, TrimmedDataAccessException         (DynamoDB Streams) the same namespace
+      BackupInUseException, BackupNotFoundException, ContinuousBackupsUnavailableException,
+      TableAlreadyExistsException, TableInUseException, TableNotFoundException      (backups) the same namespace
       InternalServerError               500
       ServiceUnavailable                503 (writes refused while the store is read-only, e.g. a full disk)
 
@@ -29,6 +31,8 @@ from dynastore import messages
 
 __all__ = [
     "AccessDeniedException",
+    "BackupInUseException",
+    "BackupNotFoundException",
     "ConditionalCheckFailedException",
     "DuplicateItemException",
     "DynamoError",
@@ -60,6 +64,19 @@ __all__ = [
     "ValidationException",
     "Violation",
     "validation_message",
+    # export and import
+    "InvalidExportTimeException",
+    "ExportConflictException",
+    "ExportNotFoundException",
+    "ImportConflictException",
+    "ImportNotFoundException",
+    # point-in-time recovery
+    "ContinuousBackupsUnavailableException",
+    "InvalidRestoreTimeException",
+    "PointInTimeRecoveryUnavailableException",
+    "TableAlreadyExistsException",
+    "TableInUseException",
+    "TableNotFoundException",
 ]
 
 _DYNAMODB = "com.amazonaws.dynamodb.v20120810"
@@ -300,6 +317,44 @@ class TrimmedDataAccessException(DynamoError):
     pass
 
 
+# ---- point-in-time recovery (issue 28, branch pitr): the wire types of its operations ----
+
+
+class TableNotFoundException(DynamoError):
+    pass
+
+
+class TableAlreadyExistsException(DynamoError):
+    pass
+
+
+class TableInUseException(DynamoError):
+    pass
+
+
+class ContinuousBackupsUnavailableException(DynamoError):
+    pass
+
+
+class PointInTimeRecoveryUnavailableException(DynamoError):
+    pass
+
+
+class InvalidRestoreTimeException(DynamoError):
+    pass
+
+
+# ---- on-demand backups (api/backups.py) ----
+
+
+class BackupInUseException(DynamoError):
+    pass
+
+
+class BackupNotFoundException(DynamoError):
+    pass
+
+
 class InternalServerError(DynamoError):
     status = 500
     default_message = "Internal server error"
@@ -310,3 +365,26 @@ class ServiceUnavailable(DynamoError):
     out and may be retried as it is."""
 
     status = 503
+
+
+# ---- export to and import from S3 ----------------------------------------------------------------------------
+
+
+class InvalidExportTimeException(DynamoError):
+    pass
+
+
+class ExportConflictException(DynamoError):
+    pass
+
+
+class ExportNotFoundException(DynamoError):
+    pass
+
+
+class ImportConflictException(DynamoError):
+    pass
+
+
+class ImportNotFoundException(DynamoError):
+    pass

@@ -129,3 +129,7 @@ SESSION_SECONDS_MIN = 900  # STS GetSessionToken's DurationSeconds bounds and de
 SESSION_SECONDS_MAX = 129_600
 SESSION_SECONDS_DEFAULT = 43_200
 CREDENTIALS_RECHECK_SECONDS = 0.25  # how often the server looks whether the credentials store changed
+
+# On-demand backups (engine/backups.py; docs/backups.md "On-demand backups").
+MAX_CONCURRENT_BACKUPS = 50  # backups CREATING at once per account (dynastore's choice: DynamoDB publishes none)
+MAX_CONCURRENT_RESTORES = 50  # restores loading at once per account ("up to 50 concurrent restores", the API Reference)

@@ -730,3 +730,101 @@ PARTIQL_TRANSACTION_MIXED = (
 PARTIQL_EXISTS_NEEDS_CONDITION = "EXISTS() must contain a single item read with additional condition"
 PARTIQL_TRANSACTION_RETURNING = "RETURNING is not supported within ExecuteTransaction"  # ours
 PARTIQL_EXISTS_OUTSIDE_TRANSACTION = "EXISTS is supported only within ExecuteTransaction"  # ours
+
+# --- Export to and import from S3 (ExportTableToPointInTime, DescribeExport, ListExports, ImportTable,
+# DescribeImport, ListImports); FailureMessage texts of a failed export or import too ----------
+EXPORT_TABLE_NOT_FOUND = "Table not found: {arn}"
+EXPORT_PITR_DISABLED = "Point in time recovery is not enabled for table '{table}'"
+EXPORT_TIME_OUTSIDE_WINDOW = (  # ours
+    "Export time {time} is outside the point in time recovery window of table '{table}' ({earliest} to {latest})"
+)
+EXPORT_TIME_IN_FUTURE = "Export time {time} is in the future"  # ours
+EXPORT_NO_WINDOW_YET = (  # ours
+    "Point in time recovery of table '{table}' has no restorable time yet: it was turned on a moment ago"
+)
+EXPORT_INCREMENTAL_NEEDS_SPEC = (  # ours
+    "IncrementalExportSpecification with ExportFromTime is required for an INCREMENTAL_EXPORT"
+)
+EXPORT_INCREMENTAL_WITH_EXPORT_TIME = "ExportTime cannot be used with an INCREMENTAL_EXPORT"  # ours
+EXPORT_SPEC_WITHOUT_INCREMENTAL = (  # ours
+    "IncrementalExportSpecification can only be used with ExportType INCREMENTAL_EXPORT"
+)
+EXPORT_PERIOD_ORDER = "ExportFromTime must be before ExportToTime"  # ours
+EXPORT_PERIOD_TOO_SHORT = "The incremental export period must be at least 15 minutes"  # ours
+EXPORT_PERIOD_TOO_LONG = "The incremental export period must be at most 24 hours"  # ours
+EXPORT_KMS_KEY_WITHOUT_KMS = "S3SseKmsKeyId can only be used with S3SseAlgorithm KMS"  # ours
+EXPORT_CLIENT_TOKEN_REUSED = (  # ours
+    "The ClientToken {token} was used by another export request with different parameters"
+)
+EXPORT_NOT_FOUND = "Export not found: {arn}"  # ours
+EXPORT_TABLE_GONE = "Table {table} was deleted before its export ran"  # ours
+IMPORT_CLIENT_TOKEN_REUSED = (  # ours
+    "The ClientToken {token} was used by another import request with different parameters"
+)
+IMPORT_NOT_FOUND = "Import not found: {arn}"  # ours
+IMPORT_CSV_OPTIONS_WITHOUT_CSV = "InputFormatOptions can only be used with InputFormat CSV"  # ours
+IMPORT_ITEM_VALIDATION = (
+    "Some of the items failed validation checks and were not imported. Please check CloudWatch error logs for "
+    "more details."
+)
+IMPORT_NO_OBJECTS = "No objects found under s3://{bucket}/{prefix}"  # ours
+IMPORT_BAD_COMPRESSION = "The object is not {compression}-compressed: {detail}"  # ours
+IMPORT_BAD_JSON = "Unparsable DynamoDB JSON: {detail}"  # ours
+IMPORT_BAD_ION = "Unparsable Ion: {detail}"  # ours
+IMPORT_BAD_UTF8 = "The CSV object is not UTF-8 text: {detail}"  # ours
+IMPORT_NO_ITEM = "The line is not an object with an Item member"  # ours
+IMPORT_EMPTY_ITEM = "The item has no attributes"  # ours
+IMPORT_ION_SET_MEMBER = "A {kind} set holds a value of another type"  # ours
+IMPORT_ION_TYPE = "Ion type {ion_type} has no DynamoDB equivalent"  # ours
+IMPORT_CSV_COLUMNS = "The line has {found} columns where the header names {expected}"  # ours
+IMPORT_INDEX_KEY_TYPE = (  # ours
+    "The key attribute {name} of index {index} is not of its defined type {expected}"
+)
+IMPORT_ITEM_TOO_LARGE = "Item size has exceeded the maximum allowed size"
+TRANSFER_INTERRUPTED = "The {kind} was interrupted: the server stopped while it ran"  # ours
+LIST_NEXT_TOKEN_INVALID = "Invalid NextToken"  # ours
+
+# ---- On-demand backups (api/backups.py; docs/backups.md "On-demand backups"). "# ours": DynamoDB's text is not
+# published; the choice is documented there.
+BACKUP_TABLE_NOT_FOUND = "Table not found: {name}"
+BACKUP_NOT_FOUND = "Backup not found: {arn}"
+BACKUP_TABLE_ALREADY_EXISTS = "Table already exists: {name}"
+BACKUP_TABLE_IN_USE = "Table is being created or deleted: {name}"  # ours
+BACKUP_TABLE_BEING_DELETED = "Table is being deleted: {name}"  # ours
+BACKUPS_BEING_ENABLED = "Backups are being enabled for the table: {name}. Please retry later"
+BACKUP_BEING_CREATED = "Backup is being created: {arn}"  # ours
+BACKUP_BEING_RESTORED = "Backup is being restored to a table: {arn}"  # ours
+BACKUP_DELETED = "Backup was deleted: {arn}"  # ours
+BACKUPS_CONCURRENT_LIMIT = (  # ours
+    "Subscriber limit exceeded: Only {limit} backups can be created simultaneously per account"
+)
+RESTORES_CONCURRENT_LIMIT = (  # ours
+    "Subscriber limit exceeded: Only {limit} tables can be restored simultaneously per account"
+)
+RESTORE_INDEX_NOT_IN_BACKUP = (  # ours
+    "One or more parameter values were invalid: {kind} {index} does not match an index of the backup: the "
+    "indexes provided must match existing secondary indexes"
+)
+RESTORE_INDEX_DUPLICATE = "One or more parameter values were invalid: Duplicate index name: {index}"  # ours
+BACKUP_STORAGE_FAILED = "The backup could not be written: {reason}"  # ours
+
+# ---------------------------------------------------------------- point-in-time recovery (issue 28, branch pitr)
+# "# ours" marks a text whose DynamoDB wording is not public (docs/backups.md "Point-in-time recovery").
+PITR_TABLE_NOT_FOUND = "Table not found: {name}"
+PITR_BACKUPS_BEING_ENABLED = "Backups are being enabled for the table: {name}. Please retry later"
+PITR_PERIOD_WHILE_DISABLED = "RecoveryPeriodInDays cannot be specified when PointInTimeRecoveryEnabled is false"  # ours
+PITR_NOT_ENABLED = "Point in time recovery is not enabled for table '{name}'"  # ours
+PITR_BEING_ENABLED = "Point in time recovery is being enabled for table '{name}'. Please retry later"  # ours
+PITR_INVALID_RESTORE_TIME = (
+    "Invalid RestoreDateTime: it must be between EarliestRestorableDateTime ({earliest}) and "
+    "LatestRestorableDateTime ({latest})"  # ours
+)
+PITR_TARGET_EXISTS = "Table already exists: {name}"
+PITR_SOURCE_IN_USE = "Table is in use: {name} is {status}"  # ours
+PITR_SOURCE_MISSING = "Either SourceTableArn or SourceTableName must be specified"  # ours
+PITR_SOURCE_TWICE = "Only one of SourceTableArn or SourceTableName can be specified"  # ours
+PITR_TIME_MISSING = "Either RestoreDateTime or UseLatestRestorableTime must be specified"  # ours
+PITR_TIME_TWICE = "Only one of RestoreDateTime or UseLatestRestorableTime can be specified"  # ours
+PITR_OVERRIDE_KEY_UNDEFINED = (
+    "Some index key attributes are not defined in the source table's AttributeDefinitions: {name}"  # ours
+)

@@ -455,6 +455,27 @@ def test_throughput_update_and_delete(browser: Chrome, server: ServerProcess, dd
     assert raised.value.response["Error"]["Code"] == "ResourceNotFoundException"
 
 
+def test_point_in_time_recovery_turned_on_and_a_table_restored(
+    browser: Chrome, server: ServerProcess, ddb: Any
+) -> None:
+    name = provisioned_table(ddb, 5)
+    ddb.put_item(TableName=name, Item={"pk": {"S": "a"}, "sk": {"N": "1"}})
+    open_page(browser, server, f"table/{name}")
+    wait_text(browser, "#recovery-state", "DISABLED")
+    browser.find_element(By.ID, "recovery-toggle").click()
+    wait_text(browser, "#recovery-state", "ENABLED · 35 day(s)")
+    open_page(browser, server, f"table/{name}")  # again, once its first base is in: the window is shown
+    waiter(browser).until(lambda d: "restorable from" in d.find_element(By.ID, "recovery-state").text or d.refresh())
+    target = unique_name("console_restored")
+    form = wait_for(browser, "#restore-to-point-in-time")
+    fill(form, "target", target)
+    form.find_element(By.TAG_NAME, "button").click()
+    wait_text(browser, "#recovery-status .ok", "Restoring")
+    screenshot(browser, "recovery")
+    waiter(browser).until(lambda d: ddb.describe_table(TableName=target)["Table"]["TableStatus"] == "ACTIVE")
+    assert ddb.scan(TableName=target)["Count"] == 1
+
+
 def test_the_server_serves_the_console_files(server: ServerProcess) -> None:
     conn = http.client.HTTPConnection(server.host, server.port, timeout=30)
     try:
@@ -539,3 +560,28 @@ def test_the_console_signs_in_and_signs_its_requests_on_a_server_with_authentica
     finally:
         chrome.execute_script("sessionStorage.clear()")
         secured.stop()
+
+
+def test_exports_and_imports_with_their_state(browser: Chrome, server: ServerProcess, ddb: Any) -> None:
+    name = provisioned_table(ddb, 5)
+    ddb.update_continuous_backups(
+        TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
+    )
+    arn = ddb.describe_table(TableName=name)["Table"]["TableArn"]
+    ddb.export_table_to_point_in_time(TableArn=arn, S3Bucket="nosuchbucket")  # fails: the bucket is not there
+    ddb.import_table(
+        S3BucketSource={"S3Bucket": "nosuchbucket", "S3KeyPrefix": "in/"},
+        InputFormat="CSV",
+        TableCreationParameters={
+            "TableName": unique_name(),
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+            "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+            "BillingMode": "PAY_PER_REQUEST",
+        },
+    )
+    open_page(browser, server, "transfers")
+    row = wait_text(browser, "#export-list tr.transfer.failed", "S3NoSuchBucket")
+    assert name in row.text and "FULL_EXPORT" in row.text and "DYNAMODB_JSON" in row.text
+    row = wait_text(browser, "#import-list tr.transfer.failed", "S3NoSuchBucket")
+    assert "CSV NONE" in row.text and "s3://nosuchbucket/in/" in row.text
+    screenshot(browser, "transfers")

@@ -9,6 +9,8 @@ the web console's files under ``/console/`` (admin/console.py; docs/console.md).
   and the backlog; ``POST`` ``{"reset": true}`` forgets the lag samples (to measure one load phase).
 * ``GET  /dynastore/triggers``: every trigger (docs/triggers.md) and, per shard of its stream, the checkpoint,
   the batch in flight, retries, the last error and the batches discarded.
+* ``GET  /dynastore/recovery``: the backups being created and the restores loading now, each with its items done
+  and total, and the backups that failed (docs/backups.md "On-demand backups").
 * ``GET  /dynastore/clock`` and, with ``--manual-clock``, ``POST /dynastore/clock`` ``{"advance": seconds}`` or
   ``{"set": epoch_seconds}``: the server's time, for tests that must not sleep.
 
@@ -34,7 +36,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import orjson
 
 from dynastore.admin import console
-from dynastore.engine import indexes
+from dynastore.engine import backups, indexes
 from dynastore.engine.capacity.view import contributors_view, partitions_view
 from dynastore.engine.context import Context
 from dynastore.errors import DynamoError
@@ -95,6 +97,10 @@ def _refusal(status: int, text: str) -> RawResponse:
 def _route(ctx: Context, method: str, parts: list[str], query: dict[str, str], body: bytes) -> Any:
     if parts == ["clock"]:
         return _clock(ctx, method, body)
+    if parts == ["recovery"]:
+        if method != "GET":
+            raise _Refused(405, f"{method} is not supported here")
+        return backups.recovery_view(ctx)
     if parts == ["indexes"]:
         if method == "POST" and _body(body).get("reset"):
             ctx.propagation.reset_lag()

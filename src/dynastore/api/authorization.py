@@ -339,6 +339,9 @@ _TABLE_RESOURCE = {
     "UpdateTable": "TableName",
     "UpdateTimeToLive": "TableName",
     "DescribeTimeToLive": "TableName",
+    "UpdateContinuousBackups": "TableName",
+    "DescribeContinuousBackups": "TableName",
+    "CreateBackup": "TableName",
     "TagResource": "ResourceArn",
     "UntagResource": "ResourceArn",
     "ListTagsOfResource": "ResourceArn",
@@ -408,13 +411,86 @@ def _execute_transaction(req: dict[str, Any], ctx: Context, statements: Statemen
     return _statement_checks("ExecuteTransaction", req.get("TransactStatements") or [], req, ctx, statements)
 
 
+# ---- export and import ----------------------------------------------------------------------------------------
+# An export reads the table's items: dynamodb:ExportTableToPointInTime on the table; an import creates a table and
+# writes its items: dynamodb:ImportTable on the table it creates (DynamoDB asks nothing more of the caller: the
+# bucket's own permissions are S3's, checked by the S3 server with dynastore's S3 credentials). Describe asks for
+# the export's or import's ARN (under its table's, so the table's resource policy applies), List for "*".
+
+
+def _export(req: dict[str, Any], ctx: Context) -> list[Check]:
+    return [_table_check("dynamodb:ExportTableToPointInTime", req.get("TableArn"), ctx, {})]
+
+
+def _import(req: dict[str, Any], ctx: Context) -> list[Check]:
+    params = req.get("TableCreationParameters")
+    name = params.get("TableName") if isinstance(params, dict) else None
+    return [_table_check("dynamodb:ImportTable", name, ctx, {})]
+
+
+def _transfer_describe(action: str, member: str) -> Callable[[dict[str, Any], Context], list[Check]]:
+    def build(req: dict[str, Any], ctx: Context) -> list[Check]:
+        arn = req.get(member)
+        text = arn if isinstance(arn, str) else ""
+        table_arn = text.split("/export/")[0].split("/import/")[0]
+        return [Check(action, text, {}, _target(table_arn, ctx).table)]
+
+    return build
+
+
 _STATEMENT_BUILDERS: dict[str, Callable[[dict[str, Any], Context, StatementCache], list[Check]]] = {
     "ExecuteStatement": _execute_statement,
     "BatchExecuteStatement": _batch_execute_statement,
     "ExecuteTransaction": _execute_transaction,
 }
 
+# ---- point-in-time recovery ----
+
+# What a restore must be allowed on its new table beside the restore action on its source (the Developer
+# Guide's "Using IAM with DynamoDB backup and restore": read and write permissions on the target table).
+RESTORE_TARGET_ACTIONS = (
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:GetItem",
+    "dynamodb:Query",
+    "dynamodb:Scan",
+    "dynamodb:BatchWriteItem",
+)
+
+
+def _restore_to_point_in_time(req: dict[str, Any], ctx: Context) -> list[Check]:
+    source = req.get("SourceTableArn") or req.get("SourceTableName")
+    checks = [_table_check("dynamodb:RestoreTableToPointInTime", source, ctx, {})]
+    target = _target(req.get("TargetTableName"), ctx)
+    checks.extend(Check(action, target.arn, {}, target.table) for action in RESTORE_TARGET_ACTIONS)
+    return checks
+
+
+# ---- on-demand backups: a backup's own ARN is the resource of the operations on it; a restore from one also
+# needs read and write permissions on its new table, like a restore to a point in time ----
+
+
+def _on_backup(action: str) -> Callable[[dict[str, Any], Context], list[Check]]:
+    def build(req: dict[str, Any], ctx: Context) -> list[Check]:
+        arn = req.get("BackupArn")
+        return [Check(action, arn if isinstance(arn, str) else "*", {})]
+
+    return build
+
+
+def _restore_from_backup(req: dict[str, Any], ctx: Context) -> list[Check]:
+    checks = _on_backup("dynamodb:RestoreTableFromBackup")(req, ctx)
+    target = _target(req.get("TargetTableName"), ctx)
+    checks.extend(Check(action, target.arn, {}, target.table) for action in RESTORE_TARGET_ACTIONS)
+    return checks
+
+
 _BUILDERS: dict[str, Callable[[dict[str, Any], Context], list[Check]]] = {
+    "RestoreTableToPointInTime": _restore_to_point_in_time,
+    "DescribeBackup": _on_backup("dynamodb:DescribeBackup"),
+    "DeleteBackup": _on_backup("dynamodb:DeleteBackup"),
+    "RestoreTableFromBackup": _restore_from_backup,
     "GetItem": _single_item("dynamodb:GetItem"),
     "PutItem": _single_item("dynamodb:PutItem"),
     "UpdateItem": _single_item("dynamodb:UpdateItem"),
@@ -431,3 +507,11 @@ _BUILDERS: dict[str, Callable[[dict[str, Any], Context], list[Check]]] = {
     "ListStreams": _list_streams,
     "GetRecords": _get_records,
 }
+_BUILDERS.update(
+    {
+        "ExportTableToPointInTime": _export,
+        "DescribeExport": _transfer_describe("dynamodb:DescribeExport", "ExportArn"),
+        "ImportTable": _import,
+        "DescribeImport": _transfer_describe("dynamodb:DescribeImport", "ImportArn"),
+    }
+)

@@ -275,3 +275,18 @@ def _build(req: dict[str, Any], ctx: Context, billing: BillingMode, tags: tuple[
         status=CREATING,
         status_until=now + config.create_table_delay,
     )
+
+
+def table_from_parameters(req: dict[str, Any], ctx: Context) -> TableDef:
+    """ImportTable's TableCreationParameters (a CreateTable request's key schema, billing, throughput, SSE and
+    GSIs), checked as CreateTable checks them, as a CREATING table not stored yet."""
+    billing = BillingMode(req.get("BillingMode") or "PROVISIONED")
+    _check_throughput(req, billing)
+    defs = [d["AttributeName"] for d in req["AttributeDefinitions"]]
+    _check_table_keys(req, defs)
+    _check_definitions_used(req, defs)
+    _check_gsis(req, defs, set(), billing)
+    check_projected_total([index["Projection"] for index in req.get("GlobalSecondaryIndexes") or []])
+    check_sse(req.get("SSESpecification"))
+    check_on_demand(req.get("OnDemandThroughput"), billing, allow_clear=False)
+    return _build(req, ctx, billing, ())

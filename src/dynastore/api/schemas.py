@@ -20,6 +20,7 @@ from dynastore.validation.shapes import (
     Map,
     String,
     Struct,
+    Timestamp,
 )
 
 # --- shared members ----------
@@ -578,5 +579,166 @@ SHAPES.update(
         "BatchExecuteStatement": BATCH_EXECUTE_STATEMENT,
         "ExecuteStatement": EXECUTE_STATEMENT,
         "ExecuteTransaction": EXECUTE_TRANSACTION,
+    }
+)
+
+# --- Export to and import from S3 ----------
+_S3_BUCKET_PATTERN = r"^[a-z0-9A-Z]+[\.\-\w]*[a-z0-9A-Z]+$"
+_S3_BUCKET_OWNER = String(pattern="[0-9]{12}")
+_CLIENT_TOKEN = String(pattern=r"^[^\$]+$")
+EXPORT_TABLE_TO_POINT_IN_TIME = Struct(
+    "ExportTableToPointInTimeInput",
+    TableArn=String(not_null=True, min_len=1, max_len=1024),
+    ExportTime=Timestamp(),
+    ClientToken=_CLIENT_TOKEN,
+    S3Bucket=String(not_null=True, max_len=255, pattern=_S3_BUCKET_PATTERN),
+    S3BucketOwner=_S3_BUCKET_OWNER,
+    S3Prefix=String(max_len=1024),
+    S3SseAlgorithm=Enum("AES256", "KMS"),
+    S3SseKmsKeyId=String(min_len=1, max_len=2048),
+    ExportFormat=Enum("DYNAMODB_JSON", "ION"),
+    ExportType=Enum("FULL_EXPORT", "INCREMENTAL_EXPORT"),
+    IncrementalExportSpecification=Struct(
+        "IncrementalExportSpecification",
+        ExportFromTime=Timestamp(),
+        ExportToTime=Timestamp(),
+        ExportViewType=Enum("NEW_IMAGE", "NEW_AND_OLD_IMAGES"),
+    ),
+    FilterSpecification=Struct(
+        "FilterSpecification",
+        FilterExpression=String(),
+        ProjectionExpression=String(),
+        KeyConditionExpression=String(),
+        ExpressionAttributeNames=EXPRESSION_ATTRIBUTE_NAMES,
+        ExpressionAttributeValues=Map(AttrValue()),
+    ),
+)
+DESCRIBE_EXPORT = Struct("DescribeExportInput", ExportArn=String(not_null=True, min_len=37, max_len=1024))
+LIST_EXPORTS = Struct(
+    "ListExportsInput",
+    TableArn=String(min_len=1, max_len=1024),
+    MaxResults=Integer(min=1, max=25),
+    NextToken=String(),
+)
+_GSI_LIST = CREATE_TABLE.member("GlobalSecondaryIndexes")
+assert _GSI_LIST is not None
+IMPORT_TABLE = Struct(
+    "ImportTableInput",
+    ClientToken=_CLIENT_TOKEN,
+    S3BucketSource=Struct(
+        "S3BucketSource",
+        not_null=True,
+        S3BucketOwner=_S3_BUCKET_OWNER,
+        S3Bucket=String(not_null=True, max_len=255, pattern=_S3_BUCKET_PATTERN),
+        S3KeyPrefix=String(max_len=1024),
+    ),
+    InputFormat=Enum("DYNAMODB_JSON", "ION", "CSV", not_null=True),
+    InputFormatOptions=Struct(
+        "InputFormatOptions",
+        Csv=Struct(
+            "CsvOptions",
+            Delimiter=String(min_len=1, max_len=1, pattern="[,;:|\t ]"),
+            HeaderList=List(String(min_len=1, max_len=65536), min_len=1, max_len=255),
+        ),
+    ),
+    InputCompressionType=Enum("GZIP", "ZSTD", "NONE"),
+    TableCreationParameters=Struct(
+        "TableCreationParameters",
+        not_null=True,
+        TableName=String(not_null=True, min_len=3, max_len=255, pattern=TABLE_NAME_PATTERN),
+        AttributeDefinitions=ATTRIBUTE_DEFINITIONS,
+        KeySchema=KEY_SCHEMA,
+        BillingMode=BILLING_MODE,
+        ProvisionedThroughput=PROVISIONED_THROUGHPUT,
+        OnDemandThroughput=ON_DEMAND_THROUGHPUT,
+        SSESpecification=SSE_SPECIFICATION,
+        GlobalSecondaryIndexes=_GSI_LIST,
+    ),
+)
+DESCRIBE_IMPORT = Struct("DescribeImportInput", ImportArn=String(not_null=True, min_len=37, max_len=1024))
+LIST_IMPORTS = Struct(
+    "ListImportsInput",
+    TableArn=String(min_len=1, max_len=1024),
+    PageSize=Integer(min=1, max=25),
+    NextToken=String(min_len=112, max_len=1024, pattern="([0-9a-f]{16})+"),
+)
+SHAPES.update(
+    {
+        "ExportTableToPointInTime": EXPORT_TABLE_TO_POINT_IN_TIME,
+        "DescribeExport": DESCRIBE_EXPORT,
+        "ListExports": LIST_EXPORTS,
+        "ImportTable": IMPORT_TABLE,
+        "DescribeImport": DESCRIBE_IMPORT,
+        "ListImports": LIST_IMPORTS,
+    }
+)
+
+# --- point-in-time recovery ----------
+UPDATE_CONTINUOUS_BACKUPS = Struct(
+    "UpdateContinuousBackupsInput",
+    TableName=TABLE_NAME_STRICT,
+    PointInTimeRecoverySpecification=Struct(
+        "PointInTimeRecoverySpecification",
+        not_null=True,
+        PointInTimeRecoveryEnabled=Boolean(not_null=True),
+        RecoveryPeriodInDays=Integer(min=1, max=35),
+    ),
+)
+DESCRIBE_CONTINUOUS_BACKUPS = Struct("DescribeContinuousBackupsInput", TableName=TABLE_NAME_STRICT)
+RESTORE_TABLE_TO_POINT_IN_TIME = Struct(
+    "RestoreTableToPointInTimeInput",
+    SourceTableArn=String(min_len=1, max_len=1024),
+    SourceTableName=String(pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255),
+    TargetTableName=String(required=True, pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255),
+    UseLatestRestorableTime=Boolean(),
+    RestoreDateTime=Timestamp(),
+    BillingModeOverride=BILLING_MODE,
+    GlobalSecondaryIndexOverride=CREATE_TABLE.member("GlobalSecondaryIndexes"),  # type: ignore[arg-type]
+    LocalSecondaryIndexOverride=CREATE_TABLE.member("LocalSecondaryIndexes"),  # type: ignore[arg-type]
+    ProvisionedThroughputOverride=PROVISIONED_THROUGHPUT,
+    OnDemandThroughputOverride=ON_DEMAND_THROUGHPUT,
+    SSESpecificationOverride=SSE_SPECIFICATION,
+)
+SHAPES.update(
+    {
+        "UpdateContinuousBackups": UPDATE_CONTINUOUS_BACKUPS,
+        "DescribeContinuousBackups": DESCRIBE_CONTINUOUS_BACKUPS,
+        "RestoreTableToPointInTime": RESTORE_TABLE_TO_POINT_IN_TIME,
+    }
+)
+
+# --- on-demand backups (api/backups.py) ----------
+BACKUP_ARN = String(not_null=True, min_len=37, max_len=1024)
+BACKUP_NAME = String(not_null=True, pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255)
+CREATE_BACKUP = Struct("CreateBackupInput", TableName=TABLE_NAME_STRICT, BackupName=BACKUP_NAME)
+DESCRIBE_BACKUP = Struct("DescribeBackupInput", BackupArn=BACKUP_ARN)
+DELETE_BACKUP = Struct("DeleteBackupInput", BackupArn=BACKUP_ARN)
+LIST_BACKUPS = Struct(
+    "ListBackupsInput",
+    TableName=String(table_or_arn=True),
+    Limit=Integer(min=1, max=100),
+    TimeRangeLowerBound=Timestamp(),
+    TimeRangeUpperBound=Timestamp(),
+    ExclusiveStartBackupArn=String(min_len=37, max_len=1024),
+    BackupType=Enum("USER", "SYSTEM", "AWS_BACKUP", "ALL"),
+)
+RESTORE_TABLE_FROM_BACKUP = Struct(
+    "RestoreTableFromBackupInput",
+    TargetTableName=String(required=True, pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255),
+    BackupArn=BACKUP_ARN,
+    BillingModeOverride=BILLING_MODE,
+    GlobalSecondaryIndexOverride=CREATE_TABLE.member("GlobalSecondaryIndexes"),  # type: ignore[arg-type]
+    LocalSecondaryIndexOverride=CREATE_TABLE.member("LocalSecondaryIndexes"),  # type: ignore[arg-type]
+    ProvisionedThroughputOverride=PROVISIONED_THROUGHPUT,
+    OnDemandThroughputOverride=ON_DEMAND_THROUGHPUT,
+    SSESpecificationOverride=SSE_SPECIFICATION,
+)
+SHAPES.update(
+    {
+        "CreateBackup": CREATE_BACKUP,
+        "DescribeBackup": DESCRIBE_BACKUP,
+        "DeleteBackup": DELETE_BACKUP,
+        "ListBackups": LIST_BACKUPS,
+        "RestoreTableFromBackup": RESTORE_TABLE_FROM_BACKUP,
     }
 )

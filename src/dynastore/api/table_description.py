@@ -25,6 +25,7 @@ from dynastore.model.table_schema import (
     OnDemandThroughput,
     Projection,
     ProvisionedThroughput,
+    RestoreSummary,
     TableDef,
 )
 from dynastore.model.warm_throughput import WarmThroughput
@@ -35,6 +36,7 @@ __all__ = [
     "key_schema_description",
     "on_demand_description",
     "projection_description",
+    "restore_summary_description",
     "throughput_description",
     "table_description",
     "warm_description",
@@ -87,6 +89,8 @@ def describe_table(
         if td.stream.label is not None:
             desc["LatestStreamLabel"] = td.stream.label
             desc["LatestStreamArn"] = f"{arn}/stream/{td.stream.label}"
+    if td.restore is not None:
+        desc["RestoreSummary"] = restore_summary_description(td.restore)
     if td.sse is not None:
         desc["SSEDescription"] = {
             "Status": "ENABLED",
@@ -105,6 +109,18 @@ def describe_table(
         # An UPDATING table's warm throughput is not itself changing: DynamoDB shows it ACTIVE.
         desc["WarmThroughput"] = warm_description(td.warm, ACTIVE if td.status == UPDATING else td.status)
     return desc
+
+
+def restore_summary_description(summary: RestoreSummary) -> dict[str, Any]:
+    """A restored table's ``RestoreSummary`` (engine/restore.py)."""
+    out: dict[str, Any] = {}
+    if summary.source_backup_arn is not None:
+        out["SourceBackupArn"] = summary.source_backup_arn
+    if summary.source_table_arn is not None:
+        out["SourceTableArn"] = summary.source_table_arn
+    out["RestoreDateTime"] = summary.restored_at
+    out["RestoreInProgress"] = summary.in_progress
+    return out
 
 
 def describe_index(

@@ -40,6 +40,7 @@ from dynastore.engine.changelog import ChangeLog
 from dynastore.engine.gsi_propagation import GsiPropagation
 from dynastore.engine.index_state import IndexState
 from dynastore.engine.key_spaces import TableSpaces
+from dynastore.engine.recovery_state import RecoveryState
 from dynastore.engine.stream_shards import StreamShards
 from dynastore.engine.transaction_locks import TransactionLocks
 from dynastore.expressions.cache import ExpressionCache, KeyTemplates
@@ -72,6 +73,7 @@ class Engine:
         "expressions",
         "key_templates",
         "table_spaces",
+        "recovery",
         "_empty_namespaces",
     )
 
@@ -90,6 +92,7 @@ class Engine:
         expressions: ExpressionCache,
         key_templates: KeyTemplates,
         table_spaces: TableSpaces,
+        recovery: RecoveryState | None = None,
     ) -> None:
         self.config = config  # replaced once the listening port is known (DescribeEndpoints reports it)
         self.clock: Clock = config.clock  # the config's (a field: every request reads it)
@@ -105,6 +108,8 @@ class Engine:
         self.expressions = expressions  # parsed expressions, shared by all requests
         self.key_templates = key_templates  # remembered Query key-condition shapes
         self.table_spaces = table_spaces  # the key space of each table definition in use
+        # backups' files and records, restores running (engine/recovery_state.py); shared by every namespace
+        self.recovery = RecoveryState.in_memory() if recovery is None else recovery
         # the catalogs of the namespaces without tables used last, the most recent last
         self._empty_namespaces: dict[Namespace, Catalog] = {}
 
@@ -148,7 +153,7 @@ class Context:
 
     __slots__ = ("engine", "namespace", "catalog", "origin", "kv", "clock", "capacity", "indexes", "changelog",
                  "propagation", "shards", "locks", "ttl_cursors", "expressions", "key_templates",
-                 "table_spaces")  # fmt: skip
+                 "table_spaces", "recovery")  # fmt: skip
 
     def __init__(self, engine: Engine, namespace: Namespace, catalog: Catalog, origin: Origin) -> None:
         self.engine = engine
@@ -168,6 +173,7 @@ class Context:
         self.expressions = engine.expressions
         self.key_templates = engine.key_templates
         self.table_spaces = engine.table_spaces
+        self.recovery = engine.recovery
 
     @property
     def config(self) -> Config:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dynastore.engine.context import Context
+from dynastore.engine.pitr_archive import archive_of
 from dynastore.model.table_schema import TableDef
 from dynastore.storage.kv import WriteTxn
 
@@ -40,6 +41,8 @@ def change(ctx: Context, name: str, mutate: Mutation) -> TableDef:
 def delete(ctx: Context, name: str) -> TableDef:
     """Start deleting a table; returns its DELETING definition (its items are purged in the background)."""
     table = ctx.catalog.delete(name)
+    if table.pitr is not None:
+        _end_recovery(ctx, table)
     if table.stream is not None and table.stream.label is not None:
         # its streams (the enabled one, ended now, and those that ended within the retention period) stay readable
         ctx.shards.deleted_tables()  # loaded before the transaction (loading reads the store)
@@ -49,6 +52,14 @@ def delete(ctx: Context, name: str) -> TableDef:
                 _close_stream(ctx, txn, table)
             ctx.shards.remember_deleted(txn, table, ctx.clock.now(), ctx.catalog.scope)
     return table
+
+
+def _end_recovery(ctx: Context, table: TableDef) -> None:
+    """A table with point-in-time recovery on was deleted: the archive leaves the SYSTEM backup DynamoDB keeps of
+    it (its items are still in the store: they are purged later), then drops its recovery period."""
+    archive = archive_of(ctx)
+    if archive is not None:
+        archive.table_deleted(ctx, table)
 
 
 def _streaming(table: TableDef) -> bool:

@@ -29,8 +29,10 @@ __all__ = [
     "KeyAttr",
     "KeySchema",
     "OnDemandThroughput",
+    "PitrSpec",
     "Projection",
     "ProvisionedThroughput",
+    "RestoreSummary",
     "SSE",
     "StreamSpec",
     "TableDef",
@@ -173,6 +175,23 @@ class TtlSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class PitrSpec:
+    """Point-in-time recovery, while it is on (``TableDef.pitr`` is None while it is off): how many days back a
+    table can be restored to, and when it was turned on (the earliest restorable time until that many days
+    have passed; turning it off and on again starts anew, as in DynamoDB)."""
+
+    recovery_days: int
+    enabled_at: float
+
+    def to_record(self) -> list[Any]:
+        return [self.recovery_days, self.enabled_at]
+
+    @classmethod
+    def from_record(cls, rec: list[Any] | None) -> PitrSpec | None:
+        return None if rec is None else cls(int(rec[0]), float(rec[1]))
+
+
+@dataclass(frozen=True, slots=True)
 class IndexDef:
     name: str
     kind: str  # "LSI" | "GSI"
@@ -246,6 +265,24 @@ class IndexDef:
 
 
 @dataclass(frozen=True, slots=True)
+class RestoreSummary:
+    """Where a restored table came from (DescribeTable's RestoreSummary): a backup's ARN (None for a restore to a
+    point in time), the source table's ARN, the time restored from, and whether its data is still being loaded."""
+
+    source_backup_arn: str | None
+    source_table_arn: str | None
+    restored_at: float
+    in_progress: bool
+
+    def to_record(self) -> list[Any]:
+        return [self.source_backup_arn, self.source_table_arn, self.restored_at, self.in_progress]
+
+    @classmethod
+    def from_record(cls, rec: list[Any] | None) -> RestoreSummary | None:
+        return None if rec is None else cls(rec[0], rec[1], rec[2], rec[3])
+
+
+@dataclass(frozen=True, slots=True)
 class TableDef:
     """Everything the server knows about one table.
 
@@ -284,6 +321,9 @@ class TableDef:
     # stream's as (stream label, policy JSON, revision id); a stream's policy belongs to that stream only.
     resource_policy: tuple[str, str] | None = None
     stream_policy: tuple[str, str, str] | None = None
+    # A table made by a restore: where it came from and whether its data is still loading (engine/restore.py).
+    restore: RestoreSummary | None = None
+    pitr: PitrSpec | None = None  # point-in-time recovery (engine/point_in_time.py), None while off
 
     # ---- lookups ------------------------------------------------------------------------------------------
     def attribute_type(self, name: str) -> str | None:
@@ -364,6 +404,8 @@ class TableDef:
             "warm": None if self.warm is None else self.warm.to_record(),
             "policy": None if self.resource_policy is None else list(self.resource_policy),
             "stream_policy": None if self.stream_policy is None else list(self.stream_policy),
+            "restore": None if self.restore is None else self.restore.to_record(),
+            "pitr": None if self.pitr is None else self.pitr.to_record(),
         }
 
     @classmethod
@@ -401,6 +443,8 @@ class TableDef:
             warm=WarmThroughput.from_record(rec.get("warm")),
             resource_policy=None if rec.get("policy") is None else (rec["policy"][0], rec["policy"][1]),
             stream_policy=None if rec.get("stream_policy") is None else _stream_policy(rec["stream_policy"]),
+            restore=RestoreSummary.from_record(rec.get("restore")),
+            pitr=PitrSpec.from_record(rec.get("pitr")),
         )
 
     # ---- names --------------------------------------------------------------------------------------------

@@ -8,9 +8,11 @@ from typing import Any
 
 from dynastore.api import (
     authorization,
+    backups,
     batch_execute_statement,
     batch_get_item,
     batch_write_item,
+    continuous_backups,
     contributor_insights,
     create_table,
     delete_item,
@@ -20,11 +22,14 @@ from dynastore.api import (
     describe_table,
     execute_statement,
     execute_transaction,
+    exports,
     get_item,
+    imports,
     list_tables,
     put_item,
     query,
     resource_policies,
+    restore_table_to_point_in_time,
     scan,
     schemas,
     streams,
@@ -100,6 +105,36 @@ OPERATIONS: dict[str, tuple[Any, Handler | WithServices]] = {
     "BatchExecuteStatement": (schemas.BATCH_EXECUTE_STATEMENT, WithServices(batch_execute_statement.handle)),
     "ExecuteTransaction": (schemas.EXECUTE_TRANSACTION, WithServices(execute_transaction.handle)),
 }
+# point-in-time recovery (docs/backups.md "Point-in-time recovery")
+OPERATIONS.update(
+    {
+        "UpdateContinuousBackups": (schemas.UPDATE_CONTINUOUS_BACKUPS, continuous_backups.handle_update),
+        "DescribeContinuousBackups": (schemas.DESCRIBE_CONTINUOUS_BACKUPS, continuous_backups.handle_describe),
+        "RestoreTableToPointInTime": (schemas.RESTORE_TABLE_TO_POINT_IN_TIME, restore_table_to_point_in_time.handle),
+    }
+)
+# on-demand backups (docs/backups.md "On-demand backups")
+OPERATIONS.update(
+    {
+        "CreateBackup": (schemas.CREATE_BACKUP, backups.handle_create),
+        "DescribeBackup": (schemas.DESCRIBE_BACKUP, backups.handle_describe),
+        "ListBackups": (schemas.LIST_BACKUPS, backups.handle_list),
+        "DeleteBackup": (schemas.DELETE_BACKUP, backups.handle_delete),
+        "RestoreTableFromBackup": (schemas.RESTORE_TABLE_FROM_BACKUP, backups.handle_restore),
+    }
+)
+
+# Export to and import from S3 (api/exports.py, api/imports.py; run by engine/transfers.py).
+OPERATIONS.update(
+    {
+        "ExportTableToPointInTime": (schemas.EXPORT_TABLE_TO_POINT_IN_TIME, exports.handle_export),
+        "DescribeExport": (schemas.DESCRIBE_EXPORT, exports.handle_describe),
+        "ListExports": (schemas.LIST_EXPORTS, exports.handle_list),
+        "ImportTable": (schemas.IMPORT_TABLE, imports.handle_import),
+        "DescribeImport": (schemas.DESCRIBE_IMPORT, imports.handle_describe),
+        "ListImports": (schemas.LIST_IMPORTS, imports.handle_list),
+    }
+)
 
 STREAMS_OPERATIONS: dict[str, tuple[Any, Handler]] = {
     "ListStreams": (schemas.LIST_STREAMS, streams.handle_list_streams),

@@ -18,6 +18,7 @@ from typing import Protocol
 
 from dynastore.engine.capacity.state import Capacity
 from dynastore.engine.gsi_propagation import GsiPropagation
+from dynastore.engine.pitr_archive import PointInTimeArchive
 from dynastore.protocol.connections import Registry
 from dynastore.protocol.prometheus import Histogram, Page
 from dynastore.protocol.targets import DYNAMODB_TARGET_PREFIXES, STREAMS_TARGET_PREFIX
@@ -170,12 +171,14 @@ class Metrics:
         catalog: Catalog,
         propagation: GsiPropagation,
         storage_bytes: Callable[[], int] | None,
+        archive: PointInTimeArchive | None = None,
     ) -> None:
         self.requests = requests
         self.syncs = SyncMetrics()
         self._capacity = capacity
         self._catalog = catalog
         self._propagation = propagation
+        self._archive = archive  # point-in-time recovery's (None: not kept by this dynastore)
         self._storage_bytes = storage_bytes  # None: nothing on disk (--in-memory)
         self._registries: list[Registry] = []
 
@@ -189,6 +192,7 @@ class Metrics:
         self._write_capacity(page)
         self._write_tables(page)
         self._write_lag(page)
+        self._write_recovery(page)
         self.syncs.write(page)
         if self._storage_bytes is not None:
             page.family("dynastore_storage_bytes", "gauge", "Bytes of the files in the data directory.")
@@ -235,6 +239,24 @@ class Metrics:
         page.family("dynastore_table_size_bytes", "gauge", "Bytes of the items of each table, as DynamoDB sizes them.")
         for name in names:
             page.sample("dynastore_table_size_bytes", self._catalog.stats(name)[1], ("table",), (name,))
+
+    def _write_recovery(self, page: Page) -> None:
+        """The storage each table's point-in-time recovery period takes (engine/pitr_archive.py)."""
+        archive = self._archive
+        page.family(
+            "dynastore_point_in_time_bytes",
+            "gauge",
+            'Bytes kept for point-in-time recovery, by table and kind ("bases": table images, "log": change records).',
+        )
+        if archive is None:
+            return
+        for name in self._catalog.list_names():
+            table = self._catalog.find(name)
+            if table is None or table.pitr is None:
+                continue
+            bases, log_bytes = archive.storage_bytes(table.table_id)
+            page.sample("dynastore_point_in_time_bytes", bases, ("table", "kind"), (name, "bases"))
+            page.sample("dynastore_point_in_time_bytes", log_bytes, ("table", "kind"), (name, "log"))
 
     def _write_lag(self, page: Page) -> None:
         propagation = self._propagation

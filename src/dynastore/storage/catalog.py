@@ -384,6 +384,15 @@ class Catalog:
             self._tables[name] = deleting
         return deleting
 
+    def abandon(self, name: str) -> TableDef:
+        """Drop a table in whatever status at once, its items purged in the background: a restore that could not
+        finish (its table never became ACTIVE, so nothing a client acknowledged is lost)."""
+        self.maintain()
+        td = self.get(name)
+        self._shared.generation += 1
+        self._drop(td)
+        return td
+
     def add_index_stats(self, table_name: str, index_id: int, item_delta: int, bytes_delta: int) -> None:
         """Account index entries written or removed, in memory (like ``add_stats``)."""
         st = self._stats.get(table_name)

@@ -65,6 +65,8 @@ __all__ = [
     "TOKEN_EXPIRY_PREFIX",
     "TOKEN_PREFIX",
     "TRIGGER_RECORD_PREFIX",
+    "TRANSFER_ACTIVE_PREFIX",
+    "TRANSFER_RECORD_PREFIX",
     "backfill_cursor_key",
     "change_key",
     "change_prefix",
@@ -163,6 +165,12 @@ CONSUMER_RECORD_PREFIX: Final = "#consumer:"
 # {"kind": "deleted-streams", "tables": [[table record, deleted at], ...]}: deleted tables whose streams are
 # still readable (engine/stream_shards.py).
 DELETED_STREAMS_RECORD: Final = "#deleted-streams"
+# "#transfer:export:<export arn>" / "#transfer:import:<import arn>" -> {"kind": "export" | "import", ...}: an
+# export's or an import's description and progress (engine/transfer_jobs.py).
+TRANSFER_RECORD_PREFIX: Final = "#transfer:"
+# "#transfer-active:<arn>" -> {"kind": "transfer-active", "job": ...}: the export or import still runs (or was
+# running when the server stopped: it is then ended at start).
+TRANSFER_ACTIVE_PREFIX: Final = "#transfer-active:"
 
 RESERVED_RECORD_NAMES: Final = (SEQUENCE_RECORD, PURGE_RECORD, CHANGELOG_RECORD, DELETED_STREAMS_RECORD)
 RESERVED_RECORD_PREFIXES: Final = (
@@ -171,6 +179,8 @@ RESERVED_RECORD_PREFIXES: Final = (
     SHARDS_RECORD_PREFIX,
     TRIGGER_RECORD_PREFIX,
     CONSUMER_RECORD_PREFIX,
+    TRANSFER_RECORD_PREFIX,
+    TRANSFER_ACTIVE_PREFIX,
 )
 
 # ---------------------------------------------------------------- partition hash

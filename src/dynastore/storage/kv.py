@@ -116,6 +116,12 @@ class KV(Protocol):
         """A read transaction (a consistent snapshot on lmdb; see memory_kv for the in-memory caveat)."""
         ...
 
+    def snapshot(self) -> AbstractContextManager[ReadTxn]:
+        """A read transaction that is a consistent image of every commit so far and stays one while later
+        commits happen, even across awaits (backups read a whole table through one). Owner thread; raises
+        ``StorageUnavailableError`` while the store refuses writes."""
+        ...
+
     def write(self, frees_space: bool = False) -> AbstractContextManager[WriteTxn]:
         """One atomic transaction: commits on clean exit, aborts on exception; sees its own writes. Raises
         ``StorageUnavailableError`` while the store refuses writes; one that ``frees_space`` (a delete) is still

@@ -176,6 +176,26 @@ class LmdbKV:
         except lmdb.Error as e:
             raise StorageError(f"lmdb read transaction failed: {e}") from e
 
+    def snapshot(self) -> LmdbReadTxn:
+        """A read transaction of LMDB's file itself (an MVCC snapshot, good across awaits), after the open batch
+        is sealed and committed to the file (its records synced first: one sync per snapshot), so the image
+        holds every commit so far."""
+        if self._writer_open:
+            raise StorageError("a snapshot cannot begin inside a write transaction")
+        refusal = self._failures.refusal
+        if refusal is not None:
+            raise StorageUnavailableError(f"the store refuses writes: {refusal}")
+        self.seal()
+        try:
+            self._commit_batch()
+        except StorageError as e:
+            self._take_back(e)
+            raise WriteTakenBackError(f"the write was taken back: {e}") from e
+        try:
+            return LmdbReadTxn(self._env.begin(db=self._lay.main), self._lay)
+        except lmdb.Error as e:
+            raise StorageError(f"lmdb read transaction failed: {e}") from e
+
     def write(self, frees_space: bool = False) -> LmdbWriteTxn:
         txn, batched = self._begin_write(frees_space)
         return LmdbWriteTxn(self, txn, self._lay, batched, self._log is not None)

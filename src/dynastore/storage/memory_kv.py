@@ -79,6 +79,8 @@ class _MemoryWriteTxn:
         if exc_type is not None:
             return None
         data = kv._data
+        for snapshot in kv._snapshots:
+            snapshot._keep(self._pending, data)
         for key, value in self._pending.items():
             if value is None:
                 data.pop(key, None)
@@ -168,6 +170,68 @@ def _scan(
             return
 
 
+class _MemorySnapshot:
+    """A read transaction that stays a consistent image: before a commit changes a key, the value it had when
+    the snapshot began is saved here (once), and reads prefer the saved values to the live dict's. Costs nothing
+    until writes happen, then memory in proportion to the keys they change while it is open."""
+
+    __slots__ = ("_kv", "_saved")
+
+    def __init__(self, kv: MemoryKV) -> None:
+        self._kv = kv
+        self._saved: SortedDict = SortedDict()  # key -> its value when the snapshot began (None: absent)
+
+    def __enter__(self) -> _MemorySnapshot:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self in self._kv._snapshots:
+            self._kv._snapshots.remove(self)
+
+    def _keep(self, pending: dict[bytes, bytes | None], data: SortedDict) -> None:
+        saved = self._saved
+        for key in pending:
+            if key not in saved:
+                saved[key] = data.get(key)
+
+    def get(self, key: bytes) -> bytes | None:
+        saved = self._saved.get(key, _MISSING)
+        if saved is _MISSING:
+            return cast("bytes | None", self._kv._data.get(key))
+        return cast("bytes | None", saved)
+
+    def iter_range(self, lo: bytes, hi: bytes, *, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+        if reverse:
+            return reversed(list(self._forward(lo, hi)))
+        return self._forward(lo, hi)
+
+    def _forward(self, lo: bytes, hi: bytes) -> Iterator[tuple[bytes, bytes]]:
+        """The live keys not changed since the snapshot began, merged with the saved values in key order."""
+        saved = self._saved
+        last: bytes | None = None
+        for key, value in _scan(self._kv, None, lo, hi, False):
+            yield from self._saved_between(lo, last, key)
+            kept = saved.get(key, _MISSING)
+            if kept is _MISSING:
+                yield key, value
+            elif kept is not None:
+                yield key, cast(bytes, kept)
+            last = key
+        yield from self._saved_between(lo, last, hi)
+
+    def _saved_between(self, lo: bytes, after: bytes | None, before: bytes) -> list[tuple[bytes, bytes]]:
+        """Saved values of keys after ``after`` (None: from ``lo`` on) and before ``before``: keys the live dict
+        no longer holds (a list: the saved dict grows while the caller yields)."""
+        saved = self._saved
+        if after is None:
+            keys = saved.irange(lo, before, inclusive=(True, False))
+        else:
+            keys = saved.irange(after, before, inclusive=(False, False))
+        return [(key, saved[key]) for key in keys if saved[key] is not None]
+
+
 class MemoryKV:
     """``KV`` held in a SortedDict. Not thread-safe except ``flush`` (a no-op)."""
 
@@ -177,12 +241,20 @@ class MemoryKV:
         self._commit_seq = 0
         self._writer: _MemoryWriteTxn | None = None
         self._reader = _MemoryReadTxn(self)
+        self._snapshots: list[_MemorySnapshot] = []  # open snapshots: commits save the values they replace
         self._closed = False
 
     def read(self) -> _MemoryReadTxn:
         if self._closed:
             raise StorageError("store is closed")
         return self._reader
+
+    def snapshot(self) -> _MemorySnapshot:
+        if self._closed:
+            raise StorageError("store is closed")
+        snapshot = _MemorySnapshot(self)
+        self._snapshots.append(snapshot)
+        return snapshot
 
     def write(self, frees_space: bool = False) -> _MemoryWriteTxn:
         if self._closed:

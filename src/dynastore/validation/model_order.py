@@ -260,3 +260,108 @@ MODEL_ORDER: dict[str, tuple[str, ...]] = {
     "WarmThroughput": ("ReadUnitsPerSecond", "WriteUnitsPerSecond"),
     "WriteRequest": ("PutRequest", "DeleteRequest"),
 }
+
+# point-in-time recovery
+MODEL_ORDER.update(
+    {
+        "UpdateContinuousBackupsInput": ("TableName", "PointInTimeRecoverySpecification"),
+        "PointInTimeRecoverySpecification": ("PointInTimeRecoveryEnabled", "RecoveryPeriodInDays"),
+        "DescribeContinuousBackupsInput": ("TableName",),
+        "RestoreTableToPointInTimeInput": (
+            "SourceTableArn",
+            "SourceTableName",
+            "TargetTableName",
+            "UseLatestRestorableTime",
+            "RestoreDateTime",
+            "BillingModeOverride",
+            "GlobalSecondaryIndexOverride",
+            "LocalSecondaryIndexOverride",
+            "ProvisionedThroughputOverride",
+            "OnDemandThroughputOverride",
+            "SSESpecificationOverride",
+            "VectorIndexOverride",
+        ),
+    }
+)
+
+# Export to and import from S3.
+MODEL_ORDER.update(
+    {
+        "ExportTableToPointInTimeInput": (
+            "TableArn",
+            "ExportTime",
+            "ClientToken",
+            "S3Bucket",
+            "S3BucketOwner",
+            "S3Prefix",
+            "S3SseAlgorithm",
+            "S3SseKmsKeyId",
+            "ExportFormat",
+            "ExportType",
+            "IncrementalExportSpecification",
+            "FilterSpecification",
+        ),
+        "IncrementalExportSpecification": ("ExportFromTime", "ExportToTime", "ExportViewType"),
+        "FilterSpecification": (
+            "FilterExpression",
+            "ProjectionExpression",
+            "KeyConditionExpression",
+            "ExpressionAttributeNames",
+            "ExpressionAttributeValues",
+        ),
+        "DescribeExportInput": ("ExportArn",),
+        "ListExportsInput": ("TableArn", "MaxResults", "NextToken"),
+        "ImportTableInput": (
+            "ClientToken",
+            "S3BucketSource",
+            "InputFormat",
+            "InputFormatOptions",
+            "InputCompressionType",
+            "TableCreationParameters",
+        ),
+        "S3BucketSource": ("S3BucketOwner", "S3Bucket", "S3KeyPrefix"),
+        "InputFormatOptions": ("Csv",),
+        "CsvOptions": ("Delimiter", "HeaderList"),
+        "TableCreationParameters": (
+            "TableName",
+            "AttributeDefinitions",
+            "KeySchema",
+            "BillingMode",
+            "ProvisionedThroughput",
+            "OnDemandThroughput",
+            "SSESpecification",
+            "GlobalSecondaryIndexes",
+            "VectorIndexes",
+        ),
+        "DescribeImportInput": ("ImportArn",),
+        "ListImportsInput": ("TableArn", "PageSize", "NextToken"),
+    }
+)
+
+# on-demand backups
+MODEL_ORDER.update(
+    {
+        "CreateBackupInput": ("TableName", "BackupName"),
+        "DescribeBackupInput": ("BackupArn",),
+        "DeleteBackupInput": ("BackupArn",),
+        "ListBackupsInput": (
+            "TableName",
+            "Limit",
+            "TimeRangeLowerBound",
+            "TimeRangeUpperBound",
+            "ExclusiveStartBackupArn",
+            "BackupType",
+        ),
+        "RestoreTableFromBackupInput": (
+            "TargetTableName",
+            "BackupArn",
+            "BillingModeOverride",
+            "GlobalSecondaryIndexOverride",
+            "LocalSecondaryIndexOverride",
+            "ProvisionedThroughputOverride",
+            "OnDemandThroughputOverride",
+            "SSESpecificationOverride",
+            "VectorIndexOverride",
+        ),
+    }
+)

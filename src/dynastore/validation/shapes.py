@@ -27,6 +27,7 @@ __all__ = [
     "Shape",
     "String",
     "Struct",
+    "Timestamp",
     "java_type",
 ]
 
@@ -88,6 +89,13 @@ class Blob(Shape):
     not_null: bool = False
     min_len: int | None = None
     max_len: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Timestamp(Shape):
+    """A date: a JSON number of seconds since the epoch (how the JSON protocol sends a ``timestamp``)."""
+
+    not_null: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,4 +168,6 @@ def java_type(shape: Any) -> str:
         return f"java.util.List<{java_type(shape.member)}>"
     if isinstance(shape, Map):
         return f"java.util.Map<java.lang.String, {java_type(shape.value)}>"
+    if isinstance(shape, Timestamp):
+        return "java.util.Date"
     raise TypeError(f"not a shape: {shape!r}")

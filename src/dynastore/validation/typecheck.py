@@ -28,6 +28,7 @@ from dynastore.validation.shapes import (
     Shape,
     String,
     Struct,
+    Timestamp,
     java_type,
 )
 
@@ -87,6 +88,8 @@ def _compile(shape: Shape, in_value: bool) -> Coercer:
         return _compile_map(shape, in_value)
     if isinstance(shape, Struct):
         return _compile_struct(shape, in_value)
+    if isinstance(shape, Timestamp):
+        return _coerce_timestamp
     raise TypeError(f"not a shape: {shape!r}")
 
 
@@ -97,6 +100,13 @@ def _compile_string() -> Coercer:
         raise scalar_error(value, "String", "java.lang.String")
 
     return coerce_string
+
+
+def _coerce_timestamp(value: Any) -> Any:
+    """A date: seconds since the epoch, as a float."""
+    if type(value) is int or type(value) is float:
+        return float(value)
+    raise scalar_error(value, "Date", "java.util.Date")
 
 
 def _compile_boolean() -> Coercer:

@@ -430,3 +430,29 @@ def test_partiql_statements_check_their_own_actions_on_their_table_or_index(serv
     )
     # PartiQLSelect is not GetItem: the JSON API's reads stay refused
     assert server.refused("GetItem", TableName="Music", Key=key("a")) == denial("dynamodb:GetItem", TABLE + "Music")
+
+
+def test_exports_and_imports_check_the_table_export_and_import_arns(server: Server) -> None:
+    export_arn = TABLE + "Music/export/01700000000000-0123abcd"
+    import_arn = TABLE + "Songs/import/01700000000000-0123abcd"
+    assert server.refused("ExportTableToPointInTime", TableArn=TABLE + "Music", S3Bucket="bucket") == denial(
+        "dynamodb:ExportTableToPointInTime", TABLE + "Music"
+    )
+    assert server.refused("DescribeExport", ExportArn=export_arn) == denial("dynamodb:DescribeExport", export_arn)
+    assert server.refused("ListExports") == denial("dynamodb:ListExports", "*")
+    creation = {
+        "TableName": "Songs",
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+        "BillingMode": "PAY_PER_REQUEST",
+    }
+    request = {"S3BucketSource": {"S3Bucket": "bucket"}, "InputFormat": "CSV", "TableCreationParameters": creation}
+    assert server.refused("ImportTable", **request) == denial("dynamodb:ImportTable", TABLE + "Songs")
+    assert server.refused("DescribeImport", ImportArn=import_arn) == denial("dynamodb:DescribeImport", import_arn)
+    assert server.refused("ListImports") == denial("dynamodb:ListImports", "*")
+    server.grant(allow(["dynamodb:ImportTable", "dynamodb:DescribeImport"], TABLE + "Songs*"))
+    started = server.alice("ImportTable", **request)["ImportTableDescription"]
+    assert started["ImportStatus"] == "IN_PROGRESS"
+    assert server.alice("DescribeImport", ImportArn=started["ImportArn"])["ImportTableDescription"]["TableArn"] == (
+        TABLE + "Songs"
+    )

@@ -247,3 +247,25 @@ def test_a_write_is_timed_until_it_is_durable() -> None:
     durability.durable_seq = 6
     metrics.observe("DynamoDB_20111205.PutItem", None, 200, 6, time.perf_counter())  # durable already
     assert stats.latency.count == 2 and not durability.waiting
+
+
+def test_the_point_in_time_storage_of_each_table_is_reported(app: Dynastore) -> None:
+    import asyncio
+
+    from dynastore.engine import continuous_backups
+    from tests.unit.engine.pitr_stand_in import use_memory_images
+
+    use_memory_images(app.engine)
+    assert call(app, "CreateTable", TABLE)[0] == 200
+    assert call(app, "PutItem", {"TableName": "things", "Item": {"pk": {"S": "a"}, "g": {"S": "x"}}})[0] == 200
+    values = scrape(app)
+    assert not [s for s in values if s[0] == "dynastore_point_in_time_bytes"]  # recovery is off
+    spec = {"PointInTimeRecoveryEnabled": True}
+    body = {"TableName": "things", "PointInTimeRecoverySpecification": spec}
+    assert call(app, "UpdateContinuousBackups", body)[0] == 200
+    asyncio.run(continuous_backups.take_due_bases(app.engine))
+    assert call(app, "PutItem", {"TableName": "things", "Item": {"pk": {"S": "b"}, "g": {"S": "y"}}})[0] == 200
+    continuous_backups.maintain(app.engine)  # counts the records written since the base
+    values = scrape(app)
+    assert value(values, "dynastore_point_in_time_bytes", table="things", kind="bases") > 0
+    assert value(values, "dynastore_point_in_time_bytes", table="things", kind="log") > 0

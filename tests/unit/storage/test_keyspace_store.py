@@ -11,6 +11,7 @@ from dynastore.config import Config
 from dynastore.engine import indexes, retention
 from dynastore.engine.changelog import NOT_FOLLOWED, ChangeRecord
 from dynastore.engine.context import Context
+from dynastore.engine.transfer_jobs import ExportJob, save_job
 from dynastore.limits import STREAM_RETENTION_SECONDS
 from dynastore.model.table_schema import TableDef
 from dynastore.storage import keyspace as ks
@@ -66,6 +67,28 @@ class _Archive:
         return False
 
 
+def _running_export() -> ExportJob:
+    arn = "arn:aws:dynamodb:us-east-1:000000000000:table/tbl"
+    return ExportJob(
+        arn=arn + "/export/01700000000000-0123abcd",
+        table_arn=arn,
+        table_id="00000000-0000-0000-0000-000000000000",
+        table_name="tbl",
+        account_id="000000000000",
+        region="us-east-1",
+        export_time=0.0,
+        start_time=0.0,
+        client_token="token",
+        bucket="bucket",
+        bucket_owner=None,
+        prefix=None,
+        sse_algorithm=None,
+        sse_kms_key_id=None,
+        export_format="DYNAMODB_JSON",
+        export_type="FULL_EXPORT",
+    )
+
+
 def _every_kind_of_record() -> tuple[Context, list[bytes]]:
     """A store that has held every kind of record: what it held mid-way and at the end."""
     clock = ManualClock()
@@ -107,6 +130,7 @@ def _every_kind_of_record() -> tuple[Context, list[bytes]]:
     )
     _deliver_stream(ctx, "gone")  # a trigger's checkpoint
     ctx.changelog.save_checkpoint(_Archive(), b"{}")  # any other change log consumer's checkpoint
+    save_job(ctx, _running_export())  # an export's record, and its marker while it runs
     seen = _keys(kv)  # GSI changes are still waiting here
     ops["UpdateTable"](
         {

@@ -12,6 +12,7 @@ from dynastore.engine.capacity.buckets import Lane
 from dynastore.engine.capacity.contributors import Counts
 from dynastore.engine.capacity.state import Resource, TableState
 from dynastore.engine.context import Context
+from dynastore.engine.pitr_archive import archive_of, recovery_view
 from dynastore.limits import CONTRIBUTOR_TOP, CONTRIBUTOR_WINDOW_SECONDS
 from dynastore.storage import keycodec, keyspace
 
@@ -39,6 +40,8 @@ def partitions_view(ctx: Context, st: TableState) -> dict[str, Any]:
         "now": now,
         **_resource_view(st.base, now, cap.adaptive_delay),
         "indexes": [{"index": name, **_resource_view(res, now, cap.adaptive_delay)} for name, res in st.gsis.items()],
+        # point-in-time recovery: its bases' and log records' bytes (engine/pitr_archive.py), None while off
+        "point_in_time": recovery_view(archive_of(ctx), ctx.catalog.find(td.name) or td, now),
     }
 
 

@@ -48,6 +48,7 @@ def test_partitions_of_a_table_and_its_gsi() -> None:
         "throughput": {"read": 5000.0, "write": 10.0},
         "peaks": {"read": 0.0, "write": 0.0},
         "partition_count": 2,
+        "point_in_time": None,  # point-in-time recovery is off
     }
     first, second = view["partitions"]
     assert first["hash_range"] == ["00000000", "7fffffff"] and second["hash_range"] == ["80000000", "ffffffff"]

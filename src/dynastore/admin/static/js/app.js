@@ -1,5 +1,5 @@
 // The console's router: the location hash names the page (#/tables, #/table/T, #/items/T, #/partitions/T,
-// #/streams/T, #/triggers, #/signin); each page module renders into <main> and returns a function that stops its timers.
+// #/streams/T, #/triggers, #/transfers, #/signin); each page module renders into <main> and returns a function that stops its timers.
 
 import { admin } from "./api.js";
 import { errorBox, h, link, replace } from "./dom.js";
@@ -9,9 +9,10 @@ import * as signin from "./signin.js";
 import * as streams from "./streams.js";
 import * as table from "./table.js";
 import * as tables from "./tables.js";
+import * as transfers from "./transfers.js";
 import * as triggers from "./triggers.js";
 
-const PAGES = { tables, table, items, partitions, streams, triggers, signin };
+const PAGES = { tables, table, items, partitions, streams, triggers, signin, transfers };
 const TABLE_TABS = [["table", "Overview"], ["items", "Items"], ["partitions", "Partitions"], ["streams", "Stream"]];
 let stopPage = null;
 
@@ -21,7 +22,7 @@ function parse() {
 }
 
 function navigation(page, name) {
-  const top = [["tables", "Tables"], ["triggers", "Triggers"], ["signin", "Sign in"]].map(([p, label]) =>
+  const top = [["tables", "Tables"], ["triggers", "Triggers"], ["transfers", "Exports and imports"], ["signin", "Sign in"]].map(([p, label]) =>
     h("a", { href: link(p), class: p === page ? "current" : null }, label));
   const tabs = name == null ? [] : [h("span", { class: "table-name" }, name), TABLE_TABS.map(([p, label]) =>
     h("a", { href: link(p, name), class: p === page ? "current" : null, "data-tab": p }, label))];

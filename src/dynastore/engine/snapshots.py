@@ -1,0 +1,160 @@
+"""Snapshots: a consistent image of one table, taken without stopping writes (docs/backups.md).
+
+``take_snapshot`` reads the table's items through ONE snapshot transaction of the store (``KV.snapshot``: an
+image of every commit so far that later commits do not change), so the image is the table exactly as it was at
+one instant, whatever writes run meanwhile. It yields to the event loop between chunks, so requests go on being
+served while it reads, and writes the items through storage/backup_files.py, sealed before it returns. The
+change-log position it was taken at (``seq``) says which changes it holds: every record with a smaller sequence
+number, none from ``seq`` on, which is what a point-in-time restore replays from.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from dynastore.engine.context import Context
+from dynastore.engine.recovery_state import Progress
+from dynastore.model.table_schema import TableDef
+from dynastore.storage import keyspace
+from dynastore.storage.backup_files import BackupFiles, ImageWriter
+
+__all__ = [
+    "SNAPSHOT_CHUNK_ITEMS",
+    "PendingSnapshot",
+    "Snapshot",
+    "begin_snapshot",
+    "delete_snapshot",
+    "new_image_name",
+    "take_snapshot",
+    "take_snapshot_async",
+]
+
+SNAPSHOT_CHUNK_ITEMS = 2000  # items read between two turns of the event loop (requests are served in between)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A sealed image of ``table`` holding every change-log record before ``seq`` and none from ``seq`` on."""
+
+    name: str  # the image's name among the backup files
+    table: TableDef  # the table's definition when the image was taken (its item statistics included)
+    seq: int
+    taken_at: float  # server clock
+    item_count: int
+    size_bytes: int  # the items' DynamoDB sizes added up
+    files: BackupFiles = field(compare=False, repr=False)
+
+    def items(self) -> Iterator[bytes]:
+        """The image's stored item values (itemcodec), streamed from its file."""
+        return self.files.items(self.name)
+
+
+def new_image_name(now: float) -> str:
+    """A name no other image has, formed as a backup ARN ends: the time in milliseconds (14 digits, as
+    DynamoDB writes it) and 8 random hex digits."""
+    return f"{int(now * 1000):014d}-{os.urandom(4).hex()}"
+
+
+class PendingSnapshot:
+    """A snapshot begun (``begin_snapshot``: its image of the store is fixed) and not yet written: ``write``
+    writes and seals it, ``close`` gives it up."""
+
+    def __init__(self, ctx: Context, table: TableDef, name: str | None) -> None:
+        self._ctx = ctx
+        self.table = table
+        self._txn_scope = ctx.kv.snapshot()
+        self._txn = self._txn_scope.__enter__()
+        self.seq = ctx.changelog.next_seq  # read with the image: no commit can come between the two
+        self.taken_at = ctx.clock.now()
+        self.name = name or new_image_name(self.taken_at)
+
+    def close(self) -> None:
+        self._txn_scope.__exit__(None, None, None)
+
+    async def write(self, progress: Progress | None = None) -> Snapshot:
+        """Write the image's items, yielding to the event loop between chunks, then seal it (the blocking fsync
+        in a worker thread). Raises ``StorageError`` (a full disk: ``StorageUnavailableError``), the image then
+        removed. Closes the snapshot in any case."""
+        try:
+            writer = self._ctx.recovery.files.write_image(self.name, self._header())
+            try:
+                for read in self._copy(writer):
+                    if progress is not None:
+                        progress.done = read
+                    await asyncio.sleep(0)
+                writer.finish()
+            except BaseException:
+                writer.discard()
+                raise
+        finally:
+            self.close()
+        try:
+            await asyncio.to_thread(writer.seal)
+        except BaseException:
+            writer.discard()
+            raise
+        return self._written(writer, progress)
+
+    def write_now(self) -> Snapshot:
+        """``write`` without yielding: the caller's thread is busy until the image is sealed."""
+        try:
+            writer = self._ctx.recovery.files.write_image(self.name, self._header())
+            try:
+                for _ in self._copy(writer):
+                    pass
+                writer.finish()
+                writer.seal()
+            except BaseException:
+                writer.discard()
+                raise
+        finally:
+            self.close()
+        return self._written(writer, None)
+
+    def _header(self) -> dict[str, Any]:
+        return {"table": self.table.to_record(), "seq": self.seq, "taken_at": self.taken_at}
+
+    def _copy(self, writer: ImageWriter) -> Iterator[int]:
+        """Add the table's stored items to ``writer``; yields the count so far after each chunk."""
+        prefix = keyspace.table_prefix(self.table.table_id)
+        for read, (_, value) in enumerate(self._txn.iter_range(prefix, keyspace.prefix_end(prefix)), 1):
+            writer.add(value)
+            if read % SNAPSHOT_CHUNK_ITEMS == 0:
+                yield read
+
+    def _written(self, writer: ImageWriter, progress: Progress | None) -> Snapshot:
+        if progress is not None:
+            progress.done = writer.item_count
+        files = self._ctx.recovery.files
+        return Snapshot(self.name, self.table, self.seq, self.taken_at, writer.item_count, writer.size_bytes, files)
+
+
+def begin_snapshot(ctx: Context, table: TableDef, name: str | None = None) -> PendingSnapshot:
+    """Fix the image of ``table`` (as its definition says: a table being deleted still has its items until this
+    call returns to the event loop) now, synchronously; ``write`` it afterwards. Raises ``StorageError``."""
+    return PendingSnapshot(ctx, ctx.catalog.with_live_stats(table), name)
+
+
+def take_snapshot(ctx: Context, table_name: str, name: str | None = None) -> Snapshot:
+    """Image the table ``table_name`` (any status: the caller checks what its operation allows) under ``name``
+    (default: a new one), all at once: the event loop waits until the image is sealed (background work that
+    cannot wait uses ``begin_snapshot(...).write()``, which yields between chunks). Raises
+    ResourceNotFoundException if there is no such table, ``StorageError`` (a full disk:
+    ``StorageUnavailableError``) when the image cannot be written."""
+    return begin_snapshot(ctx, ctx.catalog.get(table_name), name).write_now()
+
+
+async def take_snapshot_async(
+    ctx: Context, table_name: str, name: str | None = None, progress: Progress | None = None
+) -> Snapshot:
+    """``take_snapshot`` yielding to the event loop between chunks; ``progress`` counts the items written."""
+    return await begin_snapshot(ctx, ctx.catalog.get(table_name), name).write(progress)
+
+
+def delete_snapshot(ctx: Context, name: str) -> None:
+    """Remove an image (its backup was deleted, or a newer snapshot replaced it)."""
+    ctx.recovery.files.delete_image(name)
