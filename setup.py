@@ -43,6 +43,8 @@ INTERPRETED = {
     "dynastore/storage/wal.py",
     "dynastore/security/users.py",  # dynastore users: command-line code that runs once
     "dynastore/security/users_cli.py",
+    "dynastore/storage/image_copier.py",  # run as a program of its own (python -m): a compiled module cannot be
+    "dynastore/admin/recovery_cli.py",  # dynastore backup / restore: command-line code that runs once
 }
 
 # The setup commands that produce installable code; metadata and editable builds compile nothing.

@@ -455,6 +455,12 @@ def test_throughput_update_and_delete(browser: Chrome, server: ServerProcess, dd
     assert raised.value.response["Error"]["Code"] == "ResourceNotFoundException"
 
 
+def shown_again(browser: Chrome, server: ServerProcess, name: str) -> str:
+    """The table page's point-in-time recovery state, the page opened afresh."""
+    open_page(browser, server, f"table/{name}")
+    return str(wait_for(browser, "#recovery-state").text)
+
+
 def test_point_in_time_recovery_turned_on_and_a_table_restored(
     browser: Chrome, server: ServerProcess, ddb: Any
 ) -> None:
@@ -464,8 +470,7 @@ def test_point_in_time_recovery_turned_on_and_a_table_restored(
     wait_text(browser, "#recovery-state", "DISABLED")
     browser.find_element(By.ID, "recovery-toggle").click()
     wait_text(browser, "#recovery-state", "ENABLED · 35 day(s)")
-    open_page(browser, server, f"table/{name}")  # again, once its first base is in: the window is shown
-    waiter(browser).until(lambda d: "restorable from" in d.find_element(By.ID, "recovery-state").text or d.refresh())
+    waiter(browser).until(lambda d: "restorable from" in shown_again(d, server, name))  # once its first base is in
     target = unique_name("console_restored")
     form = wait_for(browser, "#restore-to-point-in-time")
     fill(form, "target", target)

@@ -100,10 +100,11 @@ def _backup(client: Any, server: _Server, args: argparse.Namespace) -> str:
         return arn
     with _Bar(f"backup {name}", not args.no_progress) as bar:
         while True:
-            status = client.describe_backup(BackupArn=arn)["BackupDescription"]["BackupDetails"]["BackupStatus"]
+            described = client.describe_backup(BackupArn=arn)["BackupDescription"]
+            status = described["BackupDetails"]["BackupStatus"]
             running = _find(server.recovery().get("backups", []), lambda b: b.get("arn") == arn)
             if status == "AVAILABLE":
-                bar.finish()
+                bar.finish(described["SourceTableDetails"].get("ItemCount", 0))
                 return arn
             if status == "DELETED":
                 reason = (running or {}).get("failure", "the backup ended DELETED (see the server's log)")
@@ -134,15 +135,15 @@ def _restore(client: Any, server: _Server, args: argparse.Namespace) -> str:
     with _Bar(f"restore {args.target}", not args.no_progress) as bar:
         while True:
             try:
-                status = client.describe_table(TableName=args.target)["Table"]["TableStatus"]
+                described = client.describe_table(TableName=args.target)["Table"]
             except ClientError as e:
                 if e.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
                     raise Failed(
                         f"the restore of {args.target} failed: the table was dropped (see the server's log)"
                     ) from None
                 raise
-            if status == "ACTIVE":
-                bar.finish()
+            if described["TableStatus"] == "ACTIVE":
+                bar.finish(described.get("ItemCount", 0))
                 return arn
             loading = _find(server.recovery().get("restores", []), lambda r: r.get("table") == args.target)
             if loading is not None:
@@ -220,8 +221,6 @@ class _Bar:
             bar.refresh()
         bar.update(done - bar.n)
 
-    def finish(self) -> None:
-        if self._bar is not None:
-            if self._bar.total is not None:
-                self._bar.update(self._bar.total - self._bar.n)
-            self._bar.close()
+    def finish(self, total: int) -> None:
+        """The work is over: ``total`` items done."""
+        self.show(total, total)

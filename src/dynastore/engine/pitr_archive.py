@@ -111,6 +111,8 @@ class PointInTimeArchive:
         self._kv = kv
         # table id -> the lowest log position held (where recovery was turned on, then the oldest base's)
         self._floors: dict[int, int] = {}
+        # table id -> the earliest instant its history reaches (when recovery was turned on, then its oldest base's)
+        self._starts: dict[int, float] = {}
         self._bases: dict[int, list[Base]] = {}  # table id -> its bases, oldest first
         self._taking: set[int] = set()  # tables whose base is being taken now
         self._segment_bytes: dict[int, dict[int, int]] = {}  # table id -> floor or base seq -> bytes after it
@@ -137,6 +139,11 @@ class PointInTimeArchive:
         """The lowest log position held for the table (None: the archive does not follow it)."""
         return self._floors.get(table_id)
 
+    def history_start(self, table_id: int) -> float | None:
+        """The earliest instant the table's history reaches (a longer period set later does not reach back past
+        it: what was trimmed is gone)."""
+        return self._starts.get(table_id)
+
     def bases(self, table_id: int) -> list[Base]:
         return list(self._bases.get(table_id, ()))
 
@@ -158,6 +165,7 @@ class PointInTimeArchive:
         base are read from the base by undoing the records in between."""
         self._drop_table(ctx, table.table_id)
         self._floors[table.table_id] = ctx.changelog.next_seq
+        self._starts[table.table_id] = ctx.clock.now() if table.pitr is None else table.pitr.enabled_at
         self._bases[table.table_id] = []
         self._save()
 
@@ -227,6 +235,7 @@ class PointInTimeArchive:
             return
         dropped, self._bases[table_id] = bases[:keep_from], bases[keep_from:]
         self._floors[table_id] = bases[keep_from].seq
+        self._starts[table_id] = bases[keep_from].taken_at
         segments = self._segment_bytes.get(table_id, {})
         for seq in [s for s in segments if s < bases[keep_from].seq]:
             segments.pop(seq)
@@ -257,6 +266,7 @@ class PointInTimeArchive:
     def _drop_table(self, ctx: Context, table_id: int) -> None:
         bases = self._bases.pop(table_id, [])
         known = self._floors.pop(table_id, None) is not None
+        self._starts.pop(table_id, None)
         self._segment_bytes.pop(table_id, None)
         if known:
             self._save()
@@ -271,13 +281,14 @@ class PointInTimeArchive:
         rec = orjson.loads(raw)
         for table_id, kept in rec.get("tables", {}).items():
             self._floors[int(table_id)] = int(kept["floor"])
+            self._starts[int(table_id)] = float(kept["start"])
             self._bases[int(table_id)] = [Base.from_record(b) for b in kept["bases"]]
         # Counting starts again from the oldest record held.
         self._counted_through = min(self._floors.values()) - 1 if self._floors else -1
 
     def _save(self) -> None:
         tables = {
-            str(t): {"floor": floor, "bases": [b.to_record() for b in self._bases.get(t, [])]}
+            str(t): {"floor": floor, "start": self._starts[t], "bases": [b.to_record() for b in self._bases.get(t, [])]}
             for t, floor in self._floors.items()
         }
         with self._kv.write() as txn:

@@ -23,12 +23,14 @@ _READ_RECORDS = 1_000  # log records read per storage transaction while replayin
 
 def restorable_window(ctx: Context, table: TableDef) -> tuple[float, float] | None:
     """(earliest, latest) instant ``table`` can be restored to: from when recovery was turned on, or the start
-    of its recovery period, to now. None while recovery is off, or until its first base is taken."""
+    of its recovery period, to now (never before what the archive still holds: a period made longer does not
+    bring back what a shorter one trimmed). None while recovery is off, or until its first base is taken."""
     archive = archive_of(ctx)
-    if table.pitr is None or archive is None or not archive.bases(table.table_id):
+    start = None if archive is None else archive.history_start(table.table_id)
+    if table.pitr is None or archive is None or start is None or not archive.bases(table.table_id):
         return None
     now = ctx.clock.now()
-    earliest = max(table.pitr.enabled_at, now - table.pitr.recovery_days * DAY_SECONDS)
+    earliest = max(start, table.pitr.enabled_at, now - table.pitr.recovery_days * DAY_SECONDS)
     return earliest, max(earliest, now)
 
 

@@ -12,15 +12,21 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from dynastore.engine.context import Context
 from dynastore.engine.recovery_state import Progress
 from dynastore.model.table_schema import TableDef
 from dynastore.storage import keyspace
 from dynastore.storage.backup_files import BackupFiles, ImageWriter
+from dynastore.storage.image_copier import READY
+from dynastore.storage.kv import HeldFile, ReadTxn, StorageUnavailableError
 
 __all__ = [
     "SNAPSHOT_CHUNK_ITEMS",
@@ -34,6 +40,7 @@ __all__ = [
 ]
 
 SNAPSHOT_CHUNK_ITEMS = 2000  # items read between two turns of the event loop (requests are served in between)
+COPIER_START_SECONDS = 60.0  # how long the file may be held while the image copier starts
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,24 +68,48 @@ def new_image_name(now: float) -> str:
 
 class PendingSnapshot:
     """A snapshot begun (``begin_snapshot``: its image of the store is fixed) and not yet written: ``write``
-    writes and seals it, ``close`` gives it up."""
+    writes and seals it, ``close`` gives it up.
+
+    On a store whose file other processes can read (LMDB, ``HeldFile``) the image is fixed by holding the file
+    and ``write`` copies it in a process of its own (storage/image_copier.py), so the server's requests do not
+    wait for it; otherwise (the in-memory store) by a snapshot transaction read on the event loop, a chunk at a
+    time."""
 
     def __init__(self, ctx: Context, table: TableDef, name: str | None) -> None:
         self._ctx = ctx
         self.table = table
-        self._txn_scope = ctx.kv.snapshot()
-        self._txn = self._txn_scope.__enter__()
+        self._held: HeldFile | None = None
+        self._txn_scope: AbstractContextManager[ReadTxn] | None = None
+        self._txn: ReadTxn | None = None
+        kv = ctx.kv
+        if isinstance(kv, HeldFile) and ctx.recovery.files.root is not None and kv.hold_file():
+            self._held = kv
+        else:
+            self._open_txn()
         self.seq = ctx.changelog.next_seq  # read with the image: no commit can come between the two
         self.taken_at = ctx.clock.now()
         self.name = name or new_image_name(self.taken_at)
 
+    def _open_txn(self) -> None:
+        self._txn_scope = self._ctx.kv.snapshot()
+        self._txn = self._txn_scope.__enter__()
+
+    def _release(self) -> None:
+        held, self._held = self._held, None
+        if held is not None:
+            held.release_file()
+
     def close(self) -> None:
-        self._txn_scope.__exit__(None, None, None)
+        self._release()
+        scope, self._txn_scope, self._txn = self._txn_scope, None, None
+        if scope is not None:
+            scope.__exit__(None, None, None)
 
     async def write(self, progress: Progress | None = None) -> Snapshot:
-        """Write the image's items, yielding to the event loop between chunks, then seal it (the blocking fsync
-        in a worker thread). Raises ``StorageError`` (a full disk: ``StorageUnavailableError``), the image then
-        removed. Closes the snapshot in any case."""
+        """Write the image's items, then seal it. Raises ``StorageError`` (a full disk:
+        ``StorageUnavailableError``), the image then removed. Closes the snapshot in any case."""
+        if self._held is not None:
+            return await self._write_elsewhere(progress)
         try:
             writer = self._ctx.recovery.files.write_image(self.name, self._header())
             try:
@@ -97,10 +128,47 @@ class PendingSnapshot:
         except BaseException:
             writer.discard()
             raise
-        return self._written(writer, progress)
+        return self._written(writer.item_count, writer.size_bytes, progress)
+
+    async def _write_elsewhere(self, progress: Progress | None) -> Snapshot:
+        """The copy by storage/image_copier.py: the file is released once it has begun its read transaction."""
+        files = self._ctx.recovery.files
+        assert self._held is not None and files.root is not None
+        prefix = keyspace.table_prefix(self.table.table_id)
+        copier = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "dynastore.storage.image_copier", self._held.path, str(files.root), self.name,
+            prefix.hex(), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        assert copier.stdin is not None and copier.stdout is not None and copier.stderr is not None
+        try:
+            copier.stdin.write(orjson.dumps(self._header()))
+            copier.stdin.close()
+            try:
+                line = await asyncio.wait_for(copier.stdout.readline(), COPIER_START_SECONDS)
+            finally:
+                self.close()  # the copier's image is fixed (or it failed): commits reach the file again
+            while line.startswith(b"progress ") or line.strip() == READY.encode():
+                if line.startswith(b"progress ") and progress is not None:
+                    progress.done = int(line.split()[1])
+                line = await copier.stdout.readline()
+            failure = (await copier.stderr.read()).decode(errors="replace").strip()
+            if await copier.wait() != 0 or not line.startswith(b"done "):
+                files.delete_image(self.name)
+                raise StorageUnavailableError(failure or f"the image copier ended with status {copier.returncode}")
+        except BaseException:
+            if copier.returncode is None:
+                copier.kill()
+                await copier.wait()
+            raise
+        _, items, size = line.split()
+        return self._written(int(items), int(size), progress)
 
     def write_now(self) -> Snapshot:
-        """``write`` without yielding: the caller's thread is busy until the image is sealed."""
+        """``write`` without yielding, in this process: the caller's thread is busy until the image is sealed."""
+        if self._held is not None:
+            self._open_txn()  # the file is held: this transaction reads exactly the image fixed at the start
+            self._release()
         try:
             writer = self._ctx.recovery.files.write_image(self.name, self._header())
             try:
@@ -113,24 +181,25 @@ class PendingSnapshot:
                 raise
         finally:
             self.close()
-        return self._written(writer, None)
+        return self._written(writer.item_count, writer.size_bytes, None)
 
     def _header(self) -> dict[str, Any]:
         return {"table": self.table.to_record(), "seq": self.seq, "taken_at": self.taken_at}
 
     def _copy(self, writer: ImageWriter) -> Iterator[int]:
         """Add the table's stored items to ``writer``; yields the count so far after each chunk."""
+        assert self._txn is not None
         prefix = keyspace.table_prefix(self.table.table_id)
         for read, (_, value) in enumerate(self._txn.iter_range(prefix, keyspace.prefix_end(prefix)), 1):
             writer.add(value)
             if read % SNAPSHOT_CHUNK_ITEMS == 0:
                 yield read
 
-    def _written(self, writer: ImageWriter, progress: Progress | None) -> Snapshot:
+    def _written(self, item_count: int, size_bytes: int, progress: Progress | None) -> Snapshot:
         if progress is not None:
-            progress.done = writer.item_count
+            progress.done = item_count
         files = self._ctx.recovery.files
-        return Snapshot(self.name, self.table, self.seq, self.taken_at, writer.item_count, writer.size_bytes, files)
+        return Snapshot(self.name, self.table, self.seq, self.taken_at, item_count, size_bytes, files)
 
 
 def begin_snapshot(ctx: Context, table: TableDef, name: str | None = None) -> PendingSnapshot:

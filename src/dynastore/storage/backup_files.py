@@ -57,6 +57,7 @@ class ImageWriter:
         self._crc = 0
         self.item_count = 0
         self.size_bytes = 0  # the items' DynamoDB sizes added up (what BackupSizeBytes reports)
+        self.written_bytes = 0  # the image's bytes so far
         encoded = orjson.dumps(header)
         self._write(_MAGIC + _LENGTH.pack(len(encoded)) + encoded)
 
@@ -83,11 +84,22 @@ class ImageWriter:
         """Drop the unfinished image (its temporary file)."""
         self._files._discard_image(self._name, self._stream)
 
+    def sync(self) -> None:
+        """BLOCKING: make what was written so far reach the disk now (a large image is written back in steps
+        rather than all at once when sealed)."""
+        try:
+            self._stream.flush()
+            if self._files.root is not None:
+                os.fdatasync(self._stream.fileno())
+        except OSError as e:
+            raise _write_error(e) from e
+
     def _write(self, data: bytes) -> None:
         try:
             self._stream.write(data)
         except OSError as e:
             raise _write_error(e) from e
+        self.written_bytes += len(data)
 
 
 def _write_error(e: OSError) -> StorageError:

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 __all__ = [
     "KV",
     "BackgroundSync",
     "DurabilityError",
+    "HeldFile",
     "LossListener",
     "NOT_APPLIED",
     "ReadTxn",
@@ -109,6 +110,20 @@ class BackgroundSync(Protocol):
     def alive(self) -> bool:
         """Whether the flushes can still run (False once the helper is gone)."""
         ...
+
+
+@runtime_checkable
+class HeldFile(Protocol):
+    """A store whose committed state is a file other processes can read (LMDB): ``hold_file`` keeps commits out
+    of it until ``release_file``, so a read transaction another process begins meanwhile is an image of exactly
+    the commits made before the hold (backups copy a table's image in a process of their own through this)."""
+
+    @property
+    def path(self) -> str: ...
+
+    def hold_file(self) -> bool: ...
+
+    def release_file(self) -> None: ...
 
 
 class KV(Protocol):

@@ -140,6 +140,7 @@ class LmdbKV:
         self._on_batch_open: Callable[[], None] | None = None
         self._durable_lock = threading.Lock()
         self._closed = False
+        self._file_held = 0  # hold_file calls not yet released: commits stay out of the file meanwhile
         self._lock_fd = lock_directory(self._path)
         if durable_log is None:
             durable_log = LocalLog(os.path.join(self._path, LOG_DIRECTORY), faults)
@@ -195,6 +196,37 @@ class LmdbKV:
             return LmdbReadTxn(self._env.begin(db=self._lay.main), self._lay)
         except lmdb.Error as e:
             raise StorageError(f"lmdb read transaction failed: {e}") from e
+
+    # ---- images read by another process (storage/image_copier.py) ----
+    @property
+    def path(self) -> str:
+        return self._path
+
+    def hold_file(self) -> bool:
+        """Commit every write so far to LMDB's file (its records synced first), then keep later commits out of
+        the file (they stay in the open batch, durable through the log) until ``release_file``: a read
+        transaction begun meanwhile, in any process, is an image of exactly the commits made before this call.
+        False (nothing held) when writes are not batched: each then commits to the file on its own. Raises
+        ``StorageUnavailableError`` while the store refuses writes."""
+        if self._on_batch_open is None or threading.get_ident() != self._batch_thread:
+            return False
+        if self._writer_open:
+            raise StorageError("the file cannot be held inside a write transaction")
+        refusal = self._failures.refusal
+        if refusal is not None:
+            raise StorageUnavailableError(f"the store refuses writes: {refusal}")
+        self.seal()
+        try:
+            self._commit_batch()
+        except StorageError as e:
+            self._take_back(e)
+            raise WriteTakenBackError(f"the write was taken back: {e}") from e
+        self._file_held += 1
+        return True
+
+    def release_file(self) -> None:
+        """End one ``hold_file``; the open batch reaches the file at its next commit."""
+        self._file_held = max(self._file_held - 1, 0)
 
     def write(self, frees_space: bool = False) -> LmdbWriteTxn:
         txn, batched = self._begin_write(frees_space)
@@ -288,8 +320,8 @@ class LmdbKV:
         log_.sync()
         self._mark_durable(epoch, seq, pos)
         batch = self._batch
-        if batch is None:
-            return
+        if batch is None or self._file_held:
+            return  # (held: the batch reaches the file once it is released; its records are synced already)
         self._batch = None
         self._batch_bytes = 0
         try:
@@ -306,7 +338,7 @@ class LmdbKV:
         log_.append(pieces)
         if self._checkpoint is not None and self._checkpoint.done is not None:
             self._finish_checkpoint()
-        if log_.compaction_due and self._checkpoint is None:
+        if log_.compaction_due and self._checkpoint is None and not self._file_held:
             self._commit_batch()  # every batch before the compaction must be in the store's file
             self._compact()
 
@@ -422,7 +454,7 @@ class LmdbKV:
             self._take_back(e)
             return False
         try:
-            if self._checkpoint is None and self._holds_records():
+            if self._checkpoint is None and self._holds_records() and not self._file_held:
                 self._compact()  # the checkpoint then drops the log's old segments: on a full disk, their space
         except StorageError:
             return False
@@ -481,6 +513,7 @@ class LmdbKV:
     def close(self) -> None:
         if self._closed:
             return
+        self._file_held = 0
         if self.writable:
             try:
                 self.seal()

@@ -327,3 +327,21 @@ def test_a_restore_time_must_be_a_number_of_seconds() -> None:
     # a number is taken, fractions included: then the table's state decides (here: recovery is off)
     with pytest.raises(PointInTimeRecoveryUnavailableException):
         call(ops, "RestoreTableToPointInTime", SourceTableName="tbl", TargetTableName="copy", RestoreDateTime=T0 + 0.5)
+
+
+def test_a_longer_period_does_not_reach_back_past_what_was_trimmed() -> None:
+    ctx, ops, clock, _ = setup()
+    spec = {"PointInTimeRecoveryEnabled": True, "RecoveryPeriodInDays": 1}
+    call(ops, "UpdateContinuousBackups", TableName="tbl", PointInTimeRecoverySpecification=spec)
+    take_bases(ctx)
+    for day in range(3):
+        put(ops, "a", str(day))
+        clock.advance(DAY_SECONDS)
+        take_bases(ctx)
+        take_bases(ctx)
+        retention.trim(ctx)
+    spec = {"PointInTimeRecoveryEnabled": True, "RecoveryPeriodInDays": 35}
+    call(ops, "UpdateContinuousBackups", TableName="tbl", PointInTimeRecoverySpecification=spec)
+    window = restorable_window(ctx, ctx.catalog.get("tbl"))
+    assert window == (T0 + 2 * DAY_SECONDS, T0 + 3 * DAY_SECONDS)  # the oldest base kept, not T0
+    assert state_at(ctx, window[0]) == {"a": "2"}
