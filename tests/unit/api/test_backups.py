@@ -178,7 +178,7 @@ def test_a_backup_the_server_did_not_finish_ends_deleted_at_the_next_start() -> 
         # what a kill -9 before the image was sealed leaves on disk: the record still CREATING
         ctx.recovery.files.put_record(record.name, dataclasses.replace(record, status=CREATING).to_record())
         again = restart(ctx)
-        again.recovery = ctx.recovery
+        again.engine.recovery = again.recovery = ctx.recovery  # the files the first process left
         ctx.recovery.records = None  # read again from the files, as a new process does
         assert backups.recover_backups(again) == [arn]
         described = call(bound(again), "DescribeBackup", BackupArn=arn)["BackupDescription"]["BackupDetails"]
