@@ -582,3 +582,44 @@ def test_a_filter_naming_a_key_beside_a_key_condition_is_refused(ddb: Any) -> No
     assert e.value.response["Error"]["Message"] == (
         "1 validation error detected: Value provided in ExpressionAttributeValues unused in expressions: keys: {:more}"
     )
+
+
+def test_an_imported_table_s_gsi_holds_the_items(ddb: Any, s3_root: Path) -> None:
+    folder = s3_root / "bucket" / "withgsi"
+    folder.mkdir()
+    colors = ["red" if i % 2 else "blue" for i in range(10)]
+    lines = [
+        json.dumps({"Item": {"pk": {"S": f"p{i}"}, "sk": {"N": str(i)}, "color": {"S": c}}})
+        for i, c in enumerate(colors)
+    ]
+    lines.append(json.dumps({"Item": {"pk": {"S": "bad"}, "sk": {"N": "99"}, "color": {"N": "1"}}}))
+    (folder / "items.json").write_text("\n".join(lines))
+    started = ddb.import_table(
+        S3BucketSource={"S3Bucket": "bucket", "S3KeyPrefix": "withgsi/"},
+        InputFormat="DYNAMODB_JSON",
+        TableCreationParameters={
+            "TableName": "withgsi",
+            "KeySchema": KEYS["KeySchema"],
+            "AttributeDefinitions": [*KEYS["AttributeDefinitions"], {"AttributeName": "color", "AttributeType": "S"}],
+            "BillingMode": "PAY_PER_REQUEST",
+            "GlobalSecondaryIndexes": [
+                {
+                    "IndexName": "bycolor",
+                    "KeySchema": [{"AttributeName": "color", "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+            ],
+        },
+    )["ImportTableDescription"]
+    done = wait_import(ddb, started["ImportArn"])
+    assert (done["ImportStatus"], done["ErrorCount"], done["ImportedItemCount"]) == ("FAILED", 1, 10)
+    table = ddb.describe_table(TableName="withgsi")["Table"]
+    assert table["TableStatus"] == "ACTIVE"
+    assert table["GlobalSecondaryIndexes"][0]["IndexStatus"] == "ACTIVE"
+    red = ddb.query(
+        TableName="withgsi",
+        IndexName="bycolor",
+        KeyConditionExpression="color = :c",
+        ExpressionAttributeValues={":c": {"S": "red"}},
+    )["Items"]
+    assert sorted(int(item["sk"]["N"]) for item in red) == [1, 3, 5, 7, 9]
