@@ -515,7 +515,7 @@ def _add_s3_flags(serve: argparse.ArgumentParser, defaults: Config) -> None:
     )
     serve.add_argument(
         "--s3-access-key-id",
-        default=defaults.s3_access_key_id,
+        default=defaults.s3_access_key_id or None,
         metavar="KEY",
         help="the S3 server's access key (its secret only from DYNASTORE_S3_SECRET_ACCESS_KEY; default: boto3's "
         "credential chain, AWS_ACCESS_KEY_ID and the rest)",
