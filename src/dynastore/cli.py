@@ -508,7 +508,7 @@ def _add_s3_flags(serve: argparse.ArgumentParser, defaults: Config) -> None:
         default=defaults.s3_root,
         metavar="DIR",
         help="the directory standing in for S3 without --s3-endpoint-url: each bucket a subdirectory (default: "
-        "<data dir>/s3; a temporary directory for --in-memory)",
+        "<data dir>/s3; for --in-memory, dynastore-s3 in the system's temporary directory)",
     )
     serve.add_argument(
         "--s3-region", default=defaults.s3_region, help="the S3 server's region (default: the server's --region)"
