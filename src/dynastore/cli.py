@@ -508,14 +508,14 @@ def _add_s3_flags(serve: argparse.ArgumentParser, defaults: Config) -> None:
         default=defaults.s3_root,
         metavar="DIR",
         help="the directory standing in for S3 without --s3-endpoint-url: each bucket a subdirectory (default: "
-        "<data dir>/s3; a temporary directory for --in-memory)",
+        "<data dir>/s3; for --in-memory, dynastore-s3 in the system's temporary directory)",
     )
     serve.add_argument(
         "--s3-region", default=defaults.s3_region, help="the S3 server's region (default: the server's --region)"
     )
     serve.add_argument(
         "--s3-access-key-id",
-        default=defaults.s3_access_key_id,
+        default=defaults.s3_access_key_id or None,
         metavar="KEY",
         help="the S3 server's access key (its secret only from DYNASTORE_S3_SECRET_ACCESS_KEY; default: boto3's "
         "credential chain, AWS_ACCESS_KEY_ID and the rest)",

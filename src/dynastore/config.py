@@ -115,7 +115,7 @@ class Config:
     # those of that S3-compatible server ("aws": AWS's own S3 endpoint of ``s3_region``), reached with
     # ``s3_access_key_id`` / ``s3_secret_access_key`` (empty: boto3's usual credential chain); without it a
     # directory stands in for the buckets, each a subdirectory of ``s3_root`` (default: <data dir>/s3; for
-    # --in-memory a temporary directory).
+    # --in-memory <system temporary directory>/dynastore-s3).
     s3_endpoint_url: str | None = None
     s3_root: Path | None = None
     s3_region: str | None = None

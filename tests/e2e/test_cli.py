@@ -110,6 +110,11 @@ def test_serve_help_shows_every_default_and_its_environment_variable() -> None:
         "--tls-cert": "none",
         "--tls-key": "none",
         "--allowed-hosts": "db.example,dev.example",
+        # export and import's buckets (docs/backups.md "Export and import")
+        "--s3-endpoint-url": "none",
+        "--s3-root": "none",
+        "--s3-region": "none",
+        "--s3-access-key-id": "none",
     }
     assert set(options) == {"-h", *expected}
     for flag, default in expected.items():

@@ -569,9 +569,7 @@ def test_the_console_signs_in_and_signs_its_requests_on_a_server_with_authentica
 
 def test_exports_and_imports_with_their_state(browser: Chrome, server: ServerProcess, ddb: Any) -> None:
     name = provisioned_table(ddb, 5)
-    ddb.update_continuous_backups(
-        TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
-    )
+    ddb.update_continuous_backups(TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})
     arn = ddb.describe_table(TableName=name)["Table"]["TableArn"]
     ddb.export_table_to_point_in_time(TableArn=arn, S3Bucket="nosuchbucket")  # fails: the bucket is not there
     ddb.import_table(

@@ -38,9 +38,13 @@ def s3_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def server(s3_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    data = tmp_path_factory.mktemp("data")
-    process = ServerProcess("--s3-root", str(s3_root), data_dir=data)
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("data")
+
+
+@pytest.fixture(scope="module")
+def server(s3_root: Path, data_dir: Path) -> Any:
+    process = ServerProcess("--s3-root", str(s3_root), data_dir=data_dir)
     try:
         yield process
     finally:
@@ -426,11 +430,19 @@ class TestImport:
         assert ddb.describe_table(TableName="malformed")["Table"]["TableStatus"] == "ACTIVE"
         assert [item["pk"]["S"] for item in scan_all(ddb, "malformed")] == ["a", "d"]
 
-    def test_the_failed_lines_are_in_the_log_and_the_error_report(self, ddb: Any, server: ServerProcess) -> None:
+    def test_the_failed_lines_are_in_the_log_and_the_error_report(
+        self, ddb: Any, server: ServerProcess, data_dir: Path
+    ) -> None:
         log = server.log_text()
         assert "malformed/part1.json line 2: Unparsable DynamoDB JSON" in log
         assert "malformed/part1.json line 3: One or more parameter values were invalid: Missing the key sk" in log
         assert "malformed/part1.json line 4: One or more parameter values were invalid: Type mismatch for key" in log
+        [summary] = ddb.list_imports(TableArn=ACCOUNT_ARN + "malformed")["ImportSummaryList"]
+        report = data_dir / "imports" / (summary["ImportArn"].rsplit("/", 1)[1] + ".errors.jsonl")
+        entries = [json.loads(line) for line in report.read_text().splitlines()]
+        assert [(e["object"], e["line"]) for e in entries] == [("malformed/part1.json", n) for n in (2, 3, 4, 5)]
+        assert entries[3]["message"].startswith("bad: ")
+        assert report.stat().st_mode & 0o777 == 0o600
 
     def test_a_source_without_objects_fails_and_leaves_no_table(self, ddb: Any) -> None:
         done = import_into(ddb, "nosource", "nothing-here/", "DYNAMODB_JSON", "NONE")
@@ -582,3 +594,44 @@ def test_a_filter_naming_a_key_beside_a_key_condition_is_refused(ddb: Any) -> No
     assert e.value.response["Error"]["Message"] == (
         "1 validation error detected: Value provided in ExpressionAttributeValues unused in expressions: keys: {:more}"
     )
+
+
+def test_an_imported_table_s_gsi_holds_the_items(ddb: Any, s3_root: Path) -> None:
+    folder = s3_root / "bucket" / "withgsi"
+    folder.mkdir()
+    colors = ["red" if i % 2 else "blue" for i in range(10)]
+    lines = [
+        json.dumps({"Item": {"pk": {"S": f"p{i}"}, "sk": {"N": str(i)}, "color": {"S": c}}})
+        for i, c in enumerate(colors)
+    ]
+    lines.append(json.dumps({"Item": {"pk": {"S": "bad"}, "sk": {"N": "99"}, "color": {"N": "1"}}}))
+    (folder / "items.json").write_text("\n".join(lines))
+    started = ddb.import_table(
+        S3BucketSource={"S3Bucket": "bucket", "S3KeyPrefix": "withgsi/"},
+        InputFormat="DYNAMODB_JSON",
+        TableCreationParameters={
+            "TableName": "withgsi",
+            "KeySchema": KEYS["KeySchema"],
+            "AttributeDefinitions": [*KEYS["AttributeDefinitions"], {"AttributeName": "color", "AttributeType": "S"}],
+            "BillingMode": "PAY_PER_REQUEST",
+            "GlobalSecondaryIndexes": [
+                {
+                    "IndexName": "bycolor",
+                    "KeySchema": [{"AttributeName": "color", "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+            ],
+        },
+    )["ImportTableDescription"]
+    done = wait_import(ddb, started["ImportArn"])
+    assert (done["ImportStatus"], done["ErrorCount"], done["ImportedItemCount"]) == ("FAILED", 1, 10)
+    table = ddb.describe_table(TableName="withgsi")["Table"]
+    assert table["TableStatus"] == "ACTIVE"
+    assert table["GlobalSecondaryIndexes"][0]["IndexStatus"] == "ACTIVE"
+    red = ddb.query(
+        TableName="withgsi",
+        IndexName="bycolor",
+        KeyConditionExpression="color = :c",
+        ExpressionAttributeValues={":c": {"S": "red"}},
+    )["Items"]
+    assert sorted(int(item["sk"]["N"]) for item in red) == [1, 3, 5, 7, 9]

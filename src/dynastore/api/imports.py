@@ -43,18 +43,18 @@ def handle_import(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     if req.get("InputFormatOptions") is not None and req["InputFormat"] != "CSV":
         raise ValidationException(messages.IMPORT_CSV_OPTIONS_WITHOUT_CSV, bare=True)
     now = ctx.clock.now()
-    print_ = fingerprint({key: value for key, value in req.items() if key != "ClientToken"})
+    request_print = fingerprint({key: value for key, value in req.items() if key != "ClientToken"})
     token = req.get("ClientToken")
     if token:
         earlier = _same_token(ctx, token, now)
         if earlier is not None:
-            if earlier.fingerprint != print_:
+            if earlier.fingerprint != request_print:
                 raise ImportConflictException(messages.IMPORT_CLIENT_TOKEN_REUSED.format(token=token))
             return {"ImportTableDescription": import_description(earlier, ctx.namespace.region, ctx.namespace.account_id)}
     if ctx.catalog.find(table.name) is not None:
         raise ResourceInUseException(messages.TABLE_ALREADY_EXISTS.format(name=table.name))
     job = _new_job(req, ctx, table.arn(ctx.namespace.region, ctx.namespace.account_id), table.uuid, table.name, now)
-    job.fingerprint = print_
+    job.fingerprint = request_print
     save_job(ctx, job)  # first: a crash before the table exists leaves a job that ends FAILED, nothing else
     tables.create(ctx, table)
     return {"ImportTableDescription": import_description(job, ctx.namespace.region, ctx.namespace.account_id)}

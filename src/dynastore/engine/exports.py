@@ -185,17 +185,13 @@ def _write_data_files(buckets: Buckets, job: ExportJob, root: str, spool: IO[byt
 
 
 def _ion_converter(job: ExportJob) -> Callable[[bytes], bytes]:
-    from dynastore.engine import transfer_formats
-
     view = job.view_type or "NEW_AND_OLD_IMAGES"
 
     def convert(line: bytes) -> bytes:
         if line.startswith(b"C"):  # an incremental export's change, spooled as JSON
             record = orjson.loads(line[1:])
             micros = int(record["Metadata"]["WriteTimestampMicros"]["N"])
-            return transfer_formats.change_line(
-                "ION", record["Keys"], record.get("OldImage"), record.get("NewImage"), view, micros
-            )
+            return change_line("ION", record["Keys"], record.get("OldImage"), record.get("NewImage"), view, micros)
         return item_line("ION", line.rstrip(b"\n"))
 
     return convert

@@ -261,7 +261,7 @@ def _from_ion(value: Any) -> dict[str, Any]:
     if ion_type is IonType.BOOL or isinstance(value, bool):
         return {"BOOL": bool(value)}
     if ion_type in (IonType.DECIMAL, IonType.INT, IonType.FLOAT) or isinstance(value, int | Decimal | float):
-        return {"N": _number_text(value)}
+        return {"N": repr(value) if isinstance(value, float) else str(value)}
     if ion_type in (IonType.STRING, IonType.SYMBOL) or isinstance(value, str):
         return {"S": str(value)}
     if ion_type in (IonType.BLOB, IonType.CLOB) or isinstance(value, bytes):
@@ -278,13 +278,6 @@ def _from_ion(value: Any) -> dict[str, Any]:
             raise _BadLine(messages.IMPORT_ION_SET_MEMBER.format(kind=kind))
         return {kind: [member[scalar] for member in members]}
     raise _BadLine(messages.IMPORT_ION_TYPE.format(ion_type=getattr(ion_type, "name", type(value).__name__)))
-
-
-def _number_text(value: Any) -> str:
-    if isinstance(value, float):
-        return repr(value)
-    text = str(value)
-    return text
 
 
 def _csv_items(

@@ -18,7 +18,6 @@ import orjson
 
 from dynastore.engine.context import Context
 from dynastore.storage import keyspace
-from dynastore.storage.kv import ReadTxn
 
 __all__ = [
     "EXPORT",
@@ -152,14 +151,10 @@ def jobs(ctx: Context, kind: str, after: str | None = None) -> Iterator[Job]:
     start = keyspace.meta_key(_record_name(kind, after)) + b"\x00" if after else prefix
     namespace = ctx.namespace
     with ctx.kv.read() as txn:
-        for _, raw in _range(txn, start, keyspace.prefix_end(prefix)):
+        for _, raw in list(txn.iter_range(start, keyspace.prefix_end(prefix))):  # read whole, then decoded
             job = _decode(raw)
             if job is not None and job.account_id == namespace.account_id and job.region == namespace.region:
                 yield job
-
-
-def _range(txn: ReadTxn, lo: bytes, hi: bytes) -> list[tuple[bytes, bytes]]:
-    return list(txn.iter_range(lo, hi))
 
 
 def active_arns(ctx: Context) -> list[tuple[str, str]]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
@@ -189,9 +190,9 @@ class Transfers:
             return None
         path = self._report_dir / f"{job.arn.rsplit('/', 1)[-1]}.errors.jsonl"
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # the store's own: its user's only
             job.error_report = str(path)
-            return path.open("ab")
+            return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
         except OSError as e:
             log.error("cannot write the import error report %s: %s", path, e)
             return None

@@ -60,7 +60,8 @@ class Buckets(Protocol):
 
 def buckets_of(config: Config) -> Buckets:
     """The buckets a server of ``config`` uses: the S3-compatible server of ``s3_endpoint_url`` ("aws": Amazon
-    S3), else the directory ``s3_root``, else ``<data dir>/s3`` (in memory: a temporary directory)."""
+    S3), else the directory ``s3_root``, else ``<data dir>/s3`` (in memory: ``dynastore-s3`` in the system's
+    temporary directory). Nothing is created: a bucket is a directory someone made."""
     if config.s3_endpoint_url:
         return S3Buckets(
             None if config.s3_endpoint_url == "aws" else config.s3_endpoint_url,
@@ -71,7 +72,7 @@ def buckets_of(config: Config) -> Buckets:
     if config.s3_root is not None:
         return DirectoryBuckets(config.s3_root)
     if config.in_memory:
-        return DirectoryBuckets(Path(tempfile.mkdtemp(prefix="dynastore-s3-")))
+        return DirectoryBuckets(Path(tempfile.gettempdir()) / "dynastore-s3")
     return DirectoryBuckets(config.data_dir / "s3")
 
 
