@@ -5,6 +5,10 @@ when a test says so, the restored table compared with what the source held then,
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -462,3 +466,61 @@ def test_the_recovery_history_survives_kill_9(tmp_path: Path) -> None:
             assert {pk: item["v"]["S"] for pk, item in scan_all(ddb, target).items()} == expected
     finally:
         second.close()
+
+
+@pytest.mark.skipif(shutil.which("aws") is None, reason="the AWS CLI is not installed")
+def test_the_aws_cli_commands(server: ServerProcess) -> None:
+    ddb = server.ddb
+    name = create_table(ddb)
+    put(ddb, name, "a", "1")
+    code, out, err = aws(
+        server.url, "update-continuous-backups", "--table-name", name,
+        "--point-in-time-recovery-specification", "PointInTimeRecoveryEnabled=true,RecoveryPeriodInDays=7",
+    )  # fmt: skip
+    assert code == 0, err
+    assert (
+        json.loads(out)["ContinuousBackupsDescription"]["PointInTimeRecoveryDescription"]["RecoveryPeriodInDays"] == 7
+    )
+    window_of(ddb, name)
+    code, out, err = aws(server.url, "describe-continuous-backups", "--table-name", name)
+    assert code == 0, err
+    assert json.loads(out)["ContinuousBackupsDescription"]["PointInTimeRecoveryDescription"][
+        "PointInTimeRecoveryStatus"
+    ] == ("ENABLED")
+    target = unique_name("cli")
+    code, out, err = aws(
+        server.url, "restore-table-to-point-in-time", "--source-table-name", name, "--target-table-name", target,
+        "--use-latest-restorable-time",
+    )  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["TableDescription"]["TableName"] == target
+    wait_active(ddb, target)
+    assert count(ddb, target) == 1
+    code, _, err = aws(
+        server.url, "restore-table-to-point-in-time", "--source-table-name", name, "--target-table-name", target,
+        "--use-latest-restorable-time",
+    )  # fmt: skip
+    assert code != 0
+    assert (
+        "(TableAlreadyExistsException) when calling the RestoreTableToPointInTime operation: "
+        f"Table already exists: {target}" in err
+    )
+
+
+def aws(endpoint: str, *args: str) -> tuple[int, str, str]:
+    env = {
+        **os.environ,
+        "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+        "AWS_SECRET_ACCESS_KEY": "secret",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_PAGER": "",
+    }
+    done = subprocess.run(
+        ["aws", "dynamodb", *args, "--endpoint-url", endpoint, "--output", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    return done.returncode, done.stdout, done.stderr
