@@ -1,4 +1,4 @@
-"""Export and import through a real S3-compatible server: moto's standalone server (``moto[server]``), a separate
+"""Export and import through a real S3-compatible server: moto's standalone server (``moto[s3]`` with Flask), a separate
 process speaking S3's HTTP API, started by the test; dynastore reaches it with --s3-endpoint-url as it would
 Amazon S3 or any S3-compatible store."""
 
