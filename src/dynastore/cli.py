@@ -143,8 +143,8 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> None:
     try:
         defaults = Config.from_env()
-    except ValueError as e:  # a DYNASTORE_* number that is none: one line, as every start failure
-        print(f"dynastore: error: a DYNASTORE_* environment variable holds a wrong value: {e}", file=sys.stderr)
+    except ValueError as e:  # a DYNASTORE_* number that is none: one line naming it, as every start failure
+        print(f"dynastore: error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
     parser = _parser(defaults)
     args = parser.parse_args(argv)
@@ -350,7 +350,10 @@ def _add_partitions_command(commands: Any, defaults: Config) -> None:
     from dynastore.admin.partitions_cli import default_endpoint
 
     cmd = commands.add_parser(
-        "partitions", help="show the partitions of a table and its indexes on a running server (dynastore extension)"
+        "partitions",
+        help="show the partitions of a table and its indexes on a running server (dynastore extension)",
+        description="Show the partitions of a table and its indexes on a running server. Without --set-as-if, "
+        "--rebuild or --spend-burst it only reads.",
     )
     cmd.add_argument("table", help="table name")
     endpoint = default_endpoint(defaults.host, defaults.port)
@@ -360,9 +363,19 @@ def _add_partitions_command(commands: Any, defaults: Config) -> None:
         help=f"the server, as URL or host:port (default: {endpoint}, where `dynastore serve` listens with the same "
         "DYNASTORE_HOST and DYNASTORE_PORT)",
     )
-    cmd.add_argument("--as-if", type=int, default=None, help="behave as if the table held N partitions (0: stop)")
-    cmd.add_argument("--rebuild", action="store_true", help="re-partition from throughput and size (as a restore)")
-    cmd.add_argument(
+    changes = cmd.add_argument_group(
+        "changes to the server's state (seen by every client until changed back; the output says what changed)"
+    )
+    changes.add_argument(
+        "--set-as-if",
+        dest="as_if",
+        type=int,
+        default=None,
+        metavar="N",
+        help="make the table behave as if it held N partitions (0: its real partitions again)",
+    )
+    changes.add_argument("--rebuild", action="store_true", help="re-partition from throughput and size (as a restore)")
+    changes.add_argument(
         "--spend-burst", action="store_true", help="spend every partition's burst credit (as after a busy spell)"
     )
     cmd.add_argument("--contributors", action="store_true", help="also show Contributor Insights' top keys")

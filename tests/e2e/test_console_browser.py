@@ -347,7 +347,7 @@ def test_items_written_queried_and_edited(browser: Chrome, server: ServerProcess
     fill(form, "Names", '{"#n": "note"}')
     fill(form, "Values", '{":n": "other"}')
     browser.find_element(By.ID, "run-search").click()
-    wait_text(browser, "#item-results", "Page 1: 1 items (4 evaluated)")
+    wait_text(browser, "#item-results", "Page 1: 1 item (4 evaluated)")
     fill(form, "Filter", "#n = ")  # DynamoDB's own error, as the API gives it
     browser.find_element(By.ID, "run-search").click()
     error = wait_for(browser, "#item-search + div .error")

@@ -1,7 +1,7 @@
 // One table: DescribeTable as DynamoDB answers it, UpdateTable's throughput (table and each GSI), DeleteTable.
 
 import { dynamo } from "./api.js";
-import { attempt, bytes, field, h, link, num, replace } from "./dom.js";
+import { attempt, bytes, count, field, h, link, num, replace } from "./dom.js";
 import { billing } from "./tables.js";
 
 export async function render(main, name) {
@@ -10,7 +10,7 @@ export async function render(main, name) {
   main.append(
     h("h1", {}, name, " ", h("span", { class: "badge", id: "table-state" }, t.TableStatus)),
     h("section", { class: "card" },
-      h("p", {}, `${billing(t)} · ${num(t.ItemCount)} items · ${bytes(t.TableSizeBytes)} · keys `,
+      h("p", {}, `${billing(t)} · ${count(t.ItemCount, "item")} · ${bytes(t.TableSizeBytes)} · keys `,
         keysText(t.KeySchema)),
       indexList(t),
       h("p", {}, h("a", { href: link("items", name) }, "Browse items"), " · ",
