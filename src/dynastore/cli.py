@@ -137,6 +137,7 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
 
     add_users_command(commands, defaults)
     add_policies_command(commands, defaults)
+    _add_streams_command(commands, defaults)
     return parser
 
 
@@ -168,6 +169,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         from dynastore.admin import policies_cli
 
         raise SystemExit(policies_cli.run(args))
+    elif args.command == "streams":
+        from dynastore.admin import streams_cli
+
+        raise SystemExit(streams_cli.run(args))
 
 
 def serve_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -389,6 +394,13 @@ def _add_partitions_command(commands: Any, defaults: Config) -> None:
     cmd.add_argument("--session-token", default="", help="temporary credentials' token (default: AWS_SESSION_TOKEN)")
     cmd.add_argument("--region", default="", help="the server's region (default: AWS_REGION, DYNASTORE_REGION)")
     cmd.add_argument("--ca-bundle", default="", help="certificates to trust for https (default: AWS_CA_BUNDLE)")
+
+
+def _add_streams_command(commands: Any, defaults: Config) -> None:
+    from dynastore.admin.partitions_cli import default_endpoint
+    from dynastore.admin.streams_cli import add_streams_command
+
+    add_streams_command(commands, default_endpoint(defaults.host, defaults.port))
 
 
 # ---- authentication and TLS (docs/security.md) ------------------------------------------------------------------
