@@ -13,8 +13,10 @@ import threading
 from collections.abc import Iterator
 from typing import IO, Any
 
+import boto3
 import pytest
 
+from tests.e2e.conftest import BOTO_CONFIG
 from tests.e2e.server_process import ServerProcess, server_fixture
 from tests.e2e.stream_reader import all_shards, read_shard, stream_table
 
@@ -27,8 +29,8 @@ server = server_fixture("--partition-size-limit", "2000")
 class Tail:
     """A running ``dynastore streams tail``, its stdout read line by line on a thread."""
 
-    def __init__(self, *args: str) -> None:
-        environ = {k: v for k, v in os.environ.items() if not k.startswith(("DYNASTORE_", "AWS_"))}
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        environ = {k: v for k, v in os.environ.items() if not k.startswith(("DYNASTORE_", "AWS_"))} | (env or {})
         self.process = subprocess.Popen(
             [sys.executable, "-m", "dynastore", "streams", "tail", *args],
             stdout=subprocess.PIPE,
@@ -147,3 +149,40 @@ def test_tail_of_a_table_without_a_stream_is_one_line(server: ServerProcess, tai
         "dynastore streams tail: error: ResourceNotFoundException: Requested resource not found: Table: "
         "no_such_table not found\n"
     )
+
+
+TAIL_ADMIN = {"AWS_ACCESS_KEY_ID": "AKIASTREAMSTAIL00001", "AWS_SECRET_ACCESS_KEY": "streams-tail-secret"}
+
+
+def test_tail_signs_its_requests_on_a_server_with_authentication() -> None:
+    secured = ServerProcess(
+        "--auth", "sigv4",
+        env={"DYNASTORE_ADMIN_ACCESS_KEY_ID": TAIL_ADMIN["AWS_ACCESS_KEY_ID"],
+             "DYNASTORE_ADMIN_SECRET_ACCESS_KEY": TAIL_ADMIN["AWS_SECRET_ACCESS_KEY"]},
+    )  # fmt: skip
+    tails: list[Tail] = []
+    try:
+        ddb = boto3.client("dynamodb", endpoint_url=secured.url, region_name="us-east-1", config=BOTO_CONFIG,
+                           aws_access_key_id=TAIL_ADMIN["AWS_ACCESS_KEY_ID"],
+                           aws_secret_access_key=TAIL_ADMIN["AWS_SECRET_ACCESS_KEY"])  # fmt: skip
+        ddb.create_table(
+            TableName="signed_tail",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+            StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"},
+        )
+        ddb.put_item(TableName="signed_tail", Item={"pk": {"S": "a"}})
+        unsigned = Tail("signed_tail", "--endpoint", secured.url)
+        tails.append(unsigned)
+        assert unsigned.process.wait(timeout=WAIT_SECONDS) == 1
+        assert unsigned.process.stderr is not None
+        assert unsigned.process.stderr.read().startswith("dynastore streams tail: error: UnrecognizedClientException: ")
+        signed = Tail("signed_tail", "--from", "trim-horizon", "--endpoint", secured.url, env=TAIL_ADMIN)
+        tails.append(signed)
+        assert signed.records(1)[0]["dynamodb"]["Keys"] == {"pk": {"S": "a"}}
+        assert signed.interrupt() == (130, "")
+    finally:
+        for tail in tails:
+            tail.kill()
+        secured.stop()
