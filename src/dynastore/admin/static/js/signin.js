@@ -13,9 +13,9 @@ export function because(error) {
 export async function render(main) {
   const { verifies_signatures: signs } = await serverInfo();
   if (!signs) {
-    return replace(main, h("section", { class: "card", id: "no-signin" }, h("h2", {}, "No sign-in needed"),
+    return replace(main, reason ? errorBox(reason) : null, h("section", { class: "card", id: "no-signin" }, h("h2", {}, "No sign-in needed"),
       h("p", {}, "This server does not verify signatures (it runs without --auth sigv4): the console, like any ",
-        "client, is served without a key.")));
+        "client, works without a key.")));
   }
   const current = credentials();
   const input = (name, type = "text", value = "") =>
