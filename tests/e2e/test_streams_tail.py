@@ -27,7 +27,7 @@ server = server_fixture("--partition-size-limit", "2000")
 
 
 class Tail:
-    """A running ``dynastore streams tail``, its stdout read line by line on a thread."""
+    """A running ``dynastore streams tail``, its stdout and stderr read line by line on threads."""
 
     def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
         environ = {k: v for k, v in os.environ.items() if not k.startswith(("DYNASTORE_", "AWS_"))} | (env or {})
@@ -39,28 +39,44 @@ class Tail:
             env=environ,
         )
         self.lines: queue.Queue[str] = queue.Queue()
-        assert self.process.stdout is not None
-        self.reader = threading.Thread(target=self._read, args=(self.process.stdout,), daemon=True)
-        self.reader.start()
+        self.errors: queue.Queue[str] = queue.Queue()
+        assert self.process.stdout is not None and self.process.stderr is not None
+        self.readers = [
+            threading.Thread(target=self._read, args=(stream, lines), daemon=True)
+            for stream, lines in ((self.process.stdout, self.lines), (self.process.stderr, self.errors))
+        ]
+        for reader in self.readers:
+            reader.start()
 
-    def _read(self, stream: IO[str]) -> None:
+    @staticmethod
+    def _read(stream: IO[str], lines: queue.Queue[str]) -> None:
         for line in stream:
-            self.lines.put(line)
+            lines.put(line)
 
     def records(self, count: int) -> list[dict[str, Any]]:
         return [json.loads(self.lines.get(timeout=WAIT_SECONDS)) for _ in range(count)]
 
+    def started(self) -> str:
+        """The line that says the tail has its iterators: what is changed from then on is printed."""
+        return self.errors.get(timeout=WAIT_SECONDS)
+
+    def ended(self) -> tuple[int, str]:
+        """Its exit status and what it wrote on stderr that was not read yet."""
+        code = self.process.wait(timeout=WAIT_SECONDS)
+        for reader in self.readers:
+            reader.join(timeout=WAIT_SECONDS)
+        return code, "".join(self.errors.get() for _ in range(self.errors.qsize()))
+
     def interrupt(self) -> tuple[int, str]:
         self.process.send_signal(signal.SIGINT)
-        code = self.process.wait(timeout=WAIT_SECONDS)
-        assert self.process.stderr is not None
-        return code, self.process.stderr.read()
+        return self.ended()
 
     def kill(self) -> None:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
-        self.reader.join(timeout=WAIT_SECONDS)  # it has read to the end of the output
+        for reader in self.readers:
+            reader.join(timeout=WAIT_SECONDS)  # it has read to the end of the output
         for stream in (self.process.stdout, self.process.stderr):
             if stream is not None:
                 stream.close()
@@ -108,6 +124,7 @@ def test_tail_follows_every_shard_across_a_split_and_stops_on_ctrl_c(server: Ser
     table, arn = stream_table(server, "NEW_IMAGE", wcu=5)
     put(server, table, range(30))  # splits before the tail starts: --from trim-horizon prints these too
     tail = tail_of(table, "--from", "trim-horizon")
+    assert tail.started().startswith(f"following {arn} (")
     first = tail.records(30)
     assert sorted(r["dynamodb"]["Keys"]["pk"]["S"] for r in first) == [f"k{i:03d}" for i in range(30)]
     put(server, table, range(30, 90))  # the partitions split again while the tail reads
@@ -127,6 +144,18 @@ def test_tail_follows_every_shard_across_a_split_and_stops_on_ctrl_c(server: Ser
     assert tail.lines.empty()  # each record once
 
 
+def test_tail_from_latest_prints_only_what_changes_after_it_started(server: ServerProcess, tail_of: Any) -> None:
+    table, arn = stream_table(server, "KEYS_ONLY")  # on demand: several shards from the start
+    put(server, table, range(3))
+    tail = tail_of(table)
+    assert tail.started() == f"following {arn} (8 shards to read; Ctrl-C stops)\n"
+    put(server, table, range(3, 12))
+    keys = sorted(r["dynamodb"]["Keys"]["pk"]["S"] for r in tail.records(9))
+    assert keys == [f"k{i:03d}" for i in range(3, 12)]  # from every shard, none of the earlier writes
+    assert tail.interrupt() == (130, "")
+    assert tail.lines.empty()
+
+
 def test_tail_of_a_table_without_a_stream_is_one_line(server: ServerProcess, tail_of: Any) -> None:
     name = "no_stream_table"
     server.ddb.create_table(
@@ -136,18 +165,16 @@ def test_tail_of_a_table_without_a_stream_is_one_line(server: ServerProcess, tai
         BillingMode="PAY_PER_REQUEST",
     )
     tail = tail_of(name)
-    assert tail.process.wait(timeout=WAIT_SECONDS) == 1
-    assert tail.process.stderr is not None
-    assert tail.process.stderr.read() == (
+    assert tail.ended() == (
+        1,
         "dynastore streams tail: error: table no_stream_table has no stream (enable one with UpdateTable's "
-        "StreamSpecification)\n"
+        "StreamSpecification)\n",
     )
     missing = tail_of("no_such_table")
-    assert missing.process.wait(timeout=WAIT_SECONDS) == 1
-    assert missing.process.stderr is not None
-    assert missing.process.stderr.read() == (
+    assert missing.ended() == (
+        1,
         "dynastore streams tail: error: ResourceNotFoundException: Requested resource not found: Table: "
-        "no_such_table not found\n"
+        "no_such_table not found\n",
     )
 
 
@@ -175,11 +202,11 @@ def test_tail_signs_its_requests_on_a_server_with_authentication() -> None:
         ddb.put_item(TableName="signed_tail", Item={"pk": {"S": "a"}})
         unsigned = Tail("signed_tail", "--endpoint", secured.url)
         tails.append(unsigned)
-        assert unsigned.process.wait(timeout=WAIT_SECONDS) == 1
-        assert unsigned.process.stderr is not None
-        assert unsigned.process.stderr.read().startswith("dynastore streams tail: error: UnrecognizedClientException: ")
+        code, stderr = unsigned.ended()
+        assert code == 1 and stderr.startswith("dynastore streams tail: error: UnrecognizedClientException: ")
         signed = Tail("signed_tail", "--from", "trim-horizon", "--endpoint", secured.url, env=TAIL_ADMIN)
         tails.append(signed)
+        assert signed.started().endswith("shards to read; Ctrl-C stops)\n")
         assert signed.records(1)[0]["dynamodb"]["Keys"] == {"pk": {"S": "a"}}
         assert signed.interrupt() == (130, "")
     finally:

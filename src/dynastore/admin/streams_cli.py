@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dynastore.admin.partitions_cli import endpoint_url, signer_from
+from dynastore.admin.partitions_cli import endpoint_url, plural, signer_from
 
 __all__ = ["ShardFollower", "add_streams_command", "record_json", "run"]
 
@@ -127,16 +127,23 @@ def _all_shards(client: Any, arn: str) -> list[dict[str, Any]]:
         start = {"ExclusiveStartShardId": last}
 
 
-def follow(client: Any, arn: str, start: str, emit: Callable[[dict[str, Any]], None]) -> None:
-    """Read the stream until interrupted (or until it ends: every shard closed and read)."""
+def follow(
+    client: Any, arn: str, start: str, emit: Callable[[dict[str, Any]], None], started: Callable[[int], None]
+) -> None:
+    """Read the stream until interrupted (or until it ends: every shard closed and read); ``started`` is told how
+    many shards are being read once their iterators are in hand (a change made after it is printed)."""
     follower = ShardFollower(start)
     rounds = 0
+    announced = False
     while True:
         if rounds % DESCRIBE_EVERY == 0 or not follower.iterators:
             shards = _all_shards(client, arn)
             for shard_id, kind in follower.add_shards(shards):
                 iterator = client.get_shard_iterator(StreamArn=arn, ShardId=shard_id, ShardIteratorType=kind)
                 follower.iterators[shard_id] = iterator["ShardIterator"]
+            if not announced:
+                started(sum(1 for it in follower.iterators.values() if it is not None))
+                announced = True
             if _all_read(follower, shards) and _stream_ended(client, arn):
                 return
         rounds += 1
@@ -206,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
         arn = ddb.describe_table(TableName=args.table)["Table"].get("LatestStreamArn")
         if arn is None:
             return _fail(f"table {args.table} has no stream (enable one with UpdateTable's StreamSpecification)")
-        follow(streams, arn, args.start, _print_record)
+        follow(streams, arn, args.start, _print_record, lambda shards: _started(arn, shards))
     except KeyboardInterrupt:
         return 130  # Ctrl-C: what was read is printed; stop without a traceback
     except ClientError as e:
@@ -217,6 +224,11 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:
         return 0  # the reader (head, a closed pipe) wants no more
     return 0
+
+
+def _started(arn: str, shards: int) -> None:
+    """On stderr, so that stdout holds only records: from here on every change is printed."""
+    print(f"following {arn} ({plural(shards, 'shard')} to read; Ctrl-C stops)", file=sys.stderr, flush=True)
 
 
 def _print_record(record: dict[str, Any]) -> None:
