@@ -221,8 +221,9 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"{error.get('Code', 'error')}: {error.get('Message', '')}")
     except BotoCoreError as e:
         return _fail(f"cannot reach {base}: {e}: is `dynastore serve` running there?")
-    except BrokenPipeError:
-        return 0  # the reader (head, a closed pipe) wants no more
+    except BrokenPipeError:  # the reader (head, a closed pipe) wants no more: nothing left to flush at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return 0
 
 

@@ -24,7 +24,7 @@ function parse() {
 function navigation(page, name, signs) {
   const top = [["tables", "Tables"], ["triggers", "Triggers"], ...(signs ? [["signin", "Sign in"]] : [])].map(([p, label]) =>
     h("a", { href: link(p), class: p === page ? "current" : null }, label));
-  const tabs = name == null ? [] : [h("span", { class: "table-name" }, name), TABLE_TABS.map(([p, label]) =>
+  const tabs = name == null ? [] : [h("span", { class: "table-name", title: name }, name), TABLE_TABS.map(([p, label]) =>
     h("a", { href: link(p, name), class: p === page ? "current" : null, "data-tab": p }, label))];
   return [top, tabs];
 }
