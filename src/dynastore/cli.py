@@ -147,14 +147,15 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
     from dynastore.admin.transfers_cli import add_transfer_commands
 
     add_transfer_commands(commands, defaults)
+    _add_streams_command(commands, defaults)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     try:
         defaults = Config.from_env()
-    except ValueError as e:  # a DYNASTORE_* number that is none: one line, as every start failure
-        print(f"dynastore: error: a DYNASTORE_* environment variable holds a wrong value: {e}", file=sys.stderr)
+    except ValueError as e:  # a DYNASTORE_* number that is none: one line naming it, as every start failure
+        print(f"dynastore: error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
     parser = _parser(defaults)
     args = parser.parse_args(argv)
@@ -186,6 +187,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         from dynastore.admin import transfers_cli
 
         raise SystemExit(transfers_cli.run(args))
+    elif args.command == "streams":
+        from dynastore.admin import streams_cli
+
+        raise SystemExit(streams_cli.run(args))
 
 
 def serve_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -368,7 +373,10 @@ def _add_partitions_command(commands: Any, defaults: Config) -> None:
     from dynastore.admin.partitions_cli import default_endpoint
 
     cmd = commands.add_parser(
-        "partitions", help="show the partitions of a table and its indexes on a running server (dynastore extension)"
+        "partitions",
+        help="show the partitions of a table and its indexes on a running server (dynastore extension)",
+        description="Show the partitions of a table and its indexes on a running server. Without --set-as-if, "
+        "--rebuild or --spend-burst it only reads.",
     )
     cmd.add_argument("table", help="table name")
     endpoint = default_endpoint(defaults.host, defaults.port)
@@ -378,9 +386,19 @@ def _add_partitions_command(commands: Any, defaults: Config) -> None:
         help=f"the server, as URL or host:port (default: {endpoint}, where `dynastore serve` listens with the same "
         "DYNASTORE_HOST and DYNASTORE_PORT)",
     )
-    cmd.add_argument("--as-if", type=int, default=None, help="behave as if the table held N partitions (0: stop)")
-    cmd.add_argument("--rebuild", action="store_true", help="re-partition from throughput and size (as a restore)")
-    cmd.add_argument(
+    changes = cmd.add_argument_group(
+        "changes to the server's state (seen by every client until changed back; the output says what changed)"
+    )
+    changes.add_argument(
+        "--set-as-if",
+        dest="as_if",
+        type=int,
+        default=None,
+        metavar="N",
+        help="make the table behave as if it held N partitions (0: its real partitions again)",
+    )
+    changes.add_argument("--rebuild", action="store_true", help="re-partition from throughput and size (as a restore)")
+    changes.add_argument(
         "--spend-burst", action="store_true", help="spend every partition's burst credit (as after a busy spell)"
     )
     cmd.add_argument("--contributors", action="store_true", help="also show Contributor Insights' top keys")
@@ -394,6 +412,13 @@ def _add_partitions_command(commands: Any, defaults: Config) -> None:
     cmd.add_argument("--session-token", default="", help="temporary credentials' token (default: AWS_SESSION_TOKEN)")
     cmd.add_argument("--region", default="", help="the server's region (default: AWS_REGION, DYNASTORE_REGION)")
     cmd.add_argument("--ca-bundle", default="", help="certificates to trust for https (default: AWS_CA_BUNDLE)")
+
+
+def _add_streams_command(commands: Any, defaults: Config) -> None:
+    from dynastore.admin.partitions_cli import default_endpoint
+    from dynastore.admin.streams_cli import add_streams_command
+
+    add_streams_command(commands, default_endpoint(defaults.host, defaults.port))
 
 
 # ---- authentication and TLS (docs/security.md) ------------------------------------------------------------------

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dynastore import messages
 from dynastore.limits import (
     ADAPTIVE_CAPACITY_DELAY,
     BODY_TIMEOUT_SECONDS,
@@ -129,24 +130,24 @@ class Config:
         base = cls()
         return cls(
             host=env.get("DYNASTORE_HOST", base.host),
-            port=int(env.get("DYNASTORE_PORT", base.port)),
+            port=_int(env, "DYNASTORE_PORT", base.port),
             data_dir=Path(env.get("DYNASTORE_DATA_DIR", str(base.data_dir))),
             in_memory=env.get("DYNASTORE_IN_MEMORY", "").lower() in ("1", "true", "yes"),
             crash_safe=env.get("DYNASTORE_CRASH_SAFE", "").lower() in ("1", "true", "yes"),
-            disk_reserve=int(env.get("DYNASTORE_DISK_RESERVE", base.disk_reserve)),
+            disk_reserve=_int(env, "DYNASTORE_DISK_RESERVE", base.disk_reserve),
             region=env.get("DYNASTORE_REGION", base.region),
             account_id=env.get("DYNASTORE_ACCOUNT_ID", base.account_id),
             shared_namespace=env.get("DYNASTORE_SHARED_NAMESPACE", "").lower() in ("1", "true", "yes"),
-            create_table_delay=float(env.get("DYNASTORE_CREATE_TABLE_DELAY", base.create_table_delay)),
-            update_table_delay=float(env.get("DYNASTORE_UPDATE_TABLE_DELAY", base.update_table_delay)),
-            delete_table_delay=float(env.get("DYNASTORE_DELETE_TABLE_DELAY", base.delete_table_delay)),
-            transaction_lock_hold=float(env.get("DYNASTORE_TRANSACTION_LOCK_HOLD", base.transaction_lock_hold)),
+            create_table_delay=_float(env, "DYNASTORE_CREATE_TABLE_DELAY", base.create_table_delay),
+            update_table_delay=_float(env, "DYNASTORE_UPDATE_TABLE_DELAY", base.update_table_delay),
+            delete_table_delay=_float(env, "DYNASTORE_DELETE_TABLE_DELAY", base.delete_table_delay),
+            transaction_lock_hold=_float(env, "DYNASTORE_TRANSACTION_LOCK_HOLD", base.transaction_lock_hold),
             log_requests=env.get("DYNASTORE_LOG_REQUESTS", "").lower() in ("1", "true", "yes"),
             log_format=env.get("DYNASTORE_LOG_FORMAT", base.log_format),
             triggers=(env["DYNASTORE_TRIGGERS"],) if env.get("DYNASTORE_TRIGGERS", "").strip() else (),
             triggers_file=Path(env["DYNASTORE_TRIGGERS_FILE"]) if env.get("DYNASTORE_TRIGGERS_FILE") else None,
             metrics=env.get("DYNASTORE_NO_METRICS", "").lower() not in ("1", "true", "yes"),
-            metrics_port=int(env["DYNASTORE_METRICS_PORT"]) if env.get("DYNASTORE_METRICS_PORT") else None,
+            metrics_port=_optional_int(env, "DYNASTORE_METRICS_PORT"),
             policies_file=Path(env["DYNASTORE_POLICIES_FILE"]) if env.get("DYNASTORE_POLICIES_FILE") else None,
             **_security_from_env(env, base),
             **_capacity_from_env(env, base),
@@ -183,9 +184,39 @@ def host_list(text: str) -> tuple[str, ...]:
     return tuple(name for name in text.replace(",", " ").split() if name)
 
 
+def _number(env: Mapping[str, str], name: str, default: Any, kind: type) -> Any:
+    """The number ``env[name]`` holds (``default`` when unset); a ValueError naming the variable and what it takes
+    otherwise (int's own message would not say which variable is wrong)."""
+    text = env.get(name)
+    if text is None:
+        return default
+    try:
+        return kind(text)
+    except ValueError:
+        template = messages.CLI_ENV_NOT_INTEGER if kind is int else messages.CLI_ENV_NOT_NUMBER
+        example = f"{default:g}" if isinstance(default, float) else default
+        raise ValueError(template.format(name=name, example=example, value=text)) from None
+
+
+def _int(env: Mapping[str, str], name: str, default: int) -> int:
+    value: int = _number(env, name, default, int)
+    return value
+
+
+def _float(env: Mapping[str, str], name: str, default: float) -> float:
+    value: float = _number(env, name, default, float)
+    return value
+
+
+def _optional_int(env: Mapping[str, str], name: str) -> int | None:
+    """An unset or empty variable is None."""
+    return _int(env, name, 9090) if env.get(name) else None
+
+
 def _network_from_env(env: Mapping[str, str], base: Config) -> dict[str, Any]:
     return {
-        name: kind(env.get(f"DYNASTORE_{name.upper()}", getattr(base, name))) for name, kind in NETWORK_LIMITS.items()
+        name: _number(env, f"DYNASTORE_{name.upper()}", getattr(base, name), kind)
+        for name, kind in NETWORK_LIMITS.items()
     }
 
 
@@ -206,12 +237,12 @@ def _security_from_env(env: Mapping[str, str], base: Config) -> dict[str, Any]:
 def _indexes_from_env(env: Mapping[str, str], base: Config) -> dict[str, Any]:
     """DYNASTORE_ITEM_COLLECTION_SIZE_LIMIT, _GSI_PROPAGATION_DELAY, _GSI_BACKFILL_INTERVAL, _GSI_BACKFILL_CHUNK."""
     return {
-        "item_collection_size_limit": int(
-            env.get("DYNASTORE_ITEM_COLLECTION_SIZE_LIMIT", base.item_collection_size_limit)
+        "item_collection_size_limit": _int(
+            env, "DYNASTORE_ITEM_COLLECTION_SIZE_LIMIT", base.item_collection_size_limit
         ),
-        "gsi_propagation_delay": float(env.get("DYNASTORE_GSI_PROPAGATION_DELAY", base.gsi_propagation_delay)),
-        "gsi_backfill_interval": float(env.get("DYNASTORE_GSI_BACKFILL_INTERVAL", base.gsi_backfill_interval)),
-        "gsi_backfill_chunk": int(env.get("DYNASTORE_GSI_BACKFILL_CHUNK", base.gsi_backfill_chunk)),
+        "gsi_propagation_delay": _float(env, "DYNASTORE_GSI_PROPAGATION_DELAY", base.gsi_propagation_delay),
+        "gsi_backfill_interval": _float(env, "DYNASTORE_GSI_BACKFILL_INTERVAL", base.gsi_backfill_interval),
+        "gsi_backfill_chunk": _int(env, "DYNASTORE_GSI_BACKFILL_CHUNK", base.gsi_backfill_chunk),
     }
 
 
@@ -221,10 +252,10 @@ def _capacity_from_env(env: Mapping[str, str], base: Config) -> dict[str, Any]:
     manual = env.get("DYNASTORE_MANUAL_CLOCK", "").lower() in ("1", "true", "yes")
     out: dict[str, Any] = {
         "capacity": env.get("DYNASTORE_CAPACITY", base.capacity),
-        "partition_size_limit": int(env.get("DYNASTORE_PARTITION_SIZE_LIMIT", base.partition_size_limit)),
-        "partition_max_rcu": int(env.get("DYNASTORE_PARTITION_MAX_RCU", base.partition_max_rcu)),
-        "partition_max_wcu": int(env.get("DYNASTORE_PARTITION_MAX_WCU", base.partition_max_wcu)),
-        "adaptive_delay": float(env.get("DYNASTORE_ADAPTIVE_DELAY", base.adaptive_delay)),
+        "partition_size_limit": _int(env, "DYNASTORE_PARTITION_SIZE_LIMIT", base.partition_size_limit),
+        "partition_max_rcu": _int(env, "DYNASTORE_PARTITION_MAX_RCU", base.partition_max_rcu),
+        "partition_max_wcu": _int(env, "DYNASTORE_PARTITION_MAX_WCU", base.partition_max_wcu),
+        "adaptive_delay": _float(env, "DYNASTORE_ADAPTIVE_DELAY", base.adaptive_delay),
         "manual_clock": manual,
     }
     if manual:

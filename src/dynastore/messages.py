@@ -562,6 +562,9 @@ CLI_AUTH_NO_USERS = "--auth sigv4 with --in-memory needs users: --users-file PAT
 CLI_BAD_CREDENTIALS_STORE = "cannot read the credentials store {path}: {reason}"
 CLI_TLS = "cannot load the TLS certificate and key: {reason}"
 CLI_BAD_ALLOWED_HOST = "--allowed-hosts takes host names (or *), without scheme, port or path: '{name}'"
+CLI_ENV_NOT_INTEGER = "{name} must be a whole number (such as {example}), not {value!r}"
+CLI_ENV_NOT_NUMBER = "{name} must be a number (such as {example}), not {value!r}"
+CLI_NO_DATA_DIR = "the data directory {path} does not exist (give the server's with --data-dir or DYNASTORE_DATA_DIR)"
 
 # ---------------------------------------------------------------- attribute names and index key sizes
 # "Attribute name is too large" is DynamoDB's measured text for a name of 65,536 bytes or more (items at any

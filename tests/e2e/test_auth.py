@@ -347,7 +347,7 @@ def test_the_partitions_command_signs_its_requests(secured: Secured) -> None:
     assert "needs a request signed (SigV4) by an admin user" in refused.stderr
     env = {"AWS_ACCESS_KEY_ID": secured.root["aws_access_key_id"],
            "AWS_SECRET_ACCESS_KEY": secured.root["aws_secret_access_key"]}  # fmt: skip
-    shown = cli("partitions", name, *endpoint, "--as-if", "4", env=env)
+    shown = cli("partitions", name, *endpoint, "--set-as-if", "4", env=env)
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["partition_count"] == 4
 

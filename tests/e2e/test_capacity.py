@@ -290,10 +290,10 @@ def test_as_if_through_the_cli(seeds: ServerProcess) -> None:
         text=True,
         check=True,
     ).stdout
-    assert "table: 6 partition(s), provisioned 7500 RCU / 3000 WCU a second" in out
+    assert "table: 6 partitions, provisioned 7500 RCU / 3000 WCU a second" in out
     assert "1250" in out and "500" in out
     subprocess.run(
-        [sys.executable, "-m", "dynastore", "partitions", name, "--endpoint", seeds.url, "--as-if", "12", "--json"],
+        [sys.executable, "-m", "dynastore", "partitions", name, "--endpoint", seeds.url, "--set-as-if", "12", "--json"],
         capture_output=True,
         text=True,
         check=True,

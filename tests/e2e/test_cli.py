@@ -4,6 +4,7 @@ data directory that cannot be made) as one line on stderr that leaves nothing be
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import re
 import socket
@@ -224,6 +225,23 @@ def test_partitions_explains_its_columns(server: ServerProcess, table: str) -> N
     assert "adaptive" in explained
 
 
+def test_partitions_says_it_changes_the_server_and_counts_in_words(server: ServerProcess, table: str) -> None:
+    shown = run("partitions", table, "--endpoint", server.url)
+    assert "table: 8 partitions, on-demand" in shown.stdout
+    assert "changed on the server" not in shown.stdout + shown.stderr
+    changed = run("partitions", table, "--endpoint", server.url, "--set-as-if", "1")
+    assert changed.returncode == 0, changed.stderr
+    assert changed.stdout.startswith(
+        f"changed on the server: table {table} now behaves as if it held 1 partition (`--set-as-if 0` returns to its "
+        f"real partitions)\ntable {table} (PAY_PER_REQUEST, capacity enforce, as if 1 partition): 0 items, 0 bytes\n"
+        "table: 1 partition, on-demand"
+    )
+    as_json = run("partitions", table, "--endpoint", server.url, "--set-as-if", "0", "--json")
+    assert json.loads(as_json.stdout)["as_if"] is None
+    assert as_json.stderr == f"changed on the server: table {table} has its real partitions again\n"
+    assert "--as-if" not in run("partitions", "--help").stdout  # only --set-as-if, in the group of changes
+
+
 def test_partitions_of_an_unknown_table_is_one_line(server: ServerProcess) -> None:
     result = run("partitions", "no_such_table", "--endpoint", server.url)
     assert result.returncode == 1
@@ -249,11 +267,39 @@ def test_partitions_without_a_server_is_one_line() -> None:
 def test_a_wrong_number_in_the_environment_is_one_line(tmp_path: Path) -> None:
     result = run("serve", env={"DYNASTORE_PORT": "eighty"}, cwd=tmp_path)
     assert result.returncode == 2
-    assert result.stderr == (
-        "dynastore: error: a DYNASTORE_* environment variable holds a wrong value: "
-        "invalid literal for int() with base 10: 'eighty'\n"
-    )
+    assert result.stderr == "dynastore: error: DYNASTORE_PORT must be a whole number (such as 8000), not 'eighty'\n"
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "expected"),
+    [
+        ("DYNASTORE_ADAPTIVE_DELAY", "soon", "DYNASTORE_ADAPTIVE_DELAY must be a number (such as 300), not 'soon'"),
+        ("DYNASTORE_IDLE_TIMEOUT", "1m", "DYNASTORE_IDLE_TIMEOUT must be a number (such as 60), not '1m'"),
+        ("DYNASTORE_METRICS_PORT", "x", "DYNASTORE_METRICS_PORT must be a whole number (such as 9090), not 'x'"),
+        ("DYNASTORE_GSI_BACKFILL_CHUNK", "1e3", "DYNASTORE_GSI_BACKFILL_CHUNK must be a whole number (such as 256), "
+         "not '1e3'"),
+    ],
+)  # fmt: skip
+def test_a_wrong_number_names_its_variable_whatever_the_command(
+    tmp_path: Path, variable: str, value: str, expected: str
+) -> None:
+    for command in (["serve"], ["users", "list"], ["partitions", "t"]):
+        result = run(*command, env={variable: value}, cwd=tmp_path)
+        assert (result.returncode, result.stdout, result.stderr) == (2, "", f"dynastore: error: {expected}\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_users_list_of_a_data_directory_that_does_not_exist_says_so(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-dir"
+    for command in (["list"], ["remove", "bob"], ["rotate-key", "bob"]):
+        result = run("users", *command, "--data-dir", str(missing))
+        assert result.returncode == 1
+        assert result.stderr == (
+            f"dynastore users: error: the data directory {missing} does not exist (give the server's with --data-dir "
+            "or DYNASTORE_DATA_DIR)\n"
+        )
+    assert not missing.exists()
 
 
 def test_a_wrong_choice_in_the_environment_is_refused(tmp_path: Path) -> None:

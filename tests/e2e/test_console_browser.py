@@ -260,7 +260,7 @@ def test_a_multi_attribute_gsi_created_shown_and_queried(browser: Chrome, server
     fill(form, "RangeOp", ">=")
     fill(form, "RangeValue", "02")
     browser.find_element(By.ID, "run-search").click()
-    wait_text(browser, "#item-results", "Page 1: 1 items")
+    wait_text(browser, "#item-results", "Page 1: 1 item")
     assert [row.text.split()[0] for row in browser.find_elements(By.CSS_SELECTOR, "#items tr.item")] == ["c"]
     fill(form, "SortValue1", "")  # the condition moves to month, the first sort attribute without a value
     fill(form, "RangeOp", "between")
@@ -322,10 +322,10 @@ def test_items_written_queried_and_edited(browser: Chrome, server: ServerProcess
     fill(form, "Order", "descending")
     fill(form, "Limit", "1")
     browser.find_element(By.ID, "run-search").click()
-    wait_text(browser, "#item-results", "Page 1: 1 items")
+    wait_text(browser, "#item-results", "Page 1: 1 item")
     assert [row.text.split()[:2] for row in browser.find_elements(By.CSS_SELECTOR, "#items tr.item")] == [["a", "3"]]
     browser.find_element(By.ID, "next-page").click()
-    wait_text(browser, "#item-results", "Page 2: 1 items")
+    wait_text(browser, "#item-results", "Page 2: 1 item ")
     assert [row.text.split()[:2] for row in browser.find_elements(By.CSS_SELECTOR, "#items tr.item")] == [["a", "2"]]
 
     browser.find_elements(By.CSS_SELECTOR, "#items tr.item")[0].click()
@@ -347,7 +347,7 @@ def test_items_written_queried_and_edited(browser: Chrome, server: ServerProcess
     fill(form, "Names", '{"#n": "note"}')
     fill(form, "Values", '{":n": "other"}')
     browser.find_element(By.ID, "run-search").click()
-    wait_text(browser, "#item-results", "Page 1: 1 items (4 evaluated)")
+    wait_text(browser, "#item-results", "Page 1: 1 item (4 evaluated)")
     fill(form, "Filter", "#n = ")  # DynamoDB's own error, as the API gives it
     browser.find_element(By.ID, "run-search").click()
     error = wait_for(browser, "#item-search + div .error")
@@ -525,7 +525,7 @@ def test_partiql_statements_on_the_items_page(browser: Chrome, server: ServerPro
     stored = ddb.get_item(TableName=name, Key={"pk": {"S": "p"}, "sk": {"N": "1"}})["Item"]
     assert stored["note"] == {"S": "from the console"}
     run_partiql(browser, f"SELECT pk, note FROM \"{name}\" WHERE pk = 'p'")
-    wait_text(browser, "#partiql-results", "Page 1: 1 items")
+    wait_text(browser, "#partiql-results", "Page 1: 1 item")
     cells = [cell["text"] for cell in shown(browser, "#partiql-items td")]
     assert cells[0] == "p" and cells[-1] == "from the console"  # key columns first, then the projection's
     run_partiql(browser, f"INSERT INTO \"{name}\" VALUE {{'pk': 'p', 'sk': 1}}")  # the same key again

@@ -5,11 +5,18 @@ The page talks to the server it came from: DynamoDB's JSON API at ``POST /`` and
 once, on first request, and kept: a console is a handful of small files. Every answer forbids framing and
 foreign scripts (the page may only load its own files and call its own origin), and ``/console`` redirects to
 ``/console/`` so that the page's relative module paths resolve.
+
+``/console/server.json`` says what the page must know of the server before it calls anything:
+``{"verifies_signatures": true}`` on a server with ``--auth sigv4`` (the page then offers to sign in), false
+otherwise. Like the files, it is served without a signature: an unsigned request would learn as much from its
+refusal.
 """
 
 from __future__ import annotations
 
 from importlib import resources
+
+import orjson
 
 from dynastore.protocol.protocol import CONSOLE_PREFIX, RawResponse
 
@@ -27,16 +34,21 @@ _SECURITY_HEADERS = (
     ("Cache-Control", "no-cache"),
 )
 _files: dict[str, bytes] | None = None
+SERVER_FILE = "server.json"
 
 
-def serve(method: str, path: str) -> RawResponse:
-    """The console file ``path`` names (``/console/`` is ``index.html``); 404 for anything else."""
+def serve(method: str, path: str, verifies_signatures: bool = False) -> RawResponse:
+    """The console file ``path`` names (``/console/`` is ``index.html``), or ``server.json``; 404 for anything
+    else."""
     if method != "GET":
         return _text(405, f"{method} is not supported here\n", [("Allow", "GET")])
     name = path.split("?", 1)[0][len(CONSOLE_PREFIX) :]
     if name == "":
         return _text(301, "see /console/\n", [("Location", CONSOLE_PREFIX + "/")])
     name = name.lstrip("/") or "index.html"
+    if name == SERVER_FILE:
+        answer = orjson.dumps({"verifies_signatures": verifies_signatures})
+        return RawResponse(200, answer, "application/json", list(_SECURITY_HEADERS))
     body = files().get(name)
     content_type = _CONTENT_TYPES.get(name[name.rfind(".") :]) if "." in name else None
     if body is None or content_type is None:

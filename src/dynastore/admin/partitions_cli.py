@@ -126,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"cannot reach {base}: {e.reason}: is `dynastore serve` running there?")
     except (OSError, ValueError) as e:
         return _fail(f"cannot reach {base}: {e}")
+    for line in changed_lines(args.table, change):  # JSON stays parseable: the notice then goes to stderr
+        print(line, file=sys.stderr if args.json else sys.stdout)
     if args.json:
         print(json.dumps({"partitions": view, "contributors": contributors} if contributors else view, indent=2))
     else:
@@ -135,6 +137,29 @@ def run(args: argparse.Namespace) -> int:
         print()
         print(LEGEND)
     return 0
+
+
+def changed_lines(table: str, change: dict[str, Any]) -> list[str]:
+    """What a change asked of the server did, one line each: it outlives the command and every client sees it."""
+    lines = []
+    if "as_if" in change:
+        n = change["as_if"]
+        lines.append(
+            f"changed on the server: table {table} now behaves as if it held {plural(n, 'partition')} "
+            f"(`--set-as-if 0` returns to its real partitions)"
+            if n
+            else f"changed on the server: table {table} has its real partitions again"
+        )
+    if change.get("rebuild"):
+        lines.append(f"changed on the server: table {table} was re-partitioned from its throughput and size")
+    if change.get("spend_burst"):
+        lines.append(f"changed on the server: every partition of table {table} has spent its burst credit")
+    return lines
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 partition``, ``2 partitions``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _fail(text: str) -> int:
@@ -158,7 +183,7 @@ def _n(value: float) -> str:
 
 def _block(title: str, res: dict[str, Any]) -> list[str]:
     lines = [
-        f"{title}: {res['partition_count']} partition(s), "
+        f"{title}: {plural(res['partition_count'], 'partition')}, "
         f"{'provisioned' if res['provisioned'] else 'on-demand'} "
         f"{_n(res['throughput']['read'])} RCU / {_n(res['throughput']['write'])} WCU a second"
     ]
@@ -182,8 +207,8 @@ def _block(title: str, res: dict[str, Any]) -> list[str]:
 def format_partitions(view: dict[str, Any]) -> str:
     lines = [
         f"table {view['table']} ({view['billing_mode']}, capacity {view['capacity_mode']}"
-        + (f", as if {view['as_if']} partitions" if view.get("as_if") else "")
-        + f"): {view['item_count']} items, {view['size_bytes']} bytes"
+        + (f", as if {plural(view['as_if'], 'partition')}" if view.get("as_if") else "")
+        + f"): {plural(view['item_count'], 'item')}, {plural(view['size_bytes'], 'byte')}"
     ]
     lines += _block("table", view)
     for idx in view["indexes"]:

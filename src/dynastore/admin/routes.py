@@ -68,7 +68,7 @@ def handle(
     ctx: Context, method: str, headers: dict[str, str], target: str, body: bytes, triggers: Triggers | None = None
 ) -> RawResponse:
     if target.startswith(CONSOLE_PREFIX):
-        return console.serve(method, target)
+        return console.serve(method, target, verifies_signatures=ctx.config.auth == "sigv4")
     if method not in ("GET", "POST"):
         return _refusal(405, f"{method} is not supported here")
     if method == "POST" and headers.get("content-type", "").split(";", 1)[0].strip().lower() != _JSON:

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from dynastore import messages
 from dynastore.config import Config
 from dynastore.limits import SESSION_SECONDS_DEFAULT, SESSION_SECONDS_MAX, SESSION_SECONDS_MIN
 from dynastore.security import users
@@ -72,6 +73,10 @@ def add_users_command(commands: Any, defaults: Config) -> None:
 def run(args: argparse.Namespace) -> int:
     path: Path = args.users_file if args.users_file is not None else store_path(args.data_dir)
     command = args.users_command
+    if command != "add" and args.users_file is None and not args.data_dir.is_dir():
+        # A mistyped --data-dir would otherwise read as a store without users; `add` may make a new one.
+        print(f"dynastore users: error: {messages.CLI_NO_DATA_DIR.format(path=args.data_dir)}", file=sys.stderr)
+        return 1
     try:
         if command == "list":
             _print_list(users.listing(users.read(path), time.time()), args.json)

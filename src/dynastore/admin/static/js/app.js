@@ -1,7 +1,7 @@
 // The console's router: the location hash names the page (#/tables, #/table/T, #/items/T, #/partitions/T,
 // #/streams/T, #/triggers, #/transfers, #/signin); each page module renders into <main> and returns a function that stops its timers.
 
-import { admin } from "./api.js";
+import { admin, serverInfo } from "./api.js";
 import { errorBox, h, link, replace } from "./dom.js";
 import * as items from "./items.js";
 import * as partitions from "./partitions.js";
@@ -21,10 +21,11 @@ function parse() {
   return { page: PAGES[page] ? page : "tables", name: rest.length ? decodeURIComponent(rest.join("/")) : null };
 }
 
-function navigation(page, name) {
-  const top = [["tables", "Tables"], ["triggers", "Triggers"], ["transfers", "Exports and imports"], ["signin", "Sign in"]].map(([p, label]) =>
+// "Sign in" only where the server verifies signatures (a server without authentication takes any request).
+function navigation(page, name, signs) {
+  const top = [["tables", "Tables"], ["triggers", "Triggers"], ["transfers", "Exports and imports"], ...(signs ? [["signin", "Sign in"]] : [])].map(([p, label]) =>
     h("a", { href: link(p), class: p === page ? "current" : null }, label));
-  const tabs = name == null ? [] : [h("span", { class: "table-name" }, name), TABLE_TABS.map(([p, label]) =>
+  const tabs = name == null ? [] : [h("span", { class: "table-name", title: name }, name), TABLE_TABS.map(([p, label]) =>
     h("a", { href: link(p, name), class: p === page ? "current" : null, "data-tab": p }, label))];
   return [top, tabs];
 }
@@ -33,7 +34,8 @@ async function show() {
   if (stopPage) stopPage();
   stopPage = null;
   const { page, name } = parse();
-  replace(document.getElementById("nav"), navigation(page, name));
+  const { verifies_signatures: signs } = await serverInfo();
+  replace(document.getElementById("nav"), navigation(page, name, signs));
   const main = document.getElementById("main");
   replace(main);
   try {

@@ -44,6 +44,15 @@ function keySchema(scope, attributes, tableHash, several = false) {
     ...ranges.map(([name]) => ({ AttributeName: name, KeyType: "RANGE" }))];
 }
 
+// A GSI of its own (UpdateTable's Create): the index and the AttributeDefinitions its keys need.
+export function gsiRequest(row, provisioned) {
+  const attributes = new Map();
+  const index = { IndexName: value(row, "IndexName"), KeySchema: keySchema(row, attributes, null, true),
+    Projection: { ProjectionType: value(row, "Projection") } };
+  if (provisioned) index.ProvisionedThroughput = throughput(row);
+  return { index, attributes: [...attributes].map(([AttributeName, AttributeType]) => ({ AttributeName, AttributeType })) };
+}
+
 export function request(form) {
   const attributes = new Map();
   const tableRow = form.querySelector(".row");

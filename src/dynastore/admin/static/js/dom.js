@@ -63,6 +63,11 @@ export function num(n, digits = 1) {
   return n.toLocaleString("en", { maximumFractionDigits: digits });
 }
 
+// "1 item", "2 items", "1,000 items": a count and its noun, plural unless one.
+export function count(n, noun, nouns = `${noun}s`) {
+  return `${num(n)} ${n === 1 ? noun : nouns}`;
+}
+
 export function field(label, input) {
   return h("label", { class: "field" }, h("span", {}, label), input);
 }

@@ -2,7 +2,7 @@
 // (LastEvaluatedKey), the item editor (editor.js) for a row or a new item, and a PartiQL box (partiql.js).
 
 import { dynamo } from "./api.js";
-import { attempt, field, h, replace, select } from "./dom.js";
+import { attempt, count, field, h, replace, select } from "./dom.js";
 import { brief, itemToDynamo } from "./ddbjson.js";
 import { openEditor } from "./editor.js";
 import { partiqlCard } from "./partiql.js";
@@ -132,7 +132,7 @@ function show(results, answer, t, page, more, run, edit) {
   const keys = t.KeySchema.map((k) => k.AttributeName);
   const columns = [...new Set([...keys, ...answer.Items.flatMap((item) => Object.keys(item))])].slice(0, 12);
   replace(results,
-    h("p", {}, `Page ${page + 1}: ${answer.Count} items (${answer.ScannedCount} evaluated). `,
+    h("p", {}, `Page ${page + 1}: ${count(answer.Count, "item")} (${answer.ScannedCount} evaluated). `,
       page > 0 ? h("button", { class: "plain", id: "previous-page", onclick: () => run(page - 1) }, "Previous page") : null, " ",
       more ? h("button", { class: "plain", id: "next-page", onclick: () => run(page + 1) }, "Next page") : null),
     h("table", { id: "items" }, h("tr", {}, columns.map((c) => h("th", {}, c))),

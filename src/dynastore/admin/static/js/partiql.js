@@ -2,7 +2,7 @@
 // a time (NextToken), and DynamoDB's error as the API gives it.
 
 import { dynamo } from "./api.js";
-import { attempt, h, replace } from "./dom.js";
+import { attempt, count, h, replace } from "./dom.js";
 import { brief } from "./ddbjson.js";
 
 export function partiqlCard(table, keys) {
@@ -28,7 +28,7 @@ export function partiqlCard(table, keys) {
 function show(results, items, keys, page, more, run) {
   const columns = [...new Set([...keys, ...items.flatMap((item) => Object.keys(item))])].slice(0, 12);
   replace(results,
-    h("p", {}, `Page ${page + 1}: ${items.length} items. `,
+    h("p", {}, `Page ${page + 1}: ${count(items.length, "item")}. `,
       page > 0 ? h("button", { class: "plain", onclick: () => run(page - 1) }, "Previous page") : null, " ",
       more ? h("button", { class: "plain", id: "partiql-next", onclick: () => run(page + 1) }, "Next page") : null),
     items.length ? h("table", { id: "partiql-items" }, h("tr", {}, columns.map((c) => h("th", {}, c))),

@@ -22,7 +22,7 @@ export function partitionTable(resource, now, limitBytes) {
   const rows = shown.map((i) => row(resource.partitions[i], now?.[i], limitBytes));
   const note = shown.length < resource.partitions.length
     ? h("p", { class: "legend" }, `The ${shown.length} hottest of ${resource.partitions.length} partitions.`) : null;
-  return [h("table", { class: "partitions" }, h("tr", {}, HEADINGS.map((t) => h("th", {}, t))), rows), note];
+  return [h("div", { class: "scroll-x" }, h("table", { class: "partitions" }, h("tr", {}, HEADINGS.map((t) => h("th", {}, t))), rows)), note];
 }
 
 function row(p, rate, limitBytes) {

@@ -5,7 +5,7 @@
 import { admin } from "./api.js";
 import { drawBands, drawHeat } from "./charts.js";
 import { showContributors } from "./contributors.js";
-import { attempt, bytes, field, h, num, replace } from "./dom.js";
+import { attempt, bytes, count, field, h, num, replace } from "./dom.js";
 import { History, rates } from "./heat.js";
 import { partitionTable } from "./partition_rows.js";
 
@@ -45,9 +45,9 @@ export async function render(main, table) {
     state.wallBefore = wallNow;
     replace(summary, h("p", {},
       `${view.billing_mode === "PAY_PER_REQUEST" ? "on demand" : "provisioned"} · capacity ${view.capacity_mode} · `,
-      `${num(view.item_count)} items · ${bytes(view.size_bytes)} · partition limit ${bytes(view.limits.partition_bytes)}, `,
+      `${count(view.item_count, "item")} · ${bytes(view.size_bytes)} · partition limit ${bytes(view.limits.partition_bytes)}, `,
       `${num(view.limits.partition_rcu)} RCU, ${num(view.limits.partition_wcu)} WCU · `,
-      view.as_if ? h("b", { id: "as-if-now" }, `simulating ${num(view.as_if)} partitions`) : "real partitions"));
+      view.as_if ? h("b", { id: "as-if-now" }, `simulating ${count(view.as_if, "partition")}`) : "real partitions"));
     const resources = [{ name: null, label: "Table", res: view }, ...view.indexes.map((i) => ({ name: i.index, label: `GSI ${i.index}`, res: i }))];
     replace(sections, resources.map((r) => section(r, view, wallSeconds)));
     state.polls += 1;

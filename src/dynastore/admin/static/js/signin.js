@@ -1,7 +1,7 @@
 // Signing in: on a server with --auth sigv4 the console signs its requests with an access key (an admin user's,
 // for the partition, contributor, trigger and clock views). The key stays in this tab's session storage only.
 
-import { credentials, signIn } from "./api.js";
+import { credentials, serverInfo, signIn } from "./api.js";
 import { errorBox, field, h, replace } from "./dom.js";
 
 let reason = null; // the refusal that brought the user here, shown above the form
@@ -11,6 +11,12 @@ export function because(error) {
 }
 
 export async function render(main) {
+  const { verifies_signatures: signs } = await serverInfo();
+  if (!signs) {
+    return replace(main, reason ? errorBox(reason) : null, h("section", { class: "card", id: "no-signin" }, h("h2", {}, "No sign-in needed"),
+      h("p", {}, "This server does not verify signatures (it runs without --auth sigv4): the console, like any ",
+        "client, works without a key.")));
+  }
   const current = credentials();
   const input = (name, type = "text", value = "") =>
     h("input", { name, type, value, autocomplete: "off", spellcheck: "false" });

@@ -1,27 +1,36 @@
 // One table: DescribeTable as DynamoDB answers it, UpdateTable's throughput (table and each GSI), point-in-time
-// recovery (recovery.js), DeleteTable.
+// recovery (recovery.js), the settings cards of table_settings.js (billing mode, GSIs, Time to Live, deleting every
+// item), DeleteTable.
 
 import { dynamo } from "./api.js";
-import { attempt, bytes, field, h, link, num, replace } from "./dom.js";
+import { attempt, bytes, count, field, h, link, num, replace } from "./dom.js";
 import { recoveryCard } from "./recovery.js";
+import { billingCard, deleteItemsCard, indexesCard, ttlCard } from "./table_settings.js";
 import { billing } from "./tables.js";
+
+// Draw the page again, from a new DescribeTable (after a change the page made).
+function reload() {
+  window.dispatchEvent(new HashChangeEvent("hashchange"));
+}
 
 export async function render(main, name) {
   const { Table: t } = await dynamo("DescribeTable", { TableName: name });
   const status = h("div", { id: "table-status" });
-  main.append(
+  replace(main, // (not main.append: it would write a null child, the on-demand table's throughput form, as "null")
     h("h1", {}, name, " ", h("span", { class: "badge", id: "table-state" }, t.TableStatus)),
     h("section", { class: "card" },
-      h("p", {}, `${billing(t)} · ${num(t.ItemCount)} items · ${bytes(t.TableSizeBytes)} · keys `,
+      h("p", {}, `${billing(t)} · ${count(t.ItemCount, "item")} · ${bytes(t.TableSizeBytes)} · keys `,
         keysText(t.KeySchema)),
       indexList(t),
       h("p", {}, h("a", { href: link("items", name) }, "Browse items"), " · ",
         h("a", { href: link("partitions", name) }, "Partitions and heat"), " · ",
         h("a", { href: link("streams", name) }, "Stream"))),
+    status,
     t.BillingModeSummary?.BillingMode === "PAY_PER_REQUEST" ? null : throughputForm(t, status),
     await recoveryCard(name),
+    billingCard(t, status, reload), indexesCard(t, status, reload), ttlCard(name, status, reload),
+    deleteItemsCard(t, status),
     h("section", { class: "card" }, h("h2", {}, "Delete"), deleteForm(name, status)),
-    status,
     h("section", { class: "card" }, h("h2", {}, "DescribeTable"), h("pre", { id: "describe" }, JSON.stringify(t, null, 2))));
 }
 

@@ -3,6 +3,7 @@
 import { dynamo, listTables } from "./api.js";
 import { attempt, bytes, field, h, link, num, replace, select } from "./dom.js";
 import { keyRows, request } from "./create_table.js";
+import { indexState } from "./table_settings.js";
 
 export async function render(main) {
   const list = h("div", { id: "table-list" }, h("p", { class: "muted" }, "Loading…"));
@@ -25,7 +26,8 @@ async function refresh(list) {
         h("td", {}, billing(t)),
         h("td", { class: "num" }, num(t.ItemCount)),
         h("td", { class: "num" }, bytes(t.TableSizeBytes)),
-        h("td", {}, (t.GlobalSecondaryIndexes ?? []).map((g) => g.IndexName).join(", ")),
+        h("td", {}, (t.GlobalSecondaryIndexes ?? []).map((g, i) => [i ? ", " : "", g.IndexName,
+          g.IndexStatus === "ACTIVE" ? "" : [" ", indexState(g, t)]])),
         h("td", {}, (t.LocalSecondaryIndexes ?? []).map((g) => g.IndexName).join(", "))))));
   });
 }

@@ -2,7 +2,7 @@
 // retries, the last error and the batches discarded. Refreshed every two seconds.
 
 import { admin } from "./api.js";
-import { attempt, h, replace } from "./dom.js";
+import { attempt, count, h, replace } from "./dom.js";
 
 export async function render(main) {
   const list = h("div", { id: "trigger-list" });
@@ -36,12 +36,12 @@ const COLUMNS = ["shard", "parent", "state", "checkpoint", "in flight", "retries
 function shardRow(s) {
   const state = s.finished ? "finished" : s.open ? "open" : "closed";
   const flight = s.in_flight
-    ? `${s.in_flight.records} records (${s.in_flight.first_sequence_number}…${s.in_flight.last_sequence_number}), ` +
+    ? `${count(s.in_flight.records, "record")} (${s.in_flight.first_sequence_number}…${s.in_flight.last_sequence_number}), ` +
       `${s.in_flight.pieces} piece${s.in_flight.pieces === 1 ? "" : "s"}, retry ${s.in_flight.retries}`
     : "";
   return h("tr", { class: s.last_error ? "throttled shard" : "shard" },
     h("td", { class: "mono" }, s.shard_id), h("td", { class: "mono" }, s.parent_shard_id ?? ""), h("td", {}, state),
     h("td", { class: "mono" }, s.checkpoint ?? "–"), h("td", {}, flight), h("td", { class: "num" }, s.retries),
     h("td", {}, s.last_error ?? ""), h("td", { class: "num" }, s.failures),
-    h("td", {}, `${s.batches_delivered} batches, ${s.records_delivered} records`));
+    h("td", {}, `${count(s.batches_delivered, "batch", "batches")}, ${count(s.records_delivered, "record")}`));
 }
