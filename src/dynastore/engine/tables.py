@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from dynastore.engine.backups import create_system_backup
 from dynastore.engine.context import Context
 from dynastore.engine.pitr_archive import archive_of
 from dynastore.model.table_schema import TableDef
@@ -60,9 +61,6 @@ def delete(ctx: Context, name: str) -> TableDef:
 def _end_recovery(ctx: Context, table: TableDef) -> None:
     """A table with point-in-time recovery on was deleted: DynamoDB keeps a SYSTEM backup of it (its items are
     still in the store: they are purged later), then its recovery period is dropped."""
-    # Imported here: engine/backups.py reaches this module through engine/restore.py.
-    from dynastore.engine.backups import create_system_backup
-
     try:
         create_system_backup(ctx, table)  # its image is fixed now, before any purge of the items
     except StorageError as e:
