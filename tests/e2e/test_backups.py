@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ ARN = re.compile(r"^arn:aws:dynamodb:us-east-1:\d{12}:table/(?P<table>[\w.-]+)/b
 MISSING_ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/nothing/backup/01700000000000-0123abcd"
 
 clocked = server_fixture("--manual-clock", "--create-table-delay", "5")
+durable = server_fixture(data_dir=True)
 
 
 def wait_available(ddb: Any, arn: str) -> dict[str, Any]:
@@ -207,6 +209,35 @@ def test_a_backup_is_the_table_when_it_was_requested(ddb: Any) -> None:
     wait_restored(ddb, target)
     items = ddb.scan(TableName=target)["Items"]
     assert len(items) == 200 and {i["v"]["S"] for i in items} == {"before"}
+
+
+def test_a_backup_of_the_durable_store_is_the_table_when_it_was_requested(durable: ServerProcess) -> None:
+    """On the durable store the image is copied by a process of its own, from the store's file as it was."""
+    ddb = durable.ddb
+    table = create_table(ddb)
+    for start in range(0, 3000, 25):
+        items = [
+            {"PutRequest": {"Item": {"pk": {"S": f"k{i}"}, "v": {"S": "before"}}}} for i in range(start, start + 25)
+        ]
+        ddb.batch_write_item(RequestItems={table: items})
+    arn = ddb.create_backup(TableName=table, BackupName="bk1")["BackupDetails"]["BackupArn"]
+    for i in range(0, 3000, 7):  # writes right after the request, while the copier starts
+        ddb.put_item(TableName=table, Item={"pk": {"S": f"k{i}"}, "v": {"S": "after"}})
+        ddb.delete_item(TableName=table, Key={"pk": {"S": f"k{i + 1}"}})
+    assert wait_available(ddb, arn)["BackupDetails"]["BackupSizeBytes"] > 0
+    target = unique_name()
+    ddb.restore_table_from_backup(TargetTableName=target, BackupArn=arn)
+    assert wait_restored(ddb, target)["ItemCount"] == 3000
+    items = ddb.get_paginator("scan").paginate(TableName=target).build_full_result()["Items"]
+    assert len(items) == 3000 and {i["v"]["S"] for i in items} == {"before"}
+    assert not [p.name for p in durable_backups(durable).iterdir() if p.name.endswith(".tmp")]
+
+
+def durable_backups(server: ServerProcess) -> Path:
+    """The backups directory of a server started on a data directory (its command line names it)."""
+    args = server.process.args
+    assert isinstance(args, list)
+    return Path(args[args.index("--data-dir") + 1]) / "backups"
 
 
 # ---- ListBackups ----------------------------------------------------------------------------------------------------
