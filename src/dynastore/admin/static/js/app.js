@@ -1,8 +1,9 @@
 // The console's router: the location hash names the page (#/tables, #/table/T, #/items/T, #/partitions/T,
-// #/streams/T, #/triggers, #/signin); each page module renders into <main> and returns a function that stops its timers.
+// #/streams/T, #/triggers, #/backups, #/signin); each page module renders into <main> and returns a function that stops its timers.
 
 import { admin } from "./api.js";
 import { errorBox, h, link, replace } from "./dom.js";
+import * as backups from "./backups.js";
 import * as items from "./items.js";
 import * as partitions from "./partitions.js";
 import * as signin from "./signin.js";
@@ -11,7 +12,7 @@ import * as table from "./table.js";
 import * as tables from "./tables.js";
 import * as triggers from "./triggers.js";
 
-const PAGES = { tables, table, items, partitions, streams, triggers, signin };
+const PAGES = { tables, table, items, partitions, streams, triggers, signin, backups };
 const TABLE_TABS = [["table", "Overview"], ["items", "Items"], ["partitions", "Partitions"], ["streams", "Stream"]];
 let stopPage = null;
 
@@ -21,7 +22,7 @@ function parse() {
 }
 
 function navigation(page, name) {
-  const top = [["tables", "Tables"], ["triggers", "Triggers"], ["signin", "Sign in"]].map(([p, label]) =>
+  const top = [["tables", "Tables"], ["backups", "Backups"], ["triggers", "Triggers"], ["signin", "Sign in"]].map(([p, label]) =>
     h("a", { href: link(p), class: p === page ? "current" : null }, label));
   const tabs = name == null ? [] : [h("span", { class: "table-name" }, name), TABLE_TABS.map(([p, label]) =>
     h("a", { href: link(p, name), class: p === page ? "current" : null, "data-tab": p }, label))];
