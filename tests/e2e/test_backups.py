@@ -86,7 +86,8 @@ def backup(ddb: Any, table: str, name: str = "nightly") -> str:
 def test_create_backup_answers_creating_then_the_backup_is_available(ddb: Any) -> None:
     table = indexed_table(ddb)
     details = ddb.create_backup(TableName=table, BackupName="nightly.1")["BackupDetails"]
-    assert ARN.match(details["BackupArn"]) and ARN.match(details["BackupArn"])["table"] == table  # type: ignore[index]
+    matched = ARN.match(details["BackupArn"])
+    assert matched is not None and matched["table"] == table
     assert details["BackupName"] == "nightly.1"
     assert details["BackupStatus"] == "CREATING"
     assert details["BackupType"] == "USER"
