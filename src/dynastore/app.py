@@ -20,6 +20,7 @@ from dynastore.admin import routes
 from dynastore.api.services import RequestServices
 from dynastore.config import Config, policies_path
 from dynastore.engine import backups, continuous_backups, indexes, restore, retention, ttl
+from dynastore.engine.backups import create_system_backup
 from dynastore.engine.capacity.state import Capacity
 from dynastore.engine.changelog import ChangeLog, Consumer
 from dynastore.engine.context import Context
@@ -108,7 +109,9 @@ def build_context(config: Config, kv: KV, catalog: Catalog) -> Context:
     changelog.register(GsiPropagation())
     streams = StreamRecords(shards, capacity)
     changelog.register(streams, placer=streams)
-    changelog.register(PointInTimeArchive(kv, SnapshotImages()))  # point-in-time recovery's archive
+    archive = PointInTimeArchive(kv, SnapshotImages())  # point-in-time recovery's archive
+    archive.system_backup = create_system_backup  # what a deleted table with recovery on leaves
+    changelog.register(archive)
     return Context(
         config,
         kv,

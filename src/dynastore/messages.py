@@ -761,6 +761,7 @@ PITR_TABLE_NOT_FOUND = "Table not found: {name}"
 PITR_BACKUPS_BEING_ENABLED = "Backups are being enabled for the table: {name}. Please retry later"
 PITR_PERIOD_WHILE_DISABLED = "RecoveryPeriodInDays cannot be specified when PointInTimeRecoveryEnabled is false"  # ours
 PITR_NOT_ENABLED = "Point in time recovery is not enabled for table '{name}'"  # ours
+PITR_BEING_ENABLED = "Point in time recovery is being enabled for table '{name}'. Please retry later"  # ours
 PITR_INVALID_RESTORE_TIME = (
     "Invalid RestoreDateTime: it must be between EarliestRestorableDateTime ({earliest}) and "
     "LatestRestorableDateTime ({latest})"  # ours

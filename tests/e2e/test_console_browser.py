@@ -467,6 +467,32 @@ def test_throughput_update_and_delete(browser: Chrome, server: ServerProcess, dd
     assert raised.value.response["Error"]["Code"] == "ResourceNotFoundException"
 
 
+def shown_again(browser: Chrome, server: ServerProcess, name: str) -> str:
+    """The table page's point-in-time recovery state, the page opened afresh."""
+    open_page(browser, server, f"table/{name}")
+    return str(wait_for(browser, "#recovery-state").text)
+
+
+def test_point_in_time_recovery_turned_on_and_a_table_restored(
+    browser: Chrome, server: ServerProcess, ddb: Any
+) -> None:
+    name = provisioned_table(ddb, 5)
+    ddb.put_item(TableName=name, Item={"pk": {"S": "a"}, "sk": {"N": "1"}})
+    open_page(browser, server, f"table/{name}")
+    wait_text(browser, "#recovery-state", "DISABLED")
+    browser.find_element(By.ID, "recovery-toggle").click()
+    wait_text(browser, "#recovery-state", "ENABLED · 35 day(s)")
+    waiter(browser).until(lambda d: "restorable from" in shown_again(d, server, name))  # once its first base is in
+    target = unique_name("console_restored")
+    form = wait_for(browser, "#restore-to-point-in-time")
+    fill(form, "target", target)
+    form.find_element(By.TAG_NAME, "button").click()
+    wait_text(browser, "#recovery-status .ok", "Restoring")
+    screenshot(browser, "recovery")
+    waiter(browser).until(lambda d: ddb.describe_table(TableName=target)["Table"]["TableStatus"] == "ACTIVE")
+    assert ddb.scan(TableName=target)["Count"] == 1
+
+
 def test_the_server_serves_the_console_files(server: ServerProcess) -> None:
     conn = http.client.HTTPConnection(server.host, server.port, timeout=30)
     try:

@@ -129,7 +129,13 @@ def test_consumers_are_registered_by_the_composition_root_and_a_host_adds_its_ow
         follower = _Follower()
         app.add_consumer(follower)
         log = app.engine.changelog
-        assert [c.name for c in log.consumers] == ["gsi-propagation", "streams", "trigger:audit", "follower"]
+        assert [c.name for c in log.consumers] == [
+            "gsi-propagation",
+            "streams",
+            "point-in-time",
+            "trigger:audit",
+            "follower",
+        ]
         plain = {
             "TableName": "plain",
             "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],

@@ -189,6 +189,13 @@ def format_partitions(view: dict[str, Any]) -> str:
     for idx in view["indexes"]:
         lines.append("")
         lines += _block(f"index {idx['index']}", idx)
+    recovery = view.get("point_in_time")
+    if recovery:
+        lines.append("")
+        lines.append(
+            f"point-in-time recovery: {recovery['recovery_days']} day(s), {recovery['bases']} base(s) of "
+            f"{recovery['base_bytes']} bytes, {recovery['log_bytes']} bytes of log records"
+        )
     return "\n".join(lines)
 
 

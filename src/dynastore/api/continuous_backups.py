@@ -31,15 +31,14 @@ def handle_describe(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
 
 
 def continuous_backups_description(ctx: Context, table: TableDef) -> dict[str, Any]:
+    """The times are left out for the moment after recovery is turned on until the first base is in."""
     pitr: dict[str, Any] = {"PointInTimeRecoveryStatus": "DISABLED"}
-    window = restorable_window(ctx, table)
-    if table.pitr is not None and window is not None:
-        pitr = {
-            "PointInTimeRecoveryStatus": "ENABLED",
-            "RecoveryPeriodInDays": table.pitr.recovery_days,
-            "EarliestRestorableDateTime": wire_time(window[0]),
-            "LatestRestorableDateTime": wire_time(window[1]),
-        }
+    if table.pitr is not None:
+        pitr = {"PointInTimeRecoveryStatus": "ENABLED", "RecoveryPeriodInDays": table.pitr.recovery_days}
+        window = restorable_window(ctx, table)
+        if window is not None:
+            pitr["EarliestRestorableDateTime"] = wire_time(window[0])
+            pitr["LatestRestorableDateTime"] = wire_time(window[1])
     return {"ContinuousBackupsStatus": "ENABLED", "PointInTimeRecoveryDescription": pitr}
 
 

@@ -5,31 +5,36 @@ until its data is in, and DescribeTable's RestoreSummary says where it came from
 
 Checks, in this order: one source (SourceTableArn or SourceTableName) and one time (RestoreDateTime or
 UseLatestRestorableTime); the source exists (TableNotFoundException) and is not being created
-(TableInUseException); the target name is free (TableAlreadyExistsException); the source has point-in-time
-recovery on (PointInTimeRecoveryUnavailableException); the time is within its restorable window
-(InvalidRestoreTimeException); the overrides are valid (ValidationException).
+(TableInUseException); the target name is free (TableInUseException while a table of that name is being created
+or deleted, TableAlreadyExistsException otherwise); fewer than 50 restores run in the account
+(LimitExceededException); the source has point-in-time recovery on (PointInTimeRecoveryUnavailableException);
+the time is within its restorable window (InvalidRestoreTimeException); the overrides are valid
+(ValidationException, LimitExceededException for throughput over the per-table quota), as for
+RestoreTableFromBackup (api/backups.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from dynastore import messages
+from dynastore import limits, messages
 from dynastore.api.continuous_backups import wire_time
 from dynastore.api.restore_target import restored_table
 from dynastore.api.table_description import table_description
+from dynastore.api.table_requests import check_capacity_bounds, invalid
 from dynastore.engine import continuous_backups
 from dynastore.engine.context import Context
 from dynastore.engine.point_in_time import items_at, restorable_window
 from dynastore.engine.restore import start_restore
 from dynastore.errors import (
     InvalidRestoreTimeException,
+    LimitExceededException,
     PointInTimeRecoveryUnavailableException,
     TableAlreadyExistsException,
     TableInUseException,
     ValidationException,
 )
-from dynastore.model.table_schema import CREATING, RestoreSummary, TableDef
+from dynastore.model.table_schema import CREATING, DELETING, BillingMode, RestoreSummary, TableDef
 
 __all__ = ["handle"]
 
@@ -46,16 +51,46 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     if source.status == CREATING:
         raise TableInUseException(messages.PITR_SOURCE_IN_USE.format(name=source.name, status=source.status))
     target_name: str = req["TargetTableName"]
-    if ctx.catalog.find(target_name) is not None:
-        raise TableAlreadyExistsException(messages.PITR_TARGET_EXISTS.format(name=target_name))
-    window = restorable_window(ctx, source)
-    if window is None:
+    _check_target_name(ctx, target_name)
+    if source.pitr is None:
         raise PointInTimeRecoveryUnavailableException(messages.PITR_NOT_ENABLED.format(name=source.name))
+    window = restorable_window(ctx, source)
+    if window is None:  # turned on a moment ago: its first base is being taken
+        raise PointInTimeRecoveryUnavailableException(messages.PITR_BEING_ENABLED.format(name=source.name))
     instant = window[1] if requested is None else _within(float(requested), window)
+    throughput = req.get("ProvisionedThroughputOverride")
+    if throughput is not None:
+        check_capacity_bounds(throughput)
     target = restored_table(ctx, source, target_name, req)
+    _check_target(target, throughput)
     summary = RestoreSummary(None, source.arn(ctx.config.region, ctx.config.account_id), instant, True)
     created = start_restore(ctx, target, _items(ctx, source, instant), summary)
     return {"TableDescription": table_description(ctx, created)}
+
+
+def _check_target_name(ctx: Context, name: str) -> None:
+    """The new table's name is free, and fewer than 50 restores run in the account (as a restore from a backup
+    checks them, engine/backups.py)."""
+    existing = ctx.catalog.find(name)
+    if existing is not None:
+        if existing.status in (CREATING, DELETING):
+            raise TableInUseException(messages.BACKUP_TABLE_IN_USE.format(name=name))
+        raise TableAlreadyExistsException(messages.PITR_TARGET_EXISTS.format(name=name))
+    restoring = sum(1 for key in ctx.recovery.restores if key[0] == ctx.catalog.account_id)
+    if restoring >= limits.MAX_CONCURRENT_RESTORES:
+        raise LimitExceededException(messages.RESTORES_CONCURRENT_LIMIT.format(limit=limits.MAX_CONCURRENT_RESTORES))
+
+
+def _check_target(target: TableDef, throughput: dict[str, Any] | None) -> None:
+    """The overrides make a table CreateTable would accept: no throughput for an on-demand one, index names
+    unique."""
+    if target.billing_mode is BillingMode.PAY_PER_REQUEST and throughput is not None:
+        raise invalid(messages.PPR_WITH_THROUGHPUT)
+    seen: set[str] = set()
+    for index in target.lsis + target.gsis:
+        if index.name in seen:
+            raise ValidationException(messages.RESTORE_INDEX_DUPLICATE.format(index=index.name), bare=True)
+        seen.add(index.name)
 
 
 def _source_name(req: dict[str, Any]) -> str:

@@ -5,7 +5,7 @@ carry over (tags, stream, time to live, point-in-time recovery, policies, deleti
 
 from __future__ import annotations
 
-import uuid
+import dataclasses
 from typing import Any
 
 from dynastore import messages
@@ -21,6 +21,7 @@ from dynastore.api.table_requests import (
     invalid,
 )
 from dynastore.engine.context import Context
+from dynastore.engine.restore import restored_definition
 from dynastore.model.table_schema import CREATING, BillingMode, IndexDef, KeyAttr, TableDef
 
 __all__ = ["restored_table"]
@@ -29,56 +30,47 @@ __all__ = ["restored_table"]
 def restored_table(ctx: Context, source: TableDef, name: str, req: dict[str, Any]) -> TableDef:
     """The new table ``name`` (CREATING, empty) a restore of ``source`` fills, with the overrides of ``req``."""
     check_sse(req.get("SSESpecificationOverride"))
-    catalog, config = ctx.catalog, ctx.config
-    now = ctx.clock.now()
+    config = ctx.config
+    table = dataclasses.replace(restored_definition(ctx, source, name), pitr=None)
     types = {a.name: a.type for a in source.attribute_definitions}
-    billing = BillingMode(req.get("BillingModeOverride") or source.billing_mode.value)
-    throughput = build_throughput(req.get("ProvisionedThroughputOverride")) or source.throughput
     if req.get("LocalSecondaryIndexOverride") is not None:
         lsis = tuple(_lsi(ctx, index, types) for index in req["LocalSecondaryIndexOverride"])
-    else:
-        lsis = tuple(_renumbered(ctx, index) for index in source.lsis)
+        table = dataclasses.replace(table, lsis=lsis)
     if req.get("GlobalSecondaryIndexOverride") is not None:
         gsis = tuple(_gsi(ctx, index, types) for index in req["GlobalSecondaryIndexOverride"])
-    else:
-        gsis = tuple(_renumbered(ctx, index) for index in source.gsis)
-    sse = source.sse
+        table = dataclasses.replace(table, gsis=gsis)
+    if req.get("BillingModeOverride") is not None:
+        billing = BillingMode(req["BillingModeOverride"])
+        table = dataclasses.replace(
+            table,
+            billing_mode=billing,
+            billing_mode_explicit=True,
+            last_update_to_pay_per_request=table.created_at if billing is BillingMode.PAY_PER_REQUEST else None,
+        )
+    throughput = build_throughput(req.get("ProvisionedThroughputOverride"))
+    if throughput is not None:
+        table = dataclasses.replace(table, throughput=throughput)
+    if table.billing_mode is BillingMode.PROVISIONED:
+        table = _provisioned(table, req)
+    on_demand = build_on_demand(req.get("OnDemandThroughputOverride"))
+    if on_demand is not None:
+        table = dataclasses.replace(table, on_demand=on_demand)
     if req.get("SSESpecificationOverride") is not None:
         sse = build_sse(req["SSESpecificationOverride"], config.region, config.account_id)
-    on_demand = build_on_demand(req.get("OnDemandThroughputOverride")) or source.on_demand
-    return TableDef(
-        name=name,
-        table_id=catalog.next_table_id(),
-        uuid=str(uuid.uuid4()),
-        key_schema=source.key_schema,
-        attribute_definitions=_used_definitions(source, lsis, gsis),
-        created_at=now,
-        billing_mode=billing,
-        billing_mode_explicit=source.billing_mode_explicit or req.get("BillingModeOverride") is not None,
-        last_update_to_pay_per_request=now if billing is BillingMode.PAY_PER_REQUEST else None,
-        throughput=throughput,
-        on_demand=on_demand,
-        lsis=lsis,
-        gsis=gsis,
-        sse=sse,
-        table_class=source.table_class,
-        warm=source.warm,
-        status=CREATING,
-    )
+        table = dataclasses.replace(table, sse=sse)
+    return dataclasses.replace(table, attribute_definitions=_used_definitions(source, table.lsis, table.gsis))
 
 
-def _renumbered(ctx: Context, index: IndexDef) -> IndexDef:
-    return IndexDef(
-        name=index.name,
-        kind=index.kind,
-        key_schema=index.key_schema,
-        projection=index.projection,
-        index_id=ctx.catalog.next_table_id(),
-        throughput=index.throughput,
-        on_demand=index.on_demand,
-        warm=index.warm,
-        status=CREATING if index.kind == "GSI" else index.status,
+def _provisioned(table: TableDef, req: dict[str, Any]) -> TableDef:
+    """A restored table billed PROVISIONED (the source's mode or the override's) needs its throughput; its GSIs
+    without one of their own (an on-demand source's) take the table's."""
+    if table.throughput.read == 0 or table.throughput.write == 0:
+        raise invalid(messages.PROVISIONED_WITHOUT_THROUGHPUT)
+    gsis = tuple(
+        index if index.throughput is not None else dataclasses.replace(index, throughput=table.throughput)
+        for index in table.gsis
     )
+    return dataclasses.replace(table, gsis=gsis)
 
 
 def _checked_types(key_schema: list[dict[str, Any]], types: dict[str, str]) -> None:

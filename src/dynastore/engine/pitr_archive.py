@@ -2,34 +2,35 @@
 (docs/backups.md "Point-in-time recovery").
 
 It is a change log consumer (engine/changelog.py ``Consumer``, registered by the composition root): it follows
-every table with point-in-time recovery on, needs the stored old and new images of their changes, and holds each
-record as long as a restore may replay it. Beside the log it keeps *bases*: consistent images of the table
-(engine/snapshots.py) taken when recovery is turned on and again every ``BASE_INTERVAL_SECONDS`` of the
-server clock, so a restore replays a bounded stretch of the log. A base holds every change with a sequence
-number below its ``seq`` and none from it on; a restore to instant ``t`` reads the newest base taken at or before
-``t`` and replays the table's records from its ``seq`` whose time is at most ``t`` (engine/point_in_time.py).
+every table with point-in-time recovery on, needs the stored old and new images of their changes, and holds the
+table's records from its *floor*: the log position where recovery was turned on, later the oldest base's. Beside
+the log it keeps *bases*: consistent images of the table (engine/snapshots.py, internal images never listed as
+backups) taken by the maintenance pass after recovery is turned on and again every ``BASE_INTERVAL_SECONDS`` of
+the server clock, so a restore replays a bounded stretch of the log. A base holds every change with a sequence
+number below its ``seq`` and none from it on (engine/point_in_time.py reads them).
 
 Trimming: the oldest base kept is the newest one taken at or before the start of the recovery period (now minus
-the period), so every instant of the period has a base; older bases are dropped, and the table's records before
-the oldest base's ``seq`` are no longer held (the log trims them in its own pass). A table whose recovery is
-turned off, or which is deleted, loses its bases and records at the next pass.
+the period), so every instant of the period has a base; older bases are dropped and the floor moves up to the
+oldest base left, so the log's trimming takes the records before it. A table whose recovery is turned off, or
+which is deleted, loses its bases and records at once (or at the next pass).
 
-The list of bases is the consumer's checkpoint record (``keyspace.consumer_record_key``), written after a base
-is sealed and before an old one is dropped, so a crash leaves at worst an unlisted image (removed by
-engine/snapshots.py's own start-up sweep), never a listed one that is gone. Everything here runs on the
-event-loop thread (the maintenance loop and the operations); nothing runs on the write path, whose only cost for
-a table with recovery on is the images in its log records (``need``: one comparison per table definition, cached
-by the log).
+The floors and the list of bases are the consumer's checkpoint record (``keyspace.consumer_record_key``),
+written after a base is sealed and before an old one is dropped, so a crash leaves at worst an unlisted image,
+never a listed one that is gone. Everything here runs on the event-loop thread (the maintenance loop, the
+operations and the background task writing a base); nothing runs on the write path, whose only cost for a table
+with recovery on is the images in its log records (``need``: asked once per table definition, cached by the
+log).
 
 Storage accounting (partitions view, metrics): the bytes of each base (as engine/snapshots.py measured them) and
-of the table's records since its oldest base, counted as the maintenance passes read the new records (a pass
-reads at most ``COUNT_RECORDS``), so the figure trails the log by a pass or two.
+of the table's records held, counted as the maintenance passes read the new records (a pass reads at most
+``COUNT_RECORDS``), so the figure trails the log by a pass or two.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -38,7 +39,7 @@ import orjson
 from dynastore.engine.changelog import IMAGES, NOT_FOLLOWED, ChangeLog, ChangeRecord
 from dynastore.model.table_schema import ACTIVE, UPDATING, TableDef
 from dynastore.storage import keyspace
-from dynastore.storage.kv import KV
+from dynastore.storage.kv import KV, StorageError
 
 if TYPE_CHECKING:
     from dynastore.engine.context import Context
@@ -55,6 +56,8 @@ __all__ = [
     "archive_of",
     "recovery_view",
 ]
+
+log = logging.getLogger("dynastore")
 
 ARCHIVE_NAME = "point-in-time"
 DAY_SECONDS = 86_400.0
@@ -83,10 +86,10 @@ class Base:
 
 
 class BaseImages(Protocol):
-    """Where bases are written and read: engine/snapshots.py in a server (``SnapshotImages``), a stand-in in
+    """Where bases are written and read: engine/snapshots.py in a server (engine/pitr_images.py), a stand-in in
     tests."""
 
-    def take(self, ctx: Context, table: TableDef) -> Base:
+    async def take(self, ctx: Context, table: TableDef) -> Base:
         """A consistent image of ``table``'s items now, sealed (durable) before it returns."""
         ...
 
@@ -106,10 +109,17 @@ class PointInTimeArchive:
         self.name = ARCHIVE_NAME
         self.images = images
         self._kv = kv
+        # table id -> the lowest log position held (where recovery was turned on, then the oldest base's)
+        self._floors: dict[int, int] = {}
+        # table id -> the earliest instant its history reaches (when recovery was turned on, then its oldest base's)
+        self._starts: dict[int, float] = {}
         self._bases: dict[int, list[Base]] = {}  # table id -> its bases, oldest first
-        self._enabling: set[int] = set()  # tables whose first base is being taken: all their records are held
-        self._segment_bytes: dict[int, dict[int, int]] = {}  # table id -> base seq -> bytes of records after it
+        self._taking: set[int] = set()  # tables whose base is being taken now
+        self._segment_bytes: dict[int, dict[int, int]] = {}  # table id -> floor or base seq -> bytes after it
         self._counted_through = -1  # the newest log record counted
+        # What leaves the SYSTEM backup of a deleted table with recovery on (engine/backups.py, wired by app.py:
+        # backups reach engine/tables.py, which calls ``table_deleted``, so this module cannot import them).
+        self.system_backup: Callable[[Context, TableDef], object] | None = None
         self._load()
 
     # ---- the consumer -------------------------------------------------------------------------------------
@@ -121,13 +131,19 @@ class PointInTimeArchive:
         return IMAGES if table.pitr is not None else NOT_FOLLOWED
 
     def holds(self, record: ChangeRecord, now: float) -> bool:
-        table_id = record.table_id
-        if table_id in self._enabling:
-            return True
-        bases = self._bases.get(table_id)
-        return bases is not None and record.seq >= bases[0].seq
+        floor = self._floors.get(record.table_id)
+        return floor is not None and record.seq >= floor
 
     # ---- what restores read -------------------------------------------------------------------------------
+    def floor(self, table_id: int) -> int | None:
+        """The lowest log position held for the table (None: the archive does not follow it)."""
+        return self._floors.get(table_id)
+
+    def history_start(self, table_id: int) -> float | None:
+        """The earliest instant the table's history reaches (a longer period set later does not reach back past
+        it: what was trimmed is gone)."""
+        return self._starts.get(table_id)
+
     def bases(self, table_id: int) -> list[Base]:
         return list(self._bases.get(table_id, ()))
 
@@ -138,79 +154,109 @@ class PointInTimeArchive:
         return bases[i - 1] if i else None
 
     def storage_bytes(self, table_id: int) -> tuple[int, int]:
-        """(bytes of the table's bases, bytes of its records since the oldest base, as counted so far)."""
+        """(bytes of the table's bases, bytes of its records held, as counted so far)."""
         bases = self._bases.get(table_id, [])
         return sum(b.size_bytes for b in bases), sum(self._segment_bytes.get(table_id, {}).values())
 
-    def tables(self) -> list[int]:
-        return list(self._bases)
-
     # ---- turning recovery on and off ----------------------------------------------------------------------
-    def enable(self, ctx: Context, table: TableDef) -> Base:
-        """Take the first base of ``table`` (recovery just turned on: its changes are logged from now on)."""
+    def enable(self, ctx: Context, table: TableDef) -> None:
+        """Recovery was just turned on for ``table`` (its changes are logged with images from now on): hold its
+        records from here. Its first base is taken by the next maintenance pass; instants between now and that
+        base are read from the base by undoing the records in between."""
         self._drop_table(ctx, table.table_id)
-        self._enabling.add(table.table_id)
-        try:
-            base = self.images.take(ctx, table)
-            self._bases[table.table_id] = [base]
-            self._save()
-        finally:
-            self._enabling.discard(table.table_id)
-        return base
+        self._floors[table.table_id] = ctx.changelog.next_seq
+        self._starts[table.table_id] = ctx.clock.now() if table.pitr is None else table.pitr.enabled_at
+        self._bases[table.table_id] = []
+        self._save()
+
+    def table_deleted(self, ctx: Context, table: TableDef) -> None:
+        """``table``, with recovery on, was just deleted (its items are still in the store until this returns to
+        the event loop): leave its SYSTEM backup (``system_backup``, set by the composition root to
+        engine/backups.py's), then drop its recovery period."""
+        if self.system_backup is not None:
+            try:
+                self.system_backup(ctx, table)
+            except StorageError as e:
+                log.error("the SYSTEM backup of deleted table %s could not be taken: %s", table.name, e)
+        self.disable(ctx, table.table_id)
 
     def disable(self, ctx: Context, table_id: int) -> None:
         """Recovery turned off (or the table deleted): its bases go, its records are no longer held."""
-        if table_id in self._bases:
+        if table_id in self._floors:
             self._drop_table(ctx, table_id)
-            self._save()
 
     # ---- the maintenance pass -----------------------------------------------------------------------------
-    def maintain(self, ctx: Context, followed: dict[int, tuple[Context, TableDef]], now: float) -> None:
-        """One pass: forget tables no longer followed, take a base where one is due (one per pass), drop bases
-        older than needed, count new records. ``followed``: every table with recovery on, by id, with the
-        context of its namespace."""
-        for table_id in [t for t in self._bases if t not in followed]:
+    def maintain(
+        self, ctx: Context, followed: dict[int, tuple[Context, TableDef]], now: float
+    ) -> list[tuple[Context, TableDef]]:
+        """One pass: forget tables no longer followed, drop bases older than needed, count new records.
+        ``followed``: every table with recovery on, by id, with the context of its namespace. Returns the tables
+        a base is due for (none yet, or the newest older than ``BASE_INTERVAL_SECONDS``), for ``take_base``."""
+        for table_id in [t for t in self._floors if t not in followed]:
             self._drop_table(ctx, table_id)
+        due = []
         for table_id, (space, table) in followed.items():
-            bases = self._bases.get(table_id)
-            due = not bases or now - bases[-1].taken_at >= BASE_INTERVAL_SECONDS
-            if due and table.status in (ACTIVE, UPDATING):
-                self._bases.setdefault(table_id, []).append(self.images.take(space, table))
-                self._save()
-                break  # one base per pass: each reads a whole table
-        for table_id, (_, table) in followed.items():
+            if table_id not in self._floors:  # the caller restarts its history first (continuous_backups)
+                continue
             assert table.pitr is not None
             self._trim_bases(ctx, table_id, now - table.pitr.recovery_days * DAY_SECONDS)
+            bases = self._bases.get(table_id)
+            stale = not bases or now - bases[-1].taken_at >= BASE_INTERVAL_SECONDS
+            if stale and table_id not in self._taking and table.status in (ACTIVE, UPDATING):
+                due.append((space, table))
         self._count(ctx)
+        return due
+
+    async def take_base(self, ctx: Context, table: TableDef) -> None:
+        """Take a base of ``table`` and list it (dropped at once if recovery was turned off meanwhile)."""
+        table_id = table.table_id
+        if table_id in self._taking:
+            return
+        self._taking.add(table_id)
+        try:
+            base = await self.images.take(ctx, table)
+            if table_id not in self._floors:  # turned off (or the table deleted) while the base was taken
+                self.images.drop(ctx, base)
+                return
+            self._bases[table_id].append(base)
+            self._save()
+        finally:
+            self._taking.discard(table_id)
 
     def _trim_bases(self, ctx: Context, table_id: int, cutoff: float) -> None:
-        """Drop the bases before the newest one taken at or before ``cutoff``."""
+        """Drop the bases before the newest one taken at or before ``cutoff``; the records before the oldest
+        base left are held no more."""
         bases = self._bases.get(table_id)
         if not bases:
             return
         keep_from = max(0, bisect.bisect_right([b.taken_at for b in bases], cutoff) - 1)
-        if keep_from == 0:
+        floor = self._floors[table_id]
+        if keep_from == 0 and (floor == bases[0].seq or bases[0].taken_at > cutoff):
             return
         dropped, self._bases[table_id] = bases[:keep_from], bases[keep_from:]
+        self._floors[table_id] = bases[keep_from].seq
+        self._starts[table_id] = bases[keep_from].taken_at
         segments = self._segment_bytes.get(table_id, {})
-        for base in dropped:
-            segments.pop(base.seq, None)
+        for seq in [s for s in segments if s < bases[keep_from].seq]:
+            segments.pop(seq)
         self._save()  # listed no more before the images go
         for base in dropped:
             self.images.drop(ctx, base)
 
     def _count(self, ctx: Context) -> None:
         """Add the bytes of the records written since the last pass to their tables' figures."""
-        if not self._bases:
+        if not self._floors:
             self._counted_through = ctx.changelog.next_seq - 1
             return
         records = ctx.changelog.read(self._counted_through, COUNT_RECORDS)
         for record in records:
-            bases = self._bases.get(record.table_id)
-            if bases and record.seq >= bases[0].seq:
-                i = bisect.bisect_right([b.seq for b in bases], record.seq) - 1
-                segments = self._segment_bytes.setdefault(record.table_id, {})
-                segments[bases[i].seq] = segments.get(bases[i].seq, 0) + _record_bytes(record)
+            floor = self._floors.get(record.table_id)
+            if floor is None or record.seq < floor:
+                continue
+            marks = [floor] + [b.seq for b in self._bases.get(record.table_id, ()) if b.seq > floor]
+            mark = marks[bisect.bisect_right(marks, record.seq) - 1]
+            segments = self._segment_bytes.setdefault(record.table_id, {})
+            segments[mark] = segments.get(mark, 0) + _record_bytes(record)
         if len(records) == COUNT_RECORDS:
             self._counted_through = records[-1].seq
         else:  # read to the end of the log
@@ -219,8 +265,10 @@ class PointInTimeArchive:
     # ---- persistence --------------------------------------------------------------------------------------
     def _drop_table(self, ctx: Context, table_id: int) -> None:
         bases = self._bases.pop(table_id, [])
+        known = self._floors.pop(table_id, None) is not None
+        self._starts.pop(table_id, None)
         self._segment_bytes.pop(table_id, None)
-        if bases:
+        if known:
             self._save()
         for base in bases:
             self.images.drop(ctx, base)
@@ -231,16 +279,20 @@ class PointInTimeArchive:
         if raw is None:
             return
         rec = orjson.loads(raw)
-        for table_id, bases in rec.get("tables", {}).items():
-            self._bases[int(table_id)] = [Base.from_record(b) for b in bases]
+        for table_id, kept in rec.get("tables", {}).items():
+            self._floors[int(table_id)] = int(kept["floor"])
+            self._starts[int(table_id)] = float(kept["start"])
+            self._bases[int(table_id)] = [Base.from_record(b) for b in kept["bases"]]
         # Counting starts again from the oldest record held.
-        oldest = [bases[0].seq for bases in self._bases.values() if bases]
-        self._counted_through = min(oldest) - 1 if oldest else -1
+        self._counted_through = min(self._floors.values()) - 1 if self._floors else -1
 
     def _save(self) -> None:
-        rec = {"kind": "pitr", "tables": {str(t): [b.to_record() for b in bs] for t, bs in self._bases.items()}}
+        tables = {
+            str(t): {"floor": floor, "start": self._starts[t], "bases": [b.to_record() for b in self._bases.get(t, [])]}
+            for t, floor in self._floors.items()
+        }
         with self._kv.write() as txn:
-            txn.put(self.checkpoint_key, orjson.dumps(rec))
+            txn.put(self.checkpoint_key, orjson.dumps({"kind": "pitr", "tables": tables}))
 
 
 def _record_bytes(record: ChangeRecord) -> int:

@@ -22,26 +22,38 @@ _READ_RECORDS = 1_000  # log records read per storage transaction while replayin
 
 
 def restorable_window(ctx: Context, table: TableDef) -> tuple[float, float] | None:
-    """(earliest, latest) instant ``table`` can be restored to; None while recovery is off (or has no base yet)."""
+    """(earliest, latest) instant ``table`` can be restored to: from when recovery was turned on, or the start
+    of its recovery period, to now (never before what the archive still holds: a period made longer does not
+    bring back what a shorter one trimmed). None while recovery is off, or until its first base is taken."""
     archive = archive_of(ctx)
-    if table.pitr is None or archive is None:
-        return None
-    bases = archive.bases(table.table_id)
-    if not bases:
+    start = None if archive is None else archive.history_start(table.table_id)
+    if table.pitr is None or archive is None or start is None or not archive.bases(table.table_id):
         return None
     now = ctx.clock.now()
-    earliest = max(bases[0].taken_at, table.pitr.enabled_at, now - table.pitr.recovery_days * DAY_SECONDS)
+    earliest = max(start, table.pitr.enabled_at, now - table.pitr.recovery_days * DAY_SECONDS)
     return earliest, max(earliest, now)
 
 
 def items_at(ctx: Context, table: TableDef, instant: float) -> Iterator[bytes]:
     """The stored values of the items ``table`` held at ``instant`` (within its restorable window). Memory:
-    the changes since the base, one entry per item changed; the base's items are streamed."""
+    the changes between the base and the instant, one entry per item changed; the base's items are streamed.
+
+    The base is the newest one taken at or before ``instant``, its changes up to ``instant`` replayed onto it.
+    Before the first base (recovery turned on, its first base not taken yet at that instant), the first base
+    is read with the changes between ``instant`` and it undone: each item changed in between is as its first
+    change there found it."""
     archive = archive_of(ctx)
-    base = None if archive is None else archive.base_at(table.table_id, instant)
-    if archive is None or base is None:
-        raise ValueError(f"no base of table {table.name} at or before {instant}")
-    changed = _latest_values(ctx, table.table_id, base.seq, instant)
+    if archive is None:
+        raise ValueError("no point-in-time archive")
+    base = archive.base_at(table.table_id, instant)
+    if base is not None:
+        changed = _latest_values(ctx, table.table_id, base.seq, instant)
+    else:
+        bases, floor = archive.bases(table.table_id), archive.floor(table.table_id)
+        if not bases or floor is None:
+            raise ValueError(f"no base of table {table.name}")
+        base = bases[0]
+        changed = _earlier_values(ctx, table.table_id, floor, base.seq, instant)
     for value in archive.images.items(ctx, base):
         if not changed:
             yield value
@@ -62,12 +74,13 @@ def net_changes(ctx: Context, table: TableDef, start: float, end: float) -> Iter
     """Per item changed in (``start``, ``end``]: its stored value at ``start`` and at ``end`` (None when absent);
     an item whose value is the same at both ends is left out. ``start`` must be within the restorable window."""
     archive = archive_of(ctx)
-    bases = [] if archive is None else archive.bases(table.table_id)
-    if not bases:
+    floor = None if archive is None else archive.floor(table.table_id)
+    if archive is None or floor is None:
         return
+    base = archive.base_at(table.table_id, start)  # every change after ``start`` comes after its position
     first: dict[bytes, bytes | None] = {}
     last: dict[bytes, bytes | None] = {}
-    for record in _records(ctx, table.table_id, bases[0].seq, end):
+    for record in _records(ctx, table.table_id, floor if base is None else base.seq, end):
         if record.at <= start:
             continue
         if record.key not in first:
@@ -88,7 +101,21 @@ def _latest_values(ctx: Context, table_id: int, from_seq: int, instant: float) -
     return changed
 
 
-def _records(ctx: Context, table_id: int, from_seq: int, until: float) -> Iterator[_Record]:
+def _earlier_values(
+    ctx: Context, table_id: int, from_seq: int, before_seq: int, instant: float
+) -> dict[bytes, bytes | None]:
+    """Storage key -> stored value (None: absent) at ``instant`` of every item changed after ``instant`` by a
+    record in [``from_seq``, ``before_seq``): the value its first such change replaced."""
+    earlier: dict[bytes, bytes | None] = {}
+    for record in _records(ctx, table_id, from_seq, float("inf"), before_seq):
+        if record.at > instant and record.key not in earlier:
+            earlier[record.key] = record.old
+    return earlier
+
+
+def _records(
+    ctx: Context, table_id: int, from_seq: int, until: float, before_seq: int | None = None
+) -> Iterator[_Record]:
     """The table's item changes (with images) from log position ``from_seq`` whose time is at most ``until``,
     in log order. The log is read to its end: its times follow the server clock, which a system clock may step
     back, so a later time does not prove that no earlier one follows."""
@@ -97,6 +124,8 @@ def _records(ctx: Context, table_id: int, from_seq: int, until: float) -> Iterat
     while True:
         records = ctx.changelog.read(after, _READ_RECORDS, wanted)
         for record in records:
+            if before_seq is not None and record.seq >= before_seq:
+                return
             if record.event and record.at <= until:
                 yield _Record(record.key, record.at, record.old, record.new)
         if len(records) < _READ_RECORDS:

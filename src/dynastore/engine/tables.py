@@ -4,18 +4,14 @@ capacity model, is told here)."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
-from dynastore.engine.backups import create_system_backup
 from dynastore.engine.context import Context
 from dynastore.engine.pitr_archive import archive_of
 from dynastore.model.table_schema import TableDef
-from dynastore.storage.kv import StorageError, WriteTxn
+from dynastore.storage.kv import WriteTxn
 
 __all__ = ["change", "create", "delete", "update"]
-
-log = logging.getLogger("dynastore")
 
 Mutation = Callable[[TableDef], TableDef]
 
@@ -59,15 +55,11 @@ def delete(ctx: Context, name: str) -> TableDef:
 
 
 def _end_recovery(ctx: Context, table: TableDef) -> None:
-    """A table with point-in-time recovery on was deleted: DynamoDB keeps a SYSTEM backup of it (its items are
-    still in the store: they are purged later), then its recovery period is dropped."""
-    try:
-        create_system_backup(ctx, table)  # its image is fixed now, before any purge of the items
-    except StorageError as e:
-        log.error("the SYSTEM backup of deleted table %s could not be taken: %s", table.name, e)
+    """A table with point-in-time recovery on was deleted: the archive leaves the SYSTEM backup DynamoDB keeps of
+    it (its items are still in the store: they are purged later), then drops its recovery period."""
     archive = archive_of(ctx)
     if archive is not None:
-        archive.disable(ctx, table.table_id)
+        archive.table_deleted(ctx, table)
 
 
 def _streaming(table: TableDef) -> bool:

@@ -4,6 +4,7 @@ pitr_stand_in.py). The restore itself and the wire are tested end to end (tests/
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -13,13 +14,19 @@ from dynastore.engine.capacity.view import partitions_view
 from dynastore.engine.context import Context
 from dynastore.engine.pitr_archive import DAY_SECONDS, archive_of
 from dynastore.engine.point_in_time import items_at, net_changes, restorable_window
+from dynastore.engine.recovery_state import Progress
 from dynastore.errors import (
     ContinuousBackupsUnavailableException,
     DynamoError,
+    LimitExceededException,
+    PointInTimeRecoveryUnavailableException,
+    SerializationException,
+    TableInUseException,
     TableNotFoundException,
     ValidationException,
 )
 from dynastore.storage.itemcodec import decode_item
+from dynastore.storage.kv import StorageUnavailableError
 from tests.unit.api.operations import T0, call, create, make_ctx
 from tests.unit.engine.pitr_stand_in import MemoryImages, use_memory_images
 from tests.unit.engine.tables import restart
@@ -51,6 +58,11 @@ def delete(ops: dict[str, Any], pk: str) -> None:
     call(ops, "DeleteItem", TableName="tbl", Key={"pk": {"S": pk}})
 
 
+def take_bases(ctx: Context) -> int:
+    """Take the bases due now, as the maintenance pass has them taken in the background."""
+    return asyncio.run(continuous_backups.take_due_bases(ctx))
+
+
 def state_at(ctx: Context, instant: float) -> dict[str, str]:
     table = ctx.catalog.get("tbl")
     return {i["pk"]["S"]: i["v"]["S"] for i in map(decode_item, items_at(ctx, table, instant))}
@@ -71,12 +83,20 @@ def test_enabling_reports_the_period_and_a_window_starting_now() -> None:
     out = call(ops, "UpdateContinuousBackups", TableName="tbl", PointInTimeRecoverySpecification=ON)
     assert out["ContinuousBackupsDescription"]["PointInTimeRecoveryDescription"] == {
         "PointInTimeRecoveryStatus": "ENABLED",
-        "RecoveryPeriodInDays": 35,
-        "EarliestRestorableDateTime": T0,
-        "LatestRestorableDateTime": T0,
+        "RecoveryPeriodInDays": 35,  # no times until the first base is in
     }
-    assert len(images.images) == 1  # the first base, taken by the request
-    clock.advance(60)
+    clock.advance(3)
+    assert take_bases(ctx) == 1
+    assert len(images.images) == 1
+    described = call(ops, "DescribeContinuousBackups", TableName="tbl")["ContinuousBackupsDescription"]
+    assert described["PointInTimeRecoveryDescription"] == {
+        "PointInTimeRecoveryStatus": "ENABLED",
+        "RecoveryPeriodInDays": 35,
+        "EarliestRestorableDateTime": T0,  # when it was turned on, before the base
+        "LatestRestorableDateTime": T0 + 3,
+    }
+    assert take_bases(ctx) == 0  # the next one is due in a day
+    clock.advance(57)
     described = call(ops, "DescribeContinuousBackups", TableName="tbl")["ContinuousBackupsDescription"]
     assert described["PointInTimeRecoveryDescription"]["LatestRestorableDateTime"] == T0 + 60
 
@@ -86,6 +106,7 @@ def test_the_period_can_be_changed_and_recovery_turned_off() -> None:
     spec = {"PointInTimeRecoveryEnabled": True, "RecoveryPeriodInDays": 7}
     out = call(ops, "UpdateContinuousBackups", TableName="tbl", PointInTimeRecoverySpecification=spec)
     assert out["ContinuousBackupsDescription"]["PointInTimeRecoveryDescription"]["RecoveryPeriodInDays"] == 7
+    take_bases(ctx)
     spec = {"PointInTimeRecoveryEnabled": True, "RecoveryPeriodInDays": 1}
     out = call(ops, "UpdateContinuousBackups", TableName="tbl", PointInTimeRecoverySpecification=spec)
     assert out["ContinuousBackupsDescription"]["PointInTimeRecoveryDescription"]["RecoveryPeriodInDays"] == 1
@@ -153,18 +174,20 @@ def test_items_at_replays_the_log_over_the_newest_base() -> None:
     clock.advance(10)
     put(ops, "a", "2")
     delete(ops, "b")
+    clock.advance(5)
+    assert take_bases(ctx) == 1  # the first base, after those changes: they are undone to read before it
     clock.advance(DAY_SECONDS)  # a new base is due
-    continuous_backups.maintain(ctx)
+    assert take_bases(ctx) == 1
     assert len(images.images) == 2
     put(ops, "c", "1")
     clock.advance(10)
     assert state_at(ctx, T0) == {"a": "1"}
     assert state_at(ctx, T0 + 10) == {"a": "1", "b": "1"}
     assert state_at(ctx, T0 + 20) == {"a": "2"}
-    assert state_at(ctx, T0 + 20 + DAY_SECONDS) == {"a": "2", "c": "1"}
+    assert state_at(ctx, T0 + 25 + DAY_SECONDS) == {"a": "2", "c": "1"}
     table = ctx.catalog.get("tbl")
     changes = {(decode_item(o)["v"]["S"] if o else None, decode_item(n)["v"]["S"] if n else None)
-               for o, n in net_changes(ctx, table, T0, T0 + 20 + DAY_SECONDS)}  # fmt: skip
+               for o, n in net_changes(ctx, table, T0, T0 + 25 + DAY_SECONDS)}  # fmt: skip
     assert changes == {("1", "2"), (None, "1")}  # a changed, c created; b came and went
 
 
@@ -172,11 +195,12 @@ def test_the_archive_trims_bases_and_records_past_the_period() -> None:
     ctx, ops, clock, images = setup()
     spec = {"PointInTimeRecoveryEnabled": True, "RecoveryPeriodInDays": 2}
     call(ops, "UpdateContinuousBackups", TableName="tbl", PointInTimeRecoverySpecification=spec)
+    take_bases(ctx)
     for day in range(5):
         put(ops, "a", str(day))
         clock.advance(DAY_SECONDS)
-        continuous_backups.maintain(ctx)
-        continuous_backups.maintain(ctx)  # trimming follows the base it took
+        take_bases(ctx)
+        take_bases(ctx)  # trimming follows the base it took
         retention.trim(ctx)
     table = ctx.catalog.get("tbl")
     window = restorable_window(ctx, table)
@@ -196,6 +220,7 @@ def test_the_bases_are_found_again_after_a_restart() -> None:
     ctx, ops, clock, images = setup()
     put(ops, "a", "1")
     call(ops, "UpdateContinuousBackups", TableName="tbl", PointInTimeRecoverySpecification=ON)
+    take_bases(ctx)
     clock.advance(5)
     put(ops, "a", "2")
     again = restart(ctx)
@@ -209,6 +234,7 @@ def test_the_bases_are_found_again_after_a_restart() -> None:
 def test_deleting_the_table_drops_its_recovery_period() -> None:
     ctx, ops, _, images = setup()
     call(ops, "UpdateContinuousBackups", TableName="tbl", PointInTimeRecoverySpecification=ON)
+    take_bases(ctx)
     call(ops, "DeleteTable", TableName="tbl")
     assert images.images == {}
     assert message(TableNotFoundException, ops, "DescribeContinuousBackups", TableName="tbl") == "Table not found: tbl"
@@ -226,6 +252,7 @@ def test_the_partitions_view_shows_the_recovery_period_storage() -> None:
     assert partitions_view(ctx, ctx.capacity.state(table))["point_in_time"] is None
     put(ops, "a", "1")
     call(ops, "UpdateContinuousBackups", TableName="tbl", PointInTimeRecoverySpecification=ON)
+    take_bases(ctx)
     put(ops, "b", "2")
     continuous_backups.maintain(ctx)
     view = partitions_view(ctx, ctx.capacity.state(ctx.catalog.get("tbl")))["point_in_time"]
@@ -234,3 +261,87 @@ def test_the_partitions_view_shows_the_recovery_period_storage() -> None:
     assert view["oldest_base_at"] == T0
     assert view["base_bytes"] > 0
     assert view["log_bytes"] > 0
+
+
+def test_a_table_the_archive_lost_starts_its_history_anew() -> None:
+    ctx, ops, clock, images = setup()
+    call(ops, "UpdateContinuousBackups", TableName="tbl", PointInTimeRecoverySpecification=ON)
+    archive = archive_of(ctx)
+    assert archive is not None
+    archive.disable(ctx, ctx.catalog.get("tbl").table_id)  # as if a crash lost the archive's record
+    clock.advance(100)
+    assert take_bases(ctx) == 1
+    pitr = ctx.catalog.get("tbl").pitr
+    assert pitr is not None and pitr.enabled_at == T0 + 100
+    table = ctx.catalog.get("tbl")
+    assert restorable_window(ctx, table) == (T0 + 100, T0 + 100)
+
+
+def test_a_base_that_cannot_be_written_is_not_listed_and_is_taken_again_later() -> None:
+    ctx, ops, clock, images = setup()
+    put(ops, "a", "1")
+    call(ops, "UpdateContinuousBackups", TableName="tbl", PointInTimeRecoverySpecification=ON)
+    take_bases(ctx)
+    clock.advance(DAY_SECONDS)
+    put(ops, "a", "2")
+    images.full = True
+    with pytest.raises(StorageUnavailableError):
+        take_bases(ctx)
+    archive = archive_of(ctx)
+    assert archive is not None
+    assert len(archive.bases(ctx.catalog.get("tbl").table_id)) == 1
+    assert state_at(ctx, T0) == {"a": "1"}  # the history is whole: the records after the first base are held
+    assert state_at(ctx, T0 + DAY_SECONDS) == {"a": "2"}
+    images.full = False
+    assert take_bases(ctx) == 1
+    assert len(archive.bases(ctx.catalog.get("tbl").table_id)) == 2
+
+
+def test_a_restore_needs_a_free_name_and_room_among_the_account_s_restores() -> None:
+    ctx, ops, clock = make_ctx(create_table_delay=5.0)
+    use_memory_images(ctx)
+    create(ops, "tbl", 5, 5)
+    clock.advance(5)
+    call(ops, "UpdateContinuousBackups", TableName="tbl", PointInTimeRecoverySpecification=ON)
+    take_bases(ctx)
+    create(ops, "busy", 5, 5)  # CREATING for five seconds
+    request = {"SourceTableName": "tbl", "UseLatestRestorableTime": True}
+    assert (
+        message(TableInUseException, ops, "RestoreTableToPointInTime", TargetTableName="busy", **request)
+        == "Table is being created or deleted: busy"
+    )
+    for n in range(50):
+        ctx.recovery.restores[(ctx.config.account_id, ctx.config.region, f"r{n}")] = Progress()
+    assert (
+        message(LimitExceededException, ops, "RestoreTableToPointInTime", TargetTableName="more", **request)
+        == "Subscriber limit exceeded: Only 50 tables can be restored simultaneously per account"
+    )
+
+
+def test_a_restore_time_must_be_a_number_of_seconds() -> None:
+    ctx, ops, _, _ = setup()
+    with pytest.raises(SerializationException):
+        call(ops, "RestoreTableToPointInTime", SourceTableName="tbl", TargetTableName="copy", RestoreDateTime="today")
+    with pytest.raises(SerializationException):
+        call(ops, "RestoreTableToPointInTime", SourceTableName="tbl", TargetTableName="copy", RestoreDateTime=[1])
+    # a number is taken, fractions included: then the table's state decides (here: recovery is off)
+    with pytest.raises(PointInTimeRecoveryUnavailableException):
+        call(ops, "RestoreTableToPointInTime", SourceTableName="tbl", TargetTableName="copy", RestoreDateTime=T0 + 0.5)
+
+
+def test_a_longer_period_does_not_reach_back_past_what_was_trimmed() -> None:
+    ctx, ops, clock, _ = setup()
+    spec = {"PointInTimeRecoveryEnabled": True, "RecoveryPeriodInDays": 1}
+    call(ops, "UpdateContinuousBackups", TableName="tbl", PointInTimeRecoverySpecification=spec)
+    take_bases(ctx)
+    for day in range(3):
+        put(ops, "a", str(day))
+        clock.advance(DAY_SECONDS)
+        take_bases(ctx)
+        take_bases(ctx)
+        retention.trim(ctx)
+    spec = {"PointInTimeRecoveryEnabled": True, "RecoveryPeriodInDays": 35}
+    call(ops, "UpdateContinuousBackups", TableName="tbl", PointInTimeRecoverySpecification=spec)
+    window = restorable_window(ctx, ctx.catalog.get("tbl"))
+    assert window == (T0 + 2 * DAY_SECONDS, T0 + 3 * DAY_SECONDS)  # the oldest base kept, not T0
+    assert state_at(ctx, window[0]) == {"a": "2"}

@@ -10,6 +10,7 @@ from dynastore.engine.context import Context
 from dynastore.engine.pitr_archive import Base, archive_of
 from dynastore.model.table_schema import TableDef
 from dynastore.storage import keyspace
+from dynastore.storage.kv import StorageUnavailableError
 
 __all__ = ["MemoryImages", "use_memory_images"]
 
@@ -18,8 +19,11 @@ class MemoryImages:
     def __init__(self) -> None:
         self.images: dict[str, list[bytes]] = {}
         self.taken = 0
+        self.full = False  # a full disk: taking an image fails as engine/snapshots.py's does
 
-    def take(self, ctx: Context, table: TableDef) -> Base:
+    async def take(self, ctx: Context, table: TableDef) -> Base:
+        if self.full:
+            raise StorageUnavailableError("no space left on device")
         prefix = keyspace.table_prefix(table.table_id)
         with ctx.kv.read() as txn:
             values = [bytes(v) for _, v in txn.iter_range(prefix, keyspace.prefix_end(prefix))]

@@ -179,7 +179,7 @@ def test_the_checkpoint_is_kept_through_the_log_across_a_restart() -> None:
 
 def test_consumer_names_are_unique_and_the_engine_s_own_are_registered() -> None:
     ctx, _ = make_ctx()
-    assert [c.name for c in ctx.changelog.consumers] == ["gsi-propagation", "streams"]
+    assert [c.name for c in ctx.changelog.consumers] == ["gsi-propagation", "streams", "point-in-time"]
     ctx.changelog.register(Archive("t"))
     try:
         ctx.changelog.register(Archive("u"))

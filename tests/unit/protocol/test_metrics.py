@@ -250,6 +250,8 @@ def test_a_write_is_timed_until_it_is_durable() -> None:
 
 
 def test_the_point_in_time_storage_of_each_table_is_reported(app: Dynastore) -> None:
+    import asyncio
+
     from dynastore.engine import continuous_backups
     from tests.unit.engine.pitr_stand_in import use_memory_images
 
@@ -261,6 +263,7 @@ def test_the_point_in_time_storage_of_each_table_is_reported(app: Dynastore) -> 
     spec = {"PointInTimeRecoveryEnabled": True}
     body = {"TableName": "things", "PointInTimeRecoverySpecification": spec}
     assert call(app, "UpdateContinuousBackups", body)[0] == 200
+    asyncio.run(continuous_backups.take_due_bases(app.engine))
     assert call(app, "PutItem", {"TableName": "things", "Item": {"pk": {"S": "b"}, "g": {"S": "y"}}})[0] == 200
     continuous_backups.maintain(app.engine)  # counts the records written since the base
     values = scrape(app)

@@ -1,7 +1,9 @@
-// One table: DescribeTable as DynamoDB answers it, UpdateTable's throughput (table and each GSI), DeleteTable.
+// One table: DescribeTable as DynamoDB answers it, UpdateTable's throughput (table and each GSI), point-in-time
+// recovery (recovery.js), DeleteTable.
 
 import { dynamo } from "./api.js";
 import { attempt, bytes, field, h, link, num, replace } from "./dom.js";
+import { recoveryCard } from "./recovery.js";
 import { billing } from "./tables.js";
 
 export async function render(main, name) {
@@ -17,6 +19,7 @@ export async function render(main, name) {
         h("a", { href: link("partitions", name) }, "Partitions and heat"), " · ",
         h("a", { href: link("streams", name) }, "Stream"))),
     t.BillingModeSummary?.BillingMode === "PAY_PER_REQUEST" ? null : throughputForm(t, status),
+    await recoveryCard(name),
     h("section", { class: "card" }, h("h2", {}, "Delete"), deleteForm(name, status)),
     status,
     h("section", { class: "card" }, h("h2", {}, "DescribeTable"), h("pre", { id: "describe" }, JSON.stringify(t, null, 2))));
