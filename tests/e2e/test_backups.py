@@ -429,6 +429,29 @@ def test_restore_errors(ddb: Any) -> None:
     )
 
 
+def test_restore_of_an_on_demand_backup_as_provisioned_needs_throughput(ddb: Any) -> None:
+    arn = backup(ddb, create_table(ddb))
+    assert error_of(
+        lambda: ddb.restore_table_from_backup(
+            TargetTableName=unique_name(), BackupArn=arn, BillingModeOverride="PROVISIONED"
+        )
+    ) == (
+        "ValidationException",
+        "One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be specified "
+        "when BillingMode is PROVISIONED",
+    )
+    target = unique_name()
+    ddb.restore_table_from_backup(
+        TargetTableName=target,
+        BackupArn=arn,
+        BillingModeOverride="PROVISIONED",
+        ProvisionedThroughputOverride={"ReadCapacityUnits": 2, "WriteCapacityUnits": 3},
+    )
+    restored = wait_restored(ddb, target)
+    assert restored["ProvisionedThroughput"]["ReadCapacityUnits"] == 2
+    assert restored["BillingModeSummary"]["BillingMode"] == "PROVISIONED"
+
+
 def test_restore_into_a_table_being_created(clocked: ServerProcess) -> None:
     ddb = clocked.ddb
     table = unique_name()
