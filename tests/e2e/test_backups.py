@@ -274,6 +274,9 @@ def test_list_backups_filters_and_pages(ddb: Any) -> None:
     assert len(ddb.list_backups(TableName=table, BackupType="ALL")["BackupSummaries"]) == 3
     everything = [b["BackupArn"] for b in ddb.list_backups()["BackupSummaries"]]
     assert set(arns) <= set(everything)
+    ddb.delete_backup(BackupArn=arns[1])  # a page after a backup deleted since goes on after it
+    after_deleted = ddb.list_backups(TableName=table, ExclusiveStartBackupArn=arns[1])["BackupSummaries"]
+    assert [b["BackupArn"] for b in after_deleted] == arns[2:]
 
 
 def test_list_backups_time_range(clocked: ServerProcess) -> None:
