@@ -10,6 +10,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +136,9 @@ def test_the_store_is_readable_by_the_servers_user_only(tmp_path: Path) -> None:
         client = make_client(server.url)
         table = create_table(client)
         client.put_item(TableName=table, Item={"pk": {"S": "a"}})
+        arn = client.create_backup(TableName=table, BackupName="modes")["BackupDetails"]["BackupArn"]
+        while client.describe_backup(BackupArn=arn)["BackupDescription"]["BackupDetails"]["BackupStatus"] == "CREATING":
+            time.sleep(0.02)
         modes = {  # while it runs: the log's segments are there (a clean stop removes them)
             str(path.relative_to(data)): stat.S_IMODE(os.stat(path).st_mode)
             for path in [data, *sorted(data.rglob("*"))]
@@ -143,9 +147,11 @@ def test_the_store_is_readable_by_the_servers_user_only(tmp_path: Path) -> None:
         server.stop()
     assert modes["."] == 0o700
     assert modes["wal"] == 0o700
-    files = {name: mode for name, mode in modes.items() if name not in (".", "wal")}
+    assert modes["backups"] == 0o700
+    files = {name: mode for name, mode in modes.items() if name not in (".", "wal", "backups")}
     assert {"data.mdb", "lock.mdb", "dynastore.lock"} <= set(files)
     assert any(name.startswith("wal/") for name in files)
+    assert sum(name.startswith("backups/") for name in files) == 2  # the backup's image and record
     assert files == dict.fromkeys(files, 0o600)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ ARN = re.compile(r"^arn:aws:dynamodb:us-east-1:\d{12}:table/(?P<table>[\w.-]+)/b
 MISSING_ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/nothing/backup/01700000000000-0123abcd"
 
 clocked = server_fixture("--manual-clock", "--create-table-delay", "5")
+durable = server_fixture(data_dir=True)
 
 
 def wait_available(ddb: Any, arn: str) -> dict[str, Any]:
@@ -84,7 +86,8 @@ def backup(ddb: Any, table: str, name: str = "nightly") -> str:
 def test_create_backup_answers_creating_then_the_backup_is_available(ddb: Any) -> None:
     table = indexed_table(ddb)
     details = ddb.create_backup(TableName=table, BackupName="nightly.1")["BackupDetails"]
-    assert ARN.match(details["BackupArn"]) and ARN.match(details["BackupArn"])["table"] == table  # type: ignore[index]
+    matched = ARN.match(details["BackupArn"])
+    assert matched is not None and matched["table"] == table
     assert details["BackupName"] == "nightly.1"
     assert details["BackupStatus"] == "CREATING"
     assert details["BackupType"] == "USER"
@@ -209,6 +212,35 @@ def test_a_backup_is_the_table_when_it_was_requested(ddb: Any) -> None:
     assert len(items) == 200 and {i["v"]["S"] for i in items} == {"before"}
 
 
+def test_a_backup_of_the_durable_store_is_the_table_when_it_was_requested(durable: ServerProcess) -> None:
+    """On the durable store the image is copied by a process of its own, from the store's file as it was."""
+    ddb = durable.ddb
+    table = create_table(ddb)
+    for start in range(0, 3000, 25):
+        items = [
+            {"PutRequest": {"Item": {"pk": {"S": f"k{i}"}, "v": {"S": "before"}}}} for i in range(start, start + 25)
+        ]
+        ddb.batch_write_item(RequestItems={table: items})
+    arn = ddb.create_backup(TableName=table, BackupName="bk1")["BackupDetails"]["BackupArn"]
+    for i in range(0, 3000, 7):  # writes right after the request, while the copier starts
+        ddb.put_item(TableName=table, Item={"pk": {"S": f"k{i}"}, "v": {"S": "after"}})
+        ddb.delete_item(TableName=table, Key={"pk": {"S": f"k{i + 1}"}})
+    assert wait_available(ddb, arn)["BackupDetails"]["BackupSizeBytes"] > 0
+    target = unique_name()
+    ddb.restore_table_from_backup(TargetTableName=target, BackupArn=arn)
+    assert wait_restored(ddb, target)["ItemCount"] == 3000
+    items = ddb.get_paginator("scan").paginate(TableName=target).build_full_result()["Items"]
+    assert len(items) == 3000 and {i["v"]["S"] for i in items} == {"before"}
+    assert not [p.name for p in durable_backups(durable).iterdir() if p.name.endswith(".tmp")]
+
+
+def durable_backups(server: ServerProcess) -> Path:
+    """The backups directory of a server started on a data directory (its command line names it)."""
+    args = server.process.args
+    assert isinstance(args, list)
+    return Path(args[args.index("--data-dir") + 1]) / "backups"
+
+
 # ---- ListBackups ----------------------------------------------------------------------------------------------------
 def test_list_backups_filters_and_pages(ddb: Any) -> None:
     table = create_table(ddb)
@@ -242,6 +274,9 @@ def test_list_backups_filters_and_pages(ddb: Any) -> None:
     assert len(ddb.list_backups(TableName=table, BackupType="ALL")["BackupSummaries"]) == 3
     everything = [b["BackupArn"] for b in ddb.list_backups()["BackupSummaries"]]
     assert set(arns) <= set(everything)
+    ddb.delete_backup(BackupArn=arns[1])  # a page after a backup deleted since goes on after it
+    after_deleted = ddb.list_backups(TableName=table, ExclusiveStartBackupArn=arns[1])["BackupSummaries"]
+    assert [b["BackupArn"] for b in after_deleted] == arns[2:]
 
 
 def test_list_backups_time_range(clocked: ServerProcess) -> None:
@@ -395,6 +430,29 @@ def test_restore_errors(ddb: Any) -> None:
         "One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be "
         "specified when BillingMode is PAY_PER_REQUEST",
     )
+
+
+def test_restore_of_an_on_demand_backup_as_provisioned_needs_throughput(ddb: Any) -> None:
+    arn = backup(ddb, create_table(ddb))
+    assert error_of(
+        lambda: ddb.restore_table_from_backup(
+            TargetTableName=unique_name(), BackupArn=arn, BillingModeOverride="PROVISIONED"
+        )
+    ) == (
+        "ValidationException",
+        "One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be specified "
+        "when BillingMode is PROVISIONED",
+    )
+    target = unique_name()
+    ddb.restore_table_from_backup(
+        TargetTableName=target,
+        BackupArn=arn,
+        BillingModeOverride="PROVISIONED",
+        ProvisionedThroughputOverride={"ReadCapacityUnits": 2, "WriteCapacityUnits": 3},
+    )
+    restored = wait_restored(ddb, target)
+    assert restored["ProvisionedThroughput"]["ReadCapacityUnits"] == 2
+    assert restored["BillingModeSummary"]["BillingMode"] == "PROVISIONED"
 
 
 def test_restore_into_a_table_being_created(clocked: ServerProcess) -> None:

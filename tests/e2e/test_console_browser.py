@@ -439,6 +439,18 @@ def test_stream_records_and_triggers(browser: Chrome, server: ServerProcess, ddb
     screenshot(browser, "triggers")
 
 
+def test_backups_with_their_state(browser: Chrome, server: ServerProcess, ddb: Any) -> None:
+    name = provisioned_table(ddb, 5)
+    ddb.put_item(TableName=name, Item={"pk": {"S": "s"}, "sk": {"N": "1"}})
+    arn = ddb.create_backup(TableName=name, BackupName="console-backup")["BackupDetails"]["BackupArn"]
+    open_page(browser, server, "backups")
+    row = wait_text(browser, "#backup-list tr.backup[data-backup='console-backup']", "AVAILABLE")
+    assert row.text.split()[:4] == ["console-backup", name, "USER", "AVAILABLE"]
+    assert arn in row.text
+    wait_text(browser, "#recovery-running", "No backup or restore is running.")
+    screenshot(browser, "backups")
+
+
 def test_throughput_update_and_delete(browser: Chrome, server: ServerProcess, ddb: Any) -> None:
     name = provisioned_table(ddb, 4)
     open_page(browser, server, f"table/{name}")

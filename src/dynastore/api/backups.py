@@ -84,8 +84,6 @@ def handle_restore(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     if throughput is not None:
         check_capacity_bounds(throughput)
     target = restored_table(ctx, backups.source_table(record), target_name, req)
-    if target.billing_mode is BillingMode.PROVISIONED and not (target.throughput.read and target.throughput.write):
-        raise invalid(messages.PROVISIONED_WITHOUT_THROUGHPUT)
     if target.billing_mode is BillingMode.PAY_PER_REQUEST and throughput is not None:
         raise invalid(messages.PPR_WITH_THROUGHPUT)
     _check_indexes(target)

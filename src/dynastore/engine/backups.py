@@ -227,10 +227,12 @@ def list_backups(
         and (lower is None or r.created_at >= lower)
         and (upper is None or r.created_at < upper)
     ]
-    found.sort(key=lambda r: (r.created_at, r.name))
+    # A backup's name starts with its creation time (milliseconds, fixed width): names sort oldest first, and the
+    # page after ExclusiveStartBackupArn is well defined even if that backup was deleted since.
+    found.sort(key=lambda r: r.name)
     if start_arn is not None:
-        after = [i for i, r in enumerate(found) if r.arn == start_arn]
-        found = found[after[0] + 1 :] if after else [r for r in found if r.arn > start_arn]
+        after = start_arn.rsplit("/backup/", 1)[-1]
+        found = [r for r in found if r.name > after]
     return found
 
 

@@ -17,7 +17,7 @@ import logging
 import uuid
 from collections.abc import Callable, Iterable
 
-from dynastore.engine import indexes, tables
+from dynastore.engine import indexes
 from dynastore.engine.context import Context
 from dynastore.engine.keys import storage_key
 from dynastore.engine.recovery_state import Progress
@@ -58,7 +58,8 @@ def start_restore(
     table = dataclasses.replace(
         target, status=CREATING, status_until=None, restore=dataclasses.replace(summary, in_progress=True)
     )
-    created = tables.create(ctx, table)
+    # (What engine/tables.create does; this module is below engine/tables.py, whose deletes leave SYSTEM backups.)
+    created = ctx.catalog.create(table)
     progress = Progress(0, total)
     key = _progress_key(ctx, table.name)
     ctx.recovery.restores[key] = progress

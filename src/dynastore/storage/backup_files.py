@@ -42,6 +42,7 @@ _TEMPORARY = ".tmp"
 _IMAGE = ".image"
 _RECORD = ".json"
 _WRITE_BUFFER = 1 << 20
+FILE_MODE = 0o600
 
 ImageHeader = dict[str, Any]
 """An image's header: ``table`` (the TableDef record), ``seq`` (change-log position), ``taken_at`` (time)."""
@@ -133,7 +134,7 @@ class BackupFiles:
         if self.root is None:
             return ImageWriter(self, name, io.BytesIO(), header)
         try:
-            stream = open(self.root / (name + _IMAGE + _TEMPORARY), "wb", buffering=_WRITE_BUFFER)  # noqa: SIM115
+            stream = _create(self.root / (name + _IMAGE + _TEMPORARY), _WRITE_BUFFER)
         except OSError as e:
             raise _write_error(e) from e
         return ImageWriter(self, name, stream, header)
@@ -223,7 +224,7 @@ class BackupFiles:
             return
         temporary = self.root / (name + _RECORD + _TEMPORARY)
         try:
-            with open(temporary, "wb") as stream:
+            with _create(temporary, -1) as stream:
                 stream.write(data)
                 stream.flush()
                 os.fsync(stream.fileno())
@@ -252,6 +253,12 @@ class BackupFiles:
                 except (OSError, orjson.JSONDecodeError) as e:
                     raise StorageCorruptionError(f"backup record {entry.name} cannot be read: {e}") from e
         return found
+
+
+def _create(path: Path, buffering: int) -> BinaryIO:
+    """A new file readable by the server's user only (mode 0600, as every file of the data directory)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    return os.fdopen(fd, "wb", buffering=buffering)
 
 
 def _read_header(stream: BinaryIO) -> ImageHeader:

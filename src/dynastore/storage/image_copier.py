@@ -32,7 +32,7 @@ __all__ = ["READY", "main"]
 READY = "ready"
 SYNC_EVERY_BYTES = 32 << 20  # written bytes between two syncs of the image
 PARENT_CHECK_ITEMS = 10_000  # items between two looks at whether the server is still there
-NICENESS = 10
+NICENESS = 19  # the lowest priority: the copier takes the CPU the server leaves
 
 
 def main(argv: list[str]) -> int:

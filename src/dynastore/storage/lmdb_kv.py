@@ -218,6 +218,11 @@ class LmdbKV:
         self.seal()
         try:
             self._commit_batch()
+            # A reader process that died (a copier killed with its server) keeps its slot until checked: its
+            # snapshot would keep LMDB from reusing the pages freed since.
+            self._env.reader_check()
+        except lmdb.Error as e:
+            raise StorageError(f"lmdb reader check failed: {e}") from e
         except StorageError as e:
             self._take_back(e)
             raise WriteTakenBackError(f"the write was taken back: {e}") from e

@@ -88,3 +88,33 @@ def test_memory_snapshot_matches_a_copy_taken_when_it_began(
         assert got == expected
         assert list(snap.iter_range(b"", b"\xff\xff\xff")) == expected
         assert list(snap.iter_range(b"", b"\xff\xff\xff", reverse=True)) == expected[::-1]
+
+
+def test_a_held_file_gets_no_commit_until_released(tmp_path: Path) -> None:
+    """``LmdbKV.hold_file``: a read transaction of LMDB's file itself (what another process sees) shows exactly
+    the commits made before the hold, whatever is committed while it lasts; they reach the file once released."""
+    store = LmdbKV(tmp_path / "db", map_size=1 << 26)
+    assert store.hold_file() is False  # writes not batched: each commits to the file on its own
+    store.enable_batching(lambda: None)
+    fill(store, {b"a": b"1"})
+    assert store.hold_file() is True
+
+    def in_file(key: bytes) -> bytes | None:
+        with store._env.begin(db=store._lay.main) as txn:  # a reader of the file, as the image copier is
+            value = txn.get(key)
+            return None if value is None else bytes(value)
+
+    assert in_file(b"a") == b"1"
+    fill(store, {b"a": b"2", b"b": b"3"})
+    store.seal()
+    store.flush()
+    with store.snapshot() as snap:  # would commit the batch to the file, but the file is held
+        assert snap.get(b"a") == b"1"
+    assert (in_file(b"a"), in_file(b"b")) == (b"1", None)
+    with store.read() as txn:  # the server itself reads its writes all along
+        assert (txn.get(b"a"), txn.get(b"b")) == (b"2", b"3")
+    store.release_file()
+    with store.snapshot():
+        pass
+    assert (in_file(b"a"), in_file(b"b")) == (b"2", b"3")
+    store.close()

@@ -1,8 +1,9 @@
 // The console's router: the location hash names the page (#/tables, #/table/T, #/items/T, #/partitions/T,
-// #/streams/T, #/triggers, #/transfers, #/signin); each page module renders into <main> and returns a function that stops its timers.
+// #/streams/T, #/triggers, #/backups, #/transfers, #/signin); each page module renders into <main> and returns a function that stops its timers.
 
 import { admin, serverInfo } from "./api.js";
 import { errorBox, h, link, replace } from "./dom.js";
+import * as backups from "./backups.js";
 import * as items from "./items.js";
 import * as partitions from "./partitions.js";
 import * as signin from "./signin.js";
@@ -12,7 +13,7 @@ import * as tables from "./tables.js";
 import * as transfers from "./transfers.js";
 import * as triggers from "./triggers.js";
 
-const PAGES = { tables, table, items, partitions, streams, triggers, signin, transfers };
+const PAGES = { tables, table, items, partitions, streams, triggers, signin, backups, transfers };
 const TABLE_TABS = [["table", "Overview"], ["items", "Items"], ["partitions", "Partitions"], ["streams", "Stream"]];
 let stopPage = null;
 
@@ -23,7 +24,7 @@ function parse() {
 
 // "Sign in" only where the server verifies signatures (a server without authentication takes any request).
 function navigation(page, name, signs) {
-  const top = [["tables", "Tables"], ["triggers", "Triggers"], ["transfers", "Exports and imports"], ...(signs ? [["signin", "Sign in"]] : [])].map(([p, label]) =>
+  const top = [["tables", "Tables"], ["backups", "Backups"], ["triggers", "Triggers"], ["transfers", "Exports and imports"], ...(signs ? [["signin", "Sign in"]] : [])].map(([p, label]) =>
     h("a", { href: link(p), class: p === page ? "current" : null }, label));
   const tabs = name == null ? [] : [h("span", { class: "table-name", title: name }, name), TABLE_TABS.map(([p, label]) =>
     h("a", { href: link(p, name), class: p === page ? "current" : null, "data-tab": p }, label))];
