@@ -50,7 +50,8 @@ def handle_import(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
         if earlier is not None:
             if earlier.fingerprint != request_print:
                 raise ImportConflictException(messages.IMPORT_CLIENT_TOKEN_REUSED.format(token=token))
-            return {"ImportTableDescription": import_description(earlier, ctx.namespace.region, ctx.namespace.account_id)}
+            namespace = ctx.namespace
+            return {"ImportTableDescription": import_description(earlier, namespace.region, namespace.account_id)}
     if ctx.catalog.find(table.name) is not None:
         raise ResourceInUseException(messages.TABLE_ALREADY_EXISTS.format(name=table.name))
     job = _new_job(req, ctx, table.arn(ctx.namespace.region, ctx.namespace.account_id), table.uuid, table.name, now)
