@@ -8,8 +8,8 @@ megabyte as it goes: on a journaling file system (ext4's ordered mode) a sync of
 writes out other files' pending data, so the image never has more than that waiting in front of the server's
 commits. It ends with ``done <items> <bytes>``.
 It runs at the lowest CPU priority and works half the time at most (``DUTY``: a 1M-item image takes about 13 s
-instead of 6 s, and the server's requests keep their throughput), and it stops when the server is gone (a kill -9: the temporary
-file it leaves is removed at the server's next start).
+instead of 6 s, and the server's requests keep their throughput), and it stops when the server is gone (a kill -9:
+the temporary file it leaves is removed at the server's next start).
 
 ``python -m dynastore.storage.image_copier DATA_DIR BACKUPS_DIR NAME TABLE_PREFIX_HEX`` with the image's header
 (JSON) on stdin. Exit status 1 with the reason on stderr when the image cannot be written.
