@@ -108,7 +108,8 @@ def decompress(data: bytes, compression: str) -> bytes:
             import zstandard
 
             with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)) as reader:
-                return reader.read()
+                content: bytes = reader.read()  # typed here: a build without zstandard's stubs sees Any
+                return content
     except (OSError, EOFError, zlib.error) as e:
         raise FormatError(messages.IMPORT_BAD_COMPRESSION.format(compression=compression, detail=e)) from None
     except Exception as e:  # zstandard.ZstdError has no importable base without the module
