@@ -131,7 +131,7 @@ def test_without_authentication_there_is_no_sign_in(browser: Chrome, server: Ser
     assert (status, body) == (200, {"verifies_signatures": False})
     open_page(browser, server, "tables")
     wait_for(browser, "#table-list")
-    assert [link["text"] for link in shown(browser, "header nav > a")] == ["Tables", "Triggers"]
+    assert [link["text"] for link in shown(browser, "header nav > a")] == ["Tables", "Backups", "Triggers", "Exports"]
     open_page(browser, server, "signin")
     wait_text(browser, "#no-signin", "This server does not verify signatures")
     assert browser.find_elements(By.CSS_SELECTOR, "form.signin") == []

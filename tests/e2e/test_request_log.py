@@ -110,11 +110,11 @@ def _exercise(server: ServerProcess) -> list[dict[str, Any]]:
         }
     )
     before = time.time()
-    code, _ = error_of(lambda: ddb.list_backups())
+    code, _ = error_of(lambda: ddb.list_global_tables())
     assert code == "UnknownOperationException"
     expected.append(
         {
-            "operation": "ListBackups",
+            "operation": "ListGlobalTables",
             "table": None,
             "status": 400,
             "error": "UnknownOperationException",

@@ -24,7 +24,7 @@ function parse() {
 
 // "Sign in" only where the server verifies signatures (a server without authentication takes any request).
 function navigation(page, name, signs) {
-  const top = [["tables", "Tables"], ["backups", "Backups"], ["triggers", "Triggers"], ["transfers", "Exports and imports"], ...(signs ? [["signin", "Sign in"]] : [])].map(([p, label]) =>
+  const top = [["tables", "Tables"], ["backups", "Backups"], ["triggers", "Triggers"], ["transfers", "Exports"], ...(signs ? [["signin", "Sign in"]] : [])].map(([p, label]) =>
     h("a", { href: link(p), class: p === page ? "current" : null }, label));
   const tabs = name == null ? [] : [h("span", { class: "table-name", title: name }, name), TABLE_TABS.map(([p, label]) =>
     h("a", { href: link(p, name), class: p === page ? "current" : null, "data-tab": p }, label))];
