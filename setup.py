@@ -45,6 +45,9 @@ INTERPRETED = {
     "dynastore/security/users_cli.py",
     "dynastore/storage/image_copier.py",  # run as a program of its own (python -m): a compiled module cannot be
     "dynastore/admin/recovery_cli.py",  # dynastore backup / restore: command-line code that runs once
+    "dynastore/admin/transfers_cli.py",  # dynastore export / import: the same
+    "dynastore/admin/streams_cli.py",  # dynastore streams tail: the same (its help is its module's docstring)
+    "dynastore/admin/api_clients.py",  # the boto3 clients of those commands
 }
 
 # The setup commands that produce installable code; metadata and editable builds compile nothing.

@@ -822,7 +822,6 @@ PITR_INVALID_RESTORE_TIME = (
     "Invalid RestoreDateTime: it must be between EarliestRestorableDateTime ({earliest}) and "
     "LatestRestorableDateTime ({latest})"  # ours
 )
-PITR_TARGET_EXISTS = "Table already exists: {name}"
 PITR_SOURCE_IN_USE = "Table is in use: {name} is {status}"  # ours
 PITR_SOURCE_MISSING = "Either SourceTableArn or SourceTableName must be specified"  # ours
 PITR_SOURCE_TWICE = "Only one of SourceTableArn or SourceTableName can be specified"  # ours

@@ -234,6 +234,24 @@ def test_a_backup_of_the_durable_store_is_the_table_when_it_was_requested(durabl
     assert not [p.name for p in durable_backups(durable).iterdir() if p.name.endswith(".tmp")]
 
 
+def test_a_backup_requested_right_after_another_holds_every_write_made_before_it(durable: ServerProcess) -> None:
+    """Each image is fixed when its request is answered, however soon after another one: a second backup begun
+    while the first one's copier starts still holds the writes acknowledged between the two requests."""
+    ddb = durable.ddb
+    table = create_table(ddb)
+    ddb.put_item(TableName=table, Item={"pk": {"S": "first"}})
+    first = ddb.create_backup(TableName=table, BackupName="first")["BackupDetails"]["BackupArn"]
+    ddb.put_item(TableName=table, Item={"pk": {"S": "between"}})
+    second = ddb.create_backup(TableName=table, BackupName="second")["BackupDetails"]["BackupArn"]
+    ddb.put_item(TableName=table, Item={"pk": {"S": "after"}})
+    for arn, expected in ((first, {"first"}), (second, {"first", "between"})):
+        wait_available(ddb, arn)
+        target = unique_name()
+        ddb.restore_table_from_backup(TargetTableName=target, BackupArn=arn)
+        wait_restored(ddb, target)
+        assert {i["pk"]["S"] for i in ddb.scan(TableName=target)["Items"]} == expected
+
+
 def durable_backups(server: ServerProcess) -> Path:
     """The backups directory of a server started on a data directory (its command line names it)."""
     args = server.process.args

@@ -15,6 +15,8 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
+from dynastore.admin import api_clients
+from dynastore.admin.api_clients import add_client_options
 from dynastore.admin.partitions_cli import Signer, endpoint_url, signer_from
 
 __all__ = ["add_recovery_commands", "run_backup", "run_restore"]
@@ -49,17 +51,11 @@ def add_recovery_commands(commands: Any, endpoint: str) -> None:
 
 
 def _client_options(cmd: argparse.ArgumentParser, endpoint: str) -> None:
-    cmd.add_argument("--endpoint", default=endpoint, help=f"the server, as URL or host:port (default: {endpoint})")
+    add_client_options(cmd, endpoint)
     cmd.add_argument("--no-wait", action="store_true", help="return once the server accepted the request")
     cmd.add_argument("--no-progress", action="store_true", help="no progress bar (a line when done)")
-    cmd.add_argument("--access-key-id", default="", help="sign requests (default: AWS_ACCESS_KEY_ID)")
-    cmd.add_argument("--secret-access-key", default="", help="its secret (default: AWS_SECRET_ACCESS_KEY)")
-    cmd.add_argument("--session-token", default="", help="temporary credentials' token (default: AWS_SESSION_TOKEN)")
-    cmd.add_argument("--region", default="", help="the server's region (default: AWS_REGION, DYNASTORE_REGION)")
-    cmd.add_argument("--ca-bundle", default="", help="certificates to trust for https (default: AWS_CA_BUNDLE)")
 
 
-# ---- the commands ------------------------------------------------------------------------------------------------
 def run_backup(args: argparse.Namespace) -> int:
     return _run("backup", args, _backup)
 
@@ -158,26 +154,13 @@ def _find(entries: list[dict[str, Any]], wanted: Callable[[dict[str, Any]], bool
 # ---- the server --------------------------------------------------------------------------------------------------
 class _Server:
     def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
         self.base = endpoint_url(args.endpoint)
         self.signer: Signer = signer_from(args)
         self.ca_bundle = args.ca_bundle or os.environ.get("AWS_CA_BUNDLE") or None
 
     def client(self) -> Any:
-        import boto3
-        from botocore.config import Config
-
-        signer = self.signer
-        return boto3.client(
-            "dynamodb",
-            endpoint_url=self.base,
-            region_name=signer.region,
-            # Without a key (a server with --auth none) any stand-in signs: the server does not check it.
-            aws_access_key_id=signer.access_key_id or "dynastore",
-            aws_secret_access_key=signer.secret or "dynastore",
-            aws_session_token=signer.session_token or None,
-            verify=self.ca_bundle,
-            config=Config(retries={"max_attempts": 3, "mode": "standard"}),
-        )
+        return api_clients.client(self.args)
 
     def recovery(self) -> dict[str, Any]:
         """The server's ``GET /dynastore/recovery`` (signed like the API's requests; an empty view when it

@@ -21,7 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dynastore.admin.partitions_cli import endpoint_url, plural, signer_from
+from dynastore.admin import api_clients
+from dynastore.admin.api_clients import add_client_options
+from dynastore.admin.partitions_cli import endpoint_url, plural
 
 __all__ = ["ShardFollower", "add_streams_command", "record_json", "run"]
 
@@ -47,12 +49,7 @@ def add_streams_command(commands: Any, endpoint: str) -> None:
         default="latest",
         help="latest: only changes made from now on; trim-horizon: every record the stream still keeps first",
     )
-    tail.add_argument("--endpoint", default=endpoint, help=f"the server, as URL or host:port (default: {endpoint})")
-    tail.add_argument("--access-key-id", default="", help="sign with this key (default: AWS_ACCESS_KEY_ID)")
-    tail.add_argument("--secret-access-key", default="", help="its secret (default: AWS_SECRET_ACCESS_KEY)")
-    tail.add_argument("--session-token", default="", help="temporary credentials' token (default: AWS_SESSION_TOKEN)")
-    tail.add_argument("--region", default="", help="the server's region (default: AWS_REGION, DYNASTORE_REGION)")
-    tail.add_argument("--ca-bundle", default="", help="certificates to trust for https (default: AWS_CA_BUNDLE)")
+    add_client_options(tail, endpoint)
 
 
 def record_json(record: dict[str, Any]) -> str:
@@ -182,22 +179,7 @@ def _stream_ended(client: Any, arn: str) -> bool:
 
 
 def _clients(args: argparse.Namespace) -> tuple[Any, Any]:
-    import boto3
-    from botocore.config import Config as BotoConfig
-
-    signer = signer_from(args)
-    bundle = args.ca_bundle or os.environ.get("AWS_CA_BUNDLE") or None
-    options: dict[str, Any] = {
-        "endpoint_url": endpoint_url(args.endpoint),
-        "region_name": signer.region,
-        # Without a key (a server without authentication takes any signature) a stand-in signs.
-        "aws_access_key_id": signer.access_key_id or "dynastore",
-        "aws_secret_access_key": signer.secret or "dynastore",
-        "aws_session_token": signer.session_token or None,
-        "verify": bundle if bundle else True,
-        "config": BotoConfig(retries={"mode": "standard"}, connect_timeout=10, read_timeout=30),
-    }
-    return boto3.client("dynamodb", **options), boto3.client("dynamodbstreams", **options)
+    return api_clients.client(args, "dynamodb"), api_clients.client(args, "dynamodbstreams")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,12 +11,13 @@ from here (the same directory or S3 server as the server's), else the items proc
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from typing import Any
 
-from dynastore.admin.partitions_cli import default_endpoint, endpoint_url
+from dynastore.admin import api_clients
+from dynastore.admin.api_clients import add_client_options
+from dynastore.admin.partitions_cli import default_endpoint
 from dynastore.config import Config
 
 __all__ = ["add_transfer_commands", "run"]
@@ -80,8 +81,7 @@ def add_transfer_commands(commands: Any, defaults: Config) -> None:
 
 
 def _client_options(parser: argparse.ArgumentParser, endpoint: str) -> None:
-    parser.add_argument("--endpoint", default=endpoint, help=f"the server (default: {endpoint})")
-    parser.add_argument("--region", default="", help="the server's region (default: AWS_REGION, DYNASTORE_REGION)")
+    add_client_options(parser, endpoint)
     parser.add_argument("--no-wait", action="store_true", help="print the description and exit without waiting")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (a line at the end only)")
 
@@ -89,7 +89,7 @@ def _client_options(parser: argparse.ArgumentParser, endpoint: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from botocore.exceptions import BotoCoreError, ClientError
 
-    client = _client(args)
+    client = api_clients.client(args)
     try:
         if args.command == "export":
             return _export(client, args)
@@ -101,25 +101,6 @@ def run(args: argparse.Namespace) -> int:
     except BotoCoreError as e:
         print(f"dynastore {args.command}: {e}", file=sys.stderr)
         return 1
-
-
-def _client(args: argparse.Namespace) -> Any:
-    import boto3
-    from botocore.config import Config as BotoConfig
-
-    env = os.environ
-    region = args.region or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or env.get("DYNASTORE_REGION")
-    session = boto3.session.Session()
-    credentials = {}
-    if session.get_credentials() is None:  # a server without --auth takes any key: sign with a stand-in one
-        credentials = {"aws_access_key_id": "dynastore", "aws_secret_access_key": "dynastore"}
-    return session.client(
-        "dynamodb",
-        endpoint_url=endpoint_url(args.endpoint),
-        region_name=region or "us-east-1",
-        config=BotoConfig(retries={"max_attempts": 3}),
-        **credentials,
-    )
 
 
 def _table_arn(client: Any, table: str) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynastore import limits, messages
+from dynastore import messages
 from dynastore.api.continuous_backups import wire_time
 from dynastore.api.restore_target import restored_table
 from dynastore.api.table_description import table_description
@@ -25,16 +25,14 @@ from dynastore.api.table_requests import check_capacity_bounds, invalid
 from dynastore.engine import continuous_backups
 from dynastore.engine.context import Context
 from dynastore.engine.point_in_time import items_at, restorable_window
-from dynastore.engine.restore import start_restore
+from dynastore.engine.restore import check_target_name, start_restore
 from dynastore.errors import (
     InvalidRestoreTimeException,
-    LimitExceededException,
     PointInTimeRecoveryUnavailableException,
-    TableAlreadyExistsException,
     TableInUseException,
     ValidationException,
 )
-from dynastore.model.table_schema import CREATING, DELETING, BillingMode, RestoreSummary, TableDef
+from dynastore.model.table_schema import CREATING, BillingMode, RestoreSummary, TableDef
 
 __all__ = ["handle"]
 
@@ -51,7 +49,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     if source.status == CREATING:
         raise TableInUseException(messages.PITR_SOURCE_IN_USE.format(name=source.name, status=source.status))
     target_name: str = req["TargetTableName"]
-    _check_target_name(ctx, target_name)
+    check_target_name(ctx, target_name)
     if source.pitr is None:
         raise PointInTimeRecoveryUnavailableException(messages.PITR_NOT_ENABLED.format(name=source.name))
     window = restorable_window(ctx, source)
@@ -66,19 +64,6 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     summary = RestoreSummary(None, source.arn(ctx.namespace.region, ctx.namespace.account_id), instant, True)
     created = start_restore(ctx, target, _items(ctx, source, instant), summary)
     return {"TableDescription": table_description(ctx, created)}
-
-
-def _check_target_name(ctx: Context, name: str) -> None:
-    """The new table's name is free, and fewer than 50 restores run in the account (as a restore from a backup
-    checks them, engine/backups.py)."""
-    existing = ctx.catalog.find(name)
-    if existing is not None:
-        if existing.status in (CREATING, DELETING):
-            raise TableInUseException(messages.BACKUP_TABLE_IN_USE.format(name=name))
-        raise TableAlreadyExistsException(messages.PITR_TARGET_EXISTS.format(name=name))
-    restoring = sum(1 for key in ctx.recovery.restores if key[0] == ctx.catalog.account_id)
-    if restoring >= limits.MAX_CONCURRENT_RESTORES:
-        raise LimitExceededException(messages.RESTORES_CONCURRENT_LIMIT.format(limit=limits.MAX_CONCURRENT_RESTORES))
 
 
 def _check_target(target: TableDef, throughput: dict[str, Any] | None) -> None:

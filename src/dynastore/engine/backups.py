@@ -32,14 +32,13 @@ from dynastore.engine.recovery_state import (
     Progress,
     RecoveryState,
 )
-from dynastore.engine.restore import start_restore
+from dynastore.engine.restore import check_target_name, start_restore
 from dynastore.engine.snapshots import PendingSnapshot, begin_snapshot
 from dynastore.errors import (
     BackupInUseException,
     BackupNotFoundException,
     ContinuousBackupsUnavailableException,
     LimitExceededException,
-    TableAlreadyExistsException,
     TableInUseException,
     TableNotFoundException,
 )
@@ -260,14 +259,7 @@ def check_restore(ctx: Context, record: BackupRecord, target_name: str) -> None:
         raise BackupInUseException(messages.BACKUP_BEING_CREATED.format(arn=record.arn))
     if record.status == DELETED:
         raise BackupNotFoundException(messages.BACKUP_NOT_FOUND.format(arn=record.arn))
-    existing = ctx.catalog.find(target_name)
-    if existing is not None:
-        if existing.status in (TABLE_CREATING, TABLE_DELETING):
-            raise TableInUseException(messages.BACKUP_TABLE_IN_USE.format(name=target_name))
-        raise TableAlreadyExistsException(messages.BACKUP_TABLE_ALREADY_EXISTS.format(name=target_name))
-    restoring = sum(1 for key in ctx.recovery.restores if key[0] == ctx.catalog.account_id)
-    if restoring >= limits.MAX_CONCURRENT_RESTORES:
-        raise LimitExceededException(messages.RESTORES_CONCURRENT_LIMIT.format(limit=limits.MAX_CONCURRENT_RESTORES))
+    check_target_name(ctx, target_name)
 
 
 def restore_backup(ctx: Context, record: BackupRecord, target: TableDef) -> TableDef:

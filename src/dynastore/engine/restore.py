@@ -17,11 +17,17 @@ import logging
 import uuid
 from collections.abc import Callable, Iterable
 
+from dynastore import limits, messages
 from dynastore.engine import indexes
 from dynastore.engine.context import Context
 from dynastore.engine.keys import storage_key
 from dynastore.engine.recovery_state import Progress
-from dynastore.errors import ValidationException
+from dynastore.errors import (
+    LimitExceededException,
+    TableAlreadyExistsException,
+    TableInUseException,
+    ValidationException,
+)
 from dynastore.model.table_schema import ACTIVE, CREATING, DELETING, IndexDef, RestoreSummary, TableDef
 from dynastore.model.values import Item
 from dynastore.storage import keyspace
@@ -114,6 +120,19 @@ def _fresh_index(ctx: Context, index: IndexDef) -> IndexDef:
 def progress_of(ctx: Context, table_name: str) -> Progress | None:
     """How far the restore loading ``table_name`` is (None: no restore running for it)."""
     return ctx.recovery.restores.get(_progress_key(ctx, table_name))
+
+
+def check_target_name(ctx: Context, name: str) -> None:
+    """A restore's new table ``name`` is free, and fewer than 50 restores run in the account (what every restore
+    checks, from a backup or to a point in time)."""
+    existing = ctx.catalog.find(name)
+    if existing is not None:
+        if existing.status in (CREATING, DELETING):
+            raise TableInUseException(messages.BACKUP_TABLE_IN_USE.format(name=name))
+        raise TableAlreadyExistsException(messages.BACKUP_TABLE_ALREADY_EXISTS.format(name=name))
+    restoring = sum(1 for key in ctx.recovery.restores if key[0] == ctx.catalog.account_id)
+    if restoring >= limits.MAX_CONCURRENT_RESTORES:
+        raise LimitExceededException(messages.RESTORES_CONCURRENT_LIMIT.format(limit=limits.MAX_CONCURRENT_RESTORES))
 
 
 def abandon_unfinished(ctx: Context) -> list[str]:

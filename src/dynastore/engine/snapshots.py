@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import select
+import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -68,39 +71,63 @@ def new_image_name(now: float) -> str:
 
 class PendingSnapshot:
     """A snapshot begun (``begin_snapshot``: its image of the store is fixed) and not yet written: ``write``
-    writes and seals it, ``close`` gives it up.
-
-    On a store whose file other processes can read (LMDB, ``HeldFile``) the image is fixed by holding the file
-    and ``write`` copies it in a process of its own (storage/image_copier.py), so the server's requests do not
-    wait for it; otherwise (the in-memory store) by a snapshot transaction read on the event loop, a chunk at a
-    time."""
+    writes it, yielding to the event loop between chunks. On the durable store the image is LMDB's file as it was
+    when the snapshot began, copied by a process of its own (storage/image_copier.py) so that the server's
+    requests do not wait for it: the file is held (commits stay out of it) only until that process has begun its
+    read transaction, and ``begin_snapshot`` waits for that before it returns, so no hold outlives the call and
+    every other snapshot or read of the file sees every commit. Otherwise (the in-memory store) the image is a
+    snapshot transaction read on the event loop, a chunk at a time."""
 
     def __init__(self, ctx: Context, table: TableDef, name: str | None) -> None:
         self._ctx = ctx
         self.table = table
-        self._held: HeldFile | None = None
+        self._copier: subprocess.Popen[bytes] | None = None
         self._txn_scope: AbstractContextManager[ReadTxn] | None = None
         self._txn: ReadTxn | None = None
-        kv = ctx.kv
-        if isinstance(kv, HeldFile) and ctx.recovery.files.root is not None and kv.hold_file():
-            self._held = kv
-        else:
-            self._open_txn()
         self.seq = ctx.changelog.next_seq  # read with the image: no commit can come between the two
         self.taken_at = ctx.clock.now()
         self.name = name or new_image_name(self.taken_at)
+        kv = ctx.kv
+        if isinstance(kv, HeldFile) and ctx.recovery.files.root is not None and kv.hold_file():
+            try:
+                self._copier = self._start_copier(kv.path, ctx.recovery.files.root)
+            finally:
+                kv.release_file()
+        else:
+            self._open_txn()
 
     def _open_txn(self) -> None:
         self._txn_scope = self._ctx.kv.snapshot()
         self._txn = self._txn_scope.__enter__()
 
-    def _release(self) -> None:
-        held, self._held = self._held, None
-        if held is not None:
-            held.release_file()
+    def _start_copier(self, data_dir: str, root: Path) -> subprocess.Popen[bytes]:
+        """Start the image copier and wait until its read transaction is open (the image is then fixed). The
+        event loop waits the copier's start-up (a fraction of a second): a hold of the file that outlived this
+        call would keep later commits out of every image and export begun meanwhile."""
+        prefix = keyspace.table_prefix(self.table.table_id)
+        copier = subprocess.Popen(
+            [sys.executable, "-m", "dynastore.storage.image_copier", data_dir, str(root), self.name, prefix.hex()],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        assert copier.stdin is not None and copier.stdout is not None
+        try:
+            copier.stdin.write(orjson.dumps(self._header()))
+            copier.stdin.close()
+            ready, _, _ = select.select([copier.stdout], [], [], COPIER_START_SECONDS)
+            line = copier.stdout.readline() if ready else b""
+            if line.strip() != READY.encode():
+                raise StorageUnavailableError(_failure_of(copier) or "the image copier did not start")
+        except BaseException:
+            _stop(copier)
+            raise
+        return copier
 
     def close(self) -> None:
-        self._release()
+        """End the snapshot without writing it (or after): its copier stopped, its transaction ended."""
+        copier, self._copier = self._copier, None
+        if copier is not None and copier.poll() is None:
+            _stop(copier)
+            self._ctx.recovery.files.delete_image(self.name)
         scope, self._txn_scope, self._txn = self._txn_scope, None, None
         if scope is not None:
             scope.__exit__(None, None, None)
@@ -108,8 +135,11 @@ class PendingSnapshot:
     async def write(self, progress: Progress | None = None) -> Snapshot:
         """Write the image's items, then seal it. Raises ``StorageError`` (a full disk:
         ``StorageUnavailableError``), the image then removed. Closes the snapshot in any case."""
-        if self._held is not None:
-            return await self._write_elsewhere(progress)
+        if self._copier is not None:
+            try:
+                return await self._written_elsewhere(self._copier, progress)
+            finally:
+                self.close()
         try:
             writer = self._ctx.recovery.files.write_image(self.name, self._header())
             try:
@@ -130,45 +160,28 @@ class PendingSnapshot:
             raise
         return self._written(writer.item_count, writer.size_bytes, progress)
 
-    async def _write_elsewhere(self, progress: Progress | None) -> Snapshot:
-        """The copy by storage/image_copier.py: the file is released once it has begun its read transaction."""
-        files = self._ctx.recovery.files
-        assert self._held is not None and files.root is not None
-        prefix = keyspace.table_prefix(self.table.table_id)
-        copier = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "dynastore.storage.image_copier", self._held.path, str(files.root), self.name,
-            prefix.hex(), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-        assert copier.stdin is not None and copier.stdout is not None and copier.stderr is not None
-        try:
-            copier.stdin.write(orjson.dumps(self._header()))
-            copier.stdin.close()
-            try:
-                line = await asyncio.wait_for(copier.stdout.readline(), COPIER_START_SECONDS)
-            finally:
-                self.close()  # the copier's image is fixed (or it failed): commits reach the file again
-            while line.startswith(b"progress ") or line.strip() == READY.encode():
-                if line.startswith(b"progress ") and progress is not None:
-                    progress.done = int(line.split()[1])
-                line = await copier.stdout.readline()
-            failure = (await copier.stderr.read()).decode(errors="replace").strip()
-            if await copier.wait() != 0 or not line.startswith(b"done "):
-                files.delete_image(self.name)
-                raise StorageUnavailableError(failure or f"the image copier ended with status {copier.returncode}")
-        except BaseException:
-            if copier.returncode is None:
-                copier.kill()
-                await copier.wait()
-            raise
-        _, items, size = line.split()
-        return self._written(int(items), int(size), progress)
+    async def _written_elsewhere(self, copier: subprocess.Popen[bytes], progress: Progress | None) -> Snapshot:
+        """Follow the copier to its end: its progress lines, then ``done <items> <bytes>``."""
+        assert copier.stdout is not None
+        line = await asyncio.to_thread(copier.stdout.readline)
+        while line.startswith(b"progress "):
+            if progress is not None:
+                progress.done = int(line.split()[1])
+            line = await asyncio.to_thread(copier.stdout.readline)
+        return self._copier_done(copier, line, progress)
 
     def write_now(self) -> Snapshot:
         """``write`` without yielding, in this process: the caller's thread is busy until the image is sealed."""
-        if self._held is not None:
-            self._open_txn()  # the file is held: this transaction reads exactly the image fixed at the start
-            self._release()
+        if self._copier is not None:
+            copier = self._copier
+            assert copier.stdout is not None
+            try:
+                line = copier.stdout.readline()
+                while line.startswith(b"progress "):
+                    line = copier.stdout.readline()
+                return self._copier_done(copier, line, None)
+            finally:
+                self.close()
         try:
             writer = self._ctx.recovery.files.write_image(self.name, self._header())
             try:
@@ -182,6 +195,15 @@ class PendingSnapshot:
         finally:
             self.close()
         return self._written(writer.item_count, writer.size_bytes, None)
+
+    def _copier_done(self, copier: subprocess.Popen[bytes], line: bytes, progress: Progress | None) -> Snapshot:
+        status = copier.wait()
+        failure = _failure_of(copier)
+        if status != 0 or not line.startswith(b"done "):
+            self._ctx.recovery.files.delete_image(self.name)
+            raise StorageUnavailableError(failure or f"the image copier ended with status {copier.returncode}")
+        _, items, size = line.split()
+        return self._written(int(items), int(size), progress)
 
     def _header(self) -> dict[str, Any]:
         return {"table": self.table.to_record(), "seq": self.seq, "taken_at": self.taken_at}
@@ -200,6 +222,19 @@ class PendingSnapshot:
             progress.done = item_count
         files = self._ctx.recovery.files
         return Snapshot(self.name, self.table, self.seq, self.taken_at, item_count, size_bytes, files)
+
+
+def _failure_of(copier: subprocess.Popen[bytes]) -> str:
+    """What the copier said on stderr once it has ended (empty while it runs)."""
+    if copier.poll() is None or copier.stderr is None:
+        return ""
+    return copier.stderr.read().decode(errors="replace").strip()
+
+
+def _stop(copier: subprocess.Popen[bytes]) -> None:
+    if copier.poll() is None:
+        copier.kill()
+    copier.wait()
 
 
 def begin_snapshot(ctx: Context, table: TableDef, name: str | None = None) -> PendingSnapshot:
