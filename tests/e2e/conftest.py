@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -265,3 +268,28 @@ def error_of(call: Callable[[], Any]) -> tuple[str, str]:
         call()
     error = info.value.response["Error"]
     return error["Code"], error.get("Message", "")
+
+
+# The AWS CLI's tests run where `aws` is installed and are skipped, with this reason, where it is not.
+needs_aws_cli = pytest.mark.skipif(shutil.which("aws") is None, reason="the AWS CLI is not installed")
+
+
+def aws(endpoint: str, *args: str, signed_as: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """Run ``aws dynamodb <args>`` against ``endpoint`` with JSON output; (exit code, stdout, stderr)."""
+    key = signed_as or {"aws_access_key_id": "AKIDEXAMPLE", "aws_secret_access_key": "secret"}
+    env = {
+        **os.environ,
+        "AWS_ACCESS_KEY_ID": key["aws_access_key_id"],
+        "AWS_SECRET_ACCESS_KEY": key["aws_secret_access_key"],
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_PAGER": "",
+    }
+    done = subprocess.run(
+        ["aws", "dynamodb", *args, "--endpoint-url", endpoint, "--output", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    return done.returncode, done.stdout, done.stderr

@@ -4,6 +4,7 @@ data is in and its RestoreSummary, backups outliving their tables, and every err
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import time
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import create_table, error_of, unique_name
+from tests.e2e.conftest import aws, create_table, error_of, needs_aws_cli, unique_name
 from tests.e2e.server_process import ServerProcess, server_fixture
 
 ARN = re.compile(r"^arn:aws:dynamodb:us-east-1:\d{12}:table/(?P<table>[\w.-]+)/backup/\d{14}-[0-9a-f]{8}$")
@@ -496,3 +497,39 @@ def test_restore_into_a_table_being_created(clocked: ServerProcess) -> None:
         f"Table is being created or deleted: {busy}",
     )
     clocked.advance(60)
+
+
+# ---- The AWS CLI ----------------------------------------------------------------------------------------------------
+@needs_aws_cli
+def test_the_aws_cli_commands(endpoint: str, ddb: Any, signed_as: dict[str, str] | None) -> None:
+    table = create_table(ddb)
+    ddb.put_item(TableName=table, Item={"pk": {"S": "a"}, "v": {"S": "1"}})
+    code, out, err = aws(endpoint, "create-backup", "--table-name", table, "--backup-name", "cli", signed_as=signed_as)
+    assert code == 0, err
+    arn = json.loads(out)["BackupDetails"]["BackupArn"]
+    wait_available(ddb, arn)
+    code, out, err = aws(endpoint, "describe-backup", "--backup-arn", arn, signed_as=signed_as)
+    assert code == 0, err
+    described = json.loads(out)["BackupDescription"]
+    assert described["BackupDetails"]["BackupStatus"] == "AVAILABLE"
+    assert described["SourceTableDetails"]["TableName"] == table
+    code, out, err = aws(endpoint, "list-backups", "--table-name", table, signed_as=signed_as)
+    assert code == 0, err
+    assert [summary["BackupArn"] for summary in json.loads(out)["BackupSummaries"]] == [arn]
+    target = unique_name("clirestore")
+    code, out, err = aws(
+        endpoint, "restore-table-from-backup", "--target-table-name", target, "--backup-arn", arn, signed_as=signed_as
+    )
+    assert code == 0, err
+    assert json.loads(out)["TableDescription"]["RestoreSummary"]["SourceBackupArn"] == arn
+    wait_restored(ddb, target)
+    assert ddb.get_item(TableName=target, Key={"pk": {"S": "a"}})["Item"] == {"pk": {"S": "a"}, "v": {"S": "1"}}
+    code, out, err = aws(endpoint, "delete-backup", "--backup-arn", arn, signed_as=signed_as)
+    assert code == 0, err
+    assert json.loads(out)["BackupDescription"]["BackupDetails"]["BackupStatus"] == "DELETED"
+    code, _, err = aws(endpoint, "describe-backup", "--backup-arn", arn, signed_as=signed_as)
+    assert code != 0
+    assert (
+        "An error occurred (BackupNotFoundException) when calling the DescribeBackup operation: "
+        f"Backup not found: {arn}" in err
+    )

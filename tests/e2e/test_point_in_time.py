@@ -6,9 +6,6 @@ when a test says so, the restored table compared with what the source held then,
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import create_table, error_of, unique_name
+from tests.e2e.conftest import aws, create_table, error_of, needs_aws_cli, unique_name
 from tests.e2e.server_process import ServerProcess, server_fixture
 
 DAY = 86_400.0
@@ -468,7 +465,7 @@ def test_the_recovery_history_survives_kill_9(tmp_path: Path) -> None:
         second.close()
 
 
-@pytest.mark.skipif(shutil.which("aws") is None, reason="the AWS CLI is not installed")
+@needs_aws_cli
 def test_the_aws_cli_commands(server: ServerProcess) -> None:
     ddb = server.ddb
     name = create_table(ddb)
@@ -505,22 +502,3 @@ def test_the_aws_cli_commands(server: ServerProcess) -> None:
         "(TableAlreadyExistsException) when calling the RestoreTableToPointInTime operation: "
         f"Table already exists: {target}" in err
     )
-
-
-def aws(endpoint: str, *args: str) -> tuple[int, str, str]:
-    env = {
-        **os.environ,
-        "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
-        "AWS_SECRET_ACCESS_KEY": "secret",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_PAGER": "",
-    }
-    done = subprocess.run(
-        ["aws", "dynamodb", *args, "--endpoint-url", endpoint, "--output", "json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
-    return done.returncode, done.stdout, done.stderr
