@@ -16,6 +16,7 @@ import zstandard
 from amazon.ion import simpleion
 from botocore.exceptions import ClientError
 
+from tests.e2e.conftest import aws, needs_aws_cli
 from tests.e2e.server_process import ServerProcess
 
 ACCOUNT_ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/"
@@ -635,3 +636,49 @@ def test_an_imported_table_s_gsi_holds_the_items(ddb: Any, s3_root: Path) -> Non
         ExpressionAttributeValues={":c": {"S": "red"}},
     )["Items"]
     assert sorted(int(item["sk"]["N"]) for item in red) == [1, 3, 5, 7, 9]
+
+
+@needs_aws_cli
+class TestTheAwsCli:
+    def test_export_and_import_through_the_cli(self, server: ServerProcess, ddb: Any, s3_root: Path) -> None:
+        arn = source_table(ddb, "clisource", 12)
+        code, out, err = aws(
+            server.url, "export-table-to-point-in-time", "--table-arn", arn, "--s3-bucket", "bucket",
+            "--s3-prefix", "cli", "--export-format", "DYNAMODB_JSON",
+        )  # fmt: skip
+        assert code == 0, err
+        export_arn = json.loads(out)["ExportDescription"]["ExportArn"]
+        wait_export(ddb, export_arn)
+        code, out, err = aws(server.url, "describe-export", "--export-arn", export_arn)
+        assert code == 0, err
+        done = json.loads(out)["ExportDescription"]
+        assert (done["ExportStatus"], done["ItemCount"]) == ("COMPLETED", 12)
+        code, out, err = aws(server.url, "list-exports", "--table-arn", arn)
+        assert code == 0, err
+        assert [summary["ExportArn"] for summary in json.loads(out)["ExportSummaries"]] == [export_arn]
+        data = str(Path(done["ExportManifest"]).parent / "data") + "/"
+        code, out, err = aws(
+            server.url, "import-table", "--s3-bucket-source", f"S3Bucket=bucket,S3KeyPrefix={data}",
+            "--input-format", "DYNAMODB_JSON", "--input-compression-type", "GZIP",
+            "--table-creation-parameters", json.dumps({"TableName": "clicopy", **KEYS}),
+        )  # fmt: skip
+        assert code == 0, err
+        import_arn = json.loads(out)["ImportTableDescription"]["ImportArn"]
+        wait_import(ddb, import_arn)
+        code, out, err = aws(server.url, "describe-import", "--import-arn", import_arn)
+        assert code == 0, err
+        imported = json.loads(out)["ImportTableDescription"]
+        assert (imported["ImportStatus"], imported["ImportedItemCount"]) == ("COMPLETED", 12)
+        assert scan_all(ddb, "clicopy") == scan_all(ddb, "clisource")
+        code, out, err = aws(server.url, "list-imports", "--table-arn", ACCOUNT_ARN + "clicopy")
+        assert code == 0, err
+        assert [summary["ImportArn"] for summary in json.loads(out)["ImportSummaryList"]] == [import_arn]
+
+    def test_an_export_of_a_missing_table_through_the_cli(self, server: ServerProcess) -> None:
+        arn = ACCOUNT_ARN + "noclitable"
+        code, _, err = aws(server.url, "export-table-to-point-in-time", "--table-arn", arn, "--s3-bucket", "bucket")
+        assert code != 0
+        assert (
+            "An error occurred (TableNotFoundException) when calling the ExportTableToPointInTime operation: "
+            f"Table not found: {arn}" in err
+        )
