@@ -222,7 +222,7 @@ def export_description(job: ExportJob) -> dict[str, Any]:
         out["FailureCode"] = job.failure_code
         out["FailureMessage"] = job.failure_message or ""
     out["ExportFormat"] = job.export_format
-    if job.status == "COMPLETED":
+    if job.status in ("COMPLETED", "IN_PROGRESS"):  # while it runs: so far (DynamoDB gives them at the end only)
         out["BilledSizeBytes"] = job.billed_size_bytes
         out["ItemCount"] = job.item_count
     out["ExportType"] = job.export_type
@@ -244,6 +244,9 @@ def handle_describe(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     namespace = ctx.namespace
     if not isinstance(job, ExportJob) or (job.account_id, job.region) != (namespace.account_id, namespace.region):
         raise ExportNotFoundException(messages.EXPORT_NOT_FOUND.format(arn=arn))
+    running = ctx.recovery.exports_running.get(arn)
+    if running is not None and job.status == "IN_PROGRESS":
+        job.item_count, job.billed_size_bytes = running.items, running.billed_bytes
     return {"ExportDescription": export_description(job)}
 
 

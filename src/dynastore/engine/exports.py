@@ -33,6 +33,7 @@ from dynastore.engine import point_in_time
 from dynastore.engine.context import Context
 from dynastore.engine.export_filter import ExportFilter
 from dynastore.engine.keys import key_attributes
+from dynastore.engine.recovery_state import ExportProgress
 from dynastore.engine.transfer_formats import change_line, compress, data_file_suffix, item_line
 from dynastore.engine.transfer_jobs import ExportJob
 from dynastore.model.item_size import item_size
@@ -70,32 +71,42 @@ def export_root(job: ExportJob) -> str:
 
 
 async def run_export(ctx: Context, job: ExportJob, table: TableDef, buckets: Buckets) -> ExportResult:
-    """Write the export's objects; raises BucketError when the bucket refuses them."""
-    root = export_root(job)
-    await asyncio.to_thread(buckets.put_object, job.bucket, f"{root}/_started", b"")
-    with tempfile.TemporaryFile() as spool:
-        count, billed = await _spool(ctx, job, table, spool)
-        spool.seek(0)
-        files = await asyncio.to_thread(_write_data_files, buckets, job, root, spool)
-    summary_key = await asyncio.to_thread(_write_manifests, buckets, job, root, files, count, billed)
+    """Write the export's objects; raises BucketError when the bucket refuses them. While it runs, the items
+    read so far are in ``ctx.recovery.exports_running`` (DescribeExport reports them). It is dropped with no
+    await between its end and the caller's recording of the outcome, so a DescribeExport in between sees the
+    job IN_PROGRESS with its progress or finished with its counts, never IN_PROGRESS at zero."""
+    progress = ExportProgress()
+    ctx.recovery.exports_running[job.arn] = progress
+    try:
+        root = export_root(job)
+        await asyncio.to_thread(buckets.put_object, job.bucket, f"{root}/_started", b"")
+        with tempfile.TemporaryFile() as spool:
+            count, billed = await _spool(ctx, job, table, spool, progress)
+            spool.seek(0)
+            files = await asyncio.to_thread(_write_data_files, buckets, job, root, spool)
+        summary_key = await asyncio.to_thread(_write_manifests, buckets, job, root, files, count, billed)
+    finally:
+        ctx.recovery.exports_running.pop(job.arn, None)
     return ExportResult(count, billed, summary_key)
 
 
 # ---------------------------------------------------------------------------------------------- reading
 
 
-async def _spool(ctx: Context, job: ExportJob, table: TableDef, spool: IO[bytes]) -> tuple[int, int]:
+async def _spool(
+    ctx: Context, job: ExportJob, table: TableDef, spool: IO[bytes], progress: ExportProgress
+) -> tuple[int, int]:
     """Write the export's lines to ``spool``; returns (items, their bytes)."""
     chosen = None if job.filter_spec is None else ExportFilter(job.filter_spec, table)
     if job.export_type == "INCREMENTAL_EXPORT":
-        return _spool_changes(ctx, job, table, spool, chosen)
+        return _spool_changes(ctx, job, table, spool, chosen, progress)
     if job.at_current_time:
         prefix = keyspace.table_prefix(table.table_id)
         with ctx.kv.snapshot() as txn:
             current = (raw for _, raw in txn.iter_range(prefix, keyspace.prefix_end(prefix)))
-            return await _spool_values(_filtered(current, chosen), job.export_format, spool)
+            return await _spool_values(_filtered(current, chosen), job.export_format, spool, progress)
     past = point_in_time.items_at(ctx, table, job.export_time)
-    return await _spool_values(_filtered(past, chosen), job.export_format, spool)
+    return await _spool_values(_filtered(past, chosen), job.export_format, spool, progress)
 
 
 def _filtered(values: Iterator[bytes], chosen: ExportFilter | None) -> Iterator[bytes]:
@@ -112,8 +123,11 @@ def _filtered(values: Iterator[bytes], chosen: ExportFilter | None) -> Iterator[
             yield encode_item(kept, item_size(kept))
 
 
-async def _spool_values(values: Iterator[bytes], fmt: str, spool: IO[bytes]) -> tuple[int, int]:
-    """DynamoDB JSON lines, or for Ion the items' JSON (the Ion lines are built in the worker thread)."""
+async def _spool_values(
+    values: Iterator[bytes], fmt: str, spool: IO[bytes], progress: ExportProgress
+) -> tuple[int, int]:
+    """DynamoDB JSON lines, or for Ion the items' JSON (the Ion lines are built in the worker thread); the
+    progress is brought up to date at each turn of the loop (the only moments a request can read it)."""
     count = billed = 0
     write = spool.write
     ion = fmt == "ION"
@@ -123,12 +137,19 @@ async def _spool_values(values: Iterator[bytes], fmt: str, spool: IO[bytes]) -> 
         count += 1
         billed += size
         if count % SPOOL_CHUNK_ITEMS == 0:
+            progress.items, progress.billed_bytes = count, billed
             await asyncio.sleep(0)
+    progress.items, progress.billed_bytes = count, billed
     return count, billed
 
 
 def _spool_changes(
-    ctx: Context, job: ExportJob, table: TableDef, spool: IO[bytes], chosen: ExportFilter | None
+    ctx: Context,
+    job: ExportJob,
+    table: TableDef,
+    spool: IO[bytes],
+    chosen: ExportFilter | None,
+    progress: ExportProgress,
 ) -> tuple[int, int]:
     """Each item changed in the period: its keys, its image at the end (absent if deleted) and, with
     NEW_AND_OLD_IMAGES, at the start (absent if it did not exist). With a filter, a change is kept when either
@@ -152,6 +173,7 @@ def _spool_changes(
         spool.write(line if job.export_format != "ION" else b"C" + line)
         count += 1
         billed += len(line)
+    progress.items, progress.billed_bytes = count, billed  # read in one pass: no request runs before its end
     return count, billed
 
 

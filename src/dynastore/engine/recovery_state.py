@@ -12,7 +12,8 @@ from typing import Any
 
 from dynastore.storage.backup_files import BackupFiles
 
-__all__ = ["AVAILABLE", "CREATING", "DELETED", "SYSTEM", "USER", "BackupRecord", "Progress", "RecoveryState"]
+__all__ = ["AVAILABLE", "CREATING", "DELETED", "SYSTEM", "USER", "BackupRecord", "ExportProgress", "Progress",
+           "RecoveryState"]  # fmt: skip
 
 log = logging.getLogger("dynastore")
 
@@ -93,6 +94,17 @@ class Progress:
     total: int | None = None
 
 
+class ExportProgress:
+    """The items an export has read so far and their bytes (DescribeExport's ItemCount and BilledSizeBytes while
+    it runs); updated in memory every chunk of items, never written to the store."""
+
+    __slots__ = ("items", "billed_bytes")
+
+    def __init__(self) -> None:
+        self.items = 0
+        self.billed_bytes = 0
+
+
 class RecoveryState:
     def __init__(self, files: BackupFiles) -> None:
         self.files = files
@@ -100,6 +112,8 @@ class RecoveryState:
         self.restores: dict[tuple[str, str, str], Progress] = {}
         # backup name -> progress of the backup being taken
         self.backups_running: dict[str, Progress] = {}
+        # export ARN -> progress of the export running on this server
+        self.exports_running: dict[str, ExportProgress] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.records: dict[str, BackupRecord] | None = None  # every backup by name, read on first use
         self.restoring_from: dict[str, int] = {}  # backup name -> restores loading from it now

@@ -3,12 +3,17 @@ moment the server never leaves still: recovery on but its first base not taken y
 
 from __future__ import annotations
 
+import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from dynastore.engine.exports import SPOOL_CHUNK_ITEMS, ExportResult, run_export
+from dynastore.engine.transfer_jobs import EXPORT, ExportJob, find_job
 from dynastore.errors import InvalidExportTimeException, ResourceInUseException
+from dynastore.storage.buckets import DirectoryBuckets
 from tests.unit.api.operations import T0, call, create, make_ctx
 
 TABLE_ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/"
@@ -68,3 +73,38 @@ def test_an_import_creates_its_table_creating_until_loaded(ops: dict[str, Any]) 
     with pytest.raises(ResourceInUseException) as e:
         call(ops, "ImportTable", **request)
     assert e.value.message == "Table already exists: loaded"
+
+
+def test_describe_export_shows_the_items_read_so_far_while_the_export_runs(tmp_path: Path) -> None:
+    """The export runs on an event loop beside a watcher that describes it at every turn of the loop (the moments
+    a request could): while IN_PROGRESS, ItemCount and BilledSizeBytes grow chunk by chunk."""
+    ctx, ops, _ = make_ctx()
+    create(ops, "big", 5, 40_000)
+    total = 2 * SPOOL_CHUNK_ITEMS + 10
+    for i in range(total):
+        call(ops, "PutItem", TableName="big", Item={"pk": {"S": f"k{i}"}, "v": {"S": "x" * 20}})
+    call(ops, "UpdateContinuousBackups", TableName="big",
+         PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})  # fmt: skip
+    (tmp_path / "bkt").mkdir()
+    started = _decoded(call(ops, "ExportTableToPointInTime", TableArn=TABLE_ARN + "big", S3Bucket="bkt"))
+    arn = started["ExportDescription"]["ExportArn"]
+    assert (started["ExportDescription"]["ItemCount"], started["ExportDescription"]["BilledSizeBytes"]) == (0, 0)
+    job = find_job(ctx, EXPORT, arn)
+    assert isinstance(job, ExportJob)
+    seen: list[tuple[int, int]] = []
+
+    async def export_and_watch() -> ExportResult:
+        task = asyncio.create_task(run_export(ctx, job, ctx.catalog.get("big"), DirectoryBuckets(tmp_path)))
+        while not task.done():
+            description = _decoded(call(ops, "DescribeExport", ExportArn=arn))["ExportDescription"]
+            assert description["ExportStatus"] == "IN_PROGRESS"
+            seen.append((description["ItemCount"], description["BilledSizeBytes"]))
+            await asyncio.sleep(0)
+        return task.result()
+
+    result = asyncio.run(export_and_watch())
+    counts = sorted({items for items, _ in seen})
+    assert counts == [0, SPOOL_CHUNK_ITEMS, 2 * SPOOL_CHUNK_ITEMS, total]
+    sizes = sorted({size for items, size in seen if items})
+    assert len(sizes) == 3 and sizes[-1] == result.billed_bytes and 0 < sizes[0] < sizes[1] < sizes[2]
+    assert ctx.recovery.exports_running == {}
