@@ -130,6 +130,8 @@ def test_the_export_and_import_commands(tmp_path: Path) -> None:
         exported = _cli("export", "clitable", "--bucket", "bucket", "--prefix", "out", "--endpoint", endpoint)
         assert exported.returncode == 0, exported.stderr
         assert ": 500 items, " in exported.stdout
+        # the progress bar, sized from the table's ItemCount and moved by DescribeExport's count so far
+        assert "export: 100%" in exported.stderr and " 500/500 " in exported.stderr
         [summary] = list((root / "bucket" / "out" / "AWSDynamoDB").glob("*/manifest-summary.json"))
         assert json.loads(summary.read_text())["itemCount"] == 500
         failed = _cli("export", "clitable", "--bucket", "nosuchbucket", "--endpoint", endpoint, "--no-progress")

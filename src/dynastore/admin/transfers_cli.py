@@ -3,9 +3,11 @@ ImportTable / DescribeImport on a running server, through boto3 (signed with the
 SDK request is), with a progress bar and an ETA; they exit non-zero with DynamoDB's error when the request or
 the export or import fails.
 
-An export's progress is its state (DynamoDB reports no count until it completes); an import's bar counts the
-bytes of its source objects processed (ProcessedSizeBytes) against their total when the source is readable
-from here (the same directory or S3 server as the server's), else the items processed.
+An export's bar counts the items written so far (dynastore's DescribeExport reports ItemCount and
+BilledSizeBytes while the export runs; DynamoDB only at its end, where the bar shows the state alone) against
+the table's ItemCount for a full export of the present (an estimate: writes go on), else with no total; an
+import's bar counts the bytes of its source objects processed (ProcessedSizeBytes) against their total when the
+source is readable from here (the same directory or S3 server as the server's), else the items processed.
 """
 
 from __future__ import annotations
@@ -132,14 +134,17 @@ def _export(client: Any, args: argparse.Namespace) -> int:
     if args.no_wait:
         print(description["ExportArn"])
         return 0
-    bar = _bar(args, total=None, unit="s", desc="export")
+    bar = _bar(args, total=_export_total(client, request), unit="item", desc="export")
     started = time.monotonic()
     while description["ExportStatus"] == "IN_PROGRESS":
         time.sleep(POLL_SECONDS)
         description = client.describe_export(ExportArn=description["ExportArn"])["ExportDescription"]
         if bar is not None:
-            bar.set_postfix_str(f"{time.monotonic() - started:.0f}s IN_PROGRESS")
+            _show_export_progress(bar, description, time.monotonic() - started)
     if bar is not None:
+        if description["ExportStatus"] == "COMPLETED":
+            bar.total = description.get("ItemCount", 0)  # the estimate replaced by the count
+            _show_export_progress(bar, description, time.monotonic() - started)
         bar.close()
     if description["ExportStatus"] != "COMPLETED":
         print(f"dynastore export: FAILED: {description.get('FailureCode')}: {description.get('FailureMessage')}",
@@ -150,6 +155,28 @@ def _export(client: Any, args: argparse.Namespace) -> int:
         f"{description.get('BilledSizeBytes', 0)} bytes, manifest s3://{args.bucket}/{description.get('ExportManifest')}"
     )
     return 0
+
+
+def _export_total(client: Any, request: dict[str, Any]) -> int | None:
+    """The items a full export of the table as it is now will write, about (the table's ItemCount); None for an
+    export of a past time or of changes, whose count is not known before it ends."""
+    if "ExportTime" in request or "ExportType" in request:
+        return None
+    count: int | None = client.describe_table(TableName=request["TableArn"])["Table"].get("ItemCount")
+    return count
+
+
+def _show_export_progress(bar: Any, description: dict[str, Any], seconds: float) -> None:
+    """The items written so far (absent from a DescribeExport that reports counts only at the end: the bar then
+    shows the state and the time alone)."""
+    items = description.get("ItemCount")
+    if items is None:
+        bar.set_postfix_str(f"{seconds:.0f}s {description['ExportStatus']}")
+        return
+    if bar.total is not None and items > bar.total:
+        bar.total = items  # writes since the estimate
+    bar.update(items - bar.n)
+    bar.set_postfix_str(f"{description.get('BilledSizeBytes', 0)} bytes")
 
 
 def _import(client: Any, args: argparse.Namespace) -> int:
