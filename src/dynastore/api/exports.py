@@ -70,7 +70,7 @@ def handle_export(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
         if earlier is not None:
             if earlier.fingerprint != job.fingerprint:
                 raise ExportConflictException(messages.EXPORT_CLIENT_TOKEN_REUSED.format(token=token))
-            return {"ExportDescription": export_description(earlier)}
+            return {"ExportDescription": export_description(_with_progress(ctx, earlier))}
     save_job(ctx, job)
     return {"ExportDescription": export_description(job)}
 
@@ -244,10 +244,16 @@ def handle_describe(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     namespace = ctx.namespace
     if not isinstance(job, ExportJob) or (job.account_id, job.region) != (namespace.account_id, namespace.region):
         raise ExportNotFoundException(messages.EXPORT_NOT_FOUND.format(arn=arn))
-    running = ctx.recovery.exports_running.get(arn)
+    return {"ExportDescription": export_description(_with_progress(ctx, job))}
+
+
+def _with_progress(ctx: Context, job: ExportJob) -> ExportJob:
+    """``job`` with the counts of the export so far while it runs on this server (its record holds them only
+    once it ends)."""
+    running = ctx.recovery.exports_running.get(job.arn)
     if running is not None and job.status == "IN_PROGRESS":
         job.item_count, job.billed_size_bytes = running.items, running.billed_bytes
-    return {"ExportDescription": export_description(job)}
+    return job
 
 
 def handle_list(req: dict[str, Any], ctx: Context) -> dict[str, Any]:

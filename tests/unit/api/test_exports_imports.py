@@ -86,7 +86,8 @@ def test_describe_export_shows_the_items_read_so_far_while_the_export_runs(tmp_p
     call(ops, "UpdateContinuousBackups", TableName="big",
          PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})  # fmt: skip
     (tmp_path / "bkt").mkdir()
-    started = _decoded(call(ops, "ExportTableToPointInTime", TableArn=TABLE_ARN + "big", S3Bucket="bkt"))
+    request = {"TableArn": TABLE_ARN + "big", "S3Bucket": "bkt", "ClientToken": "progress"}
+    started = _decoded(call(ops, "ExportTableToPointInTime", **request))
     arn = started["ExportDescription"]["ExportArn"]
     assert (started["ExportDescription"]["ItemCount"], started["ExportDescription"]["BilledSizeBytes"]) == (0, 0)
     job = find_job(ctx, EXPORT, arn)
@@ -99,6 +100,8 @@ def test_describe_export_shows_the_items_read_so_far_while_the_export_runs(tmp_p
             description = _decoded(call(ops, "DescribeExport", ExportArn=arn))["ExportDescription"]
             assert description["ExportStatus"] == "IN_PROGRESS"
             seen.append((description["ItemCount"], description["BilledSizeBytes"]))
+            retried = _decoded(call(ops, "ExportTableToPointInTime", **request))["ExportDescription"]
+            assert retried["ItemCount"] == description["ItemCount"]  # a retry of the request answers the same
             await asyncio.sleep(0)
         return task.result()
 
