@@ -29,7 +29,7 @@ from dynastore.model.table_schema import TableDef
 from dynastore.storage import keyspace
 from dynastore.storage.backup_files import BackupFiles, ImageWriter
 from dynastore.storage.image_copier import READY
-from dynastore.storage.kv import HeldFile, ReadTxn, StorageUnavailableError
+from dynastore.storage.kv import ReadTxn, StorageUnavailableError
 
 __all__ = [
     "SNAPSHOT_CHUNK_ITEMS",
@@ -87,12 +87,12 @@ class PendingSnapshot:
         self.seq = ctx.changelog.next_seq  # read with the image: no commit can come between the two
         self.taken_at = ctx.clock.now()
         self.name = name or new_image_name(self.taken_at)
-        kv = ctx.kv
-        if isinstance(kv, HeldFile) and ctx.recovery.files.root is not None and kv.hold_file():
+        held = ctx.kv.held_file()
+        if held is not None and ctx.recovery.files.root is not None and held.hold_file():
             try:
-                self._copier = self._start_copier(kv.path, ctx.recovery.files.root)
+                self._copier = self._start_copier(held.path, ctx.recovery.files.root)
             finally:
-                kv.release_file()
+                held.release_file()
         else:
             self._open_txn()
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 __all__ = [
     "KV",
@@ -112,7 +112,6 @@ class BackgroundSync(Protocol):
         ...
 
 
-@runtime_checkable
 class HeldFile(Protocol):
     """A store whose committed state is a file other processes can read (LMDB): ``hold_file`` keeps commits out
     of it until ``release_file``, so a read transaction another process begins meanwhile is an image of exactly
@@ -129,6 +128,11 @@ class HeldFile(Protocol):
 class KV(Protocol):
     def read(self) -> AbstractContextManager[ReadTxn]:
         """A read transaction (a consistent snapshot on lmdb; see memory_kv for the in-memory caveat)."""
+        ...
+
+    def held_file(self) -> HeldFile | None:
+        """The store's file as other processes read it (LMDB), or None (the in-memory store). A method, not an
+        isinstance check of a runtime protocol: compiled classes cannot be checked so."""
         ...
 
     def snapshot(self) -> AbstractContextManager[ReadTxn]:

@@ -177,6 +177,9 @@ class LmdbKV:
         except lmdb.Error as e:
             raise StorageError(f"lmdb read transaction failed: {e}") from e
 
+    def held_file(self) -> LmdbKV:
+        return self
+
     def snapshot(self) -> LmdbReadTxn:
         """A read transaction of LMDB's file itself (an MVCC snapshot, good across awaits), after the open batch
         is sealed and committed to the file (its records synced first: one sync per snapshot), so the image

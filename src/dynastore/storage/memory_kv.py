@@ -249,6 +249,9 @@ class MemoryKV:
             raise StorageError("store is closed")
         return self._reader
 
+    def held_file(self) -> None:
+        return None  # nothing another process could read
+
     def snapshot(self) -> _MemorySnapshot:
         if self._closed:
             raise StorageError("store is closed")
