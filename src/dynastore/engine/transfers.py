@@ -117,10 +117,11 @@ class Transfers:
             if table is None or table.uuid != job.table_id or table.status == DELETING:
                 raise _Failure("TableNotFound", messages.EXPORT_TABLE_GONE.format(table=job.table_name))
             result = await run_export(ctx, job, table, self.buckets)
-        except _Failure as e:
-            _fail(ctx, job, e.code, e.message)
-        except BucketError as e:
-            _fail(ctx, job, e.code, e.message)
+        # (Each handler names its exception differently: in a compiled coroutine one name has one type.)
+        except _Failure as failure:
+            _fail(ctx, job, failure.code, failure.message)
+        except BucketError as refused:
+            _fail(ctx, job, refused.code, refused.message)
         except (DynamoError, StorageError, OSError) as e:
             log.exception("export %s failed", job.arn)
             _fail(ctx, job, "InternalError", str(e))
