@@ -42,6 +42,13 @@ POLICIES = {
     "lister": _document(_allow("dynamodb:ListBackups", "*")),
     "restore_only": _document(_allow("dynamodb:RestoreTableFromBackup", "*")),
     "restorer": _document(_allow(["dynamodb:RestoreTableFromBackup", *ITEM_ACTIONS], "*")),
+    # held to the partition "a": every action, as long as the request's leading keys are all "a"
+    "tenant": _document(
+        {
+            **_allow("dynamodb:*", "*"),
+            "Condition": {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": ["a"]}},
+        }
+    ),
 }
 
 
@@ -126,6 +133,25 @@ def test_create_and_describe_backup_are_authorized_on_the_table_and_the_backup(w
     assert _denial(lambda: lister.create_backup(TableName="Music", BackupName="theirs")) == _denied(
         "lister", "dynamodb:CreateBackup", MUSIC
     )
+
+
+def test_a_caller_held_to_its_partition_cannot_back_up_export_or_restore_the_whole_table(world: Any) -> None:
+    """A backup, an export or a restore reads or writes every partition: under a condition on
+    dynamodb:LeadingKeys it is refused, as a PartiQL statement that scans is (a second path to the items is no way
+    around the condition)."""
+    server, keys = world
+    tenant = _client(server, keys["tenant"])
+    assert tenant.get_item(TableName="Music", Key={"pk": {"S": "a"}})["Item"] == {"pk": {"S": "a"}}
+    assert _denial(lambda: tenant.create_backup(TableName="Music", BackupName="all")) == _denied(
+        "tenant", "dynamodb:CreateBackup", MUSIC
+    )
+    assert _denial(lambda: tenant.export_table_to_point_in_time(TableArn=MUSIC, S3Bucket="bucket")) == _denied(
+        "tenant", "dynamodb:ExportTableToPointInTime", MUSIC
+    )
+    restore = lambda: tenant.restore_table_to_point_in_time(  # noqa: E731
+        SourceTableName="Music", TargetTableName="Copy", UseLatestRestorableTime=True
+    )
+    assert _denial(restore) == _denied("tenant", "dynamodb:RestoreTableToPointInTime", MUSIC)
 
 
 def test_a_restore_needs_the_item_actions_on_its_new_table(world: Any) -> None:
