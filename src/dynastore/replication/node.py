@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
@@ -125,6 +126,7 @@ class ClusterNode:
         return self.durability
 
     def serving_on(self, port: int) -> None:
+        self.config = dataclasses.replace(self.config, port=port)  # what a dynastore it leads with reports
         if self.config.advertise_url is None:
             self.url = f"http://{self.config.host}:{port}"
         if self.app is not None:
