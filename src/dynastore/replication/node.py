@@ -36,6 +36,7 @@ from dynastore.replication import etcd_client
 from dynastore.replication.etcd_client import EtcdClient, EtcdUnavailable, LeaderRecord, parse_endpoints
 from dynastore.replication.etcd_config import APPLIED_PREFIX, HEAD_KEY, LEADER_KEY, MEMBERS_PREFIX
 from dynastore.replication.replicated_log import ReplicatedLog, read_applied
+from dynastore.replication.router import Router
 from dynastore.storage.durability import decode_batch
 from dynastore.storage.kv import StorageError
 from dynastore.storage.lmdb_kv import LmdbKV
@@ -83,8 +84,6 @@ class ClusterNode:
     """One node: follows, campaigns, leads; ``protocol`` answers every request (replication/router.py)."""
 
     def __init__(self, config: Config) -> None:
-        from dynastore.replication.router import Router  # the router reads this node's state
-
         assert config.cluster is not None
         self.config = config
         self.name = config.node_name or socket.gethostname()
@@ -282,6 +281,11 @@ class ClusterNode:
             if seen is not None:
                 seen.set()
                 self._leader_seen = asyncio.Event()
+
+    @property
+    def leading(self) -> Dynastore | None:
+        """The dynastore this node runs while it leads."""
+        return self.app
 
     def leader_changed(self) -> asyncio.Event:
         """An event set at the next change of the known leader (forwarding waits on it)."""

@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import orjson
 
 from dynastore import messages
 from dynastore.errors import ServiceUnavailable
+from dynastore.protocol.http_server import RequestHandler
 from dynastore.protocol.protocol import Headers, RawResponse
 from dynastore.replication.forwarding import Forwarder, error_response
-
-if TYPE_CHECKING:
-    from dynastore.replication.node import ClusterNode
 
 __all__ = ["CLUSTER_PATH", "Router"]
 
@@ -25,10 +23,35 @@ CLUSTER_PATH = "/dynastore/cluster"
 DIGEST_PATH = CLUSTER_PATH + "/digest"
 
 
+class Leading(Protocol):
+    """The leading dynastore's request handler (app.Dynastore)."""
+
+    @property
+    def protocol(self) -> RequestHandler: ...
+
+
+class Node(Protocol):
+    """What the router reads of its node (replication/node.py)."""
+
+    role: str
+    lease_valid_until: float
+
+    @property
+    def leading(self) -> Leading | None: ...
+
+    def leader_url(self) -> str | None: ...
+
+    def leader_changed(self) -> asyncio.Event: ...
+
+    def status(self) -> dict[str, Any]: ...
+
+    def digest(self) -> dict[str, Any]: ...
+
+
 class Router:
     """The request handler of a cluster node (http_server.RequestHandler)."""
 
-    def __init__(self, node: ClusterNode) -> None:
+    def __init__(self, node: Node) -> None:
         self._node = node
         self.forwarder = Forwarder(node.leader_url, node.leader_changed)
 
@@ -36,7 +59,7 @@ class Router:
         node = self._node
         if path.startswith(CLUSTER_PATH):
             return self._admin(method, path)
-        app = node.app
+        app = node.leading
         if app is not None and node.role == "leader":
             if time.monotonic() > node.lease_valid_until:
                 return error_response(ServiceUnavailable(messages.CLUSTER_LEASE_LAPSED))
