@@ -38,6 +38,7 @@ from dynastore.replication.etcd_config import APPLIED_PREFIX, HEAD_KEY, LEADER_K
 from dynastore.replication.replica_reads import ReplicaReads, changes_catalog
 from dynastore.replication.replicated_log import ReplicatedLog, read_applied
 from dynastore.replication.router import Router
+from dynastore.replication.seeding import fetch_image, image_of
 from dynastore.storage.durability import decode_batch
 from dynastore.storage.kv import StorageError
 from dynastore.storage.lmdb_kv import LmdbKV
@@ -115,7 +116,7 @@ class ClusterNode:
         self._tasks: list[asyncio.Task[None]] = []
         self._following: asyncio.Task[None] | None = None
         self._open_replica()
-        self.protocol = Router(self)
+        self.protocol = Router(self, config.cluster_secret, authenticated=config.auth == "sigv4")
 
     # ---- hosting (server.py drives a node as it drives a Dynastore)
 
@@ -210,14 +211,14 @@ class ClusterNode:
             try:
                 entries, revision = await self._etcd(etcd_client.read_log, start, APPLY_CHUNK)
                 if entries and entries[0][0] != start:
-                    if not gap_reported:
+                    if not await self._seed() and not gap_reported:
                         log.error(
-                            "the cluster's log no longer holds entry %d (compacted): this node needs its store "
-                            "seeded from a replica (docs/cluster.md \"A replica that fell behind\")",
+                            "the cluster's log no longer holds entry %d (forgotten) and no other node could give "
+                            "a copy of its store: this node waits (docs/cluster.md \"A replica that fell behind\")",
                             start,
                         )
                         gap_reported = True
-                    await asyncio.sleep(5)
+                    await asyncio.sleep(1)
                     continue
                 for index, payload in entries:
                     self._apply(index, payload)
@@ -231,6 +232,39 @@ class ClusterNode:
             except StorageError as e:
                 log.error("this node's replica cannot apply the log: %s", e)
                 await asyncio.sleep(1)
+
+    async def _seed(self) -> bool:
+        """Replace this node's store by a copy of the most advanced other node's; whether that worked."""
+        peers = sorted(
+            (m for m in self.members if m["node"] != self.name and m.get("url")),
+            key=lambda m: -int(m.get("appliedIndex") or 0),
+        )
+        data_dir = str(self.config.data_dir)
+        for peer in peers:
+            self._close_replica()
+            try:
+                index = await asyncio.to_thread(fetch_image, str(peer["url"]), data_dir, self.config.cluster_secret)
+            except (OSError, ValueError, KeyError) as e:
+                log.warning("node %s could not give a copy of its store: %s", peer["node"], e)
+                continue
+            finally:
+                self._open_replica()
+            log.info("this node's store now holds the log up to %d (a copy from %s)", index, peer["node"])
+            return True
+        return False
+
+    def image(self) -> tuple[bytes, int]:
+        """A copy of this node's store and the log index it holds (seeding another node)."""
+        app = self.app
+        store: object = self.replica
+        index = self.applied_index
+        if app is not None and self.leader_log is not None:
+            with app.kv.snapshot():  # the open batch reaches the file: the file then holds the synced log
+                pass
+            store, index = app.kv, self.leader_log.synced_index
+        if not isinstance(store, LmdbKV):
+            raise StorageError("this node has no store open")
+        return image_of(store), index
 
     async def _catch_up(self) -> int:
         """Apply every entry up to the log's head (a linearizable read); returns the head."""
@@ -444,6 +478,9 @@ class ClusterNode:
         self.etcd.submit(lambda client: etcd_client.put(client, key, value))
 
     async def _report(self) -> None:
+        # Every node that ever joined holds an applied/ record, so the log is never trimmed past a node that has
+        # not reported yet (it would have to be seeded from a copy instead).
+        self._durable(read_applied(str(self.config.data_dir)))
         while True:
             report = json.dumps({"url": self.url, "role": self.role, "appliedIndex": self.applied_index}).encode()
             lease_id = self._lease_id

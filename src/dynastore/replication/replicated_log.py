@@ -33,7 +33,7 @@ from dynastore.replication.etcd_config import MAX_TXN_BYTES
 from dynastore.storage.durability import Batch, LogSyncer, Operation, Position, decode_batch
 from dynastore.storage.kv import DurabilityError
 
-__all__ = ["APPLIED_FILE", "ReplicatedLog", "read_applied"]
+__all__ = ["APPLIED_FILE", "ReplicatedLog", "read_applied", "record_applied"]
 
 APPLIED_FILE = "cluster-applied"  # in the data directory: the log index the store's file holds durably
 COMPACT_AFTER_BYTES = 64 << 20  # the store checkpoints once this much was logged since the last one
@@ -48,7 +48,8 @@ def read_applied(data_dir: str) -> int:
         return 0
 
 
-def _record_applied(data_dir: str, index: int) -> None:
+def record_applied(data_dir: str, index: int) -> None:
+    """Record durably that the store in ``data_dir`` holds the log up to ``index``."""
     path = os.path.join(data_dir, APPLIED_FILE)
     temporary = path + ".tmp"
     with open(temporary, "wb") as f:
@@ -198,7 +199,7 @@ class ReplicatedLog:
         with self._lock:
             self._kept = [entry for entry in self._kept if entry[0] > index]
         if index > self._applied:
-            _record_applied(self._dir, index)
+            record_applied(self._dir, index)
             self._applied = index
             if self._on_applied is not None:
                 self._on_applied(index)
