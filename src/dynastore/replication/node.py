@@ -521,10 +521,23 @@ class ClusterNode:
             "leaderChanges": self.leader_changes,
             "forwardedRequests": self.protocol.forwarder.forwarded,
             "replicaReads": self.protocol.replica_reads,
+            "log": self._log_figures(),
             "nodes": [
                 {"node": m["node"], "url": m.get("url"), "role": m.get("role"), "appliedIndex": m.get("appliedIndex")}
                 for m in self.members
             ],
+        }
+
+    def _log_figures(self) -> dict[str, Any] | None:
+        """The leader's appends to etcd's log so far (None on a follower)."""
+        leader_log = self.leader_log
+        if leader_log is None:
+            return None
+        return {
+            "transactions": leader_log.transactions,
+            "entries": leader_log.entries_sent,
+            "bytes": leader_log.bytes_sent,
+            "appendSeconds": round(leader_log.append_seconds, 3),
         }
 
     def digest(self) -> dict[str, Any]:

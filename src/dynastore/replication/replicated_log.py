@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 
 from dynastore.replication import etcd_client
@@ -86,6 +87,12 @@ class ReplicatedLog:
         self._lock = threading.Lock()  # _kept/_end between the owner thread and a syncing worker
         self._sync_lock = threading.Lock()  # one sync at a time, so appends reach etcd in order
         self._lost = False
+        # What the leader sent (GET /dynastore/cluster, /metrics): etcd transactions, the entries and bytes in
+        # them, and the seconds spent waiting for them.
+        self.transactions = 0
+        self.entries_sent = 0
+        self.bytes_sent = 0
+        self.append_seconds = 0.0
 
     @property
     def leading(self) -> bool:
@@ -156,6 +163,7 @@ class ReplicatedLog:
         fence = self._fence
         assert fence is not None
         head = group[0][0] - 1
+        started = time.monotonic()
         try:
             self._etcd.call(lambda client: etcd_client.append(client, fence, head, group))
         except (Fenced, EtcdUnavailable) as e:
@@ -163,6 +171,10 @@ class ReplicatedLog:
             raise DurabilityError(f"the cluster's log did not take the write: {e}") from e
         with self._lock:
             self._synced = max(self._synced, group[-1][0])
+            self.transactions += 1
+            self.entries_sent += len(group)
+            self.bytes_sent += sum(len(payload) for _, payload in group)
+            self.append_seconds += time.monotonic() - started
 
     def _lose(self, error: BaseException) -> None:
         with self._lock:
