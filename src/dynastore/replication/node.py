@@ -32,13 +32,13 @@ from typing import Any, TypeVar
 
 from dynastore.app import Dynastore
 from dynastore.config import Config
-from dynastore.replication import etcd_client
+from dynastore.replication import etcd_client, read_budget
 from dynastore.replication.etcd_client import EtcdClient, EtcdUnavailable, LeaderRecord, parse_endpoints
 from dynastore.replication.etcd_config import APPLIED_PREFIX, HEAD_KEY, LEADER_KEY, MEMBERS_PREFIX
 from dynastore.replication.replica_reads import ReplicaReads, changes_catalog
 from dynastore.replication.replicated_log import ReplicatedLog, read_applied
-from dynastore.replication.router import Router
-from dynastore.replication.seeding import fetch_image, image_of
+from dynastore.replication.router import READS_PATH, Router
+from dynastore.replication.seeding import fetch_image, image_of, post_json
 from dynastore.storage.durability import decode_batch
 from dynastore.storage.kv import StorageError
 from dynastore.storage.lmdb_kv import LmdbKV
@@ -54,7 +54,7 @@ LEASE_TTL = 2  # seconds: how long after its last refresh a silent node keeps th
 LEASE_MARGIN = 0.5  # seconds before its lease could lapse that a leader stops serving
 KEEPALIVE_INTERVAL = 0.4
 APPLY_CHUNK = 64  # log entries read per request while applying
-REPORT_INTERVAL = 1.0  # seconds between a node's reports of itself (members/, applied/)
+SELF_REPORT_INTERVAL = 1.0  # seconds between a node's reports of itself (members/, applied/)
 FRESH_FOR = 1.5  # seconds a follower answers eventually consistent reads after it last saw itself caught up
 BARRIER_WAIT = 1.0  # seconds a read after a forwarded write waits for the replica to apply it
 _DIGEST_END = b"\xff" * 512
@@ -127,6 +127,7 @@ class ClusterNode:
             loop.create_task(self._keep_lease()),
             loop.create_task(self._report()),
             loop.create_task(self._elect()),
+            loop.create_task(self._share_reads()),
         ]
         self._following = loop.create_task(self._follow())
         self.role = FOLLOWER
@@ -311,6 +312,33 @@ class ClusterNode:
         self._barrier_mark = max(self._barrier_mark, mark)
         return True
 
+    async def _share_reads(self) -> None:
+        """Report the reads this follower answered to the leader, and hold its buckets to the leader's
+        (replication/read_budget.py)."""
+        seen: read_budget.Seen = {}
+        counted: ReplicaReads | None = None
+        while True:
+            await asyncio.sleep(read_budget.REPORT_INTERVAL)
+            reads, url = self.replica_reads, self.leader_url()
+            if reads is None or url is None or self.role != FOLLOWER:
+                continue
+            if reads is not counted:
+                seen, counted = {}, reads  # a replica opened again meters from zero
+            report = read_budget.consumed_since(reads.capacity, seen)
+            try:
+                pressure = await asyncio.to_thread(post_json, url + READS_PATH, report, self.config.cluster_secret)
+            except (OSError, ValueError) as e:
+                log.debug("the leader did not take this node's read report: %s", e)
+                continue
+            read_budget.apply_pressure(reads.capacity, pressure, self.config.clock.now())
+
+    def charge_reads(self, report: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The leader: charge the reads a follower answered to its buckets; the partitions under pressure."""
+        app = self.app
+        if app is None:
+            raise StorageError("this node does not lead")
+        return read_budget.charge_reads(app.engine.capacity, report, self.config.clock.now())
+
     # ---- the lease and the election
 
     async def _keep_lease(self) -> None:
@@ -494,7 +522,7 @@ class ClusterNode:
                     self.log_head = max(self.log_head, head)
             except (EtcdUnavailable, ValueError):
                 pass
-            await asyncio.sleep(REPORT_INTERVAL)
+            await asyncio.sleep(SELF_REPORT_INTERVAL)
 
     async def _trim_log(self) -> None:
         """Forget the log entries every replica's store holds durably."""

@@ -21,11 +21,12 @@ from dynastore.replication.replica_reads import ReplicaReads, is_eventual_read
 from dynastore.replication.seeding import INDEX_HEADER, SECRET_HEADER
 from dynastore.storage.kv import StorageError
 
-__all__ = ["CLUSTER_PATH", "Router"]
+__all__ = ["CLUSTER_PATH", "READS_PATH", "Router"]
 
 CLUSTER_PATH = "/dynastore/cluster"
 DIGEST_PATH = CLUSTER_PATH + "/digest"
 IMAGE_PATH = CLUSTER_PATH + "/image"
+READS_PATH = CLUSTER_PATH + "/reads"
 
 
 class Leading(Protocol):
@@ -56,6 +57,8 @@ class Node(Protocol):
 
     def image(self) -> tuple[bytes, int]: ...
 
+    def charge_reads(self, report: list[dict[str, Any]]) -> list[dict[str, Any]]: ...
+
     def fresh(self) -> bool: ...
 
     def barrier_needed(self) -> bool: ...
@@ -76,7 +79,7 @@ class Router:
     def handle(self, method: str, headers: Headers, body: bytes, path: str = "/") -> RawResponse:
         node = self._node
         if path.startswith(CLUSTER_PATH):
-            return self._admin(method, headers, path)
+            return self._admin(method, headers, path, body)
         app = node.leading
         if app is not None and node.role == "leader":
             if time.monotonic() > node.lease_valid_until:
@@ -106,8 +109,10 @@ class Router:
                 return reads.handle(method, headers, body, path)
         return await self.forwarder.forward(method, path, headers, body)
 
-    def _admin(self, method: str, headers: Headers, path: str) -> RawResponse:
+    def _admin(self, method: str, headers: Headers, path: str, body: bytes) -> RawResponse:
         route = path.split("?", 1)[0].rstrip("/")
+        if method == "POST" and route == READS_PATH:
+            return self._reads(headers, body)
         if method != "GET" or route not in (CLUSTER_PATH, DIGEST_PATH, IMAGE_PATH):
             return _json(404, {"message": f"no such cluster endpoint: {method} {route}"})
         if route == IMAGE_PATH:
@@ -115,10 +120,31 @@ class Router:
         state = self._node.digest() if route == DIGEST_PATH else self._node.status()
         return RawResponse(200, orjson.dumps(state), "application/json")
 
-    def _image(self, headers: Headers) -> RawResponse:
+    def _refused(self, headers: Headers) -> RawResponse | None:
+        """With authentication on, what one node asks of another needs the cluster's secret."""
         given = headers.get(SECRET_HEADER, "")
         if self._authenticated and (not self._secret or not hmac.compare_digest(given, self._secret)):
-            return _json(403, {"message": "a copy of the store is given only for the cluster's secret"})
+            return _json(403, {"message": "this endpoint answers only the cluster's nodes (its secret)"})
+        return None
+
+    def _reads(self, headers: Headers, body: bytes) -> RawResponse:
+        refusal = self._refused(headers)
+        if refusal is not None:
+            return refusal
+        try:
+            report = orjson.loads(body)
+            if not isinstance(report, list):
+                raise ValueError("expected a list")
+            return _json(200, self._node.charge_reads(report))
+        except (ValueError, KeyError, TypeError) as e:
+            return _json(400, {"message": f"not a read report: {e}"})
+        except StorageError as e:
+            return _json(503, {"message": str(e)})
+
+    def _image(self, headers: Headers) -> RawResponse:
+        refusal = self._refused(headers)
+        if refusal is not None:
+            return refusal
         try:
             image, index = self._node.image()
         except StorageError as e:
@@ -129,5 +155,5 @@ class Router:
         self.forwarder.close()
 
 
-def _json(status: int, body: dict[str, Any]) -> RawResponse:
+def _json(status: int, body: Any) -> RawResponse:
     return RawResponse(status, orjson.dumps(body), "application/json")

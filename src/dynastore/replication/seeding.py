@@ -1,4 +1,5 @@
-"""Seeding a replica from a peer (docs/cluster.md "A replica that fell behind").
+"""What one node fetches from another beside forwarded requests: a copy of its store to seed a replica from
+(docs/cluster.md "A replica that fell behind"), and read reports (replication/read_budget.py).
 
 etcd keeps only the log's tail: entries every replica's store holds durably are forgotten. A node whose store
 is older than the oldest entry etcd still holds (a new node, or one that was away long enough) cannot catch up
@@ -10,16 +11,18 @@ was taken.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
 import tempfile
 import urllib.request
+from typing import Any
 
 from dynastore.replication.replicated_log import record_applied
 from dynastore.storage.lmdb_kv import LmdbKV
 
-__all__ = ["DATA_FILE", "INDEX_HEADER", "SECRET_HEADER", "fetch_image", "image_of"]
+__all__ = ["DATA_FILE", "INDEX_HEADER", "SECRET_HEADER", "fetch_image", "image_of", "post_json"]
 
 log = logging.getLogger("dynastore")
 
@@ -54,3 +57,14 @@ def fetch_image(url: str, data_dir: str, secret: str) -> int:
     record_applied(data_dir, index)
     log.warning("this node's store was replaced by a copy from %s holding the cluster's log up to %d", url, index)
     return index
+
+
+def post_json(url: str, body: Any, secret: str, timeout: float = 2.0) -> Any:
+    """BLOCKING: POST ``body`` as JSON to another node's cluster endpoint; its JSON answer. Raises OSError or
+    ValueError."""
+    data = json.dumps(body).encode()
+    request = urllib.request.Request(
+        url, data=data, method="POST", headers={SECRET_HEADER: secret, "Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return json.loads(response.read())
