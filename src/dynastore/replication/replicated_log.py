@@ -82,6 +82,7 @@ class ReplicatedLog:
         self._end = self._applied  # the newest entry appended
         self._synced = self._applied  # the newest entry known durable in etcd
         self._kept: list[tuple[int, bytes]] = []  # entries after _applied, oldest first
+        self._unsynced: list[tuple[int, bytes]] = []  # leading: the entries after _synced, oldest first
         self._logged_bytes = 0
         self._expected: int | None = None  # following: the entry the apply loop is writing
         self._lock = threading.Lock()  # _kept/_end between the owner thread and a syncing worker
@@ -148,6 +149,8 @@ class ReplicatedLog:
                 index = self._end + 1
             self._end = index
             self._kept.append((index, payload))
+            if self._fence is not None:
+                self._unsynced.append((index, payload))
             self._logged_bytes += len(payload)
 
     def sync(self) -> None:
@@ -155,7 +158,8 @@ class ReplicatedLog:
             return
         with self._sync_lock:
             with self._lock:
-                pending = [entry for entry in self._kept if entry[0] > self._synced]
+                pending = self._unsynced
+                self._unsynced = []
             for group in _transactions(pending):
                 self._send(group)
 
@@ -189,6 +193,7 @@ class ReplicatedLog:
         index = position[0]
         with self._lock:
             self._kept = [entry for entry in self._kept if entry[0] <= index]
+            self._unsynced = [entry for entry in self._unsynced if entry[0] <= index]
             self._end = index
             self._synced = min(self._synced, index)
 
