@@ -33,8 +33,8 @@ from typing import Any, TypeVar
 from dynastore.app import Dynastore
 from dynastore.config import Config
 from dynastore.replication import etcd_client, read_budget
-from dynastore.replication.etcd_client import EtcdClient, EtcdUnavailable, LeaderRecord, parse_endpoints
-from dynastore.replication.etcd_config import APPLIED_PREFIX, HEAD_KEY, LEADER_KEY, MEMBERS_PREFIX
+from dynastore.replication.etcd_client import EtcdClient, EtcdUnavailable, LeaderRecord
+from dynastore.replication.etcd_config import APPLIED_PREFIX, HEAD_KEY, LEADER_KEY, MEMBERS_PREFIX, parse_endpoints
 from dynastore.replication.replica_reads import ReplicaReads, changes_catalog
 from dynastore.replication.replicated_log import ReplicatedLog, read_applied
 from dynastore.replication.router import READS_PATH, Router
