@@ -28,7 +28,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from dynastore.replication import etcd_client
 from dynastore.replication.etcd_client import EtcdClient, EtcdUnavailable, Fenced
 from dynastore.replication.etcd_config import MAX_TXN_BYTES
 from dynastore.storage.durability import Batch, LogSyncer, Operation, Position, decode_batch
@@ -169,7 +168,7 @@ class ReplicatedLog:
         head = group[0][0] - 1
         started = time.monotonic()
         try:
-            self._etcd.call(lambda client: etcd_client.append(client, fence, head, group))
+            self._etcd.append(fence, head, group)
         except (Fenced, EtcdUnavailable) as e:
             self._lose(e)
             raise DurabilityError(f"the cluster's log did not take the write: {e}") from e
