@@ -38,7 +38,7 @@ from dynastore.replication.replica import Replica, digest_of
 from dynastore.replication.replica_reads import ReplicaReads
 from dynastore.replication.replicated_log import ReplicatedLog, read_applied
 from dynastore.replication.router import READS_PATH, Router
-from dynastore.replication.seeding import fetch_image, image_of, post_json
+from dynastore.replication.seeding import discard_store, fetch_image, image_of, post_json
 from dynastore.storage.kv import StorageError
 from dynastore.storage.lmdb_kv import LmdbKV
 
@@ -416,6 +416,7 @@ class ClusterNode:
             )
             leader_log.start_at(head)
             app = Dynastore(self.config, leader_log)
+            self._log_opening_writes(app)
         except (EtcdUnavailable, StorageError) as e:
             log.error("node %s could not take the lead: %s", self.name, e)
             await self._step_down(None)
@@ -427,6 +428,20 @@ class ClusterNode:
         log.info("this node (%s) leads from log index %d", self.name, head)
         await self._hold_lead(fence, lost)
         await self._step_down(app)
+
+    def _log_opening_writes(self, app: Dynastore) -> None:
+        """Opening a dynastore may write before group commit batches its writes (ending transfers an earlier
+        leader left running), and such writes reach the store's file at once: make them durable in the log now.
+        If that fails the file holds writes the log does not, so it is thrown away (the node then catches up
+        from the log, or is seeded from another node's store). Raises ``StorageError``."""
+        if not app.kv.commit_seq:
+            return
+        try:
+            app.kv.flush()
+        except StorageError:
+            app.close()
+            discard_store(str(self.config.data_dir))
+            raise
 
     async def _hold_lead(self, fence: int, lost: asyncio.Event) -> None:
         """Return once this node may no longer lead."""
