@@ -155,12 +155,18 @@ class ReplicatedLog:
     def sync(self) -> None:
         if self._fence is None:
             return
+        with self._lock:
+            target = self._end  # every entry appended before this call must be in etcd when it returns
         with self._sync_lock:
+            if self._lost:
+                raise DurabilityError("this node no longer holds the write lease")
             with self._lock:
-                pending = self._unsynced
-                self._unsynced = []
+                pending = list(self._unsynced)
             for group in _transactions(pending):
                 self._send(group)
+            if self._synced < target:
+                # Another sync took these entries and failed: nothing after it may be reported durable.
+                raise DurabilityError("the cluster's log did not take every write")
 
     def _send(self, group: list[tuple[int, bytes]]) -> None:
         fence = self._fence
@@ -172,8 +178,10 @@ class ReplicatedLog:
         except (Fenced, EtcdUnavailable) as e:
             self._lose(e)
             raise DurabilityError(f"the cluster's log did not take the write: {e}") from e
+        last = group[-1][0]
         with self._lock:
-            self._synced = max(self._synced, group[-1][0])
+            self._synced = max(self._synced, last)
+            self._unsynced = [entry for entry in self._unsynced if entry[0] > last]
             self.transactions += 1
             self.entries_sent += len(group)
             self.bytes_sent += sum(len(payload) for _, payload in group)
@@ -212,6 +220,8 @@ class ReplicatedLog:
 
     def applied(self, position: Position) -> None:
         index = position[0]
+        if self._fence is not None:
+            index = min(index, self._synced)  # never past what etcd holds (a file may not hold more)
         with self._lock:
             self._kept = [entry for entry in self._kept if entry[0] > index]
         if index > self._applied:
