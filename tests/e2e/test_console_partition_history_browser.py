@@ -5,6 +5,7 @@ the test's to choose. The page is saved as a screenshot (console-partitions-afte
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +19,7 @@ from tests.e2e.chromium import chromium
 from tests.e2e.conftest import ADMIN, make_client, unique_name
 from tests.e2e.server_process import ServerProcess, server_fixture
 from tests.e2e.test_admin_endpoints import request
-from tests.e2e.test_console_browser import browser_log, open_page, screenshot, shown, wait_text, waiter
+from tests.e2e.test_console_browser import SHOTS, browser_log, open_page, shown, wait_text, waiter
 
 server = server_fixture("--manual-clock")
 
@@ -28,8 +29,9 @@ TABLE = '.resource[data-index=""]'
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Chrome]:
-    """The browser, whose console must show no error of the page's own by the end of the tests."""
+def browser(server: ServerProcess) -> Iterator[Chrome]:
+    """The browser (closed before the server it polls), whose console must show no error of the page's own by
+    the end of the tests."""
     with chromium() as driver:
         yield driver
         assert [e["message"] for e in browser_log(driver) if e["level"] == "SEVERE"] == []
@@ -85,6 +87,15 @@ def heat(browser: Chrome) -> tuple[int, int]:
     return int(canvas.get_attribute("data-used-columns") or 0), int(canvas.get_attribute("data-throttled-columns") or 0)
 
 
+def full_page_screenshot(browser: Chrome, name: str) -> None:
+    """The whole page, however tall (a window cannot grow past the screen): console-<name>.png."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    height = int(browser.execute_script("return document.documentElement.scrollHeight"))
+    clip = {"x": 0, "y": 0, "width": 1400, "height": height, "scale": 1}
+    shot = browser.execute_cdp_cmd("Page.captureScreenshot", {"captureBeyondViewport": True, "clip": clip})
+    (SHOTS / f"console-{name}.png").write_bytes(base64.b64decode(shot["data"]))
+
+
 def pick(browser: Chrome, window: str) -> None:
     Select(browser.find_element(By.ID, "history-window")).select_by_visible_text(window)
 
@@ -105,7 +116,8 @@ def test_the_page_opened_after_the_load_shows_it(browser: Chrome, server: Server
     assert "(last 15 min)" in browser.find_element(By.CSS_SELECTOR, f'{TABLE} .rule[data-rule="PKT"]').text
     accessed = f'{TABLE} .rule[data-rule="PKC"] tr[data-partition]'
     assert '{"pk":"hot"}' in shown(browser, accessed)[0]["text"]
-    screenshot(browser, "partitions-after-load")
+    browser.find_element(By.ID, "live").click()  # the page stands still while it is photographed
+    full_page_screenshot(browser, "partitions-after-load")
 
 
 def test_the_window_picked_decides_what_is_shown(browser: Chrome, server: ServerProcess, ended_load: str) -> None:

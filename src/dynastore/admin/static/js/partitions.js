@@ -112,23 +112,26 @@ export async function render(main, table) {
     return h("p", { class: "heat-summary", "data-throttled-partitions": [...throttles.keys()].join(" ") }, text);
   }
 
-  async function contributors(view) {
+  async function contributors(view, window) {
     const found = new Map();
     const names = [null, ...view.indexes.map((i) => i.index)];
     await Promise.all(names.map(async (name) => {
       const where = h("div", { class: "contributors" });
-      await attempt(where, () => showContributors(where, table, name, state.window, windowLabel()));
+      await attempt(where, () => showContributors(where, table, name, window, windowLabel()));
       found.set(name ?? "", where);
     }));
-    state.contributors = found;
+    if (window === state.window) state.contributors = found;
   }
 
-  // The view with the window's history (kept until the next such poll) and the top keys of the same window.
+  // The view with the window's history (kept until the next such poll) and the top keys of the same window. An
+  // answer for a window no longer picked (the user changed it while it was on its way) is not kept.
   async function windowed() {
-    const view = await admin(`${path}?window=${state.window}`);
+    const window = state.window;
+    const view = await admin(`${path}?window=${window}`);
+    if (window !== state.window) return view;
     const resources = new Map([["", view.history], ...view.indexes.map((i) => [i.index, i.history])]);
     state.history = { window: view.window, resources };
-    await contributors(view);
+    await contributors(view, window);
     return view;
   }
 
