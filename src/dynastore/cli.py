@@ -428,6 +428,12 @@ def _add_partitions_command(commands: Any, defaults: Config) -> None:
         "--spend-burst", action="store_true", help="spend every partition's burst credit (as after a busy spell)"
     )
     cmd.add_argument("--contributors", action="store_true", help="also show Contributor Insights' top keys")
+    cmd.add_argument(
+        "--window",
+        metavar="DURATION",
+        help="also show each partition's use and throttles over the last DURATION (300, 90s, 15m, 1h; the server "
+        "keeps one hour), and take --contributors' top keys over the same window",
+    )
     cmd.add_argument("--json", action="store_true", help="print the raw JSON")
     cmd.add_argument(
         "--access-key-id",

@@ -60,6 +60,8 @@ ADAPTIVE_CAPACITY_DELAY = 300.0  # seconds a partition throttles before adaptive
 THROUGHPUT_FREE_DECREASES = 4  # decreases per UTC day before the once-an-hour rule applies
 THROUGHPUT_DECREASE_INTERVAL = 3600  # seconds between later decreases
 CONTRIBUTOR_WINDOW_SECONDS = 3600  # how far back Contributor Insights counters reach
+PARTITION_HISTORY_BUCKET_SECONDS = 5  # the resolution of each partition's kept use and throttles
+PARTITION_HISTORY_SECONDS = 3600  # how far back they reach (720 buckets of 5 seconds)
 
 # Streams (engine/changelog.py, engine/stream_shards.py; see docs/streams.md).
 STREAM_RETENTION_SECONDS = 24 * 3600  # a stream record is readable this long; a disabled stream too

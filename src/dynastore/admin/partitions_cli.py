@@ -15,7 +15,7 @@ from urllib.parse import quote, urlsplit
 
 from dynastore.security.sigv4 import sign_headers
 
-__all__ = ["LEGEND", "default_endpoint", "endpoint_url", "format_partitions", "run"]
+__all__ = ["LEGEND", "default_endpoint", "endpoint_url", "format_history", "format_partitions", "run"]
 
 
 class Signer:
@@ -107,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
     bundle = args.ca_bundle or os.environ.get("AWS_CA_BUNDLE")
     _CONTEXT = ssl.create_default_context(cafile=bundle) if bundle else None
     base = endpoint_url(args.endpoint)
-    url = f"{base}/dynastore/partitions/{quote(args.table, safe='')}"
+    window = "" if not args.window else f"?window={quote(args.window, safe='')}"
+    url = f"{base}/dynastore/partitions/{quote(args.table, safe='')}{window}"
     try:
         change: dict[str, Any] = {}
         if args.as_if is not None:
@@ -119,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         view = _call(url, change) if change else _call(url)
         contributors = None
         if args.contributors:
-            contributors = _call(f"{base}/dynastore/contributors/{quote(args.table, safe='')}")
+            contributors = _call(f"{base}/dynastore/contributors/{quote(args.table, safe='')}{window}")
     except urllib.error.HTTPError as e:
         return _fail(_refusal(e))
     except urllib.error.URLError as e:
@@ -132,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"partitions": view, "contributors": contributors} if contributors else view, indent=2))
     else:
         print(format_partitions(view))
+        if "window" in view:
+            print(format_history(view, args.window))
         if contributors is not None:
             print(format_contributors(contributors))
         print()
@@ -222,6 +225,43 @@ def format_partitions(view: dict[str, Any]) -> str:
             f"{recovery['base_bytes']} bytes, {recovery['log_bytes']} bytes of log records"
         )
     return "\n".join(lines)
+
+
+def format_history(view: dict[str, Any], window: str) -> str:
+    """Per partition, what the server's kept history (GET ...?window=) holds over the window: units consumed and
+    requests throttled, and when it last throttled."""
+    kept = view["window"]
+    lines = ["", f"the last {window} ({_n(kept['bucket_seconds'])}-second buckets; the server keeps one hour):"]
+    for title, res in (("table", view), *((f"index {i['index']}", i) for i in view["indexes"])):
+        lines.append(f"{title}:")
+        lines.append(f"{'#':>3} {'used R':>9} {'used W':>9} {'thr R':>6} {'thr W':>6}  last throttled")
+        for index, total in sorted(_history_totals(res["history"]).items()):
+            last = total["last_throttled"]
+            ago = "" if last is None else f"{_n(view['now'] - last)} s ago"
+            lines.append(
+                f"{index:>3} {_n(total['read']):>9} {_n(total['write']):>9} "
+                f"{total['read_throttled']:>6} {total['write_throttled']:>6}  {ago}"
+            )
+        if not res["history"]:
+            lines.append("    (no use in this window)")
+    return "\n".join(lines)
+
+
+def _history_totals(history: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    totals: dict[int, dict[str, Any]] = {}
+    for bucket in history:
+        for row in bucket["partitions"]:
+            total = totals.setdefault(
+                row["partition"],
+                {"read": 0.0, "write": 0.0, "read_throttled": 0, "write_throttled": 0, "last_throttled": None},
+            )
+            total["read"] += row["consumed"]["read"]
+            total["write"] += row["consumed"]["write"]
+            total["read_throttled"] += row["throttled"]["read"]
+            total["write_throttled"] += row["throttled"]["write"]
+            if row["throttled"]["read"] or row["throttled"]["write"]:
+                total["last_throttled"] = bucket["start"]
+    return totals
 
 
 def format_contributors(view: dict[str, Any]) -> str:

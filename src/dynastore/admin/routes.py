@@ -1,10 +1,13 @@
 """dynastore's own HTTP endpoints under ``/dynastore/`` (JSON in, JSON out; no DynamoDB protocol, no auth), and
 the web console's files under ``/console/`` (admin/console.py; docs/console.md).
 
-* ``GET  /dynastore/partitions/<table>``: every partition of the table and its GSIs (engine/capacity/view.py).
+* ``GET  /dynastore/partitions/<table>``: every partition of the table and its GSIs (engine/capacity/view.py);
+  with ``?window=`` (seconds, or ``90s``, ``15m``, ``1h``) and/or ``?since=``/``?until=`` (clock seconds), also
+  each partition's kept use and throttles over that window (engine/capacity/history.py; at most the last hour).
 * ``POST /dynastore/partitions/<table>`` ``{"as_if": N}`` (0 or null: stop) and/or ``{"rebuild": true}`` and/or
   ``{"spend_burst": true}`` (every partition of the table and its GSIs loses its burst credit).
-* ``GET  /dynastore/contributors/<table>?index=&window=&top=``: Contributor Insights' top keys.
+* ``GET  /dynastore/contributors/<table>?index=&window=&until=&top=``: Contributor Insights' top keys over the
+  ``window`` (as above; default the hour the counters keep) up to ``until`` (default now).
 * ``GET  /dynastore/indexes``: the GSI propagation lag (percentiles in milliseconds of the last records applied)
   and the backlog; ``POST`` ``{"reset": true}`` forgets the lag samples (to measure one load phase).
 * ``GET  /dynastore/triggers``: every trigger (docs/triggers.md) and, per shard of its stream, the checkpoint,
@@ -40,7 +43,7 @@ from dynastore.engine import backups, indexes
 from dynastore.engine.capacity.view import contributors_view, partitions_view
 from dynastore.engine.context import Context
 from dynastore.errors import DynamoError
-from dynastore.limits import MAX_AS_IF_PARTITIONS
+from dynastore.limits import CONTRIBUTOR_WINDOW_SECONDS, MAX_AS_IF_PARTITIONS, PARTITION_HISTORY_SECONDS
 from dynastore.protocol.protocol import CONSOLE_PREFIX, RawResponse
 from dynastore.triggers.service import Triggers
 from dynastore.util.clock import ManualClock
@@ -113,17 +116,64 @@ def _route(ctx: Context, method: str, parts: list[str], query: dict[str, str], b
                 _change_partitions(ctx, st, _body(body))
             elif method != "GET":
                 raise _Refused(400, f"{method} is not supported here")
-            return partitions_view(ctx, st)
+            return partitions_view(ctx, st, _history_window(query, ctx.clock.now()))
         index = query.get("index")
         if index is not None and index not in st.gsis:
             raise _Refused(404, f"no global secondary index {index} on table {parts[1]}")
         try:
-            window = float(query.get("window", 3600))
             top = int(query.get("top", 10))
         except ValueError:
-            raise _Refused(400, "window and top must be numbers") from None
-        return contributors_view(ctx, st, index, window, top)
+            raise _Refused(400, "top must be a number") from None
+        window = _duration(query["window"]) if "window" in query else float(CONTRIBUTOR_WINDOW_SECONDS)
+        until = _instant(query, "until")
+        return contributors_view(ctx, st, index, window, top, until)
     raise _Refused(404, "unknown dynastore endpoint")
+
+
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def _duration(text: str) -> float:
+    """``300``, ``90s``, ``15m`` or ``1h`` in seconds: more than 0 (a longer one than the server keeps shows what
+    it keeps)."""
+    unit = _UNITS.get(text[-1:].lower(), 0.0)
+    try:
+        seconds = float(text[:-1] if unit else text) * (unit or 1.0)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds > 0 or seconds == float("inf"):
+        raise _Refused(400, f"window must be a duration such as 300, 90s, 15m or 1h, not {text!r}")
+    return seconds
+
+
+def _instant(query: dict[str, str], name: str) -> float | None:
+    text = query.get(name)
+    if text is None:
+        return None
+    try:
+        at = float(text)
+    except ValueError:
+        at = float("nan")
+    if at != at or at in (float("inf"), float("-inf")):
+        raise _Refused(400, f"{name} must be a time in seconds since the epoch (the server's clock), not {text!r}")
+    return at
+
+
+def _history_window(query: dict[str, str], now: float) -> tuple[float, float] | None:
+    """The (since, until) of the partition history asked for: ``window`` up to ``until`` (default now), or
+    ``since`` to ``until``; None when none is given (the partitions only, as a live poll wants them)."""
+    if not {"window", "since", "until"} & query.keys():
+        return None
+    if "window" in query and "since" in query:
+        raise _Refused(400, "give either window or since, not both")
+    until = _instant(query, "until")
+    end = now if until is None else until
+    since = _instant(query, "since")
+    if since is None:
+        since = end - (_duration(query["window"]) if "window" in query else PARTITION_HISTORY_SECONDS)
+    if since >= end:
+        raise _Refused(400, "since must be before until")
+    return max(since, now - PARTITION_HISTORY_SECONDS), end
 
 
 def _namespace(ctx: Context, table: str, query: dict[str, str]) -> Context:

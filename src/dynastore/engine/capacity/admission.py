@@ -175,6 +175,8 @@ def _admit(
         st = cap.state(table)
     res = st.base if index is None else st.gsis.get(index, st.base)
     now = ctx.clock.now()
+    if now >= st.history.due:  # the clock left the partition history's open bucket (history.py)
+        st.capture_history(now)
     position = res.pmap.index_of(int.from_bytes(key[5:9], "big") if len(key) >= 9 else 0)
     units = half_units / 2
     lane = (res.writes if write else res.reads)[position]

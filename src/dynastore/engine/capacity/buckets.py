@@ -137,7 +137,9 @@ class TableBucket(Bucket):
 class Lane:
     """One direction of one partition: its share bucket (with burst), its ceiling, and its statistics."""
 
-    __slots__ = ("share", "ceiling", "throttled_since", "last_pressure", "consumed", "throttled", "borrowed")
+    __slots__ = (
+        "share", "ceiling", "throttled_since", "last_pressure", "consumed", "throttled", "borrowed", "marks",
+    )  # fmt: skip
 
     def __init__(self, share_rate: float, ceiling_rate: float, now: float, *, burst: bool) -> None:
         cap = share_rate * (1 + BURST_SECONDS) if burst else share_rate
@@ -148,6 +150,14 @@ class Lane:
         self.consumed = 0.0
         self.throttled = 0
         self.borrowed = 0.0
+        self.marks = (0.0, 0)  # consumed and throttled when the partition history last took them (history.py)
+
+    def take_marks(self) -> tuple[float, int]:
+        """Units consumed and requests throttled since the last call (the partition history's bucket)."""
+        consumed, throttled = self.consumed, self.throttled
+        before = self.marks
+        self.marks = (consumed, throttled)
+        return consumed - before[0], throttled - before[1]
 
     def burst_balance(self) -> float:
         """Burst credit: what the share bucket holds beyond one second of the share."""

@@ -57,12 +57,16 @@ class ContributorCounters:
             else:
                 counts.consumed += units
 
-    def top(self, now: float, window: float, limit: int) -> dict[str, list[tuple[bytes, Counts]]]:
-        """The top ``limit`` keys of each rule over the last ``window`` seconds."""
-        since = now - min(window, CONTRIBUTOR_WINDOW_SECONDS)
+    def top(
+        self, now: float, window: float, limit: int, *, until: float | None = None
+    ) -> dict[str, list[tuple[bytes, Counts]]]:
+        """The top ``limit`` keys of each rule over the ``window`` seconds up to ``until`` (None: up to ``now``),
+        no further back than the counters reach; a minute counts when it overlaps the window."""
+        end = now if until is None or until >= now else until
+        since = max(end - window, now - CONTRIBUTOR_WINDOW_SECONDS)
         totals: dict[str, dict[bytes, Counts]] = {"partition_keys": {}, "item_keys": {}}
         for minute in self._minutes:
-            if minute.start + _MINUTE <= since:
+            if minute.start + _MINUTE <= since or (end < now and minute.start >= end):
                 continue
             for name, source in (("partition_keys", minute.partition_keys), ("item_keys", minute.item_keys)):
                 target = totals[name]

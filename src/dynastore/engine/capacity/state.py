@@ -17,6 +17,7 @@ from dynastore.config import Config
 from dynastore.engine.capacity import buckets
 from dynastore.engine.capacity.buckets import Lane, Meter, TableBucket
 from dynastore.engine.capacity.contributors import ContributorCounters
+from dynastore.engine.capacity.history import PartitionHistory
 from dynastore.engine.capacity.partitions import (
     MEASURE_MAX_ITEMS,
     Partition,
@@ -91,9 +92,14 @@ class TableState:
     tag_as_if: int | None = None  # set through the reserved tag
     dirty: bool = False
     last_persist: float = 0.0
+    history: PartitionHistory = field(default_factory=PartitionHistory)  # memory only (history.py)
 
     def resources(self) -> list[Resource]:
         return [self.base, *self.gsis.values()]
+
+    def capture_history(self, now: float) -> None:
+        """Bring the partition history up to ``now`` (before a lane is replaced or the history is shown)."""
+        self.history.capture(now, ((r.index_name or "", r.pmap, r.reads, r.writes) for r in self.resources()))
 
 
 class Capacity:
@@ -176,6 +182,7 @@ class Capacity:
 
     def apply_throughput(self, st: TableState, res: Resource, td: TableDef, idx: IndexDef | None, now: float) -> bool:
         """Bring partitions and rates in line with the table definition; True if the persisted map changed."""
+        st.capture_history(now)  # the map may grow and the lanes be replaced: take their counts first
         provisioned = _provisioned(td)
         read, write = self._wanted(res, td, idx)
         changed = False
@@ -239,6 +246,7 @@ class Capacity:
             measure(self.kv, res.prefix, res.pmap)
 
     def _apply_as_if(self, st: TableState, now: float) -> None:
+        st.capture_history(now)  # the lanes of the map in force until now
         wanted = st.tag_as_if if st.tag_as_if is not None else st.as_if
         res = st.base
         if wanted:
@@ -265,6 +273,7 @@ class Capacity:
     def rebuild(self, st: TableState) -> None:
         """Re-partition the table as DynamoDB would on restoring it: from its throughput and its size now."""
         now = self.clock.now()
+        st.capture_history(now)
         res = st.base
         read, write = self._wanted(res, st.td, None)
         size = self.catalog.owner(st.td).stats(st.td.name)[1]

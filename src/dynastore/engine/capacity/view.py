@@ -10,6 +10,7 @@ from typing import Any
 
 from dynastore.engine.capacity.buckets import Lane
 from dynastore.engine.capacity.contributors import Counts
+from dynastore.engine.capacity.history import Usage, window_of
 from dynastore.engine.capacity.state import Resource, TableState
 from dynastore.engine.context import Context
 from dynastore.engine.pitr_archive import archive_of, recovery_view
@@ -19,12 +20,14 @@ from dynastore.storage import keycodec, keyspace
 __all__ = ["contributors_view", "partitions_view"]
 
 
-def partitions_view(ctx: Context, st: TableState) -> dict[str, Any]:
+def partitions_view(ctx: Context, st: TableState, window: tuple[float, float] | None = None) -> dict[str, Any]:
+    """The partitions now and, given ``window`` = (since, until) in clock seconds, each partition's kept history
+    (engine/capacity/history.py) over it, as ``history`` beside each resource's ``partitions``."""
     cap = ctx.capacity
     td = st.td
     items, size = ctx.catalog.stats(td.name)
     now = ctx.clock.now()
-    return {
+    view = {
         "table": td.name,
         "billing_mode": td.billing_mode.value,
         "capacity_mode": "enforce" if cap.enforce else "report",
@@ -43,6 +46,46 @@ def partitions_view(ctx: Context, st: TableState) -> dict[str, Any]:
         # point-in-time recovery: its bases' and log records' bytes (engine/pitr_archive.py), None while off
         "point_in_time": recovery_view(archive_of(ctx), ctx.catalog.find(td.name) or td, now),
     }
+    if window is not None:
+        _add_history(view, st, now, window)
+    return view
+
+
+def _add_history(view: dict[str, Any], st: TableState, now: float, window: tuple[float, float]) -> None:
+    st.capture_history(now)  # what was counted since the last request belongs in the history shown
+    history = st.history
+    since, until = window
+    view["window"] = {
+        "since": since,
+        "until": until,
+        "bucket_seconds": history.step,
+        "kept_seconds": history.keep * history.step,
+        "oldest": history.oldest(),
+    }
+    view["history"] = _usage(window_of(history, "", st.base.pmap, since, until))
+    for block in view["indexes"]:
+        res = st.gsis[block["index"]]
+        block["history"] = _usage(window_of(history, block["index"], res.pmap, since, until))
+
+
+def _usage(buckets: list[Usage]) -> list[dict[str, Any]]:
+    """A bucket per entry (only those that saw use), a partition per row (only those that saw use in it)."""
+    return [
+        {
+            "start": bucket.start,
+            "partitions": [
+                {
+                    "partition": index,
+                    "consumed": {"read": row.read, "write": row.write},
+                    "throttled": {"read": row.read_throttled, "write": row.write_throttled},
+                    "items": row.items,
+                    "bytes": row.bytes,
+                }
+                for index, row in bucket.rows.items()
+            ],
+        }
+        for bucket in buckets
+    ]
 
 
 def _resource_view(res: Resource, now: float, adaptive_delay: float) -> dict[str, Any]:
@@ -86,7 +129,9 @@ def contributors_view(
     index: str | None,
     window: float = CONTRIBUTOR_WINDOW_SECONDS,
     top: int = CONTRIBUTOR_TOP,
+    until: float | None = None,
 ) -> dict[str, Any]:
+    """The top keys of the ``window`` seconds up to ``until`` (default: now), at most the hour the counters keep."""
     res = st.base if index is None else st.gsis[index]
     status = res.insights_status
     out: dict[str, Any] = {
@@ -96,11 +141,14 @@ def contributors_view(
         "mode": None if status is None else status[1],
         "window": window,
     }
+    now = ctx.clock.now()
+    if until is not None:
+        out["until"] = until
     counters = res.insights
     if counters is None:
         out["rules"] = {}
         return out
-    tops = counters.top(ctx.clock.now(), window, top)
+    tops = counters.top(now, window, top, until=until)
     rules: dict[str, Any] = {
         "PKC": [_entry(res, k, c, False) for k, c in tops["accessed_partition_keys"]],
         "PKT": [_entry(res, k, c, False) for k, c in tops["throttled_partition_keys"]],

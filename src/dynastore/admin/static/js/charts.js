@@ -1,8 +1,8 @@
 // Two canvases of the partition page: the hash space as bands (one per partition, as wide as its hash range,
 // coloured by heat) and the heat map over time (a row per partition, or per group of partitions when there are
-// more than fit, a column per poll).
+// more than fit, a column per bucket of the history the server keeps).
 
-import { colour, HASH_SPACE, HISTORY, totalThrottled } from "./heat.js";
+import { colour, HASH_SPACE, totalThrottled } from "./heat.js";
 
 const MAX_ROWS = 64;
 
@@ -41,26 +41,27 @@ function rowsOf(count) {
   return Array.from({ length: rows }, (_, r) => [Math.floor((r * count) / rows), Math.floor(((r + 1) * count) / rows)]);
 }
 
-export function drawHeat(canvas, samples, count) {
+// `columns`: heat.js columnsOf(), the oldest at the left; `count`: partitions today.
+export function drawHeat(canvas, columns, count) {
   const g = fit(canvas);
   const { width, height } = canvas;
   g.fillStyle = "#fafbfc";
   g.fillRect(0, 0, width, height);
   const rows = rowsOf(count);
-  const cellW = width / HISTORY;
+  const cellW = width / Math.max(columns.length, 1);
   const cellH = height / Math.max(rows.length, 1);
-  const offset = HISTORY - samples.length;
-  samples.forEach((sample, column) => {
+  columns.forEach((cells, column) => {
+    if (!cells) return;
     rows.forEach(([from, to], row) => {
       let hottest = 0;
       let throttled = false;
       for (let i = from; i < to; i += 1) {
-        hottest = Math.max(hottest, sample[i].heat);
-        throttled ||= sample[i].throttled > 0;
+        hottest = Math.max(hottest, cells[i].heat);
+        throttled ||= cells[i].throttled > 0;
       }
       if (hottest === 0 && !throttled) return;
       g.fillStyle = colour(hottest, throttled);
-      g.fillRect((offset + column) * cellW, row * cellH, Math.ceil(cellW), Math.ceil(cellH));
+      g.fillRect(Math.floor(column * cellW), row * cellH, Math.max(1, Math.ceil(cellW)), Math.ceil(cellH));
     });
   });
 }

@@ -8,7 +8,8 @@ import { itemToPlain } from "./ddbjson.js";
 const RULES = { PKC: "most accessed partition keys", PKT: "most throttled partition keys",
   SKC: "most accessed items", SKT: "most throttled items" };
 
-export async function showContributors(where, table, index, window = 60) {
+// `window`: seconds up to now (the server keeps an hour); `label`: how the page names it.
+export async function showContributors(where, table, index, window = 3600, label = "1 h") {
   const query = new URLSearchParams({ window: String(window), top: "10" });
   if (index) query.set("index", index);
   const view = await admin(`contributors/${encodeURIComponent(table)}?${query}`);
@@ -22,11 +23,11 @@ export async function showContributors(where, table, index, window = 60) {
     return;
   }
   const lists = Object.entries(view.rules).map(([rule, entries]) => h("div", { class: "rule", "data-rule": rule },
-    h("b", {}, RULES[rule] ?? rule), ` (last ${window} s)`,
+    h("b", {}, RULES[rule] ?? rule), ` (last ${label})`,
     entries.length ? h("table", {}, h("tr", {}, ["key", "partition", "units", "throttles"].map((t) => h("th", {}, t))),
       entries.map((e) => h("tr", { "data-partition": e.partition }, h("td", { class: "mono" }, JSON.stringify(itemToPlain(e.key))),
         h("td", { class: "num" }, e.partition), h("td", { class: "num" }, num(e.ConsumedThroughputUnits)),
         h("td", { class: "num" }, num(e.ThrottleCount)))))
-      : h("p", { class: "muted" }, "nothing yet")));
+      : h("p", { class: "muted" }, `nothing in the last ${label}`)));
   replace(where, h("div", { class: "rules" }, lists));
 }

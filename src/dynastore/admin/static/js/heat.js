@@ -1,8 +1,9 @@
-// What the partition page computes from two polls of GET /dynastore/partitions/<table>: units and throttles a
-// second per partition, how hot each partition is (its busier direction's rate over its provisioned share), and a
-// bounded history of that heat for the heat map. Pure functions and one small class: no page code here.
+// What the partition page computes from GET /dynastore/partitions/<table>: units and throttles a second per
+// partition between two polls, how hot each partition is (its busier direction's rate over its provisioned share),
+// and the heat map's columns from the history the server keeps (?window=). Pure functions: no page code here.
 
-export const HISTORY = 120; // samples kept per table or index (two minutes at one poll a second)
+// The windows the page offers (seconds): the server keeps one hour.
+export const WINDOWS = [[300, "5 min"], [900, "15 min"], [3600, "1 h"]];
 export const HASH_SPACE = 2 ** 32;
 
 function signature(resource) {
@@ -40,20 +41,25 @@ export function colour(value, throttled) {
   return `hsl(${38 - t * 30}, 95%, ${light}%)`;
 }
 
-// The heat history of one table or index: a column per poll, reset when the partition map changes.
-export class History {
-  constructor() {
-    this.samples = [];
-    this.signature = null;
-  }
-
-  add(resource, sample) {
-    const sig = signature(resource);
-    if (sig !== this.signature) {
-      this.samples = [];
-      this.signature = sig;
+// The heat map of one table or index over the server's window ({since, until, bucket_seconds}): one column per
+// bucket of the window, each a list of {heat, throttled} per partition of today's map (null: no use in it).
+export function columnsOf(history, window, partitions) {
+  const step = window.bucket_seconds;
+  const first = window.since - (window.since % step);
+  const count = Math.max(1, Math.ceil((window.until - first) / step));
+  const columns = new Array(count).fill(null);
+  for (const bucket of history) {
+    const column = Math.floor((bucket.start - first) / step);
+    if (column < 0 || column >= count) continue;
+    const cells = partitions.map(() => ({ heat: 0, throttled: 0 }));
+    for (const row of bucket.partitions) {
+      const share = partitions[row.partition]?.provisioned ?? { read: 0, write: 0 };
+      cells[row.partition] = {
+        heat: heat(row.consumed.read / step, row.consumed.write / step, share),
+        throttled: row.throttled.read + row.throttled.write,
+      };
     }
-    if (sample) this.samples.push(sample);
-    if (this.samples.length > HISTORY) this.samples.shift();
+    columns[column] = cells;
   }
+  return columns;
 }
