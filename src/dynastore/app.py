@@ -30,6 +30,7 @@ from dynastore.engine.key_spaces import TableSpaces
 from dynastore.engine.log_consumers import StreamRecords
 from dynastore.engine.pitr_archive import PointInTimeArchive, archive_in
 from dynastore.engine.pitr_images import SnapshotImages
+from dynastore.engine.progress import Jobs
 from dynastore.engine.recovery_state import RecoveryState
 from dynastore.engine.stream_shards import StreamShards
 from dynastore.engine.transaction_locks import TransactionLocks
@@ -107,7 +108,8 @@ def request_services(config: Config) -> RequestServices:
 def build_engine(config: Config, kv: KV, catalog: Catalog) -> Engine:
     """The engine's components over an open store and its catalog, every one built here, the engine's change log
     consumers registered: one engine per dynastore, whatever the namespaces."""
-    capacity = Capacity(config, kv, catalog)
+    progress = Jobs(config.clock)  # the long work running now (engine/progress.py)
+    capacity = Capacity(config, kv, catalog, progress)
     shards = StreamShards(kv, capacity)
     changelog = ChangeLog(kv, config.clock)
     propagation = GsiPropagation(kv, config.clock, config.gsi_propagation_delay)
@@ -133,6 +135,7 @@ def build_engine(config: Config, kv: KV, catalog: Catalog) -> Engine:
         key_templates=KeyTemplates(),
         table_spaces=TableSpaces(),
         recovery=RecoveryState(BackupFiles.open(None if config.in_memory else config.data_dir)),
+        progress=progress,
     )
 
 
@@ -323,6 +326,7 @@ class Dynastore:
                 continuous_backups.maintain(self.engine)  # point-in-time bases due, trimming (before the log's)
                 more |= retention.trim(self.engine)
                 ttl.sweep(self.engine)  # paced by this loop: a chunk per table per pass, never back to back
+                self.engine.engine.progress.report()  # a log line per long job every few seconds
             except Exception:
                 log.exception("maintenance failed")
             await asyncio.sleep(0 if more and self.config.gsi_backfill_interval <= 0 else MAINTENANCE_INTERVAL)

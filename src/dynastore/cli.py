@@ -144,6 +144,9 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
     from dynastore.admin.recovery_cli import add_recovery_commands
 
     add_recovery_commands(commands, default_endpoint(defaults.host, defaults.port))
+    from dynastore.admin.tables_cli import add_tables_command
+
+    add_tables_command(commands, default_endpoint(defaults.host, defaults.port))
 
     from dynastore.admin.transfers_cli import add_transfer_commands
 
@@ -188,6 +191,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         from dynastore.admin import transfers_cli
 
         raise SystemExit(transfers_cli.run(args))
+    elif args.command == "tables":
+        from dynastore.admin import tables_cli
+
+        raise SystemExit(tables_cli.run(args))
     elif args.command == "streams":
         from dynastore.admin import streams_cli
 

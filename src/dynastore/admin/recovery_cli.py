@@ -1,7 +1,8 @@
 """``dynastore backup TABLE`` and ``dynastore restore BACKUP_ARN TARGET``: clients of a running server's API
 (CreateBackup / DescribeBackup, RestoreTableFromBackup / DescribeTable through boto3, signed as every SDK signs),
 showing a progress bar with an ETA while the backup or restore runs (from ``GET /dynastore/recovery``), and
-exiting non-zero with DynamoDB's error when it fails (docs/backups.md "On-demand backups")."""
+exiting non-zero with DynamoDB's error when it fails (docs/backups.md "On-demand backups"). Ctrl-C stops waiting
+(exit 130; the work goes on in the server: admin/waiting.py)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ from typing import Any
 from dynastore.admin import api_clients
 from dynastore.admin.api_clients import add_client_options
 from dynastore.admin.partitions_cli import Signer, endpoint_url, signer_from
+from dynastore.admin.waiting import StoppedWaiting, stopped, waiting_on
 
-__all__ = ["add_recovery_commands", "run_backup", "run_restore"]
+__all__ = ["AdminServer", "ProgressBar", "add_recovery_commands", "run_backup", "run_restore"]
 
 POLL_SECONDS = 0.2
 _NO_BOTO3 = "the backup and restore commands talk to the server through boto3: pip install boto3"
@@ -64,7 +66,7 @@ def run_restore(args: argparse.Namespace) -> int:
     return _run("restore", args, _restore)
 
 
-def _run(command: str, args: argparse.Namespace, work: Callable[[Any, _Server, argparse.Namespace], str]) -> int:
+def _run(command: str, args: argparse.Namespace, work: Callable[[Any, AdminServer, argparse.Namespace], str]) -> int:
     try:
         import boto3  # noqa: F401  (boto3 is an optional dependency: only these commands need it)
     except ImportError:
@@ -72,9 +74,11 @@ def _run(command: str, args: argparse.Namespace, work: Callable[[Any, _Server, a
         return 2
     from botocore.exceptions import BotoCoreError, ClientError
 
-    server = _Server(args)
+    server = AdminServer(args)
     try:
         print(work(server.client(), server, args))
+    except (StoppedWaiting, KeyboardInterrupt) as e:
+        return stopped(command, e)
     except ClientError as e:
         error = e.response.get("Error", {})
         return _fail(command, f"{error.get('Code', 'Error')}: {error.get('Message', '')}")
@@ -88,13 +92,13 @@ def _fail(command: str, text: str) -> int:
     return 1
 
 
-def _backup(client: Any, server: _Server, args: argparse.Namespace) -> str:
+def _backup(client: Any, server: AdminServer, args: argparse.Namespace) -> str:
     name = args.name or f"{args.table.rsplit('/', 1)[-1]}-{time.strftime('%Y%m%d-%H%M%S')}"
     details = client.create_backup(TableName=args.table, BackupName=name)["BackupDetails"]
     arn: str = details["BackupArn"]
     if args.no_wait:
         return arn
-    with _Bar(f"backup {name}", not args.no_progress) as bar:
+    with waiting_on(f"the backup {arn}"), ProgressBar(f"backup {name}", not args.no_progress) as bar:
         while True:
             described = client.describe_backup(BackupArn=arn)["BackupDescription"]
             status = described["BackupDetails"]["BackupStatus"]
@@ -110,7 +114,7 @@ def _backup(client: Any, server: _Server, args: argparse.Namespace) -> str:
             time.sleep(POLL_SECONDS)
 
 
-def _restore(client: Any, server: _Server, args: argparse.Namespace) -> str:
+def _restore(client: Any, server: AdminServer, args: argparse.Namespace) -> str:
     request: dict[str, Any] = {"TargetTableName": args.target, "BackupArn": args.backup_arn}
     if args.billing_mode:
         request["BillingModeOverride"] = args.billing_mode
@@ -128,7 +132,10 @@ def _restore(client: Any, server: _Server, args: argparse.Namespace) -> str:
         return arn
     from botocore.exceptions import ClientError
 
-    with _Bar(f"restore {args.target}", not args.no_progress) as bar:
+    with (
+        waiting_on(f"the restore of {args.target}"),
+        ProgressBar(f"restore {args.target}", not args.no_progress) as bar,
+    ):
         while True:
             try:
                 described = client.describe_table(TableName=args.target)["Table"]
@@ -152,7 +159,7 @@ def _find(entries: list[dict[str, Any]], wanted: Callable[[dict[str, Any]], bool
 
 
 # ---- the server --------------------------------------------------------------------------------------------------
-class _Server:
+class AdminServer:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.base = endpoint_url(args.endpoint)
@@ -163,9 +170,13 @@ class _Server:
         return api_clients.client(self.args)
 
     def recovery(self) -> dict[str, Any]:
-        """The server's ``GET /dynastore/recovery`` (signed like the API's requests; an empty view when it
-        cannot be read: it only feeds the progress bar)."""
-        url = f"{self.base}/dynastore/recovery"
+        """The server's ``GET /dynastore/recovery``."""
+        return self.view("recovery")
+
+    def view(self, endpoint: str) -> dict[str, Any]:
+        """The server's ``GET /dynastore/<endpoint>`` (signed like the API's requests; an empty view when it
+        cannot be read: it only feeds a progress bar)."""
+        url = f"{self.base}/dynastore/{endpoint}"
         headers = self.signer.headers("GET", url, {"Content-Type": "application/json"}, b"")
         context = ssl.create_default_context(cafile=self.ca_bundle) if self.ca_bundle else None
         try:
@@ -176,7 +187,7 @@ class _Server:
         return view
 
 
-class _Bar:
+class ProgressBar:
     """A tqdm progress bar with an ETA (items done of total), or nothing when progress is off."""
 
     def __init__(self, title: str, shown: bool) -> None:
@@ -184,7 +195,7 @@ class _Bar:
         self._shown = shown
         self._bar: Any = None
 
-    def __enter__(self) -> _Bar:
+    def __enter__(self) -> ProgressBar:
         if self._shown:
             from tqdm import tqdm
 
@@ -195,14 +206,25 @@ class _Bar:
         if self._bar is not None:
             self._bar.close()
 
-    def show(self, done: int, total: int | None) -> None:
+    def show(self, done: int, total: int | None, seconds_left: float | None = None) -> None:
+        """``done`` of ``total`` items; ``seconds_left``: the server's estimate (by its clock), shown beside
+        tqdm's own."""
         bar = self._bar
         if bar is None:
             return
+        if seconds_left is not None:
+            bar.set_postfix_str(f"server estimate ~{seconds_left:.0f} s", refresh=False)
         if total is not None and bar.total != max(total, done):
             bar.total = max(total, done)
             bar.refresh()
-        bar.update(done - bar.n)
+        if done != bar.n:
+            bar.update(done - bar.n)
+            bar.refresh()  # each change shown, however soon after the last (tqdm skips updates within 0.1 s)
+
+    @property
+    def done(self) -> int:
+        """The items shown done so far."""
+        return 0 if self._bar is None else int(self._bar.n)
 
     def finish(self, total: int) -> None:
         """The work is over: ``total`` items done."""

@@ -14,6 +14,9 @@ the web console's files under ``/console/`` (admin/console.py; docs/console.md).
   the batch in flight, retries, the last error and the batches discarded.
 * ``GET  /dynastore/recovery``: the backups being created and the restores loading now, each with its items done
   and total, and the backups that failed (docs/backups.md "On-demand backups").
+* ``GET  /dynastore/progress``: the long work running now (GSI backfills, TTL sweeps deleting many items,
+  partition splits, backups, restores, exports, imports), each with its kind, table and index, done and total
+  (null when unknown), start, rate and estimated end (engine/progress.py; docs/operations.md).
 * ``GET  /dynastore/clock`` and, with ``--manual-clock``, ``POST /dynastore/clock`` ``{"advance": seconds}`` or
   ``{"set": epoch_seconds}``: the server's time, for tests that must not sleep.
 
@@ -100,6 +103,10 @@ def _refusal(status: int, text: str) -> RawResponse:
 def _route(ctx: Context, method: str, parts: list[str], query: dict[str, str], body: bytes) -> Any:
     if parts == ["clock"]:
         return _clock(ctx, method, body)
+    if parts == ["progress"]:
+        if method != "GET":
+            raise _Refused(405, f"{method} is not supported here")
+        return ctx.engine.progress.view()
     if parts == ["recovery"]:
         if method != "GET":
             raise _Refused(405, f"{method} is not supported here")

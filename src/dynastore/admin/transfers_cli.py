@@ -8,6 +8,7 @@ BilledSizeBytes while the export runs; DynamoDB only at its end, where the bar s
 the table's ItemCount for a full export of the present (an estimate: writes go on), else with no total; an
 import's bar counts the bytes of its source objects processed (ProcessedSizeBytes) against their total when the
 source is readable from here (the same directory or S3 server as the server's), else the items processed.
+Ctrl-C stops waiting (exit 130; the export or import goes on in the server: admin/waiting.py).
 """
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from dynastore.admin import api_clients
 from dynastore.admin.api_clients import add_client_options
 from dynastore.admin.partitions_cli import default_endpoint
+from dynastore.admin.waiting import StoppedWaiting, stopped, waiting_on
 from dynastore.config import Config
 
 __all__ = ["add_transfer_commands", "run"]
@@ -96,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
         if args.command == "export":
             return _export(client, args)
         return _import(client, args)
+    except (StoppedWaiting, KeyboardInterrupt) as e:
+        return stopped(args.command, e)
     except ClientError as e:
         error = e.response.get("Error", {})
         print(f"dynastore {args.command}: {error.get('Code')}: {error.get('Message')}", file=sys.stderr)
@@ -136,11 +142,12 @@ def _export(client: Any, args: argparse.Namespace) -> int:
         return 0
     bar = _bar(args, total=_export_total(client, request), unit="item", desc="export")
     started = time.monotonic()
-    while description["ExportStatus"] == "IN_PROGRESS":
-        time.sleep(POLL_SECONDS)
-        description = client.describe_export(ExportArn=description["ExportArn"])["ExportDescription"]
-        if bar is not None:
-            _show_export_progress(bar, description, time.monotonic() - started)
+    with waiting_on(f"the export {description['ExportArn']}"), _closing(bar):
+        while description["ExportStatus"] == "IN_PROGRESS":
+            time.sleep(POLL_SECONDS)
+            description = client.describe_export(ExportArn=description["ExportArn"])["ExportDescription"]
+            if bar is not None:
+                _show_export_progress(bar, description, time.monotonic() - started)
     if bar is not None:
         if description["ExportStatus"] == "COMPLETED":
             bar.total = description.get("ItemCount", 0)  # the estimate replaced by the count
@@ -209,14 +216,15 @@ def _import(client: Any, args: argparse.Namespace) -> int:
         return 0
     total = _source_bytes(args)
     bar = _bar(args, total=total, unit="B", desc="import")
-    while description["ImportStatus"] == "IN_PROGRESS":
-        time.sleep(POLL_SECONDS)
-        description = client.describe_import(ImportArn=description["ImportArn"])["ImportTableDescription"]
-        if bar is not None:
-            bar.update(description.get("ProcessedSizeBytes", 0) - bar.n)
-            bar.set_postfix_str(
-                f"{description.get('ProcessedItemCount', 0)} items, {description.get('ErrorCount', 0)} errors"
-            )
+    with waiting_on(f"the import {description['ImportArn']}"), _closing(bar):
+        while description["ImportStatus"] == "IN_PROGRESS":
+            time.sleep(POLL_SECONDS)
+            description = client.describe_import(ImportArn=description["ImportArn"])["ImportTableDescription"]
+            if bar is not None:
+                bar.update(description.get("ProcessedSizeBytes", 0) - bar.n)
+                bar.set_postfix_str(
+                    f"{description.get('ProcessedItemCount', 0)} items, {description.get('ErrorCount', 0)} errors"
+                )
     if bar is not None:
         bar.update(description.get("ProcessedSizeBytes", 0) - bar.n)
         bar.close()
@@ -259,6 +267,17 @@ def _key(text: str) -> tuple[str, str]:
     if not name or kind not in ("S", "N", "B"):
         raise SystemExit(f"dynastore import: --key {text}: give NAME:S, NAME:N or NAME:B")
     return name, kind
+
+
+@contextmanager
+def _closing(bar: Any) -> Iterator[None]:
+    """The bar is closed (its line ended) when waiting stops early (Ctrl-C, an error); else the caller ends it."""
+    try:
+        yield
+    except BaseException:
+        if bar is not None:
+            bar.close()
+        raise
 
 
 def _bar(args: argparse.Namespace, total: int | None, unit: str, desc: str) -> Any:

@@ -22,6 +22,7 @@ from typing import Any
 
 from dynastore import limits, messages
 from dynastore.engine.context import Context
+from dynastore.engine.progress import BACKUP, Job, Jobs
 from dynastore.engine.recovery_state import (
     AVAILABLE,
     CREATING,
@@ -29,7 +30,6 @@ from dynastore.engine.recovery_state import (
     SYSTEM,
     USER,
     BackupRecord,
-    Progress,
     RecoveryState,
 )
 from dynastore.engine.restore import check_target_name, start_restore
@@ -161,13 +161,24 @@ def _start(ctx: Context, table: TableDef, backup_name: str, kind: str) -> Backup
     except StorageError:
         pending.close()
         raise
-    progress = Progress(0, pending.table.item_count)
+    jobs = ctx.engine.progress
+    progress = jobs.start(
+        BACKUP,
+        record.name,
+        record.table_name,
+        total=pending.table.item_count,
+        account=record.account_id,
+        region=record.region,
+    )
     ctx.recovery.backups_running[record.name] = progress
-    ctx.recovery.run(_write(ctx.recovery, record, pending, progress), f"the backup {record.arn}")
+    ctx.recovery.run(_write(ctx.recovery, record, pending, progress, jobs), f"the backup {record.arn}")
     return record
 
 
-async def _write(state: RecoveryState, record: BackupRecord, pending: PendingSnapshot, progress: Progress) -> None:
+async def _write(
+    state: RecoveryState, record: BackupRecord, pending: PendingSnapshot, progress: Job, jobs: Jobs
+) -> None:
+    failure: str | None = "the server stopped"
     try:
         snapshot = await pending.write(progress)
         done = dataclasses.replace(
@@ -176,9 +187,11 @@ async def _write(state: RecoveryState, record: BackupRecord, pending: PendingSna
         await asyncio.to_thread(state.files.put_record, done.name, done.to_record())
         assert state.records is not None
         state.records[done.name] = done
+        failure = None
     except asyncio.CancelledError:
         raise  # the server stops: the record stays CREATING and ends DELETED at the next start
     except Exception as e:
+        failure = str(e)
         log.error("the backup %s failed, it ends DELETED: %s", record.arn, e)
         state.files.delete_image(record.name)
         failed = dataclasses.replace(record, status=DELETED, failure=str(e))
@@ -190,6 +203,7 @@ async def _write(state: RecoveryState, record: BackupRecord, pending: PendingSna
             log.error("recording the failure of backup %s failed: %s", record.arn, save_error)
     finally:
         state.backups_running.pop(record.name, None)
+        jobs.finish(progress, failure)
 
 
 # ---- DescribeBackup, ListBackups, DeleteBackup ------------------------------------------------------------------

@@ -40,6 +40,7 @@ from dynastore.engine.changelog import ChangeLog
 from dynastore.engine.gsi_propagation import GsiPropagation
 from dynastore.engine.index_state import IndexState
 from dynastore.engine.key_spaces import TableSpaces
+from dynastore.engine.progress import Jobs
 from dynastore.engine.recovery_state import RecoveryState
 from dynastore.engine.stream_shards import StreamShards
 from dynastore.engine.transaction_locks import TransactionLocks
@@ -74,6 +75,7 @@ class Engine:
         "key_templates",
         "table_spaces",
         "recovery",
+        "progress",
         "_empty_namespaces",
     )
 
@@ -93,6 +95,7 @@ class Engine:
         key_templates: KeyTemplates,
         table_spaces: TableSpaces,
         recovery: RecoveryState | None = None,
+        progress: Jobs | None = None,
     ) -> None:
         self.config = config  # replaced once the listening port is known (DescribeEndpoints reports it)
         self.clock: Clock = config.clock  # the config's (a field: every request reads it)
@@ -110,6 +113,9 @@ class Engine:
         self.table_spaces = table_spaces  # the key space of each table definition in use
         # backups' files and records, restores running (engine/recovery_state.py); shared by every namespace
         self.recovery = RecoveryState.in_memory() if recovery is None else recovery
+        # the long work running now and how far it is (engine/progress.py); background work reads it as
+        # ``ctx.engine.progress`` (not a field of Context: no request reads it)
+        self.progress = Jobs(config.clock) if progress is None else progress
         # the catalogs of the namespaces without tables used last, the most recent last
         self._empty_namespaces: dict[Namespace, Catalog] = {}
 

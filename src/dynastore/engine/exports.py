@@ -75,8 +75,12 @@ async def run_export(ctx: Context, job: ExportJob, table: TableDef, buckets: Buc
     read so far are in ``ctx.recovery.exports_running`` (DescribeExport reports them). It is dropped with no
     await between its end and the caller's recording of the outcome, so a DescribeExport in between sees the
     job IN_PROGRESS with its progress or finished with its counts, never IN_PROGRESS at zero."""
-    progress = ExportProgress()
+    progress = ExportProgress(job.arn, job.table_name, _expected_items(ctx, job, table))
+    progress.account, progress.region = job.account_id, job.region
     ctx.recovery.exports_running[job.arn] = progress
+    jobs = ctx.engine.progress
+    jobs.begin(progress)
+    failure: str | None = "it was stopped"
     try:
         root = export_root(job)
         await asyncio.to_thread(buckets.put_object, job.bucket, f"{root}/_started", b"")
@@ -85,9 +89,22 @@ async def run_export(ctx: Context, job: ExportJob, table: TableDef, buckets: Buc
             spool.seek(0)
             files = await asyncio.to_thread(_write_data_files, buckets, job, root, spool)
         summary_key = await asyncio.to_thread(_write_manifests, buckets, job, root, files, count, billed)
+        failure = None
+    except Exception as e:
+        failure = str(e)
+        raise
     finally:
         ctx.recovery.exports_running.pop(job.arn, None)
+        jobs.finish(progress, failure)
     return ExportResult(count, billed, summary_key)
+
+
+def _expected_items(ctx: Context, job: ExportJob, table: TableDef) -> int | None:
+    """The items a full export of the table as it is now writes, about (its item statistics: writes go on);
+    None for an export of a past time, of changes, or through a filter, whose count is known only at its end."""
+    if job.export_type == "INCREMENTAL_EXPORT" or not job.at_current_time or job.filter_spec is not None:
+        return None
+    return ctx.for_table(table).catalog.stats(table.name)[0]
 
 
 # ---------------------------------------------------------------------------------------------- reading

@@ -20,6 +20,7 @@ from dynastore import messages
 from dynastore.engine import writes
 from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key, key_schema_problem, storage_key
+from dynastore.engine.progress import IMPORT, Job
 from dynastore.engine.transfer_formats import CsvOptions, FormatError, LineError, decompress, read_items
 from dynastore.engine.transfer_jobs import ImportJob
 from dynastore.engine.writes import PutPlan
@@ -43,16 +44,26 @@ class NoObjectsError(Exception):
     """No object under the source prefix."""
 
 
-class ImportProgress:
-    """Counts as DescribeImport reports them, updated while the import runs."""
+class ImportProgress(Job):
+    """Counts as DescribeImport reports them, updated while the import runs; as a job of the progress registry
+    it counts the bytes of the source processed (``done``, alias ``processed_bytes``) of their total."""
 
-    __slots__ = ("processed_items", "imported_items", "errors", "processed_bytes")
+    __slots__ = ("processed_items", "imported_items", "errors")
 
-    def __init__(self) -> None:
+    def __init__(self, key: str = "", table: str = "") -> None:
+        super().__init__(IMPORT, key, table)
+        self.unit = "bytes"
         self.processed_items = 0
         self.imported_items = 0
         self.errors = 0
-        self.processed_bytes = 0
+
+    @property
+    def processed_bytes(self) -> int:
+        return self.done
+
+    @processed_bytes.setter
+    def processed_bytes(self, count: int) -> None:
+        self.done = count
 
 
 async def run_import(
@@ -69,6 +80,7 @@ async def run_import(
     keys = await asyncio.to_thread(_source_keys, buckets, job)
     if not keys:
         raise NoObjectsError(messages.IMPORT_NO_OBJECTS.format(bucket=job.bucket, prefix=job.key_prefix or ""))
+    progress.total = sum(size for _, size in keys)
     typed = _typed_columns(table_of())
     options = CsvOptions(job.csv_delimiter or ",", job.csv_header) if job.input_format == "CSV" else None
     for key, size in keys:

@@ -34,6 +34,7 @@ from dynastore.engine.changelog import GsiChange
 from dynastore.engine.context import Context
 from dynastore.engine.gsi_propagation import IndexTarget
 from dynastore.engine.index_state import IndexState
+from dynastore.engine.progress import BACKFILL, Job
 from dynastore.errors import ItemCollectionSizeLimitExceededException, ValidationException
 from dynastore.limits import GSI_BACKLOG_RECORDS_PER_TXN, GSI_READ_CATCH_UP_RECORDS
 from dynastore.model.item_size import item_size
@@ -388,12 +389,17 @@ def maintain(ctx: Context) -> bool:
     indexes' entries are purged by the catalog (their ids are queued when they turn DELETING).
     """
     pending = propagate(ctx)
+    backfilling: list[int] = []
     for td in ctx.catalog.every_table():
         if td.status == DELETING:
             continue
         for gsi in td.gsis:
             if gsi.status == CREATING and gsi.backfilling:
+                backfilling.append(gsi.index_id)
                 pending |= _backfill(ctx.for_table(td), td, gsi)
+    progress = ctx.engine.progress
+    if progress.running(BACKFILL):
+        progress.drop_except(BACKFILL, backfilling)  # an index deleted while its backfill ran
     return pending
 
 
@@ -404,6 +410,7 @@ def _backfill(ctx: Context, table: TableDef, index: IndexDef) -> bool:
     if now < state.last_backfill + state.backfill_interval:
         return True
     state.last_backfill = now
+    job = _backfill_job(ctx, table, index)
     lay = _index_layout(table, index)
     cursor_key = keyspace.backfill_cursor_key(index.index_id)
     prefix = keyspace.table_prefix(table.table_id)
@@ -430,11 +437,32 @@ def _backfill(ctx: Context, table: TableDef, index: IndexDef) -> bool:
         else:
             # the first key of the next chunk, as a catalog record the catalog's loader skips (unknown kind)
             txn.put(cursor_key, orjson.dumps({"kind": "backfill", "next": chunk[state.backfill_chunk][0].hex()}))
+    job.done += min(len(chunk), state.backfill_chunk)
     if items:
         ctx.catalog.add_index_stats(table.name, index.index_id, items, size)
     if done:
         ctx.catalog.update(table.name, lambda td: _backfilled(td, index.name))
+        ctx.engine.progress.finish(job)
     return not done
+
+
+def _backfill_job(ctx: Context, table: TableDef, index: IndexDef) -> Job:
+    """The progress of the backfill of ``index``, registered at its first chunk: items read of the table's
+    item count (the count kept in statistics; a backfill the server resumes after a restart counts from there)."""
+    progress = ctx.engine.progress
+    job = progress.get(BACKFILL, index.index_id)
+    if job is None:
+        catalog = ctx.catalog
+        job = progress.start(
+            BACKFILL,
+            index.index_id,
+            table.name,
+            index=index.name,
+            total=catalog.stats(table.name)[0],
+            account=catalog.account_id,
+            region=catalog.region,
+        )
+    return job
 
 
 def _backfilled(td: TableDef, index_name: str) -> TableDef:

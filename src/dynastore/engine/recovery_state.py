@@ -10,6 +10,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from dynastore.engine.progress import EXPORT, Job
 from dynastore.storage.backup_files import BackupFiles
 
 __all__ = ["AVAILABLE", "CREATING", "DELETED", "SYSTEM", "USER", "BackupRecord", "ExportProgress", "Progress",
@@ -86,23 +87,27 @@ class BackupRecord:
         )
 
 
-@dataclass
-class Progress:
-    """How far a long piece of work is: ``done`` of ``total`` items (``total`` None while unknown)."""
-
-    done: int = 0
-    total: int | None = None
+# How far a backup or a restore is: ``done`` of ``total`` items, a job of the progress registry.
+Progress = Job
 
 
-class ExportProgress:
-    """The items an export has read so far and their bytes (DescribeExport's ItemCount and BilledSizeBytes while
-    it runs); updated in memory every chunk of items, never written to the store."""
+class ExportProgress(Job):
+    """The items an export has read so far (``done``, alias ``items``) and their bytes (DescribeExport's ItemCount
+    and BilledSizeBytes while it runs); updated in memory every chunk of items, never written to the store."""
 
-    __slots__ = ("items", "billed_bytes")
+    __slots__ = ("billed_bytes",)
 
-    def __init__(self) -> None:
-        self.items = 0
+    def __init__(self, key: str = "", table: str = "", total: int | None = None) -> None:
+        super().__init__(EXPORT, key, table, total=total)
         self.billed_bytes = 0
+
+    @property
+    def items(self) -> int:
+        return self.done
+
+    @items.setter
+    def items(self, count: int) -> None:
+        self.done = count
 
 
 class RecoveryState:

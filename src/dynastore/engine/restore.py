@@ -21,6 +21,7 @@ from dynastore import limits, messages
 from dynastore.engine import indexes
 from dynastore.engine.context import Context
 from dynastore.engine.keys import storage_key
+from dynastore.engine.progress import RESTORE
 from dynastore.engine.recovery_state import Progress
 from dynastore.errors import (
     LimitExceededException,
@@ -66,7 +67,10 @@ def start_restore(
     )
     # (What engine/tables.create does; this module is below engine/tables.py, whose deletes leave SYSTEM backups.)
     created = ctx.catalog.create(table)
-    progress = Progress(0, total)
+    progress = ctx.engine.progress.start(
+        RESTORE, _progress_key(ctx, table.name), table.name, total=total,
+        account=ctx.catalog.account_id, region=ctx.catalog.region,
+    )  # fmt: skip
     key = _progress_key(ctx, table.name)
     ctx.recovery.restores[key] = progress
     ctx.recovery.run(_load(ctx, created, items, progress, on_end), f"the restore of table {table.name}")
@@ -163,6 +167,7 @@ async def _load(
     progress: Progress,
     on_end: Callable[[], None] | None,
 ) -> None:
+    failure: str | None = "the server stopped"
     try:
         chunk: list[bytes] = []
         size = 0
@@ -178,9 +183,11 @@ async def _load(
             _write_chunk(ctx, table, chunk)
             progress.done += len(chunk)
         ctx.catalog.update(table.name, _restored)
+        failure = None
     except asyncio.CancelledError:
         raise  # the server stops: the table is dropped when it starts again
     except Exception as e:
+        failure = str(e)
         log.error("the restore of table %s failed, the table is dropped: %s", table.name, e)
         try:
             ctx.catalog.abandon(table.name)
@@ -189,6 +196,7 @@ async def _load(
             ctx.recovery.orphaned = True
     finally:
         ctx.recovery.restores.pop(_progress_key(ctx, table.name), None)
+        ctx.engine.progress.finish(progress, failure)
         if on_end is not None:
             on_end()
 

@@ -136,7 +136,10 @@ class Transfers:
     # ---- imports ----------------------------------------------------------------------------------------------
     async def _import(self, job: ImportJob) -> None:
         ctx = self._ctx.in_namespace(job.account_id, job.region)
-        progress = ImportProgress()
+        progress = ImportProgress(job.arn, job.table_name)
+        progress.account, progress.region = job.account_id, job.region
+        jobs = ctx.engine.progress
+        jobs.begin(progress)
         report = self._open_report(job)
         batches = 0
 
@@ -157,6 +160,9 @@ class Transfers:
 
         try:
             await run_import(ctx, job, table_of, self.buckets, progress, on_error, on_batch)
+        except asyncio.CancelledError:
+            jobs.finish(progress, "the server stopped")
+            raise
         except (BucketError, NoObjectsError, DynamoError, StorageError, OSError) as e:
             if not isinstance(e, BucketError | NoObjectsError):
                 log.exception("import %s failed", job.arn)
@@ -168,14 +174,17 @@ class Transfers:
                 if isinstance(e, NoObjectsError)
                 else "InternalError"
             )
+            reason = getattr(e, "message", None) or str(e)
+            jobs.finish(progress, reason)
             if _drop_table(ctx, job):
-                _fail(ctx, job, code, getattr(e, "message", None) or str(e))
+                _fail(ctx, job, code, reason)
             # else the store refuses writes: the job stays marked, and the next start ends it and drops its table
             return
         finally:
             if report is not None:
                 report.close()
         _copy_progress(job, progress)
+        jobs.finish(progress)
         _activate(ctx, job)
         job.end_time = ctx.clock.now()
         if progress.errors:

@@ -29,6 +29,7 @@ from dynastore.engine.capacity.partitions import (
     measure,
     split_point,
 )
+from dynastore.engine.progress import SPLIT, Jobs
 from dynastore.model.table_schema import DELETING, BillingMode, IndexDef, KeyAttr, ProvisionedThroughput, TableDef
 from dynastore.storage import keyspace
 from dynastore.storage.catalog import Catalog
@@ -105,7 +106,7 @@ class TableState:
 class Capacity:
     """The capacity model of one server."""
 
-    def __init__(self, config: Config, kv: KV, catalog: Catalog) -> None:
+    def __init__(self, config: Config, kv: KV, catalog: Catalog, progress: Jobs | None = None) -> None:
         self.config = config
         self.kv = kv
         self.catalog = catalog
@@ -116,6 +117,8 @@ class Capacity:
         self.tables: dict[int, TableState] = {}
         # What every request consumed, reads and writes, across tables (see buckets.Meter).
         self.meters = (Meter(), Meter())
+        # the long work running now (engine/progress.py): a size split is one
+        self.progress = Jobs(config.clock) if progress is None else progress
 
     # ---- lookup -------------------------------------------------------------------------------------------
     def state(self, table: TableDef) -> TableState:
@@ -332,9 +335,14 @@ class Capacity:
         p = res.natural.partitions[index]
         if p.bytes <= self.limits.max_bytes or p.lo in res.unsplittable or p.hi - p.lo < 2:
             return
+        _, _, _, region, account, _ = res.arn.split(":", 5)
+        job = self.progress.start(
+            SPLIT, (res.prefix, p.lo), st.td.name, index=res.index_name, total=p.items, account=account, region=region
+        )
         at = split_point(self.kv, res.prefix, p)
         if at is None:
             res.unsplittable.add(p.lo)  # one item collection: it cannot be divided
+            self.progress.finish(job, "its items all have one partition key value: it cannot be divided")
             return
         now = self.clock.now()
         left, right = res.natural.split(index, at)
@@ -342,6 +350,8 @@ class Capacity:
         for lanes in (res.reads, res.writes):
             lanes.insert(index + 1, lanes[index].split(now))
         self.persist(st)
+        job.done = left.items + right.items
+        self.progress.finish(job)
 
 
 def _recount(cap: Capacity, res: Resource, left: Partition, right: Partition) -> None:

@@ -4,17 +4,25 @@ import { dynamo, listTables } from "./api.js";
 import { attempt, bytes, field, h, link, num, replace, select } from "./dom.js";
 import { keyRows, request } from "./create_table.js";
 import { indexState } from "./table_settings.js";
+import { backfillOf, jobBar, jobsCard, runningJobs, showJobs } from "./progress.js";
+
+const REDRAW_MS = 1000; // while long work runs or an index is built, the list is redrawn this often
 
 export async function render(main) {
   const list = h("div", { id: "table-list" }, h("p", { class: "muted" }, "Loading…"));
-  main.append(h("h1", {}, "Tables"), h("section", { class: "card" }, list), createForm(() => refresh(list)));
-  await refresh(list);
+  const jobs = jobsCard([]);
+  main.append(h("h1", {}, "Tables"), jobs, h("section", { class: "card" }, list), createForm(() => refresh(list, jobs)));
+  await refresh(list, jobs);
 }
 
-async function refresh(list) {
+async function refresh(list, jobsShown) {
   await attempt(list, async () => {
     const names = await listTables();
-    const descriptions = await Promise.all(names.map((TableName) => dynamo("DescribeTable", { TableName })));
+    const [descriptions, jobs] = await Promise.all([
+      Promise.all(names.map((TableName) => dynamo("DescribeTable", { TableName }))), runningJobs()]);
+    showJobs(jobsShown, jobs);
+    const busy = jobs.length || descriptions.some(({ Table: t }) => (t.GlobalSecondaryIndexes ?? []).some((g) => g.IndexStatus !== "ACTIVE"));
+    if (busy) setTimeout(() => { if (list.isConnected) refresh(list, jobsShown); }, REDRAW_MS);
     if (!names.length) return replace(list, h("p", { class: "muted" }, "No tables yet."));
     replace(list, h("table", {},
       h("tr", {}, ["Name", "Status", "Keys", "Billing", "Items", "Size", "GSIs", "LSIs"].map((t) => h("th", {}, t))),
@@ -27,9 +35,16 @@ async function refresh(list) {
         h("td", { class: "num" }, num(t.ItemCount)),
         h("td", { class: "num" }, bytes(t.TableSizeBytes)),
         h("td", {}, (t.GlobalSecondaryIndexes ?? []).map((g, i) => [i ? ", " : "", g.IndexName,
-          g.IndexStatus === "ACTIVE" ? "" : [" ", indexState(g, t)]])),
+          g.IndexStatus === "ACTIVE" ? "" : [" ", gsiState(g, t, jobs)]])),
         h("td", {}, (t.LocalSecondaryIndexes ?? []).map((g) => g.IndexName).join(", "))))));
   });
+}
+
+// A GSI being built: its state and its backfill's bar and estimate from the server when it runs.
+function gsiState(g, t, jobs) {
+  const job = backfillOf(jobs, t.TableName, g.IndexName);
+  if (!job) return indexState(g, t);
+  return [h("span", { class: "badge index-status busy" }, g.IndexStatus), " ", jobBar(job)];
 }
 
 export function billing(t) {
