@@ -8,12 +8,19 @@ import argparse
 from typing import Any
 
 import pytest
+import tqdm
 
 from dynastore.admin import api_clients, recovery_cli, transfers_cli
 from dynastore.admin.waiting import INTERRUPTED, StoppedWaiting, stopped, waiting_on
 
 EXPORT_ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/orders/export/01795793016558-a1b2c3d4"
 BACKUP_ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/orders/backup/01795793016558-a1b2c3d4"
+
+
+@pytest.fixture(autouse=True)
+def no_bar_monitor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tqdm's bars start a monitor thread that outlives the test (other tests count the process's threads)."""
+    monkeypatch.setattr(tqdm.tqdm, "monitor_interval", 0)
 
 
 def interrupted(*_: Any, **__: Any) -> Any:
