@@ -8,6 +8,8 @@ each on free local ports, everything kept under one directory::
     <directory>/etcd/e1..e3        the etcd members' data
     <directory>/nodes/n1..n3       the dynastore nodes' data directories
     <directory>/logs/*.log         each process's output
+    <directory>/run/*.pid          the process id of each member and node while it runs (to stop or kill one, say
+                                   to watch a failover: kill -9 $(cat <directory>/run/n1.pid))
 
 ``LocalCluster.start()`` starts the members, waits until etcd answers healthy, starts the nodes and waits until
 every node names the same leader (GET /dynastore/cluster); ``stop()`` stops the nodes first (SIGTERM, so each
@@ -129,11 +131,18 @@ def _die_with_parent() -> None:
 class _Process:
     """One child process whose output goes to a log file of its own."""
 
-    def __init__(self, name: str, command: Sequence[str], log: Path, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, name: str, command: Sequence[str], directory: Path, env: Mapping[str, str] | None = None
+    ) -> None:
+        """``name`` is ``etcd e1`` or ``node n1``: its output goes to ``directory/logs/<e1|n1>.log``, its process
+        id to ``directory/run/<e1|n1>.pid``."""
         self.name = name
-        self.log = log
-        log.parent.mkdir(parents=True, exist_ok=True)
-        self._out: IO[bytes] = log.open("ab")
+        short = name.split()[-1]
+        self.log = directory / "logs" / f"{short}.log"
+        self.pid_file = directory / "run" / f"{short}.pid"
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        self.pid_file.parent.mkdir(parents=True, exist_ok=True)
+        self._out: IO[bytes] = self.log.open("ab")
         self.process = subprocess.Popen(
             list(command),
             stdin=subprocess.DEVNULL,
@@ -143,6 +152,7 @@ class _Process:
             start_new_session=True,  # a Ctrl-C at the terminal reaches the launcher only: it stops us in order
             preexec_fn=_die_with_parent,  # noqa: PLW1509 - no threads run in the launcher while it starts children
         )
+        self.pid_file.write_text(f"{self.process.pid}\n")
 
     @property
     def pid(self) -> int:
@@ -163,6 +173,7 @@ class _Process:
             self.process.kill()
             self.process.wait()
         self._out.close()
+        self.pid_file.unlink(missing_ok=True)
 
     def log_tail(self, lines: int = 20) -> str:
         try:
@@ -227,10 +238,9 @@ class EtcdMembers:
         """Start every member and wait until each answers healthy (its cluster has a leader)."""
         if shutil.which(self.binary) is None:
             raise ClusterError(f"{self.binary} not found: install etcd (Debian: apt-get install etcd-server)")
-        logs = self.directory / "logs"
         (self.directory / "etcd").mkdir(parents=True, exist_ok=True)
         for i, name in enumerate(self.names):
-            self.processes.append(_Process(f"etcd {name}", self.command(i), logs / f"etcd-{name}.log"))
+            self.processes.append(_Process(f"etcd {name}", self.command(i), self.directory))
         deadline = time.monotonic() + timeout
         for process, url in zip(self.processes, self.client_urls, strict=True):
             _wait_until(partial(_etcd_healthy, url), process, deadline, "answer healthy")
@@ -340,15 +350,14 @@ class Nodes:
 
     def start(self, timeout: float = 60.0) -> dict[str, Any]:
         """Start every node and wait until all of them answer and name the same leader; that leader's status."""
-        logs = self.directory / "logs"
         for i, name in enumerate(self.names):
-            self.processes.append(_Process(f"node {name}", self.command(i), logs / f"{name}.log", self.env))
+            self.processes.append(_Process(f"node {name}", self.command(i), self.directory, self.env))
         return self.wait_for_leader(timeout)
 
     def start_one(self, index: int) -> None:
         """Start node ``index`` again (after it stopped or was killed); it catches up from etcd by itself."""
         name = self.names[index]
-        process = _Process(f"node {name}", self.command(index), self.directory / "logs" / f"{name}.log", self.env)
+        process = _Process(f"node {name}", self.command(index), self.directory, self.env)
         self.processes[index] = process
 
     def wait_for_leader(self, timeout: float = 60.0) -> dict[str, Any]:
