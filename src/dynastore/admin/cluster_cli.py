@@ -177,8 +177,9 @@ def format_status(status: dict[str, Any]) -> str:
     ]
     for node in status.get("nodes", []):
         name = str(node.get("node"))
-        applied = int(node.get("appliedIndex", 0))
-        role = status.get("role", "") if name == status.get("node") else "leader" if name == leader else "follower"
+        applied = int(node.get("appliedIndex") or 0)
+        role = status.get("role") if name == status.get("node") else node.get("role")
+        role = role or ("leader" if name == leader else "follower")  # as it last reported itself
         lines.append(f"{name:<12} {role:<9} {node.get('url', ''):<28} {applied:>10} {max(0, head - applied):>8}")
     lines.append("")
     lines.append(f"as node {status.get('node')} sees it; lag: log entries a node has still to apply")

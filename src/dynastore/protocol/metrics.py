@@ -167,7 +167,7 @@ def write_cluster(page: Page, status: dict[str, Any]) -> None:
     """The replication metrics of a cluster node, from its GET /dynastore/cluster answer (docs/metrics.md
     "Cluster"): what the node knows of every node's applied index, measured against the log's head."""
     head = int(status["logHead"])
-    applied = {str(n["node"]): int(n["appliedIndex"]) for n in status.get("nodes", ())}
+    applied = {str(n["node"]): int(n.get("appliedIndex") or 0) for n in status.get("nodes", ())}
     applied[str(status["node"])] = int(status["appliedIndex"])  # its own: newer than the one it last published
     page.family("dynastore_cluster_leader", "gauge", "1 while this node holds the write lease, else 0.")
     page.sample("dynastore_cluster_leader", 1 if status.get("role") == "leader" else 0)

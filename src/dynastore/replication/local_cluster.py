@@ -110,7 +110,10 @@ def _free_ports(host: str, count: int) -> list[int]:
 
 
 def _in_use(host: str, port: int) -> bool:
+    """Whether something listens on the port (as servers do, connections of a stopped one that linger in
+    TIME_WAIT are not counted)."""
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
         except OSError:
@@ -349,7 +352,8 @@ class Nodes:
         ]
 
     def start(self, timeout: float = 60.0) -> dict[str, Any]:
-        """Start every node and wait until all of them answer and name the same leader; that leader's status."""
+        """Start every node and wait until all of them answer, name the same leader and know every node; the
+        leader's status."""
         for i, name in enumerate(self.names):
             self.processes.append(_Process(f"node {name}", self.command(i), self.directory, self.env))
         return self.wait_for_leader(timeout)
@@ -367,7 +371,8 @@ class Nodes:
         def agreed() -> bool:
             statuses[:] = [self._status_or_empty(url) for url in self.urls]
             leaders = {s.get("leader") for s in statuses}
-            return len(leaders) == 1 and None not in leaders and all(s.get("role") != "starting" for s in statuses)
+            settled = all(s.get("role") != "starting" and len(s.get("nodes", ())) == len(self.names) for s in statuses)
+            return len(leaders) == 1 and None not in leaders and settled
 
         while not agreed():
             for process in self.processes:

@@ -197,7 +197,7 @@ class ClusterNode:
                     if not gap_reported:
                         log.error(
                             "the cluster's log no longer holds entry %d (compacted): this node needs its store "
-                            "seeded from a replica (docs/cluster.md \"A replica that fell behind\")",
+                            'seeded from a replica (docs/cluster.md "A replica that fell behind")',
                             start,
                         )
                         gap_reported = True
