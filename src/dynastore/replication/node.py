@@ -35,7 +35,9 @@ from dynastore.config import Config
 from dynastore.replication import etcd_client
 from dynastore.replication.etcd_client import EtcdClient, EtcdUnavailable, LeaderRecord, parse_endpoints
 from dynastore.replication.etcd_config import APPLIED_PREFIX, HEAD_KEY, LEADER_KEY, MEMBERS_PREFIX
+from dynastore.replication.replica_reads import ReplicaReads, changes_catalog
 from dynastore.replication.replicated_log import ReplicatedLog, read_applied
+from dynastore.replication.router import Router
 from dynastore.storage.durability import decode_batch
 from dynastore.storage.kv import StorageError
 from dynastore.storage.lmdb_kv import LmdbKV
@@ -52,7 +54,8 @@ LEASE_MARGIN = 0.5  # seconds before its lease could lapse that a leader stops s
 KEEPALIVE_INTERVAL = 0.4
 APPLY_CHUNK = 64  # log entries read per request while applying
 REPORT_INTERVAL = 1.0  # seconds between a node's reports of itself (members/, applied/)
-COMPACT_INTERVAL = 10.0  # seconds between the leader's trims of the log etcd keeps
+FRESH_FOR = 1.5  # seconds a follower answers eventually consistent reads after it last saw itself caught up
+BARRIER_WAIT = 1.0  # seconds a read after a forwarded write waits for the replica to apply it
 _DIGEST_END = b"\xff" * 512
 
 
@@ -83,8 +86,6 @@ class ClusterNode:
     """One node: follows, campaigns, leads; ``protocol`` answers every request (replication/router.py)."""
 
     def __init__(self, config: Config) -> None:
-        from dynastore.replication.router import Router  # the router reads this node's state
-
         assert config.cluster is not None
         self.config = config
         self.name = config.node_name or socket.gethostname()
@@ -96,6 +97,11 @@ class ClusterNode:
         self.leader_log: ReplicatedLog | None = None
         self.replica: LmdbKV | None = None  # while following
         self.replica_log: ReplicatedLog | None = None
+        self.replica_reads: ReplicaReads | None = None  # eventually consistent reads, while following
+        self.caught_up_at = 0.0  # time.monotonic() when the apply loop last found nothing more to apply
+        self.forwarded_writes = 0  # requests forwarded to the leader (other than eventually consistent reads)
+        self._barrier_mark = 0  # forwarded_writes when the replica last caught up with the log's head
+        self._applied_event: asyncio.Event | None = None
         self.applied_index = 0  # the newest entry in this node's store (applied or, leading, synced)
         self.log_head = 0  # the newest entry this node knows of
         self.leader_changes = 0
@@ -163,8 +169,11 @@ class ClusterNode:
         self.replica_log = ReplicatedLog(data_dir, self.etcd, on_applied=self._durable)
         self.replica = LmdbKV(self.config.data_dir, durable_log=self.replica_log)
         self.applied_index = read_applied(data_dir)
+        self.replica_reads = ReplicaReads(self.config, self.replica)
+        self.caught_up_at = 0.0
 
     def _close_replica(self) -> None:
+        self.replica_reads = None
         replica, self.replica = self.replica, None
         if replica is not None:
             replica.close()
@@ -185,6 +194,13 @@ class ClusterNode:
                         txn.put(key, value)
         self.applied_index = index
         self.log_head = max(self.log_head, index)
+        reads = self.replica_reads
+        if reads is not None and changes_catalog(operations):
+            reads.catalog_changed()
+        applied = self._applied_event
+        if applied is not None:
+            applied.set()
+            self._applied_event = None
 
     async def _follow(self) -> None:
         """Apply the log as it grows, for as long as this node follows."""
@@ -205,6 +221,8 @@ class ClusterNode:
                     continue
                 for index, payload in entries:
                     self._apply(index, payload)
+                if len(entries) < APPLY_CHUNK:
+                    self.caught_up_at = time.monotonic()  # every entry up to the head at ``revision`` applied
                 if not entries:
                     await self._etcd(etcd_client.wait_for_change, HEAD_KEY, revision, 1.0)
             except EtcdUnavailable as e:
@@ -226,6 +244,38 @@ class ClusterNode:
                 self._apply(index, payload)
         self.log_head = head
         return head
+
+    # ---- reads a follower answers itself
+
+    def fresh(self) -> bool:
+        """Whether this node may answer eventually consistent reads from its replica: it follows and was caught
+        up with the log moments ago (else its reads go to the leader)."""
+        return self.role == FOLLOWER and time.monotonic() - self.caught_up_at < FRESH_FOR
+
+    def barrier_needed(self) -> bool:
+        """Whether a request was forwarded to the leader since the replica last caught up with the head: a read
+        then first waits for the replica to hold the head (a client reads its own writes through one node)."""
+        return self.forwarded_writes != self._barrier_mark
+
+    async def catch_up_to_head(self) -> bool:
+        """Wait until the replica applied the log's head as of now (a linearizable read of it); False if that
+        took longer than ``BARRIER_WAIT`` or etcd did not answer."""
+        mark = self.forwarded_writes
+        try:
+            head, _ = await asyncio.wait_for(self._etcd(etcd_client.read_head), BARRIER_WAIT)
+        except (EtcdUnavailable, TimeoutError):
+            return False
+        deadline = time.monotonic() + BARRIER_WAIT
+        while self.applied_index < head:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self.role != FOLLOWER:
+                return False
+            if self._applied_event is None:
+                self._applied_event = asyncio.Event()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._applied_event.wait(), remaining)
+        self._barrier_mark = max(self._barrier_mark, mark)
+        return True
 
     # ---- the lease and the election
 
@@ -282,6 +332,11 @@ class ClusterNode:
             if seen is not None:
                 seen.set()
                 self._leader_seen = asyncio.Event()
+
+    @property
+    def leading(self) -> Dynastore | None:
+        """The dynastore this node runs while it leads."""
+        return self.app
 
     def leader_changed(self) -> asyncio.Event:
         """An event set at the next change of the known leader (forwarding waits on it)."""
@@ -427,6 +482,8 @@ class ClusterNode:
             "appliedIndex": self.applied_index,
             "logHead": max(self.log_head, self.applied_index),
             "leaderChanges": self.leader_changes,
+            "forwardedRequests": self.protocol.forwarder.forwarded,
+            "replicaReads": self.protocol.replica_reads,
             "nodes": [
                 {"node": m["node"], "url": m.get("url"), "role": m.get("role"), "appliedIndex": m.get("appliedIndex")}
                 for m in self.members

@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import orjson
 
 from dynastore import messages
 from dynastore.errors import ServiceUnavailable
+from dynastore.protocol.http_server import RequestHandler
 from dynastore.protocol.protocol import Headers, RawResponse
 from dynastore.replication.forwarding import Forwarder, error_response
-
-if TYPE_CHECKING:
-    from dynastore.replication.node import ClusterNode
+from dynastore.replication.replica_reads import ReplicaReads, is_eventual_read
 
 __all__ = ["CLUSTER_PATH", "Router"]
 
@@ -25,25 +24,77 @@ CLUSTER_PATH = "/dynastore/cluster"
 DIGEST_PATH = CLUSTER_PATH + "/digest"
 
 
+class Leading(Protocol):
+    """The leading dynastore's request handler (app.Dynastore)."""
+
+    @property
+    def protocol(self) -> RequestHandler: ...
+
+
+class Node(Protocol):
+    """What the router reads of its node (replication/node.py)."""
+
+    role: str
+    lease_valid_until: float
+    forwarded_writes: int
+    replica_reads: ReplicaReads | None
+
+    @property
+    def leading(self) -> Leading | None: ...
+
+    def leader_url(self) -> str | None: ...
+
+    def leader_changed(self) -> asyncio.Event: ...
+
+    def status(self) -> dict[str, Any]: ...
+
+    def digest(self) -> dict[str, Any]: ...
+
+    def fresh(self) -> bool: ...
+
+    def barrier_needed(self) -> bool: ...
+
+    async def catch_up_to_head(self) -> bool: ...
+
+
 class Router:
     """The request handler of a cluster node (http_server.RequestHandler)."""
 
-    def __init__(self, node: ClusterNode) -> None:
+    def __init__(self, node: Node) -> None:
         self._node = node
         self.forwarder = Forwarder(node.leader_url, node.leader_changed)
+        self.replica_reads = 0  # eventually consistent reads this node answered from its replica
 
     def handle(self, method: str, headers: Headers, body: bytes, path: str = "/") -> RawResponse:
         node = self._node
         if path.startswith(CLUSTER_PATH):
             return self._admin(method, path)
-        app = node.app
+        app = node.leading
         if app is not None and node.role == "leader":
             if time.monotonic() > node.lease_valid_until:
                 return error_response(ServiceUnavailable(messages.CLUSTER_LEASE_LAPSED))
             return app.protocol.handle(method, headers, body, path)
         response = RawResponse(0, b"")
+        if node.replica_reads is not None and is_eventual_read(headers, body) and node.fresh():
+            if not node.barrier_needed():
+                self.replica_reads += 1
+                return node.replica_reads.handle(method, headers, body, path)
+            response.later = asyncio.ensure_future(self._read_after_barrier(method, path, headers, body))
+            return response
+        node.forwarded_writes += 1
         response.later = asyncio.ensure_future(self.forwarder.forward(method, path, headers, body))
         return response
+
+    async def _read_after_barrier(self, method: str, path: str, headers: Headers, body: bytes) -> RawResponse:
+        """An eventually consistent read after this node forwarded a write: answered from the replica once it
+        holds the log's head, else by the leader."""
+        node = self._node
+        if await node.catch_up_to_head():
+            reads = node.replica_reads
+            if reads is not None:
+                self.replica_reads += 1
+                return reads.handle(method, headers, body, path)
+        return await self.forwarder.forward(method, path, headers, body)
 
     def _admin(self, method: str, path: str) -> RawResponse:
         route = path.split("?", 1)[0].rstrip("/")
