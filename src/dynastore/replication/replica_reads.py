@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager, contextmanager
 
 from dynastore.app import authenticator, build_context, request_services
 from dynastore.config import Config
+from dynastore.engine.capacity.state import Capacity
 from dynastore.protocol import dispatch
 from dynastore.protocol.protocol import Headers, Protocol, RawResponse
 from dynastore.security.caller import AnonymousCallers
@@ -120,6 +121,11 @@ class ReplicaReads:
         )
         self.protocol.authenticator = authenticator(config)
         self.protocol.anonymous = AnonymousCallers(config.account_id, config.region, shared=config.shared_namespace)
+
+    @property
+    def capacity(self) -> Capacity:
+        """The partition buckets the reads this node answers are metered against."""
+        return self._engine.capacity
 
     def catalog_changed(self) -> None:
         """An applied entry changed a catalog record: read the tables again."""
