@@ -5,6 +5,7 @@ each on free local ports, everything kept under one directory::
 
     <directory>/cluster.json       the ports chosen on the first start (a later start reuses them: etcd members
                                    remember their peers' addresses, so a stopped cluster restarts as it was)
+    <directory>/cluster-secret     what the nodes show each other (DYNASTORE_CLUSTER_SECRET), made on the first start
     <directory>/etcd/e1..e3        the etcd members' data
     <directory>/nodes/n1..n3       the dynastore nodes' data directories
     <directory>/logs/*.log         each process's output
@@ -411,7 +412,10 @@ class LocalCluster:
         self.directory = directory
         self.ports = self._ports(directory, host)
         self.etcd = EtcdMembers(directory, self.ports, self._token(directory), etcd_binary)
-        self.nodes = Nodes(directory, self.ports, self.etcd.endpoints, serve_flags, env, credentials)
+        secret = {"DYNASTORE_CLUSTER_SECRET": self._secret(directory)}
+        self.nodes = Nodes(
+            directory, self.ports, self.etcd.endpoints, serve_flags, {**secret, **(env or {})}, credentials
+        )
 
     @staticmethod
     def _ports(directory: Path, host: str) -> Ports:
@@ -433,6 +437,19 @@ class LocalCluster:
         path = directory / "etcd-token"
         if not path.exists():
             path.write_text("dynastore-" + secrets.token_hex(8) + "\n")
+        return path.read_text().strip()
+
+    @staticmethod
+    def _secret(directory: Path) -> str:
+        """The secret one node shows another for what only nodes may ask (a copy of a store, reports of reads),
+        readable by its owner only; DYNASTORE_CLUSTER_SECRET in ``env`` or the environment wins."""
+        given = os.environ.get("DYNASTORE_CLUSTER_SECRET")
+        if given:
+            return given
+        path = directory / "cluster-secret"
+        if not path.exists():
+            path.touch(mode=0o600)
+            path.write_text(secrets.token_urlsafe(32) + "\n")
         return path.read_text().strip()
 
     @property
