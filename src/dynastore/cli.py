@@ -149,7 +149,7 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
 
     add_transfer_commands(commands, defaults)
     _add_streams_command(commands, defaults)
-    from dynastore.admin.cluster_cli import add_cluster_command
+    from dynastore.replication.cluster_cli import add_cluster_command
 
     add_cluster_command(commands, default_endpoint(defaults.host, defaults.port))
     return parser
@@ -196,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
         raise SystemExit(streams_cli.run(args))
     elif args.command == "cluster":
-        from dynastore.admin import cluster_cli
+        from dynastore.replication import cluster_cli
 
         raise SystemExit(cluster_cli.run(args))
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from dynastore.admin.cluster_cli import format_status
+from dynastore.replication.cluster_cli import format_status
 from dynastore.cli import main
 
 STATUS: dict[str, Any] = {
