@@ -121,30 +121,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 class ClusterNode(ServerDynastore):
     """One node of the session's cluster, with the methods of the single server (dynastore.pytest_plugin): its
-    clients and requests go to this node; the clock, kept by every node, is moved on every node."""
+    clients and requests go to this node, which forwards to the leader what it does not answer itself (writes,
+    dynastore's own endpoints: the clock is the leader's)."""
 
-    def __init__(self, url: str, every_url: list[str], credentials: dict[str, str] | None, region: str) -> None:
+    def __init__(self, url: str, credentials: dict[str, str] | None, region: str) -> None:
         self.url = url
-        self.every_url = every_url
         self.credentials = credentials
         self.region = region
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        body: bytes | dict[str, Any] = b"",
-        headers: dict[str, str] | None = None,
-        *,
-        sign: bool | None = None,
-    ) -> Any:
-        answer = super().request(method, path, body, headers, sign=sign)
-        if method == "POST" and path.split("?", 1)[0] == "/dynastore/clock" and answer.status == 200:
-            for other in self.every_url:
-                if other != self.url:
-                    node = ClusterNode(other, self.every_url, self.credentials, self.region)
-                    assert ServerDynastore.request(node, method, path, body, headers, sign=sign).status == 200
-        return answer
 
     def stop(self) -> None:
         """The cluster stops at the end of the session, not its nodes one by one."""
@@ -155,7 +138,7 @@ class SessionCluster:
 
     def __init__(self, config: pytest.Config, directory: Any) -> None:
         from dynastore.pytest_plugin import _serve_config
-        from dynastore.replication.local_cluster import LocalCluster
+        from dynastore.replication.local_cluster import ClusterError, LocalCluster
 
         flags = [f for f in serve_flags(config) if f != "--in-memory"]  # every node keeps its replica on disk
         credentials = session_credentials() if auth_of(config) == "sigv4" else None
@@ -165,11 +148,14 @@ class SessionCluster:
         self.cluster = LocalCluster(
             directory, serve_flags=flags, env=admin_environment(credentials), credentials=signing
         )
-        self.cluster.start()
+        try:
+            self.cluster.start()
+        except ClusterError as e:  # as the single server's failure to start: one error, not one per test
+            raise pytest.UsageError(f"--dynastore-cluster: the cluster did not start: {e}") from None
         self._turns = itertools.cycle(self.cluster.urls)
 
     def next_node(self) -> ClusterNode:
-        return ClusterNode(next(self._turns), self.cluster.urls, self.credentials, self.region)
+        return ClusterNode(next(self._turns), self.credentials, self.region)
 
 
 @pytest.fixture(scope="session")

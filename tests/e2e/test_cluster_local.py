@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -180,3 +181,30 @@ def test_up_reports_a_node_that_exits_and_the_others_go_on(up: Up, tmp_path: Pat
     code, _ = up.stop(signal.SIGTERM)
     assert code == 0
     assert not list((directory / "run").iterdir())  # every process that ran is gone
+
+
+def test_a_node_stopped_and_started_again_catches_up(tmp_path: Path) -> None:
+    with LocalCluster(tmp_path) as cluster:
+        leader = cluster.status()["leader"]
+        follower = next(i for i, name in enumerate(cluster.nodes.names) if name != leader)
+        assert cluster.nodes.stop_one(follower) == 0
+        client = make_client(cluster.urls[(follower + 1) % 3])
+        client.create_table(
+            TableName="while_away",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        client.get_waiter("table_exists").wait(TableName="while_away", WaiterConfig={"Delay": 0.1, "MaxAttempts": 300})
+        client.put_item(TableName="while_away", Item={"pk": {"S": "a"}})
+        cluster.nodes.start_one(follower)
+        cluster.nodes.wait_for_leader()
+        head = cluster.status((follower + 1) % 3)["logHead"]
+        for _ in range(300):  # it applies what it missed by itself
+            if cluster.status(follower)["appliedIndex"] >= head:
+                break
+            time.sleep(0.1)
+        assert cluster.status(follower)["appliedIndex"] >= head
+        got = make_client(cluster.urls[follower]).get_item(TableName="while_away", Key={"pk": {"S": "a"}})
+        assert got["Item"] == {"pk": {"S": "a"}}  # an eventually consistent read, from its own replica
+    assert not [p for p in cluster.ports.every() if listening(p)]

@@ -359,11 +359,16 @@ class Nodes:
             self.processes.append(_Process(f"node {name}", self.command(i), self.directory, self.env))
         return self.wait_for_leader(timeout)
 
+    def stop_one(self, index: int, timeout: float = NODE_STOP_TIMEOUT) -> int:
+        """Stop node ``index`` (SIGTERM) while the others go on; its exit code."""
+        process = self.processes[index]
+        _stop_together([process], timeout)
+        return int(process.process.returncode)
+
     def start_one(self, index: int) -> None:
         """Start node ``index`` again (after it stopped or was killed); it catches up from etcd by itself."""
         name = self.names[index]
-        process = _Process(f"node {name}", self.command(index), self.directory, self.env)
-        self.processes[index] = process
+        self.processes[index] = _Process(f"node {name}", self.command(index), self.directory, self.env)
 
     def wait_for_leader(self, timeout: float = 60.0) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
