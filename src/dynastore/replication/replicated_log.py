@@ -28,7 +28,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from dynastore.replication import etcd_client
 from dynastore.replication.etcd_client import EtcdClient, EtcdUnavailable, Fenced
 from dynastore.replication.etcd_config import MAX_TXN_BYTES
 from dynastore.storage.durability import Batch, LogSyncer, Operation, Position, decode_batch
@@ -82,6 +81,7 @@ class ReplicatedLog:
         self._end = self._applied  # the newest entry appended
         self._synced = self._applied  # the newest entry known durable in etcd
         self._kept: list[tuple[int, bytes]] = []  # entries after _applied, oldest first
+        self._unsynced: list[tuple[int, bytes]] = []  # leading: the entries after _synced, oldest first
         self._logged_bytes = 0
         self._expected: int | None = None  # following: the entry the apply loop is writing
         self._lock = threading.Lock()  # _kept/_end between the owner thread and a syncing worker
@@ -148,16 +148,25 @@ class ReplicatedLog:
                 index = self._end + 1
             self._end = index
             self._kept.append((index, payload))
+            if self._fence is not None:
+                self._unsynced.append((index, payload))
             self._logged_bytes += len(payload)
 
     def sync(self) -> None:
         if self._fence is None:
             return
+        with self._lock:
+            target = self._end  # every entry appended before this call must be in etcd when it returns
         with self._sync_lock:
+            if self._lost:
+                raise DurabilityError("this node no longer holds the write lease")
             with self._lock:
-                pending = [entry for entry in self._kept if entry[0] > self._synced]
+                pending = list(self._unsynced)
             for group in _transactions(pending):
                 self._send(group)
+            if self._synced < target:
+                # Another sync took these entries and failed: nothing after it may be reported durable.
+                raise DurabilityError("the cluster's log did not take every write")
 
     def _send(self, group: list[tuple[int, bytes]]) -> None:
         fence = self._fence
@@ -165,12 +174,14 @@ class ReplicatedLog:
         head = group[0][0] - 1
         started = time.monotonic()
         try:
-            self._etcd.call(lambda client: etcd_client.append(client, fence, head, group))
+            self._etcd.append(fence, head, group)
         except (Fenced, EtcdUnavailable) as e:
             self._lose(e)
             raise DurabilityError(f"the cluster's log did not take the write: {e}") from e
+        last = group[-1][0]
         with self._lock:
-            self._synced = max(self._synced, group[-1][0])
+            self._synced = max(self._synced, last)
+            self._unsynced = [entry for entry in self._unsynced if entry[0] > last]
             self.transactions += 1
             self.entries_sent += len(group)
             self.bytes_sent += sum(len(payload) for _, payload in group)
@@ -189,6 +200,7 @@ class ReplicatedLog:
         index = position[0]
         with self._lock:
             self._kept = [entry for entry in self._kept if entry[0] <= index]
+            self._unsynced = [entry for entry in self._unsynced if entry[0] <= index]
             self._end = index
             self._synced = min(self._synced, index)
 
@@ -208,6 +220,8 @@ class ReplicatedLog:
 
     def applied(self, position: Position) -> None:
         index = position[0]
+        if self._fence is not None:
+            index = min(index, self._synced)  # never past what etcd holds (a file may not hold more)
         with self._lock:
             self._kept = [entry for entry in self._kept if entry[0] > index]
         if index > self._applied:
