@@ -34,6 +34,7 @@ __all__ = [
     "SyncMetrics",
     "directory_bytes",
     "outcome_of",
+    "cluster_page",
     "write_cluster",
 ]
 
@@ -193,6 +194,14 @@ def write_cluster(page: Page, status: dict[str, Any]) -> None:
     )
     for node in sorted(applied):
         page.sample("dynastore_cluster_replication_lag_entries", max(0, head - applied[node]), ("node",), (node,))
+
+
+def cluster_page(status: dict[str, Any]) -> bytes:
+    """The body of ``GET /metrics`` of a cluster node that runs no dynastore of its own now (a follower, or a node
+    during an election): the cluster families only."""
+    page = Page()
+    write_cluster(page, status)
+    return page.bytes()
 
 
 class Metrics:

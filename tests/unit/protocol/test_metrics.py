@@ -15,7 +15,7 @@ from dynastore.app import Dynastore
 from dynastore.config import Config
 from dynastore.engine import indexes
 from dynastore.protocol.connections import ConnectionLimits, Registry
-from dynastore.protocol.metrics import OTHER, RequestMetrics, directory_bytes, outcome_of
+from dynastore.protocol.metrics import OTHER, RequestMetrics, cluster_page, directory_bytes, outcome_of
 from dynastore.protocol.protocol import MetricsEndpoint
 from dynastore.util.clock import ManualClock
 from tests.prometheus_text import Series, parse, value
@@ -314,3 +314,18 @@ def test_the_leader_during_an_election_and_a_server_that_is_not_clustered(app: D
     electing = {**CLUSTER_STATUS, "role": "follower", "leader": None, "leaderUrl": None}
     app.metrics.cluster_status = lambda: electing
     assert value(scrape(app), "dynastore_cluster_leader_known") == 0
+
+
+def test_a_follower_s_own_page_holds_the_cluster_families_only() -> None:
+    values, types = parse(cluster_page(CLUSTER_STATUS).decode())
+    assert {name for name, _ in values} == {
+        "dynastore_cluster_leader",
+        "dynastore_cluster_leader_known",
+        "dynastore_cluster_leader_changes_total",
+        "dynastore_cluster_log_head_index",
+        "dynastore_cluster_log_entries",
+        "dynastore_cluster_applied_index",
+        "dynastore_cluster_replication_lag_entries",
+    }
+    assert types["dynastore_cluster_leader_changes_total"] == "counter"
+    assert value(values, "dynastore_cluster_replication_lag_entries", node="n3") == 10
