@@ -364,6 +364,9 @@ class ClusterNode:
                 await self._etcd(etcd_client.wait_for_change, LEADER_KEY, revision, 1.0)
             except EtcdUnavailable:
                 await asyncio.sleep(0.3)
+            except Exception:
+                log.exception("the election loop failed; it goes on")  # never leave the node without one
+                await asyncio.sleep(1)
 
     def _see_leader(self, leader: LeaderRecord | None) -> None:
         known = self.leader
@@ -480,14 +483,21 @@ class ClusterNode:
             self.app = None
             try:
                 await app.stop()
-            except StorageError as e:
-                log.error("stopping the leading dynastore: %s", e)
+            except Exception:
+                log.exception("stopping the leading dynastore failed")
+                app.kv.close()  # the store's directory must be free for the replica
             self.durability.current = None
             self.leader_log = None
         if fence is not None:
             with contextlib.suppress(EtcdUnavailable):  # else its lease lapses instead
                 await self._etcd(etcd_client.resign, fence)
-        self._open_replica()
+        while True:
+            try:
+                self._open_replica()
+                break
+            except StorageError as e:
+                log.error("this node cannot open its replica (it tries again): %s", e)
+                await asyncio.sleep(1)
         self._following = asyncio.get_running_loop().create_task(self._follow())
 
     async def _resign(self) -> None:
