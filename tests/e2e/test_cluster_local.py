@@ -26,7 +26,6 @@ from tests.e2e.conftest import make_client
 needs_etcd = pytest.mark.skipif(
     not os.path.exists(ETCD_BINARY), reason=f"{ETCD_BINARY} is not installed (Debian: etcd-server)"
 )
-pytestmark = needs_etcd
 
 
 def listening(port: int) -> bool:
@@ -44,6 +43,7 @@ def b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
 
+@needs_etcd
 def test_etcd_members_stop_and_start_again_with_their_data(tmp_path: Path) -> None:
     ports = Ports.free("127.0.0.1")
     members = EtcdMembers(tmp_path, ports, "dynastore-test")
@@ -62,6 +62,7 @@ def test_etcd_members_stop_and_start_again_with_their_data(tmp_path: Path) -> No
         again.stop()
 
 
+@needs_etcd
 def test_a_node_that_cannot_start_stops_the_whole_cluster_and_says_why(tmp_path: Path) -> None:
     cluster = LocalCluster(tmp_path, serve_flags=["--no-such-flag"])
     with pytest.raises(ClusterError) as failed:
@@ -116,6 +117,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@needs_etcd
 def test_up_prints_three_endpoints_and_status_shows_the_nodes(up: Up, tmp_path: Path) -> None:
     directory = tmp_path / "cluster"
     assert sorted(up.nodes) == ["n1", "n2", "n3"]
@@ -138,6 +140,7 @@ def test_up_prints_three_endpoints_and_status_shows_the_nodes(up: Up, tmp_path: 
     assert sorted((n["node"], n["url"]) for n in as_json["nodes"]) == sorted(up.nodes.items())
 
 
+@needs_etcd
 def test_ctrl_c_stops_everything_and_up_starts_the_same_cluster_again(tmp_path: Path) -> None:
     directory = tmp_path / "cluster"
     first = Up(directory)
@@ -167,6 +170,7 @@ def test_ctrl_c_stops_everything_and_up_starts_the_same_cluster_again(tmp_path: 
     assert code == 0
 
 
+@needs_etcd
 def test_up_reports_a_node_that_exits_and_the_others_go_on(up: Up, tmp_path: Path) -> None:
     directory = tmp_path / "cluster"
     follower = next(name for name in up.nodes if name != up.leader)
@@ -183,6 +187,7 @@ def test_up_reports_a_node_that_exits_and_the_others_go_on(up: Up, tmp_path: Pat
     assert not list((directory / "run").iterdir())  # every process that ran is gone
 
 
+@needs_etcd
 def test_a_node_stopped_and_started_again_catches_up(tmp_path: Path) -> None:
     with LocalCluster(tmp_path) as cluster:
         leader = cluster.status()["leader"]
@@ -208,3 +213,18 @@ def test_a_node_stopped_and_started_again_catches_up(tmp_path: Path) -> None:
         got = make_client(cluster.urls[follower]).get_item(TableName="while_away", Key={"pk": {"S": "a"}})
         assert got["Item"] == {"pk": {"S": "a"}}  # an eventually consistent read, from its own replica
     assert not [p for p in cluster.ports.every() if listening(p)]
+
+
+def test_status_of_a_server_that_is_not_clustered_says_so() -> None:
+    from tests.e2e.server_process import ServerProcess
+
+    server = ServerProcess()
+    try:
+        shown = cli("cluster", "status", "--endpoint", server.url)
+    finally:
+        server.close()
+    assert (shown.returncode, shown.stdout, shown.stderr) == (
+        1,
+        "",
+        f"dynastore cluster status: error: {server.url} is not part of a cluster (it was started without --cluster)\n",
+    )
