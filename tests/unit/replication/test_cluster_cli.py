@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from dynastore.replication.cluster_cli import format_status
 from dynastore.cli import main
+from dynastore.replication.cluster_cli import format_status
 
 STATUS: dict[str, Any] = {
     "node": "n2",
