@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 
 from dynastore.replication import etcd_client
 from dynastore.replication.etcd_client import EtcdClient, EtcdUnavailable, Fenced
-from dynastore.replication.etcd_config import MAX_TXN_BYTES
+from dynastore.replication.etcd_config import MAX_TXN_BYTES, MAX_TXN_ENTRIES
 from dynastore.storage.durability import Batch, LogSyncer, Operation, Position, decode_batch
 from dynastore.storage.kv import DurabilityError
 
@@ -213,11 +213,12 @@ class ReplicatedLog:
 
 
 def _transactions(entries: list[tuple[int, bytes]]) -> Iterator[list[tuple[int, bytes]]]:
-    """``entries`` in groups of consecutive entries that each fit one etcd transaction."""
+    """``entries`` in groups of consecutive entries that each fit one etcd transaction (its bytes and its number
+    of operations)."""
     group: list[tuple[int, bytes]] = []
     size = 0
     for entry in entries:
-        if group and size + len(entry[1]) > MAX_TXN_BYTES:
+        if group and (size + len(entry[1]) > MAX_TXN_BYTES or len(group) >= MAX_TXN_ENTRIES):
             yield group
             group, size = [], 0
         group.append(entry)
