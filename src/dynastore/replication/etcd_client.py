@@ -64,7 +64,7 @@ class LeaderRecord:
 
 def parse_endpoints(spec: str) -> list[tuple[str, int]]:
     """``etcd://HOST:PORT[,HOST:PORT...]`` (the scheme is optional) as (host, port) pairs. Raises ValueError."""
-    text = spec.removeprefix("etcd://").strip().rstrip("/")
+    text = spec.strip().removeprefix("etcd://").rstrip("/")
     endpoints: list[tuple[str, int]] = []
     for part in text.split(","):
         host, sep, port = part.strip().rpartition(":")
