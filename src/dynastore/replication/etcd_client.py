@@ -28,7 +28,7 @@ from dynastore.replication.etcd_config import (
     log_key,
 )
 
-__all__ = ["EtcdClient", "EtcdUnavailable", "Fenced", "LeaderRecord", "parse_endpoints"]
+__all__ = ["EtcdClient", "EtcdUnavailable", "Fenced", "LeaderRecord"]
 
 log = logging.getLogger(__name__)
 
@@ -60,18 +60,6 @@ class LeaderRecord:
         self.node = node
         self.url = url
         self.revision = revision
-
-
-def parse_endpoints(spec: str) -> list[tuple[str, int]]:
-    """``etcd://HOST:PORT[,HOST:PORT...]`` (the scheme is optional) as (host, port) pairs. Raises ValueError."""
-    text = spec.strip().removeprefix("etcd://").rstrip("/")
-    endpoints: list[tuple[str, int]] = []
-    for part in text.split(","):
-        host, sep, port = part.strip().rpartition(":")
-        if not sep or not host or not port.isdigit():
-            raise ValueError(f"expected etcd://HOST:PORT[,HOST:PORT...], got {spec!r}")
-        endpoints.append((host, int(port)))
-    return endpoints
 
 
 class EtcdClient:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 
 from dynastore.replication import etcd_client
@@ -33,7 +34,7 @@ from dynastore.replication.etcd_config import MAX_TXN_BYTES, MAX_TXN_ENTRIES
 from dynastore.storage.durability import Batch, LogSyncer, Operation, Position, decode_batch
 from dynastore.storage.kv import DurabilityError
 
-__all__ = ["APPLIED_FILE", "ReplicatedLog", "read_applied"]
+__all__ = ["APPLIED_FILE", "ReplicatedLog", "read_applied", "record_applied"]
 
 APPLIED_FILE = "cluster-applied"  # in the data directory: the log index the store's file holds durably
 COMPACT_AFTER_BYTES = 64 << 20  # the store checkpoints once this much was logged since the last one
@@ -48,7 +49,8 @@ def read_applied(data_dir: str) -> int:
         return 0
 
 
-def _record_applied(data_dir: str, index: int) -> None:
+def record_applied(data_dir: str, index: int) -> None:
+    """Record durably that the store in ``data_dir`` holds the log up to ``index``."""
     path = os.path.join(data_dir, APPLIED_FILE)
     temporary = path + ".tmp"
     with open(temporary, "wb") as f:
@@ -80,11 +82,18 @@ class ReplicatedLog:
         self._end = self._applied  # the newest entry appended
         self._synced = self._applied  # the newest entry known durable in etcd
         self._kept: list[tuple[int, bytes]] = []  # entries after _applied, oldest first
+        self._unsynced: list[tuple[int, bytes]] = []  # leading: the entries after _synced, oldest first
         self._logged_bytes = 0
         self._expected: int | None = None  # following: the entry the apply loop is writing
         self._lock = threading.Lock()  # _kept/_end between the owner thread and a syncing worker
         self._sync_lock = threading.Lock()  # one sync at a time, so appends reach etcd in order
         self._lost = False
+        # What the leader sent (GET /dynastore/cluster, /metrics): etcd transactions, the entries and bytes in
+        # them, and the seconds spent waiting for them.
+        self.transactions = 0
+        self.entries_sent = 0
+        self.bytes_sent = 0
+        self.append_seconds = 0.0
 
     @property
     def leading(self) -> bool:
@@ -140,6 +149,8 @@ class ReplicatedLog:
                 index = self._end + 1
             self._end = index
             self._kept.append((index, payload))
+            if self._fence is not None:
+                self._unsynced.append((index, payload))
             self._logged_bytes += len(payload)
 
     def sync(self) -> None:
@@ -147,7 +158,8 @@ class ReplicatedLog:
             return
         with self._sync_lock:
             with self._lock:
-                pending = [entry for entry in self._kept if entry[0] > self._synced]
+                pending = self._unsynced
+                self._unsynced = []
             for group in _transactions(pending):
                 self._send(group)
 
@@ -155,6 +167,7 @@ class ReplicatedLog:
         fence = self._fence
         assert fence is not None
         head = group[0][0] - 1
+        started = time.monotonic()
         try:
             self._etcd.call(lambda client: etcd_client.append(client, fence, head, group))
         except (Fenced, EtcdUnavailable) as e:
@@ -162,6 +175,10 @@ class ReplicatedLog:
             raise DurabilityError(f"the cluster's log did not take the write: {e}") from e
         with self._lock:
             self._synced = max(self._synced, group[-1][0])
+            self.transactions += 1
+            self.entries_sent += len(group)
+            self.bytes_sent += sum(len(payload) for _, payload in group)
+            self.append_seconds += time.monotonic() - started
 
     def _lose(self, error: BaseException) -> None:
         with self._lock:
@@ -176,6 +193,7 @@ class ReplicatedLog:
         index = position[0]
         with self._lock:
             self._kept = [entry for entry in self._kept if entry[0] <= index]
+            self._unsynced = [entry for entry in self._unsynced if entry[0] <= index]
             self._end = index
             self._synced = min(self._synced, index)
 
@@ -198,7 +216,7 @@ class ReplicatedLog:
         with self._lock:
             self._kept = [entry for entry in self._kept if entry[0] > index]
         if index > self._applied:
-            _record_applied(self._dir, index)
+            record_applied(self._dir, index)
             self._applied = index
             if self._on_applied is not None:
                 self._on_applied(index)

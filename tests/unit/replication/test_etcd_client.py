@@ -1,10 +1,11 @@
-"""What --cluster accepts (replication/etcd_client.py parse_endpoints)."""
+"""What --cluster accepts (replication/etcd_config.py parse_endpoints)."""
 
 from __future__ import annotations
 
 import pytest
 
-from dynastore.replication.etcd_client import EtcdClient, parse_endpoints
+from dynastore.replication.etcd_client import EtcdClient
+from dynastore.replication.etcd_config import parse_endpoints
 
 
 @pytest.mark.parametrize(
