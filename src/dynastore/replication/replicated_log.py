@@ -158,6 +158,10 @@ class ReplicatedLog:
             return
         with self._sync_lock:
             with self._lock:
+                if self._lost:
+                    # An append failed: the entries it took from _unsynced never reached etcd, so no later sync
+                    # may report them (or anything after them) durable.
+                    raise DurabilityError("this node no longer holds the write lease")
                 pending = self._unsynced
                 self._unsynced = []
             for group in _transactions(pending):

@@ -11,7 +11,7 @@ import pytest
 
 from dynastore.protocol.protocol import RawResponse
 from dynastore.replication import forwarding
-from dynastore.replication.forwarding import Forwarder
+from dynastore.replication.forwarding import FORWARDED_HEADER, Forwarder
 from tests.cluster.node_fixtures import free_port
 
 ANSWER = b'{"Item":{}}'
@@ -107,7 +107,9 @@ def test_a_request_is_forwarded_unchanged_and_the_answer_returned() -> None:
     assert line == "POST / HTTP/1.1"
     assert body == BODY
     sent = {name: value for name, value in headers}
-    assert sent == {name: value for name, value in HEADERS.items() if name != "connection"}
+    # Unchanged, the signed ones included; marked as forwarded (a node that does not lead answers it 503 rather
+    # than forwarding it on); its own connection header is the forwarder's.
+    assert sent == {**{name: value for name, value in HEADERS.items() if name != "connection"}, FORWARDED_HEADER: "1"}
 
 
 def test_connections_to_the_leader_are_kept_and_reused() -> None:
