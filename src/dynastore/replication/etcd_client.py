@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import aetcd
+import grpc
 from aetcd import rpc
 
 from dynastore.replication.etcd_config import (
@@ -95,7 +96,9 @@ class EtcdClient:
         client = await self._connected()
         try:
             return await asyncio.wait_for(make(client), CALL_TIMEOUT)
-        except (aetcd.ClientError, TimeoutError, OSError) as e:
+        except (aetcd.ClientError, grpc.RpcError, TimeoutError, OSError) as e:
+            # (grpc.RpcError: the operations that call etcd's stubs directly get grpc's own errors, which aetcd
+            # translates only for its own methods)
             await self._rotate(client)
             raise EtcdUnavailable(f"etcd: {type(e).__name__}: {e}") from e
 
@@ -117,9 +120,12 @@ class EtcdClient:
             self._next += 1
             broken: Any = failed  # a broken channel may fail to close; it is dropped either way
             with contextlib.suppress(Exception):
-                await broken.close()
+                await asyncio.wait_for(broken.close(), CALL_TIMEOUT)
 
     def close(self) -> None:
+        if self._loop.is_closed():
+            return
+
         async def shut() -> None:
             client = self._client
             if client is not None:
@@ -131,6 +137,8 @@ class EtcdClient:
             asyncio.run_coroutine_threadsafe(shut(), self._loop).result(CALL_TIMEOUT)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(CALL_TIMEOUT)
+        if not self._thread.is_alive():
+            self._loop.close()
 
 
 # ---- the operations dynastore runs (each takes the client, for ``call`` / ``run``)

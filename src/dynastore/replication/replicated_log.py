@@ -32,7 +32,7 @@ from dynastore.replication import etcd_client
 from dynastore.replication.etcd_client import EtcdClient, EtcdUnavailable, Fenced
 from dynastore.replication.etcd_config import MAX_TXN_BYTES, MAX_TXN_ENTRIES
 from dynastore.storage.durability import Batch, LogSyncer, Operation, Position, decode_batch
-from dynastore.storage.kv import DurabilityError
+from dynastore.storage.kv import DurabilityError, OutcomeUnknownError
 
 __all__ = ["APPLIED_FILE", "ReplicatedLog", "read_applied", "record_applied"]
 
@@ -174,9 +174,14 @@ class ReplicatedLog:
         started = time.monotonic()
         try:
             self._etcd.call(lambda client: etcd_client.append(client, fence, head, group))
-        except (Fenced, EtcdUnavailable) as e:
+        except Fenced as e:
             self._lose(e)
             raise DurabilityError(f"the cluster's log did not take the write: {e}") from e
+        except EtcdUnavailable as e:
+            # etcd may have committed it without answering (a timeout, quorum lost after the proposal): the
+            # writes are answered as in doubt, since the node that next applies the log may apply them.
+            self._lose(e)
+            raise OutcomeUnknownError(f"the cluster's log did not answer: {e}") from e
         with self._lock:
             self._synced = max(self._synced, group[-1][0])
             self.transactions += 1

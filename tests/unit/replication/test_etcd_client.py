@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import grpc
 import pytest
 
-from dynastore.replication.etcd_client import EtcdClient
+from dynastore.replication.etcd_client import EtcdClient, EtcdUnavailable
 from dynastore.replication.etcd_config import parse_endpoints
 
 
@@ -33,3 +36,41 @@ def test_bad_specs(spec: str) -> None:
 def test_a_client_needs_an_endpoint() -> None:
     with pytest.raises(ValueError, match="no etcd endpoint"):
         EtcdClient([])
+
+
+class FakeChannel:
+    """An aetcd client whose every call fails as a raw grpc stub call does when etcd has no quorum."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+def unavailable() -> grpc.aio.AioRpcError:
+    metadata = grpc.aio.Metadata()
+    return grpc.aio.AioRpcError(grpc.StatusCode.UNAVAILABLE, metadata, metadata, "no leader")
+
+
+def test_a_grpc_error_is_etcd_unavailable_and_rotates_the_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    client = EtcdClient([("127.0.0.1", 1), ("127.0.0.1", 2)])
+    channels: list[FakeChannel] = []
+
+    async def connected() -> Any:
+        if client._client is None:
+            channels.append(FakeChannel())
+            client._client = channels[-1]  # type: ignore[assignment]
+        return client._client
+
+    async def failing(_: Any) -> None:
+        raise unavailable()
+
+    monkeypatch.setattr(client, "_connected", connected)
+    try:
+        for _ in range(2):
+            with pytest.raises(EtcdUnavailable, match="AioRpcError"):
+                client.call(failing)
+        assert len(channels) == 2 and channels[0].closed  # the failed channel was dropped for a new one
+    finally:
+        client.close()

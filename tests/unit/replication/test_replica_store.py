@@ -3,13 +3,17 @@ and the index it records, following and leading, across a close and a reopen."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from dynastore.errors import DynamoError, InternalServerError, ServiceUnavailable
+from dynastore.protocol.protocol import durability_failure
 from dynastore.replication.replicated_log import ReplicatedLog, read_applied
-from dynastore.storage.kv import StorageError
+from dynastore.storage.group_commit import GroupCommitter
+from dynastore.storage.kv import DurabilityError, StorageError
 from dynastore.storage.lmdb_kv import LmdbKV
 from tests.unit.replication.fake_etcd import FakeEtcd
 
@@ -111,3 +115,35 @@ def test_a_leader_whose_append_is_fenced_takes_its_writes_back(tmp_path: Path) -
     kv, _ = following(tmp_path, etcd)
     assert (applied, contents(kv)) in [(0, {}), (1, {b"a": b"1"})]
     kv.close()
+
+
+@pytest.mark.parametrize(
+    ("etcd_fails", "answer"),
+    [
+        # etcd did not answer: it may hold the write, which the next node to apply the log applies: in doubt
+        ("unavailable", InternalServerError),
+        # etcd refused the append (another leader): nothing was written: refused, retryable as not done
+        ("fenced", ServiceUnavailable),
+    ],
+)
+def test_a_leaders_write_etcd_did_not_take_is_answered_by_what_etcd_said(
+    tmp_path: Path, etcd_fails: str, answer: type[DynamoError]
+) -> None:
+    async def body() -> BaseException:
+        etcd = FakeEtcd()
+        log = ReplicatedLog(str(tmp_path), etcd, fence=etcd.store.take_lease("n1"))  # type: ignore[arg-type]
+        kv = LmdbKV(tmp_path, map_size=1 << 26, durable_log=log)
+        committer = GroupCommitter(kv, asyncio.get_running_loop())
+        if etcd_fails == "unavailable":
+            etcd.unavailable = True
+        else:
+            etcd.store.take_lease("n2")
+        with kv.write() as txn:
+            txn.put(b"a", b"1")
+        with pytest.raises(DurabilityError) as info:
+            await committer.wait_durable(kv.commit_seq)
+        kv.close()
+        return info.value
+
+    error = asyncio.run(body())
+    assert type(durability_failure(error)) is answer
