@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import hashlib
 import json
 import logging
 import socket
@@ -35,11 +34,11 @@ from dynastore.config import Config
 from dynastore.replication import etcd_client, read_budget
 from dynastore.replication.etcd_client import EtcdClient, EtcdUnavailable, LeaderRecord
 from dynastore.replication.etcd_config import APPLIED_PREFIX, HEAD_KEY, LEADER_KEY, MEMBERS_PREFIX, parse_endpoints
-from dynastore.replication.replica_reads import ReplicaReads, changes_catalog
+from dynastore.replication.replica import Replica, digest_of
+from dynastore.replication.replica_reads import ReplicaReads
 from dynastore.replication.replicated_log import ReplicatedLog, read_applied
 from dynastore.replication.router import READS_PATH, Router
-from dynastore.replication.seeding import fetch_image, image_of, post_json
-from dynastore.storage.durability import decode_batch
+from dynastore.replication.seeding import discard_store, fetch_image, image_of, post_json
 from dynastore.storage.kv import StorageError
 from dynastore.storage.lmdb_kv import LmdbKV
 
@@ -57,7 +56,6 @@ APPLY_CHUNK = 64  # log entries read per request while applying
 SELF_REPORT_INTERVAL = 1.0  # seconds between a node's reports of itself (members/, applied/)
 FRESH_FOR = 1.5  # seconds a follower answers eventually consistent reads after it last saw itself caught up
 BARRIER_WAIT = 1.0  # seconds a read after a forwarded write waits for the replica to apply it
-_DIGEST_END = b"\xff" * 512
 
 
 class _CurrentCommitter:
@@ -96,9 +94,7 @@ class ClusterNode:
         self.leader: LeaderRecord | None = None
         self.app: Dynastore | None = None  # while leading
         self.leader_log: ReplicatedLog | None = None
-        self.replica: LmdbKV | None = None  # while following
-        self.replica_log: ReplicatedLog | None = None
-        self.replica_reads: ReplicaReads | None = None  # eventually consistent reads, while following
+        self.replica: Replica | None = None  # while following
         self.caught_up_at = 0.0  # time.monotonic() when the apply loop last found nothing more to apply
         self.forwarded_writes = 0  # requests forwarded to the leader (other than eventually consistent reads)
         self._barrier_mark = 0  # forwarded_writes when the replica last caught up with the log's head
@@ -166,39 +162,29 @@ class ClusterNode:
 
     # ---- the replica
 
+    @property
+    def replica_reads(self) -> ReplicaReads | None:
+        """Eventually consistent reads from this node's replica, while it follows."""
+        replica = self.replica
+        return None if replica is None else replica.reads
+
     def _open_replica(self) -> None:
-        data_dir = str(self.config.data_dir)
-        self.replica_log = ReplicatedLog(data_dir, self.etcd, on_applied=self._durable)
-        self.replica = LmdbKV(self.config.data_dir, durable_log=self.replica_log)
-        self.applied_index = read_applied(data_dir)
-        self.replica_reads = ReplicaReads(self.config, self.replica)
+        replica = self.replica = Replica(self.config, self.etcd, self._durable)
+        self.applied_index = replica.applied_index
         self.caught_up_at = 0.0
 
     def _close_replica(self) -> None:
-        self.replica_reads = None
         replica, self.replica = self.replica, None
         if replica is not None:
             replica.close()
-        self.replica_log = None
 
     def _apply(self, index: int, payload: bytes) -> None:
-        """Write log entry ``index`` into the replica (one storage transaction)."""
-        replica, replica_log = self.replica, self.replica_log
-        assert replica is not None and replica_log is not None
-        operations = decode_batch(memoryview(payload))
-        if operations:
-            replica_log.expect(index)
-            with replica.write() as txn:
-                for key, value in operations:
-                    if value is None:
-                        txn.delete(key)
-                    else:
-                        txn.put(key, value)
+        """Write log entry ``index`` into the replica."""
+        replica = self.replica
+        assert replica is not None
+        replica.apply(index, payload)
         self.applied_index = index
         self.log_head = max(self.log_head, index)
-        reads = self.replica_reads
-        if reads is not None and changes_catalog(operations):
-            reads.catalog_changed()
         applied = self._applied_event
         if applied is not None:
             applied.set()
@@ -256,16 +242,14 @@ class ClusterNode:
 
     def image(self) -> tuple[bytes, int]:
         """A copy of this node's store and the log index it holds (seeding another node)."""
-        app = self.app
-        store: object = self.replica
-        index = self.applied_index
-        if app is not None and self.leader_log is not None:
+        app, leader_log = self.app, self.leader_log
+        if app is not None and leader_log is not None and isinstance(app.kv, LmdbKV):
             with app.kv.snapshot():  # the open batch reaches the file: the file then holds the synced log
                 pass
-            store, index = app.kv, self.leader_log.synced_index
-        if not isinstance(store, LmdbKV):
+            return image_of(app.kv), leader_log.synced_index
+        if self.replica is None:
             raise StorageError("this node has no store open")
-        return image_of(store), index
+        return self.replica.image()
 
     async def _catch_up(self) -> int:
         """Apply every entry up to the log's head (a linearizable read); returns the head."""
@@ -380,6 +364,9 @@ class ClusterNode:
                 await self._etcd(etcd_client.wait_for_change, LEADER_KEY, revision, 1.0)
             except EtcdUnavailable:
                 await asyncio.sleep(0.3)
+            except Exception:
+                log.exception("the election loop failed; it goes on")  # never leave the node without one
+                await asyncio.sleep(1)
 
     def _see_leader(self, leader: LeaderRecord | None) -> None:
         known = self.leader
@@ -432,6 +419,7 @@ class ClusterNode:
             )
             leader_log.start_at(head)
             app = Dynastore(self.config, leader_log)
+            self._log_opening_writes(app)
         except (EtcdUnavailable, StorageError) as e:
             log.error("node %s could not take the lead: %s", self.name, e)
             await self._step_down(None)
@@ -443,6 +431,20 @@ class ClusterNode:
         log.info("this node (%s) leads from log index %d", self.name, head)
         await self._hold_lead(fence, lost)
         await self._step_down(app)
+
+    def _log_opening_writes(self, app: Dynastore) -> None:
+        """Opening a dynastore may write before group commit batches its writes (ending transfers an earlier
+        leader left running), and such writes reach the store's file at once: make them durable in the log now.
+        If that fails the file holds writes the log does not, so it is thrown away (the node then catches up
+        from the log, or is seeded from another node's store). Raises ``StorageError``."""
+        if not app.kv.commit_seq:
+            return
+        try:
+            app.kv.flush()
+        except StorageError:
+            app.close()
+            discard_store(str(self.config.data_dir))
+            raise
 
     async def _hold_lead(self, fence: int, lost: asyncio.Event) -> None:
         """Return once this node may no longer lead."""
@@ -481,8 +483,9 @@ class ClusterNode:
             self.app = None
             try:
                 await app.stop()
-            except StorageError as e:
-                log.error("stopping the leading dynastore: %s", e)
+            except Exception:
+                log.exception("stopping the leading dynastore failed")
+                app.kv.close()  # the store's directory must be free for the replica
             self.durability.current = None
             self.leader_log = None
         if fence is not None:
@@ -492,7 +495,13 @@ class ClusterNode:
                 # Its lease must lapse instead: stop refreshing it (_keep_lease takes a new one), or the leader key
                 # attached to it would name this follower as the leader for as long as it runs.
                 self._lease_id = None
-        self._open_replica()
+        while True:
+            try:
+                self._open_replica()
+                break
+            except StorageError as e:
+                log.error("this node cannot open its replica (it tries again): %s", e)
+                await asyncio.sleep(1)
         self._following = asyncio.get_running_loop().create_task(self._follow())
 
     async def _resign(self) -> None:
@@ -574,14 +583,9 @@ class ClusterNode:
 
     def digest(self) -> dict[str, Any]:
         """A hash of every key and value of this node's store, and the log index it holds."""
-        store = self.app.kv if self.app is not None else self.replica
+        store = self.app.kv if self.app is not None else None if self.replica is None else self.replica.store
         index = self.applied_index
-        sha = hashlib.sha256()
-        if store is not None:
-            with store.read() as txn:
-                for key, value in txn.iter_range(b"", _DIGEST_END):
-                    sha.update(len(key).to_bytes(4, "big") + key + len(value).to_bytes(4, "big") + value)
-        return {"node": self.name, "appliedIndex": index, "digest": sha.hexdigest()}
+        return {"node": self.name, "appliedIndex": index, "digest": "" if store is None else digest_of(store)}
 
     async def _etcd(self, operation: Callable[..., Awaitable[T]], *args: Any) -> T:
         """``operation(client, *args)`` run on the etcd thread (replication/etcd_client.py's operations)."""

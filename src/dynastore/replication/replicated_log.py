@@ -28,7 +28,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from dynastore.replication import etcd_client
 from dynastore.replication.etcd_client import EtcdClient, EtcdUnavailable, Fenced
 from dynastore.replication.etcd_config import MAX_TXN_BYTES, MAX_TXN_ENTRIES
 from dynastore.storage.durability import Batch, LogSyncer, Operation, Position, decode_batch
@@ -156,16 +155,18 @@ class ReplicatedLog:
     def sync(self) -> None:
         if self._fence is None:
             return
+        with self._lock:
+            target = self._end  # every entry appended before this call must be in etcd when it returns
         with self._sync_lock:
+            if self._lost:
+                raise DurabilityError("this node no longer holds the write lease")
             with self._lock:
-                if self._lost:
-                    # An append failed: the entries it took from _unsynced never reached etcd, so no later sync
-                    # may report them (or anything after them) durable.
-                    raise DurabilityError("this node no longer holds the write lease")
-                pending = self._unsynced
-                self._unsynced = []
+                pending = list(self._unsynced)
             for group in _transactions(pending):
                 self._send(group)
+            if self._synced < target:
+                # Another sync took these entries and failed: nothing after it may be reported durable.
+                raise DurabilityError("the cluster's log did not take every write")
 
     def _send(self, group: list[tuple[int, bytes]]) -> None:
         fence = self._fence
@@ -173,7 +174,7 @@ class ReplicatedLog:
         head = group[0][0] - 1
         started = time.monotonic()
         try:
-            self._etcd.call(lambda client: etcd_client.append(client, fence, head, group))
+            self._etcd.append(fence, head, group)
         except Fenced as e:
             self._lose(e)
             raise DurabilityError(f"the cluster's log did not take the write: {e}") from e
@@ -182,8 +183,10 @@ class ReplicatedLog:
             # writes are answered as in doubt, since the node that next applies the log may apply them.
             self._lose(e)
             raise OutcomeUnknownError(f"the cluster's log did not answer: {e}") from e
+        last = group[-1][0]
         with self._lock:
-            self._synced = max(self._synced, group[-1][0])
+            self._synced = max(self._synced, last)
+            self._unsynced = [entry for entry in self._unsynced if entry[0] > last]
             self.transactions += 1
             self.entries_sent += len(group)
             self.bytes_sent += sum(len(payload) for _, payload in group)
@@ -222,6 +225,8 @@ class ReplicatedLog:
 
     def applied(self, position: Position) -> None:
         index = position[0]
+        if self._fence is not None:
+            index = min(index, self._synced)  # never past what etcd holds (a file may not hold more)
         with self._lock:
             self._kept = [entry for entry in self._kept if entry[0] > index]
         if index > self._applied:

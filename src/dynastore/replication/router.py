@@ -42,7 +42,9 @@ class Node(Protocol):
     role: str
     lease_valid_until: float
     forwarded_writes: int
-    replica_reads: ReplicaReads | None
+
+    @property
+    def replica_reads(self) -> ReplicaReads | None: ...
 
     @property
     def leading(self) -> Leading | None: ...

@@ -11,6 +11,7 @@ was taken.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -19,10 +20,10 @@ import tempfile
 import urllib.request
 from typing import Any
 
-from dynastore.replication.replicated_log import record_applied
+from dynastore.replication.replicated_log import APPLIED_FILE, record_applied
 from dynastore.storage.lmdb_kv import LmdbKV
 
-__all__ = ["DATA_FILE", "INDEX_HEADER", "SECRET_HEADER", "fetch_image", "image_of", "post_json"]
+__all__ = ["DATA_FILE", "INDEX_HEADER", "SECRET_HEADER", "discard_store", "fetch_image", "image_of", "post_json"]
 
 log = logging.getLogger("dynastore")
 
@@ -57,6 +58,15 @@ def fetch_image(url: str, data_dir: str, secret: str) -> int:
     record_applied(data_dir, index)
     log.warning("this node's store was replaced by a copy from %s holding the cluster's log up to %d", url, index)
     return index
+
+
+def discard_store(data_dir: str) -> None:
+    """Throw away the store in ``data_dir`` (closed): it holds writes the log does not. The node then starts
+    from an empty store at index 0."""
+    for name in (DATA_FILE, APPLIED_FILE):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(data_dir, name))
+    log.error("this node's store held writes the cluster's log does not: it was thrown away")
 
 
 def post_json(url: str, body: Any, secret: str, timeout: float = 2.0) -> Any:

@@ -8,8 +8,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from dynastore.replication.etcd_client import EtcdUnavailable
-from dynastore.replication.etcd_config import HEAD_KEY, LEADER_KEY, LOG_PREFIX
+from dynastore.replication.etcd_client import EtcdUnavailable, Fenced
+from dynastore.replication.etcd_config import HEAD_KEY, LEADER_KEY, LOG_PREFIX, log_key
 
 T = TypeVar("T")
 
@@ -121,6 +121,22 @@ class FakeEtcd:
             return asyncio.run(_awaited(make(self.store)))
         except TooManyOperations as e:
             raise EtcdUnavailable(f"etcd: {e}") from e  # as EtcdClient._guarded reports a grpc error
+
+
+    def append(self, fence: int, head: int, entries: list[tuple[int, bytes]]) -> None:
+        """``EtcdClient.append``: the transaction etcd_client.append_request builds, run against the store."""
+        self.calls += 1
+        if self.unavailable:
+            raise EtcdUnavailable("etcd did not answer in time")
+        store = self.store
+        puts = [(log_key(index), payload) for index, payload in entries] + [(HEAD_KEY, b"%d" % entries[-1][0])]
+        if len(puts) > ETCD_MAX_TXN_OPS:
+            raise EtcdUnavailable("etcd: INVALID_ARGUMENT: etcdserver: too many operations in txn request")
+        head_now = store.keys[HEAD_KEY].value if HEAD_KEY in store.keys else None
+        leader = store.keys.get(LEADER_KEY)
+        if leader is None or leader.create_revision != fence or head_now != (b"%d" % head if head else None):
+            raise Fenced("the write lease or the log's head changed")
+        asyncio.run(store.transaction([], puts, []))
 
 
 async def _awaited(work: Awaitable[T]) -> T:
