@@ -174,6 +174,14 @@ class Node:
                 server.kill()
 
 
+def _brief(status: Any) -> Any:
+    """A node's status without its list of nodes (what a failure message needs)."""
+    if not isinstance(status, dict):
+        return status
+    keys = ("node", "role", "leader", "appliedIndex", "logHead", "leaderChanges")
+    return {key: status.get(key) for key in keys}
+
+
 def get_json(url: str) -> Any:
     request = urllib.request.Request(url, headers=ADMIN)
     with urllib.request.urlopen(request, timeout=10) as response:
@@ -209,7 +217,7 @@ class Cluster:
                 return self.node(leaders[0])
             return None
 
-        return self._waiting("one leader every node knows", agreed)
+        return self.wait("one leader every node knows", agreed)
 
     def followers(self) -> list[Node]:
         leader = self.leader()
@@ -228,14 +236,14 @@ class Cluster:
                 return None
             return digests
 
-        return self._waiting("every node applied the log's head", settled)
+        return self.wait("every node applied the log's head", settled)
 
-    def _waiting(self, what: str, check: Callable[[], T | None]) -> T:
+    def wait(self, what: str, check: Callable[[], T | None]) -> T:
         """``wait_for``, and what each node said and logged when it timed out."""
         try:
             return wait_for(what, check)
         except AssertionError as e:
-            said = [self._status_or_error(node) for node in self.running()]
+            said = [_brief(self._status_or_error(node)) for node in self.running()]
             logs = "\n".join(f"--- {node.name}\n{node.running.log_text()[-3000:]}" for node in self.running())
             raise AssertionError(f"{e}; statuses: {said}\n{logs}") from None
 

@@ -99,9 +99,18 @@ class EtcdClient:
         client = await self._connected()
         try:
             return await asyncio.wait_for(make(client), CALL_TIMEOUT)
+        except Fenced:
+            raise
         except (aetcd.ClientError, grpc.RpcError, TimeoutError, OSError) as e:
             # (grpc.RpcError: the operations that call etcd's stubs directly get grpc's own errors, which aetcd
             # translates only for its own methods)
+            await self._rotate(client)
+            raise EtcdUnavailable(f"etcd: {type(e).__name__}: {e}") from e
+        except Exception as e:
+            # aetcd itself may fail on a broken connection (its watch_once raises AttributeError when the
+            # watch could not be created): the node's loops only expect EtcdUnavailable, and a client that
+            # failed this way is rebuilt like any other.
+            log.warning("etcd call failed unexpectedly: %r", e)
             await self._rotate(client)
             raise EtcdUnavailable(f"etcd: {type(e).__name__}: {e}") from e
 

@@ -7,7 +7,7 @@ from typing import Any
 import grpc
 import pytest
 
-from dynastore.replication.etcd_client import EtcdClient, EtcdUnavailable
+from dynastore.replication.etcd_client import EtcdClient, EtcdUnavailable, Fenced
 from dynastore.replication.etcd_config import parse_endpoints
 
 
@@ -72,5 +72,34 @@ def test_a_grpc_error_is_etcd_unavailable_and_rotates_the_connection(monkeypatch
             with pytest.raises(EtcdUnavailable, match="AioRpcError"):
                 client.call(failing)
         assert len(channels) == 2 and channels[0].closed  # the failed channel was dropped for a new one
+    finally:
+        client.close()
+
+
+def test_any_failure_of_the_etcd_library_is_etcd_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    # aetcd's watch_once raises AttributeError ("'NoneType' object has no attribute 'cancel'") when etcd has no
+    # quorum: the node's loops, which expect EtcdUnavailable, died of it.
+    client = EtcdClient([("127.0.0.1", 1)])
+    channels: list[FakeChannel] = []
+
+    async def connected() -> Any:
+        if client._client is None:
+            channels.append(FakeChannel())
+            client._client = channels[-1]  # type: ignore[assignment]
+        return client._client
+
+    async def broken_watch(_: Any) -> None:
+        raise AttributeError("'NoneType' object has no attribute 'cancel'")
+
+    async def refused(_: Any) -> None:
+        raise Fenced("the write lease or the log's head changed")
+
+    monkeypatch.setattr(client, "_connected", connected)
+    try:
+        with pytest.raises(EtcdUnavailable, match="AttributeError"):
+            client.call(broken_watch)
+        assert channels[0].closed
+        with pytest.raises(Fenced):
+            client.call(refused)  # an answer from etcd, not a failure
     finally:
         client.close()

@@ -147,3 +147,32 @@ def test_a_leaders_write_etcd_did_not_take_is_answered_by_what_etcd_said(
 
     error = asyncio.run(body())
     assert type(durability_failure(error)) is answer
+
+
+def test_writes_refused_after_an_unanswered_append_are_in_doubt_too(tmp_path: Path) -> None:
+    # A sync that etcd did not answer (from another thread) left entries etcd may hold: the writes the store then
+    # takes back through a failed seal, not through the failed flush, are in doubt too.
+    async def body() -> list[BaseException]:
+        etcd = FakeEtcd()
+        log = ReplicatedLog(str(tmp_path), etcd, fence=etcd.store.take_lease("n1"))  # type: ignore[arg-type]
+        kv = LmdbKV(tmp_path, map_size=1 << 26, durable_log=log)
+        committer = GroupCommitter(kv, asyncio.get_running_loop())
+        with kv.write() as txn:
+            txn.put(b"a", b"1")
+        kv.seal()  # entry 1: appended, not yet sent
+        etcd.unavailable = True
+        errors: list[BaseException] = []
+        try:
+            log.sync()
+        except DurabilityError as e:
+            errors.append(e)
+        with kv.write() as txn:
+            txn.put(b"b", b"2")
+        with pytest.raises(DurabilityError) as info:
+            await committer.wait_durable(kv.commit_seq)
+        errors.append(info.value)
+        kv.close()
+        return errors
+
+    errors = asyncio.run(body())
+    assert [type(durability_failure(error)) for error in errors] == [InternalServerError, InternalServerError]
