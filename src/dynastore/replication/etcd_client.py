@@ -93,7 +93,14 @@ class EtcdClient:
 
     async def run(self, make: Callable[[aetcd.Client], Awaitable[T]]) -> T:
         """Await ``make(client)`` run on the etcd thread from another loop. Raises ``EtcdUnavailable``."""
-        return await asyncio.wrap_future(self.submit(make))
+        future = self.submit(make)
+        try:
+            # Bounded here too, as ``call`` is: a call wedged on the etcd thread (a grpc channel that does not
+            # finish cancelling) must not hold the node's loops, a leader's check of its lease among them.
+            return await asyncio.wait_for(asyncio.wrap_future(future), CALL_TIMEOUT * 2)
+        except TimeoutError as e:
+            future.cancel()
+            raise EtcdUnavailable("etcd did not answer in time") from e
 
     async def _guarded(self, make: Callable[[aetcd.Client], Awaitable[T]]) -> T:
         client = await self._connected()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from typing import Any
 
 import grpc
 import pytest
 
+from dynastore.replication import etcd_client as etcd_client_module
 from dynastore.replication.etcd_client import EtcdClient, EtcdUnavailable, Fenced
 from dynastore.replication.etcd_config import parse_endpoints
 
@@ -102,4 +105,29 @@ def test_any_failure_of_the_etcd_library_is_etcd_unavailable(monkeypatch: pytest
         with pytest.raises(Fenced):
             client.call(refused)  # an answer from etcd, not a failure
     finally:
+        client.close()
+
+
+def test_a_call_wedged_on_the_etcd_thread_is_etcd_unavailable_for_its_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(etcd_client_module, "CALL_TIMEOUT", 0.2)
+    client = EtcdClient([("127.0.0.1", 1)])
+    release = threading.Event()
+
+    async def connected() -> Any:
+        return FakeChannel()
+
+    async def wedged(_: Any) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, release.wait)  # ignores cancellation's timeout
+
+    monkeypatch.setattr(client, "_connected", connected)
+    monkeypatch.setattr(client, "_guarded", lambda make: make(None))  # what a wedged grpc call looks like
+
+    async def caller() -> None:
+        await asyncio.wait_for(client.run(wedged), 10)  # (a TimeoutError here: the call held its caller)
+
+    try:
+        with pytest.raises(EtcdUnavailable, match="did not answer in time"):
+            asyncio.run(caller())
+    finally:
+        release.set()
         client.close()
