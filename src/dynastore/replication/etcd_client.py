@@ -90,6 +90,8 @@ class EtcdClient:
             return self.submit(make).result(timeout)
         except concurrent.futures.TimeoutError as e:
             raise EtcdUnavailable("etcd did not answer in time") from e
+        except concurrent.futures.CancelledError as e:
+            raise EtcdUnavailable("the etcd call was cancelled (its connection was closed)") from e
 
     async def run(self, make: Callable[[aetcd.Client], Awaitable[T]]) -> T:
         """Await ``make(client)`` run on the etcd thread from another loop. Raises ``EtcdUnavailable``."""
@@ -101,6 +103,13 @@ class EtcdClient:
         except TimeoutError as e:
             future.cancel()
             raise EtcdUnavailable("etcd did not answer in time") from e
+        except asyncio.CancelledError as e:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # the caller itself is being cancelled
+            # The call was cancelled on the etcd thread (a client closed after a failure cancels the calls still
+            # running on it): a failed call, not the cancellation of the node loop that awaited it.
+            raise EtcdUnavailable("the etcd call was cancelled (its connection was closed)") from e
 
     async def _guarded(self, make: Callable[[aetcd.Client], Awaitable[T]]) -> T:
         client = await self._connected()

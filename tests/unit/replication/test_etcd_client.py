@@ -131,3 +131,29 @@ def test_a_call_wedged_on_the_etcd_thread_is_etcd_unavailable_for_its_caller(mon
     finally:
         release.set()
         client.close()
+
+
+def test_a_call_cancelled_on_the_etcd_thread_is_etcd_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Closing a failed aetcd client cancels the calls still running on it: their callers (a leader checking its
+    # lease, the election loop) must hear of a failed call, not be cancelled themselves (the loop ended, and the
+    # node stayed leader for good).
+    client = EtcdClient([("127.0.0.1", 1)])
+
+    async def connected() -> Any:
+        return FakeChannel()
+
+    async def cancelled(_: Any) -> None:
+        raise asyncio.CancelledError()
+
+    monkeypatch.setattr(client, "_connected", connected)
+
+    async def caller() -> None:
+        await asyncio.wait_for(client.run(cancelled), 10)
+
+    try:
+        with pytest.raises(EtcdUnavailable, match="cancelled"):
+            asyncio.run(caller())
+        with pytest.raises(EtcdUnavailable, match="cancelled"):
+            client.call(cancelled)
+    finally:
+        client.close()
