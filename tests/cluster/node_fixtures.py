@@ -9,7 +9,6 @@ import signal
 import socket
 import subprocess
 import time
-import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
@@ -46,12 +45,13 @@ def wait_for(what: str, check: Callable[[], T | None], timeout: float = POLL_TIM
     last: Any = None
     while time.monotonic() < deadline:
         try:
-            last = check()
+            value = check()
         except (OSError, ValueError) as e:
             last = e
         else:
-            if last is not None and last is not False:
-                return last
+            if value is not None and value is not False:
+                return value
+            last = value
         time.sleep(0.1)
     raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
 
@@ -271,4 +271,3 @@ def running_cluster(directory: Path, etcd_size: int = 3, size: int = 3) -> Itera
 
 
 __all__ = ["Cluster", "EtcdCluster", "Node", "free_port", "get_json", "require_etcd", "running_cluster", "wait_for"]
-del urllib.error

@@ -60,7 +60,16 @@ def test_three_nodes_elect_exactly_one_leader_and_report_it(cluster: Cluster) ->
     statuses = {node.name: node.status() for node in cluster.running()}
     assert [name for name, s in statuses.items() if s["role"] == "leader"] == [leader.name]
     for name, status in statuses.items():
-        assert set(status) >= {"node", "role", "leader", "leaderUrl", "appliedIndex", "logHead", "leaderChanges", "nodes"}
+        assert set(status) >= {
+            "node",
+            "role",
+            "leader",
+            "leaderUrl",
+            "appliedIndex",
+            "logHead",
+            "leaderChanges",
+            "nodes",
+        }
         assert status["node"] == name
         assert status["role"] in ("leader", "follower")
         assert status["leader"] == leader.name
@@ -70,8 +79,9 @@ def test_three_nodes_elect_exactly_one_leader_and_report_it(cluster: Cluster) ->
         assert isinstance(status["leaderChanges"], int) and status["leaderChanges"] >= 1
     members = wait_for(
         "every node listed by every node",
-        lambda: all(len(node.status()["nodes"]) == 3 for node in cluster.running())
-        and cluster.nodes[0].status()["nodes"],
+        lambda: (
+            all(len(node.status()["nodes"]) == 3 for node in cluster.running()) and cluster.nodes[0].status()["nodes"]
+        ),
     )
     assert sorted(m["node"] for m in members) == ["n0", "n1", "n2"]
     for member in members:

@@ -122,7 +122,6 @@ class FakeEtcd:
         except TooManyOperations as e:
             raise EtcdUnavailable(f"etcd: {e}") from e  # as EtcdClient._guarded reports a grpc error
 
-
     def append(self, fence: int, head: int, entries: list[tuple[int, bytes]]) -> None:
         """``EtcdClient.append``: the transaction etcd_client.append_request builds, run against the store."""
         self.calls += 1

@@ -63,7 +63,7 @@ def test_a_grpc_error_is_etcd_unavailable_and_rotates_the_connection(monkeypatch
     async def connected() -> Any:
         if client._client is None:
             channels.append(FakeChannel())
-            client._client = channels[-1]  # type: ignore[assignment]
+            client._client = channels[-1]
         return client._client
 
     async def failing(_: Any) -> None:
@@ -88,7 +88,7 @@ def test_any_failure_of_the_etcd_library_is_etcd_unavailable(monkeypatch: pytest
     async def connected() -> Any:
         if client._client is None:
             channels.append(FakeChannel())
-            client._client = channels[-1]  # type: ignore[assignment]
+            client._client = channels[-1]
         return client._client
 
     async def broken_watch(_: Any) -> None:

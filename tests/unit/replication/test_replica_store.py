@@ -55,9 +55,9 @@ def test_a_follower_records_the_index_its_store_holds_and_resumes_there(tmp_path
 def test_a_followers_store_refuses_a_write_of_its_own(tmp_path: Path) -> None:
     kv, log = following(tmp_path, FakeEtcd())
     apply(kv, log, 1, {b"a": b"1"})
-    with pytest.raises(StorageError, match="a follower's store changes only by applying the cluster's log"):
-        with kv.write() as txn:
-            txn.put(b"b", b"2")
+    refused = "a follower's store changes only by applying the cluster's log"
+    with pytest.raises(StorageError, match=refused), kv.write() as txn:
+        txn.put(b"b", b"2")
     kv.close()
 
 
