@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
@@ -126,8 +127,12 @@ class EtcdCluster:
 
 
 def _healthy(url: str) -> bool:
-    with urllib.request.urlopen(url, timeout=2) as response:
-        return bool(json.loads(response.read()).get("health") == "true")
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return bool(json.loads(response.read()).get("health") == "true")
+    except urllib.error.HTTPError as e:  # (503 while the member has no quorum yet)
+        e.close()
+        return False
 
 
 class Node:
