@@ -11,8 +11,8 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -265,14 +265,4 @@ class Cluster:
         self.etcd.stop()
 
 
-@contextmanager
-def running_cluster(directory: Path, etcd_size: int = 3, size: int = 3) -> Iterator[Cluster]:
-    cluster = Cluster(directory, etcd_size, size)
-    try:
-        cluster.start()
-        yield cluster
-    finally:
-        cluster.close()
-
-
-__all__ = ["Cluster", "EtcdCluster", "Node", "free_port", "get_json", "require_etcd", "running_cluster", "wait_for"]
+__all__ = ["Cluster", "EtcdCluster", "Node", "free_port", "get_json", "require_etcd", "wait_for"]
