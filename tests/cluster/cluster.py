@@ -110,9 +110,9 @@ class Cluster:
         while time.monotonic() < deadline:
             statuses = [etcd.member_status(a) for a in self.addresses]
             leaders = {s.leader for s in statuses if s is not None}
-            if None not in statuses and len(leaders) == 1 and 0 not in leaders:
-                if all(etcd.put(a, "/faults/probe", a) for a in self.addresses):
-                    return
+            agreed = None not in statuses and len(leaders) == 1 and 0 not in leaders
+            if agreed and all(etcd.put(a, "/faults/probe", a) for a in self.addresses):
+                return
             time.sleep(0.2)
         raise RuntimeError(f"etcd members not healthy after {timeout} s: {self.workdir}/n*/etcd.log")
 

@@ -6,6 +6,7 @@ name and a run can tell its own leftovers (those whose process is gone) from a r
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -114,10 +115,8 @@ def free_octet() -> int:
 def remove_namespace(namespace: str) -> None:
     pids = run("ip", "netns", "pids", namespace, check=False).stdout.split()
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(int(pid), 9)
-        except ProcessLookupError:
-            pass
     run("ip", "netns", "del", namespace, check=False)
 
 
