@@ -69,7 +69,8 @@ def durable_log(config: Config) -> DurableLog:
     return LocalLog(str(config.data_dir / LOG_DIRECTORY))
 
 
-def open_storage(config: Config) -> KV:
+def open_storage(config: Config, log_: DurableLog | None = None) -> KV:
+    """The store ``config`` names, made durable through ``log_`` (default: ``durable_log(config)``)."""
     if config.in_memory:
         from dynastore.storage.memory_kv import MemoryKV
 
@@ -80,7 +81,7 @@ def open_storage(config: Config) -> KV:
         config.data_dir,
         ordered_sync=config.crash_safe,
         reserve_bytes=config.disk_reserve,
-        durable_log=durable_log(config),
+        durable_log=durable_log(config) if log_ is None else log_,
     )
 
 
@@ -143,11 +144,12 @@ def build_context(config: Config, kv: KV, catalog: Catalog) -> Context:
 
 
 class Dynastore:
-    """One dynastore: owns its store from construction until ``close()`` (or ``stop()``)."""
+    """One dynastore: owns its store from construction until ``close()`` (or ``stop()``). ``log_``: the durable
+    log its store commits through (a cluster node's replicated log; default: the configuration's)."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, log_: DurableLog | None = None) -> None:
         self.config = config
-        self.kv = open_storage(config)
+        self.kv = open_storage(config, log_)
         self.catalog = Catalog.load(self.kv, config)
         # Writes the store took back after a storage failure may have changed tables: read them again.
         self.kv.watch_losses(lambda durable, lost_through: self.catalog.reload())

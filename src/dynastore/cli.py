@@ -132,6 +132,7 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
     )
     _add_security_flags(serve, defaults)
     _add_s3_flags(serve, defaults)
+    _add_cluster_flags(serve, defaults)
     _add_partitions_command(commands, defaults)
     from dynastore.admin.policies_cli import add_policies_command
     from dynastore.security.users_cli import add_users_command
@@ -235,6 +236,9 @@ def _serve_config(defaults: Config, args: argparse.Namespace) -> Config:
         policies_file=args.policies_file,
     )
     config = _with_s3(_with_security(_with_triggers(config, args), args), args)
+    config = dataclasses.replace(
+        config, cluster=args.cluster, node_name=args.node_name, advertise_url=args.advertise_url
+    )
     return _with_network(_with_indexes(_with_capacity(config, args), args), args)
 
 
@@ -246,6 +250,28 @@ def _check_choices(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         if action.choices is not None and value not in action.choices:
             env = "DYNASTORE_" + action.dest.upper()
             serve.error(f"{env}: invalid choice: {value!r} (choose from {', '.join(map(str, action.choices))})")
+
+
+# ---- a replicated node (docs/cluster.md) ----------------------------------------------------------------------
+def _add_cluster_flags(serve: argparse.ArgumentParser, defaults: Config) -> None:
+    serve.add_argument(
+        "--cluster",
+        default=defaults.cluster,
+        metavar="etcd://HOST:PORT[,HOST:PORT...]",
+        help="run as a node of a replicated cluster whose log is kept by these etcd members (docs/cluster.md)",
+    )
+    serve.add_argument(
+        "--node-name",
+        default=defaults.node_name,
+        metavar="NAME",
+        help="this node's name in the cluster (default: the host name)",
+    )
+    serve.add_argument(
+        "--advertise-url",
+        default=defaults.advertise_url,
+        metavar="URL",
+        help="where the other nodes reach this one (default: http://HOST:PORT of its listener)",
+    )
 
 
 # ---- capacity model (docs/capacity.md) ------------------------------------------------------------------------

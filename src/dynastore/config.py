@@ -122,6 +122,12 @@ class Config:
     s3_region: str | None = None
     s3_access_key_id: str = ""
     s3_secret_access_key: str = field(default="", repr=False)
+    # A replicated node (docs/cluster.md): ``cluster`` names the etcd members (etcd://HOST:PORT[,HOST:PORT...]),
+    # ``node_name`` this node among the cluster's, ``advertise_url`` where the other nodes reach it (default:
+    # http://HOST:PORT of its listener). Without ``cluster`` the store is the embedded one.
+    cluster: str | None = None
+    node_name: str | None = None
+    advertise_url: str | None = None
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Config:
@@ -154,6 +160,9 @@ class Config:
             **_indexes_from_env(env, base),
             **_network_from_env(env, base),
             **_s3_from_env(env),
+            cluster=env.get("DYNASTORE_CLUSTER") or None,
+            node_name=env.get("DYNASTORE_NODE_NAME") or None,
+            advertise_url=env.get("DYNASTORE_ADVERTISE_URL") or None,
         )
 
 

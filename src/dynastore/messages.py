@@ -53,6 +53,8 @@ ORIGIN_NOT_ALLOWED = (
 HEADERS_TOO_LARGE = "The request line and headers exceed {limit} bytes"
 URL_TOO_LONG = "The request URL exceeds {limit} bytes"
 SERVER_BUSY = "The server holds as many requests or connections as it can; retry the request"
+CLUSTER_NO_LEADER = "No node of the cluster holds the write lease right now (an election); retry the request"
+CLUSTER_LEASE_LAPSED = "This node's write lease may have lapsed; retry the request"
 SERVER_STOPPING = "The server is stopping and takes no new requests; retry the request"
 # dynastore's own: DynamoDB answers an unknown target with no message; a DynamoDB operation dynastore does not serve
 # yet is named, so that a client's error says which call to avoid (docs/operations.md).

@@ -8,7 +8,7 @@ import signal
 import socket
 import ssl
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from dynastore import messages
 from dynastore.app import Dynastore
@@ -17,12 +17,23 @@ from dynastore.config import Config
 from dynastore.protocol import http_server
 from dynastore.protocol.connections import ConnectionLimits, Registry
 from dynastore.protocol.hosts import HostGuard, HostRule
+from dynastore.protocol.http_server import Durability
 from dynastore.protocol.protocol import MetricsEndpoint
-from dynastore.storage.group_commit import GroupCommitter
 from dynastore.storage.kv import StorageError
 from dynastore.util.files import make_private_directory
 
+if TYPE_CHECKING:
+    from dynastore.replication.node import ClusterNode
+
 log = logging.getLogger("dynastore")
+
+
+def _cluster_node(config: Config) -> ClusterNode:
+    """A replicated node (docs/cluster.md); imported only then, so the embedded default never loads etcd's
+    client."""
+    from dynastore.replication.node import ClusterNode
+
+    return ClusterNode(config)
 
 
 def connection_limits(config: Config) -> ConnectionLimits:
@@ -55,7 +66,7 @@ class Server:
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.app = Dynastore(config)
+        self.app: Dynastore | ClusterNode = Dynastore(config) if config.cluster is None else _cluster_node(config)
         self._stopping: asyncio.Event | None = None
         self._metrics_registry: Registry | None = None  # the --metrics-port listener's connections
         # Every listener answers only the Host and Origin headers this rule allows (DNS rebinding, other sites).
@@ -96,7 +107,7 @@ class Server:
             await self.app.stop()
 
     async def _serve_metrics(
-        self, committer: GroupCommitter, registry: Registry, sockets: list[socket.socket] | None
+        self, committer: Durability, registry: Registry, sockets: list[socket.socket] | None
     ) -> list[asyncio.Server]:
         """Count the main listener's connections; serve GET /metrics on its own port when one is configured."""
         metrics = self.app.metrics

@@ -20,7 +20,7 @@ import httptools
 import orjson
 
 from dynastore import messages
-from dynastore.errors import DynamoError, ServiceUnavailable, ValidationException
+from dynastore.errors import DynamoError, InternalServerError, ServiceUnavailable, ValidationException
 from dynastore.limits import MAX_HELD_RESPONSES
 from dynastore.protocol.connections import NO_DEADLINE, ConnectionLimits, Registry
 from dynastore.protocol.protocol import RawResponse, durability_failure
@@ -343,6 +343,9 @@ class HttpConnection(asyncio.Protocol):
     def _serve(self, method: str, url: bytes, headers: dict[str, str], body: bytes, keep_alive: bool) -> None:
         path = "/" if url == b"/" else url.decode("latin-1")
         response = self._protocol.handle(method, headers, body, path)
+        if response.later is not None:
+            self._defer(response.later, keep_alive)
+            return
         data = encode_response(response, keep_alive)
         # The last request of a stopping server's connection closes it (docs/operations.md "Stopping").
         close = not keep_alive or (self._registry.stopping and not self._pending)
@@ -394,6 +397,23 @@ class HttpConnection(asyncio.Protocol):
         slot = _Slot(None, close)
         self._outgoing.append(slot)
         self._committer.when_durable(seq, lambda error: self._durable(slot, data, error))
+
+    def _defer(self, later: asyncio.Future[RawResponse], keep_alive: bool) -> None:
+        """Keep the place of a response still being made (forwarded to a cluster's leader) until it is made."""
+        close = not keep_alive or (self._registry.stopping and not self._pending)
+        slot = _Slot(None, close)
+        self._outgoing.append(slot)
+        later.add_done_callback(lambda done: self._made(slot, done, keep_alive))
+
+    def _made(self, slot: _Slot, done: asyncio.Future[RawResponse], keep_alive: bool) -> None:
+        error = None if done.cancelled() else done.exception()
+        if done.cancelled() or error is not None:
+            log.error("a forwarded request failed: %s", error)
+            data = _error(InternalServerError())
+            slot.close = True
+        else:
+            data = encode_response(done.result(), keep_alive)
+        self._durable(slot, data, None)
 
     def _durable(self, slot: _Slot, data: bytes, error: BaseException | None) -> None:
         if error is not None:

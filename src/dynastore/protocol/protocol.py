@@ -6,6 +6,7 @@ then the operation (whose shape validation and semantics live in validation/ and
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import re
@@ -51,7 +52,7 @@ CONSOLE_PREFIX = "/console"  # the web console's files (admin/console.py), also 
 class RawResponse:
     # A plain class rather than a dataclass: one is made per request, and a compiled build makes a dataclass
     # through its interpreted __init__ (docs/design.md "Compiled modules").
-    __slots__ = ("status", "body", "content_type", "headers", "commit_seq")
+    __slots__ = ("status", "body", "content_type", "headers", "commit_seq", "later")
 
     def __init__(
         self,
@@ -67,6 +68,9 @@ class RawResponse:
         self.headers: list[tuple[str, str]] = [] if headers is None else headers
         # The storage commit this response reports on; the server sends it only once that commit is durable.
         self.commit_seq = commit_seq
+        # A response that another process is still making (a cluster node forwarding to its leader): sent, in its
+        # place, once this future holds it.
+        self.later: asyncio.Future[RawResponse] | None = None
 
 
 class Operation:

@@ -1,0 +1,262 @@
+"""The node's connection to etcd: one thread running its own asyncio loop with an ``aetcd`` client, which every
+other thread and loop calls through (docs/cluster.md "etcd").
+
+Its own thread because the durable log's ``sync`` blocks a worker thread of the store (storage/durability.py) and
+because the server's loop may be uvloop, which grpc's asyncio support does not promise to run on. A failed call
+rotates to the next endpoint and rebuilds the client (a grpc channel that failed once may stay failed), then
+raises ``EtcdUnavailable``: the caller decides whether to retry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import aetcd
+from aetcd import rpc
+
+from dynastore.replication.etcd_config import (
+    HEAD_KEY,
+    LEADER_KEY,
+    LOG_PREFIX,
+    MAX_REQUEST_BYTES,
+    log_key,
+)
+
+__all__ = ["EtcdClient", "EtcdUnavailable", "Fenced", "LeaderRecord", "parse_endpoints"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+CALL_TIMEOUT = 2.0  # seconds an etcd request may take before the node treats etcd as unreachable
+# grpc's default 4 MB message limit is below the largest log entry (docs/cluster.md "Limits").
+_GRPC_OPTIONS = {
+    "grpc.max_receive_message_length": MAX_REQUEST_BYTES + (1 << 20),
+    "grpc.max_send_message_length": MAX_REQUEST_BYTES + (1 << 20),
+}
+
+
+class EtcdUnavailable(Exception):
+    """etcd did not answer (every member unreachable, no quorum, or a timeout): the outcome of a write is unknown."""
+
+
+class Fenced(Exception):
+    """An append was refused: this node no longer holds the write lease it appended under (or the log's head
+    moved), so nothing of it was written."""
+
+
+class LeaderRecord:
+    """Who holds the write lease: the node's name and URL, and the lease key's create revision (its fence)."""
+
+    __slots__ = ("node", "url", "revision")
+
+    def __init__(self, node: str, url: str, revision: int) -> None:
+        self.node = node
+        self.url = url
+        self.revision = revision
+
+
+def parse_endpoints(spec: str) -> list[tuple[str, int]]:
+    """``etcd://HOST:PORT[,HOST:PORT...]`` (the scheme is optional) as (host, port) pairs. Raises ValueError."""
+    text = spec.removeprefix("etcd://").strip().rstrip("/")
+    endpoints: list[tuple[str, int]] = []
+    for part in text.split(","):
+        host, sep, port = part.strip().rpartition(":")
+        if not sep or not host or not port.isdigit():
+            raise ValueError(f"expected etcd://HOST:PORT[,HOST:PORT...], got {spec!r}")
+        endpoints.append((host, int(port)))
+    return endpoints
+
+
+class EtcdClient:
+    """Calls into etcd from any thread (``call``, blocking) or any loop (``run``, awaitable)."""
+
+    def __init__(self, endpoints: list[tuple[str, int]]) -> None:
+        if not endpoints:
+            raise ValueError("no etcd endpoint")
+        self._endpoints = endpoints
+        self._next = 0
+        self._client: aetcd.Client | None = None
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="etcd", daemon=True)
+        self._thread.start()
+
+    # ---- running calls on the etcd thread
+
+    def submit(self, make: Callable[[aetcd.Client], Awaitable[T]]) -> concurrent.futures.Future[T]:
+        return asyncio.run_coroutine_threadsafe(self._guarded(make), self._loop)
+
+    def call(self, make: Callable[[aetcd.Client], Awaitable[T]], timeout: float = CALL_TIMEOUT * 2) -> T:
+        """BLOCKING: run ``make(client)`` on the etcd thread. Raises ``EtcdUnavailable``."""
+        try:
+            return self.submit(make).result(timeout)
+        except concurrent.futures.TimeoutError as e:
+            raise EtcdUnavailable("etcd did not answer in time") from e
+
+    async def run(self, make: Callable[[aetcd.Client], Awaitable[T]]) -> T:
+        """Await ``make(client)`` run on the etcd thread from another loop. Raises ``EtcdUnavailable``."""
+        return await asyncio.wrap_future(self.submit(make))
+
+    async def _guarded(self, make: Callable[[aetcd.Client], Awaitable[T]]) -> T:
+        client = await self._connected()
+        try:
+            return await asyncio.wait_for(make(client), CALL_TIMEOUT)
+        except (aetcd.ClientError, TimeoutError, OSError) as e:
+            await self._rotate(client)
+            raise EtcdUnavailable(f"etcd: {type(e).__name__}: {e}") from e
+
+    async def _connected(self) -> aetcd.Client:
+        if self._client is None:
+            host, port = self._endpoints[self._next % len(self._endpoints)]
+            client = aetcd.Client(host, port, timeout=int(CALL_TIMEOUT) + 1, options=_GRPC_OPTIONS)
+            try:
+                await asyncio.wait_for(client.connect(), CALL_TIMEOUT)
+            except (aetcd.ClientError, TimeoutError, OSError) as e:
+                self._next += 1
+                raise EtcdUnavailable(f"etcd at {host}:{port} does not answer: {e}") from e
+            self._client = client
+        return self._client
+
+    async def _rotate(self, failed: aetcd.Client) -> None:
+        if self._client is failed:
+            self._client = None
+            self._next += 1
+            broken: Any = failed  # a broken channel may fail to close; it is dropped either way
+            with contextlib.suppress(Exception):
+                await broken.close()
+
+    def close(self) -> None:
+        async def shut() -> None:
+            client = self._client
+            if client is not None:
+                with contextlib.suppress(Exception):
+                    await client.close()
+                self._client = None
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(shut(), self._loop).result(CALL_TIMEOUT)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(CALL_TIMEOUT)
+
+
+# ---- the operations dynastore runs (each takes the client, for ``call`` / ``run``)
+
+
+async def append(client: aetcd.Client, fence: int, head: int, entries: list[tuple[int, bytes]]) -> None:
+    """Append ``entries`` (consecutive indexes following ``head``) in one transaction, only while the leader key
+    was created at ``fence`` and the log's head is still ``head``. Raises ``Fenced`` otherwise."""
+    last = entries[-1][0]
+    compare = [
+        client.transactions.create(LEADER_KEY) == fence,
+        # (before the first entry the head key does not exist)
+        client.transactions.value(HEAD_KEY) == str(head).encode()
+        if head
+        else client.transactions.version(HEAD_KEY) == 0,
+    ]
+    puts = [client.transactions.put(log_key(index), payload) for index, payload in entries]
+    puts.append(client.transactions.put(HEAD_KEY, str(last).encode()))
+    succeeded, _ = await client.transaction(compare=compare, success=puts, failure=[])
+    if not succeeded:
+        raise Fenced("the write lease or the log's head changed")
+
+
+async def read_head(client: aetcd.Client) -> tuple[int, int]:
+    """The log's head index (0 before the first entry) and the store revision it was read at (a linearizable
+    read)."""
+    response = await client.kvstub.Range(rpc.RangeRequest(key=HEAD_KEY), timeout=CALL_TIMEOUT)
+    head = int(response.kvs[0].value) if response.kvs else 0
+    return head, response.header.revision
+
+
+async def read_log(client: aetcd.Client, start: int, limit: int) -> tuple[list[tuple[int, bytes]], int]:
+    """Up to ``limit`` log entries from index ``start`` on, and the revision read at."""
+    request = rpc.RangeRequest(key=log_key(start), range_end=_prefix_end(LOG_PREFIX), limit=limit)
+    response = await client.kvstub.Range(request, timeout=CALL_TIMEOUT)
+    entries = [(int(kv.key[len(LOG_PREFIX) :]), bytes(kv.value)) for kv in response.kvs]
+    return entries, response.header.revision
+
+
+async def oldest_entry(client: aetcd.Client) -> int | None:
+    """The index of the oldest entry etcd still holds (None: the log holds none)."""
+    request = rpc.RangeRequest(key=LOG_PREFIX, range_end=_prefix_end(LOG_PREFIX), limit=1, keys_only=True)
+    response = await client.kvstub.Range(request, timeout=CALL_TIMEOUT)
+    return int(response.kvs[0].key[len(LOG_PREFIX) :]) if response.kvs else None
+
+
+async def wait_for_change(client: aetcd.Client, key: bytes, after_revision: int, timeout: float) -> None:
+    """Return once ``key`` changes after ``after_revision``, or after ``timeout`` seconds."""
+    with contextlib.suppress(aetcd.WatchTimeoutError):
+        await client.watch_once(key, timeout=max(1, int(timeout)), start_revision=after_revision + 1)
+
+
+async def read_leader(client: aetcd.Client) -> tuple[LeaderRecord | None, int]:
+    """The holder of the write lease (None: nobody) and the revision read at."""
+    response = await client.kvstub.Range(rpc.RangeRequest(key=LEADER_KEY), timeout=CALL_TIMEOUT)
+    if not response.kvs:
+        return None, response.header.revision
+    kv = response.kvs[0]
+    node, _, url = bytes(kv.value).decode().partition(" ")
+    return LeaderRecord(node, url, kv.create_revision), response.header.revision
+
+
+async def campaign(client: aetcd.Client, lease_id: int, node: str, url: str) -> int | None:
+    """Take the write lease if nobody holds it: the leader key's create revision (the fence), else None."""
+    compare = [client.transactions.version(LEADER_KEY) == 0]
+    success = [client.transactions.put(LEADER_KEY, f"{node} {url}".encode(), lease=lease_id)]
+    succeeded, _ = await client.transaction(compare=compare, success=success, failure=[])
+    if not succeeded:
+        return None
+    response = await client.kvstub.Range(rpc.RangeRequest(key=LEADER_KEY), timeout=CALL_TIMEOUT)
+    if not response.kvs or response.kvs[0].lease != lease_id:
+        return None
+    revision: int = response.kvs[0].create_revision
+    return revision
+
+
+async def resign(client: aetcd.Client, fence: int) -> None:
+    """Give up the write lease if this node still holds it (created at ``fence``)."""
+    compare = [client.transactions.create(LEADER_KEY) == fence]
+    await client.transaction(compare=compare, success=[client.transactions.delete(LEADER_KEY)], failure=[])
+
+
+async def grant_lease(client: aetcd.Client, ttl: int) -> int:
+    lease = await client.lease(ttl)
+    lease_id: int = lease.id
+    return lease_id
+
+
+async def keep_alive(client: aetcd.Client, lease_id: int) -> int:
+    """Refresh the lease; its remaining TTL in seconds (0 or less: it has expired)."""
+    reply: Any = await client.refresh_lease(lease_id)
+    ttl: int = reply.TTL
+    return ttl
+
+
+async def put(client: aetcd.Client, key: bytes, value: bytes, lease_id: int | None = None) -> None:
+    await client.put(key, value, lease=lease_id)
+
+
+async def read_prefix(client: aetcd.Client, prefix: bytes) -> list[tuple[bytes, bytes]]:
+    request = rpc.RangeRequest(key=prefix, range_end=_prefix_end(prefix))
+    response = await client.kvstub.Range(request, timeout=CALL_TIMEOUT)
+    return [(bytes(kv.key[len(prefix) :]), bytes(kv.value)) for kv in response.kvs]
+
+
+async def forget_log_before(client: aetcd.Client, index: int) -> int:
+    """Delete the log entries before ``index`` and compact etcd's history up to now: the revision compacted."""
+    response = await client.kvstub.DeleteRange(
+        rpc.DeleteRangeRequest(key=LOG_PREFIX, range_end=log_key(index)), timeout=CALL_TIMEOUT
+    )
+    revision: int = response.header.revision
+    await client.kvstub.Compact(rpc.CompactionRequest(revision=revision), timeout=CALL_TIMEOUT)
+    return revision
+
+
+def _prefix_end(prefix: bytes) -> bytes:
+    return prefix[:-1] + bytes([prefix[-1] + 1])
