@@ -29,6 +29,7 @@ class RegisterOp:
     expected: int = 0
     token: str | None = None
     seen: State = INITIAL
+    node: str = ""  # where it was sent (for the report of a failure)
 
 
 def step(state: State, op: RegisterOp) -> list[State]:
@@ -61,15 +62,16 @@ def from_history(ops: Sequence[Op], prune: bool = True) -> list[Timed[RegisterOp
     for op in ops:
         if op.kind == "read":
             if op.outcome is Outcome.OK:
-                timed.append(Timed(op.invoke, op.complete, RegisterOp("read", "applied", op.process,
-                                                                       seen=tuple(op.result))))  # fmt: skip
+                read = RegisterOp("read", "applied", op.process, seen=tuple(op.result), node=op.node)
+                timed.append(Timed(op.invoke, op.complete, read))
             continue
         effect = _effect(op)
         if effect == "maybe" and prune:
             if op.value[1] not in seen:
                 continue
             effect = "applied"  # at some point after its invocation: its completion stays unknown
-        timed.append(Timed(op.invoke, op.complete, RegisterOp("cas", effect, op.process, op.value[0], op.value[1])))
+        register_op = RegisterOp("cas", effect, op.process, op.value[0], op.value[1], node=op.node)
+        timed.append(Timed(op.invoke, op.complete, register_op))
     return timed
 
 

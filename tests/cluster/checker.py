@@ -22,10 +22,12 @@ class Finding:
 
 @dataclass(frozen=True)
 class StreamRecord:
-    """A stream record as the checker needs it: its sequence number, key, and the write ids of its images."""
+    """A stream record as the checker needs it: its sequence number, key, shard, and the write ids of its images.
+    Sequence numbers grow within a shard, and for one key across the shards it moves through."""
 
     sequence: int
     key: str
+    shard: str
     new: str | None
     old: str | None
 
@@ -97,8 +99,10 @@ def check_stream(verdicts: Verdicts, ops: Sequence[Op], node: str, records: Sequ
     """The stream, as ``node`` serves it, holds every acknowledged write exactly once, in an order whose images
     chain (each record's old image is the key's previous new image), ending in what the table holds."""
     writes = {op.value: op for op in ops}
-    problems = [f"sequence {b.sequence} after {a.sequence}" for a, b in zip(records, records[1:], strict=False)
-                if b.sequence <= a.sequence]  # fmt: skip
+    problems = []
+    for shard, in_shard in _by_shard(records).items():
+        problems += [f"{shard}: sequence {b.sequence} after {a.sequence}"
+                     for a, b in zip(in_shard, in_shard[1:], strict=False) if b.sequence <= a.sequence]  # fmt: skip
     counts = Counter(r.new for r in records)
     problems += [f"{w} appears {n} times" for w, n in sorted(counts.items()) if n > 1]
     for write, n in sorted(counts.items(), key=lambda item: str(item[0])):
@@ -114,10 +118,18 @@ def check_stream(verdicts: Verdicts, ops: Sequence[Op], node: str, records: Sequ
                  f"{len(records)} records, {acked} acknowledged writes each once")  # fmt: skip
 
 
+def _by_shard(records: Sequence[StreamRecord]) -> dict[str, list[StreamRecord]]:
+    shards: dict[str, list[StreamRecord]] = defaultdict(list)
+    for record in records:
+        shards[record.shard].append(record)
+    return shards
+
+
 def _broken_chains(records: Sequence[StreamRecord], final: dict[str, str]) -> list[str]:
+    """A key's records, in the order of their sequence numbers, each take over where the one before left off."""
     last: dict[str, str | None] = {}
     problems = []
-    for record in records:
+    for record in sorted(records, key=lambda r: r.sequence):
         if record.old != last.get(record.key):
             problems.append(f"{record.key}@{record.sequence}: old image {record.old}, previous {last.get(record.key)}")
         last[record.key] = record.new

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,7 +55,7 @@ class Cluster:
             if self.with_nodes:
                 node = Service(f"dynastore {host.index}", host.namespace,
                                nodes.node_argv(host.index, host.address, home / "data", addresses),
-                               home / "node.log")  # fmt: skip
+                               home / "node.log", nodes.node_env())  # fmt: skip
             self.members.append(Member(host, member_etcd, node))
         for member in self.members:
             member.etcd.start()
@@ -70,6 +71,14 @@ class Cluster:
             for service in member.services():
                 service.kill()
         self.network.destroy()
+
+    def dump_stacks(self) -> None:
+        """Each running node writes its threads' and tasks' stacks to its log (tests/cluster/launch.py)."""
+        for member in self.members:
+            if member.node is not None and member.node.running:
+                member.node.signal(signal.SIGUSR1)
+                member.node.signal(signal.SIGUSR2)
+        time.sleep(1.0)
 
     @property
     def addresses(self) -> list[str]:

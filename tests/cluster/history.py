@@ -34,6 +34,7 @@ class Op:
     outcome: Outcome = Outcome.UNKNOWN
     result: Any = None
     error: str = ""
+    node: str = ""  # the URL the request was sent to
 
 
 def classify(error: Exception) -> tuple[Outcome, str]:

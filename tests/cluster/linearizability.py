@@ -36,7 +36,7 @@ class Verdict(Generic[O]):
 
     ok: bool | None
     linearized: int  # the most operations a partial linearization reached
-    stuck_at: O | None = None  # the operation that could not be placed at that point
+    stuck_at: Timed[O] | None = None  # the operation that could not be placed at that point
     explored: int = 0
 
     def describe(self, total: int) -> str:
@@ -44,7 +44,10 @@ class Verdict(Generic[O]):
             return f"linearizable ({total} operations, {self.explored} configurations explored)"
         if self.ok is None:
             return f"undecided: search budget exhausted after {self.explored} configurations"
-        return f"NOT linearizable: {self.stuck_at!r} cannot be placed after {self.linearized} of {total} operations"
+        stuck = self.stuck_at
+        assert stuck is not None
+        return (f"NOT linearizable: {stuck.op!r} (invoked {stuck.invoke:.3f} s, completed {stuck.complete:.3f} s) "
+                f"cannot be placed after {self.linearized} of {total} operations")  # fmt: skip
 
 
 class _Events:
@@ -121,7 +124,7 @@ def check(
             continue
         # A return whose operation was never placed: what was placed before it must be placed otherwise.
         if len(stack) >= best:
-            best, stuck_at = len(stack), history[i].op
+            best, stuck_at = len(stack), history[i]
         if not stack:
             return Verdict(False, best, stuck_at, len(cache))
         entry, state = stack.pop()

@@ -17,10 +17,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dynastore.replication import etcd_config
+from dynastore.replication import node as cluster_node
 from tests.cluster.cluster import Cluster, Member
 
-LEASE_SECONDS = float(getattr(etcd_config, "LEASE_SECONDS", 5))
+LEASE_SECONDS = float(getattr(cluster_node, "LEASE_TTL", 5))  # how long a silent leader keeps its lease
 NODE_KINDS = ("kill-node", "kill-both", "pause-leader", "restart")
 ETCD_KINDS = ("kill-etcd", "link-down", "one-way-out", "one-way-in")
 
@@ -40,13 +40,14 @@ class Nemesis:
     """Faults against ``cluster`` from now until ``stop_at`` (time.monotonic()), timed from ``origin``."""
 
     def __init__(self, cluster: Cluster, seed: int, origin: float, hold: tuple[float, float] = (2.0, 6.0),
-                 gap: tuple[float, float] = (3.0, 8.0)) -> None:  # fmt: skip
+                 gap: tuple[float, float] = (3.0, 8.0), say: Callable[[str], object] = print) -> None:  # fmt: skip
         self.cluster = cluster
         self.rng = random.Random(seed)
         self.origin = origin
         self.hold = hold
         self.gap = gap
         self.faults: list[Fault] = []
+        self.say = say
         self.kinds = ETCD_KINDS + (NODE_KINDS if cluster.with_nodes else ())
         self._stop = threading.Event()
 
@@ -84,6 +85,7 @@ class Nemesis:
         self._stop.wait(hold)
         heal()
         fault.end = self._now()
+        self.say(f"fault healed: {fault}")
 
     def _target(self, kind: str) -> Member | None:
         """The leader for faults of the leader (None while there is none), else any host, the leader half the time."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import urllib.request
 from pathlib import Path
@@ -13,6 +14,15 @@ from tests.cluster.etcd import CLIENT_PORT, member_name
 NODE_PORT = 8000
 
 
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: the nodes import tests.cluster.launch from it
+
+
+def node_env() -> dict[str, str]:
+    """The harness's environment, with the checkout on the path (the nodes run the code under test)."""
+    paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+
+
 def node_url(address: str) -> str:
     return f"http://{address}:{NODE_PORT}"
 
@@ -21,7 +31,7 @@ def node_argv(index: int, address: str, data_dir: Path, addresses: list[str]) ->
     """Node ``index`` as an operator would run it, told every etcd member (it rotates when one fails)."""
     endpoints = ",".join(f"{a}:{CLIENT_PORT}" for a in addresses)
     return [
-        sys.executable, "-m", "dynastore", "serve",
+        sys.executable, "-m", "tests.cluster.launch", "serve",  # dynastore's command line, stacks on request
         f"--cluster=etcd://{endpoints}",
         f"--node-name={member_name(index)}",
         f"--advertise-url={node_url(address)}",

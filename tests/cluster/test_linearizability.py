@@ -91,7 +91,8 @@ class TestBadHistories:
     def test_the_failure_names_the_operation_that_cannot_be_placed(self) -> None:
         count, result = check_register([cas(1, 0, 1, 0, "a"), read(2, 2, 3, 0, None)])
         assert (count, result.ok, result.linearized) == (2, False, 1)
-        assert result.stuck_at == RegisterOp("read", "applied", 2, seen=(0, None))
+        assert result.stuck_at is not None
+        assert result.stuck_at.op == RegisterOp("read", "applied", 2, seen=(0, None))
         assert result.describe(count).startswith("NOT linearizable: RegisterOp(kind='read'")
 
 

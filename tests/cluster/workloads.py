@@ -34,6 +34,7 @@ class Load:
     history: History = field(default_factory=History)
     pause: float = 0.03  # between one thread's operations: bounded load on a machine of two cores
     deadline: float = 0.0
+    picked: dict[int, str] = field(default_factory=dict)
 
     def run(self, seconds: float, workers: dict[str, int]) -> None:
         """``workers``: how many threads each workload gets (puts, registers, transfers, balances, stream)."""
@@ -56,11 +57,18 @@ class Load:
         """The thread's own random source (seeded) and a function giving a client of a node picked at random."""
         rng = random.Random(self.seed * 1000 + process)
         made = [client(url) for url in self.urls]
-        return rng, lambda: rng.choice(made)
+
+        def pick() -> Any:
+            i = rng.randrange(len(made))
+            self.picked[process] = self.urls[i]  # the node the thread's next operation goes to
+            return made[i]
+
+        return rng, pick
 
     def attempt(self, process: int, kind: str, key: str, value: Any, call: Callable[[], Any]) -> Any:
         """``call()`` recorded as one operation; what it answered, or None when it failed (recorded as such)."""
         op = self.history.invoke(process, kind, key, value)
+        op.node = self.picked.get(process, "")
         try:
             answer = call()
         except Exception as error:  # every way a request can end is recorded, none stops the thread
