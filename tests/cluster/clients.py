@@ -11,7 +11,8 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-LOAD_CONFIG = Config(parameter_validation=False, retries={"max_attempts": 0}, connect_timeout=1, read_timeout=5)
+LOAD_CONFIG = Config(parameter_validation=False, retries={"max_attempts": 0}, connect_timeout=1, read_timeout=5,
+                     max_pool_connections=32)  # fmt: skip
 CHECK_CONFIG = Config(parameter_validation=False, retries={"max_attempts": 0}, connect_timeout=2, read_timeout=30)
 CREDENTIALS = {"region_name": "us-east-1", "aws_access_key_id": "AKIDEXAMPLE", "aws_secret_access_key": "secret"}
 

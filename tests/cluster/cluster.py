@@ -77,6 +77,9 @@ class Cluster:
         for member in self.members:
             if member.node is not None and member.node.running:
                 member.node.signal(signal.SIGUSR1)
+        time.sleep(0.5)
+        for member in self.members:
+            if member.node is not None and member.node.running:
                 member.node.signal(signal.SIGUSR2)
         time.sleep(1.0)
 

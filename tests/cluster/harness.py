@@ -27,6 +27,7 @@ from tests.cluster.workloads import ACCOUNTS, OPENING_BALANCE, PUTS, STREAM, Loa
 
 WORKERS = {"puts": 2, "registers": 3, "transfers": 2, "balances": 1, "stream": 2}
 NEEDED = {"/usr/bin/etcd": "Debian's etcd-server", "/usr/sbin/ip": "iproute2", "/usr/sbin/tc": "iproute2"}
+KINDS = ("put", "read", "cas", "transfer", "balances", "stream-put")
 QUIET_END = 8.0  # seconds of load after the last fault is healed
 
 
@@ -104,6 +105,8 @@ def check(cluster: Cluster, report: Report) -> None:
     """Once every node has applied the whole log: the checker's verdicts on what the nodes hold. A check that
     cannot read what it needs (a node that keeps refusing) fails with what it got; the others still run."""
     verdicts, history = report.verdicts, report.history
+    idle = sorted(set(KINDS) - {op.kind for op in history.ops if op.outcome is Outcome.OK})
+    verdicts.add("the load got something done", [f"no {kind} acknowledged" for kind in idle], "every kind of operation")
     try:
         head = gather.wait_caught_up(cluster)
         verdicts.add("every node applied the whole log", [], f"log head {head} on every node")

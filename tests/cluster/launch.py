@@ -29,8 +29,12 @@ def _dump_tasks(signum: int, frame: FrameType | None) -> None:
         task.print_stack(file=sys.stderr)
     # Tasks that ended with an exception nobody retrieved: a loop that died says why here.
     for obj in gc.get_objects():
-        if isinstance(obj, asyncio.Task) and obj.done() and not obj.cancelled() and obj.exception() is not None:
-            print(f"--- task {obj.get_name()} ended with:", file=sys.stderr)
+        if not isinstance(obj, asyncio.Task) or not obj.done():
+            continue
+        if obj.cancelled():
+            print(f"--- task {obj.get_name()} ({obj.get_coro()!r}) was cancelled", file=sys.stderr)
+        elif obj.exception() is not None:
+            print(f"--- task {obj.get_name()} ({obj.get_coro()!r}) ended with:", file=sys.stderr)
             traceback.print_exception(obj.exception(), file=sys.stderr)
     sys.stderr.flush()
 

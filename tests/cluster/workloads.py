@@ -35,6 +35,10 @@ class Load:
     pause: float = 0.03  # between one thread's operations: bounded load on a machine of two cores
     deadline: float = 0.0
     picked: dict[int, str] = field(default_factory=dict)
+    shared: list[Any] = field(default_factory=list)  # a client per node, shared by the threads (botocore allows it)
+
+    def __post_init__(self) -> None:
+        self.shared = [client(url) for url in self.urls]  # made before the clock starts: making one takes a while
 
     def run(self, seconds: float, workers: dict[str, int]) -> None:
         """``workers``: how many threads each workload gets (puts, registers, transfers, balances, stream)."""
@@ -56,7 +60,7 @@ class Load:
     def clients(self, process: int) -> tuple[random.Random, Callable[[], Any]]:
         """The thread's own random source (seeded) and a function giving a client of a node picked at random."""
         rng = random.Random(self.seed * 1000 + process)
-        made = [client(url) for url in self.urls]
+        made = self.shared
 
         def pick() -> Any:
             i = rng.randrange(len(made))
