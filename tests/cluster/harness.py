@@ -112,7 +112,6 @@ def check(cluster: Cluster, report: Report) -> None:
         verdicts.add("every node applied the whole log", [], f"log head {head} on every node")
     except AssertionError as e:  # the checks go on: what each node holds says more
         verdicts.add("every node applied the whole log", [str(e)], "")
-        cluster.dump_stacks()
     urls = {m.name: m.url for m in cluster.members}
     steps: list[tuple[str, Callable[[], None]]] = [
         ("replicas", lambda: checker.check_replicas(verdicts, gather.digests(cluster))),
@@ -128,6 +127,8 @@ def check(cluster: Cluster, report: Report) -> None:
             step()
         except Exception as e:  # reading failed: that is a finding too
             verdicts.add(name, [f"could not read what the check needs: {type(e).__name__}: {e}"], "")
+    if not verdicts.ok:
+        cluster.dump_stacks()  # into the nodes' logs, kept with the run's data
 
 
 def _check_registers(cluster: Cluster, history: History, verdicts: checker.Verdicts) -> None:
