@@ -26,3 +26,26 @@ def test_docs_container_says_what_was_verified_and_how() -> None:
     assert "**What was verified, in short**" in text and "**Not verified:**" in text
     assert "## How this file was verified" in text
     assert (ROOT / ".ci" / "container").is_file() and "bash .ci/container" in (ROOT / ".ci" / "run").read_text()
+
+
+COMPOSE = ROOT / "compose.cluster.yaml"
+
+
+def test_the_cluster_compose_file_uses_only_variables_the_server_reads() -> None:
+    text = COMPOSE.read_text()
+    config_source = (ROOT / "src" / "dynastore" / "config.py").read_text()
+    names = {line.split(":")[0].strip() for line in text.splitlines() if line.strip().startswith("DYNASTORE_")}
+    assert {"DYNASTORE_CLUSTER", "DYNASTORE_NODE_NAME", "DYNASTORE_ADVERTISE_URL"} <= names
+    assert all(f'"{name}"' in config_source for name in names), names
+
+
+def test_the_cluster_compose_file_runs_etcd_as_the_nodes_expect() -> None:
+    from dynastore.replication.etcd_config import ETCD_MEMBER_FLAGS
+
+    text = COMPOSE.read_text()
+    for flag in ETCD_MEMBER_FLAGS:
+        name, _, value = flag.removeprefix("--").partition("=")
+        if name in ("logger", "log-level"):
+            continue  # how a member logs is the container's business
+        variable = "ETCD_" + name.upper().replace("-", "_")
+        assert f'{variable}: "{value}"' in text, flag

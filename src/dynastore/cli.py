@@ -264,13 +264,13 @@ def _add_cluster_flags(serve: argparse.ArgumentParser, defaults: Config) -> None
         "--node-name",
         default=defaults.node_name,
         metavar="NAME",
-        help="this node's name in the cluster (default: the host name)",
+        help="this node's name in the cluster (none: the machine's host name)",
     )
     serve.add_argument(
         "--advertise-url",
         default=defaults.advertise_url,
         metavar="URL",
-        help="where the other nodes reach this one (default: http://HOST:PORT of its listener)",
+        help="where the other nodes reach this one (none: http://HOST:PORT of its listener)",
     )
 
 
@@ -507,6 +507,22 @@ def _check_security(serve: argparse.ArgumentParser, config: Config) -> None:
     for name in config.allowed_hosts:
         if not _ALLOWED_HOST.fullmatch(name):
             serve.error(messages.CLI_BAD_ALLOWED_HOST.format(name=name))
+    _check_cluster(serve, config)
+
+
+def _check_cluster(serve: argparse.ArgumentParser, config: Config) -> None:
+    """A cluster node names its etcd members well and keeps its replica on disk."""
+    from dynastore import messages
+    from dynastore.replication.etcd_config import parse_endpoints
+
+    if config.cluster is None:
+        return
+    try:
+        parse_endpoints(config.cluster)
+    except ValueError as e:
+        serve.error(f"--cluster: {e}")
+    if config.in_memory:
+        serve.error(messages.CLI_CLUSTER_IN_MEMORY)
 
 
 # ---- triggers (docs/triggers.md) --------------------------------------------------------------------------------

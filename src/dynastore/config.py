@@ -128,6 +128,9 @@ class Config:
     cluster: str | None = None
     node_name: str | None = None
     advertise_url: str | None = None
+    # What a node shows another to fetch a copy of its store (seeding a replica) when requests are authenticated;
+    # only from DYNASTORE_CLUSTER_SECRET (a secret on a command line is visible to every user of the machine).
+    cluster_secret: str = field(default="", repr=False)
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Config:
@@ -163,6 +166,7 @@ class Config:
             cluster=env.get("DYNASTORE_CLUSTER") or None,
             node_name=env.get("DYNASTORE_NODE_NAME") or None,
             advertise_url=env.get("DYNASTORE_ADVERTISE_URL") or None,
+            cluster_secret=env.get("DYNASTORE_CLUSTER_SECRET", ""),
         )
 
 

@@ -53,6 +53,7 @@ ORIGIN_NOT_ALLOWED = (
 HEADERS_TOO_LARGE = "The request line and headers exceed {limit} bytes"
 URL_TOO_LONG = "The request URL exceeds {limit} bytes"
 SERVER_BUSY = "The server holds as many requests or connections as it can; retry the request"
+CLI_CLUSTER_IN_MEMORY = "--cluster keeps the node's replica on disk: it cannot be combined with --in-memory"
 CLUSTER_NO_LEADER = "No node of the cluster holds the write lease right now (an election); retry the request"
 CLUSTER_LEASE_LAPSED = "This node's write lease may have lapsed; retry the request"
 SERVER_STOPPING = "The server is stopping and takes no new requests; retry the request"

@@ -116,6 +116,10 @@ def test_serve_help_shows_every_default_and_its_environment_variable() -> None:
         "--s3-root": "none",
         "--s3-region": "none",
         "--s3-access-key-id": "none",
+        # a replicated node (docs/cluster.md)
+        "--cluster": "none",
+        "--node-name": "none",
+        "--advertise-url": "none",
     }
     assert set(options) == {"-h", *expected}
     for flag, default in expected.items():
@@ -321,3 +325,25 @@ def test_a_wrong_trigger_is_one_line_and_creates_nothing(tmp_path: Path) -> None
         "dynastore serve: error: --trigger (or DYNASTORE_TRIGGERS): not JSON"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "error"),
+    [
+        (["--cluster", "bogus"], {}, "--cluster: expected etcd://HOST:PORT[,HOST:PORT...], got 'bogus'"),
+        ([], {"DYNASTORE_CLUSTER": "etcd://a:b"}, "--cluster: expected etcd://HOST:PORT[,HOST:PORT...], got 'etcd://a:b'"),
+        (
+            ["--cluster", "etcd://127.0.0.1:2379", "--in-memory"],
+            {},
+            "--cluster keeps the node's replica on disk: it cannot be combined with --in-memory",
+        ),
+    ],
+)
+def test_a_cluster_node_badly_named_is_one_line_and_creates_nothing(
+    tmp_path: Path, args: list[str], env: dict[str, str], error: str
+) -> None:
+    data = tmp_path / "data"
+    result = run("serve", "--port", "0", "--data-dir", str(data), *args, env=env)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == f"dynastore serve: error: {error}"
+    assert not data.exists()

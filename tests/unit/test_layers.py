@@ -25,7 +25,8 @@ ROOT = "dynastore"
 # ----  --------------------------------------------------  ------------------------------------------------
 #   7   dynastore (package), __main__, cli, server,         entry points: command line, server assembly, the
 #       partitions_cli, app, admin, testing, triggers,      lazily imported Server; host-side features, the
-#       pytest_plugin                                       in-process host and the pytest plugin
+#       pytest_plugin, replication                          in-process host and the pytest plugin; a cluster
+#                                                           node, which hosts a whole dynastore when it leads
 #   6   protocol                                            HTTP, JSON, signing, dispatch to the operations
 #   5   api                                                 one module per DynamoDB operation, the Context
 #   4   engine                                              pages, item reads, writes, indexes, transactions, capacity
@@ -48,6 +49,7 @@ RANKS: dict[str, int] = {
     "testing": 7,
     "triggers": 7,
     "pytest_plugin": 7,
+    "replication": 7,
     "protocol": 6,
     "api": 5,
     "engine": 4,

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import aetcd
+import grpc
 from aetcd import rpc
 
 from dynastore.replication.etcd_config import (
@@ -28,7 +29,7 @@ from dynastore.replication.etcd_config import (
     log_key,
 )
 
-__all__ = ["EtcdClient", "EtcdUnavailable", "Fenced", "LeaderRecord", "parse_endpoints"]
+__all__ = ["EtcdClient", "EtcdUnavailable", "Fenced", "LeaderRecord"]
 
 log = logging.getLogger(__name__)
 
@@ -62,18 +63,6 @@ class LeaderRecord:
         self.revision = revision
 
 
-def parse_endpoints(spec: str) -> list[tuple[str, int]]:
-    """``etcd://HOST:PORT[,HOST:PORT...]`` (the scheme is optional) as (host, port) pairs. Raises ValueError."""
-    text = spec.removeprefix("etcd://").strip().rstrip("/")
-    endpoints: list[tuple[str, int]] = []
-    for part in text.split(","):
-        host, sep, port = part.strip().rpartition(":")
-        if not sep or not host or not port.isdigit():
-            raise ValueError(f"expected etcd://HOST:PORT[,HOST:PORT...], got {spec!r}")
-        endpoints.append((host, int(port)))
-    return endpoints
-
-
 class EtcdClient:
     """Calls into etcd from any thread (``call``, blocking) or any loop (``run``, awaitable)."""
 
@@ -83,6 +72,9 @@ class EtcdClient:
         self._endpoints = endpoints
         self._next = 0
         self._client: aetcd.Client | None = None
+        self._appends: Any = None  # the KV stub over a synchronous channel, for ``append`` (the write path)
+        self._appends_channel: Any = None
+        self._appends_next = 0
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="etcd", daemon=True)
         self._thread.start()
@@ -131,7 +123,39 @@ class EtcdClient:
             with contextlib.suppress(Exception):
                 await broken.close()
 
+    # ---- the write path: appends on a synchronous channel, from the store's syncing thread
+
+    def append(self, fence: int, head: int, entries: list[tuple[int, bytes]]) -> None:
+        """BLOCKING: append ``entries`` (consecutive indexes following ``head``) in one transaction, only while
+        the leader key was created at ``fence`` and the log's head is still ``head``. Raises ``Fenced`` if not,
+        ``EtcdUnavailable`` if etcd did not answer (the outcome is unknown). On a synchronous channel of its
+        own: the worker thread that syncs the store waits on it directly, without a hop through this client's
+        thread, which halves the CPU a commit costs the leader."""
+        stub = self._append_stub()
+        try:
+            response = stub.Txn(append_request(fence, head, entries), timeout=CALL_TIMEOUT)
+        except grpc.RpcError as e:
+            self._drop_append_channel()
+            raise EtcdUnavailable(f"etcd: {e.code() if hasattr(e, 'code') else e}") from e
+        if not response.succeeded:
+            raise Fenced("the write lease or the log's head changed")
+
+    def _append_stub(self) -> Any:
+        if self._appends is None:
+            host, port = self._endpoints[self._appends_next % len(self._endpoints)]
+            self._appends_channel = grpc.insecure_channel(f"{host}:{port}", options=list(_GRPC_OPTIONS.items()))
+            self._appends = rpc.KVStub(self._appends_channel)
+        return self._appends
+
+    def _drop_append_channel(self) -> None:
+        channel, self._appends_channel, self._appends = self._appends_channel, None, None
+        self._appends_next += 1
+        if channel is not None:
+            channel.close()
+
     def close(self) -> None:
+        self._drop_append_channel()
+
         async def shut() -> None:
             client = self._client
             if client is not None:
@@ -148,22 +172,19 @@ class EtcdClient:
 # ---- the operations dynastore runs (each takes the client, for ``call`` / ``run``)
 
 
-async def append(client: aetcd.Client, fence: int, head: int, entries: list[tuple[int, bytes]]) -> None:
-    """Append ``entries`` (consecutive indexes following ``head``) in one transaction, only while the leader key
-    was created at ``fence`` and the log's head is still ``head``. Raises ``Fenced`` otherwise."""
-    last = entries[-1][0]
+def append_request(fence: int, head: int, entries: list[tuple[int, bytes]]) -> Any:
+    """The transaction appending ``entries`` after ``head`` under the write lease created at ``fence``."""
     compare = [
-        client.transactions.create(LEADER_KEY) == fence,
-        # (before the first entry the head key does not exist)
-        client.transactions.value(HEAD_KEY) == str(head).encode()
+        rpc.Compare(key=LEADER_KEY, result=rpc.Compare.EQUAL, target=rpc.Compare.CREATE, create_revision=fence),
+        # (before the first entry the head key does not exist: its version is 0)
+        rpc.Compare(key=HEAD_KEY, result=rpc.Compare.EQUAL, target=rpc.Compare.VALUE, value=str(head).encode())
         if head
-        else client.transactions.version(HEAD_KEY) == 0,
+        else rpc.Compare(key=HEAD_KEY, result=rpc.Compare.EQUAL, target=rpc.Compare.VERSION, version=0),
     ]
-    puts = [client.transactions.put(log_key(index), payload) for index, payload in entries]
-    puts.append(client.transactions.put(HEAD_KEY, str(last).encode()))
-    succeeded, _ = await client.transaction(compare=compare, success=puts, failure=[])
-    if not succeeded:
-        raise Fenced("the write lease or the log's head changed")
+    puts = [(log_key(index), payload) for index, payload in entries]
+    puts.append((HEAD_KEY, str(entries[-1][0]).encode()))
+    success = [rpc.RequestOp(request_put=rpc.PutRequest(key=key, value=value)) for key, value in puts]
+    return rpc.TxnRequest(compare=compare, success=success)
 
 
 async def read_head(client: aetcd.Client) -> tuple[int, int]:

@@ -19,6 +19,7 @@ __all__ = [
     "MAX_TXN_BYTES",
     "MEMBERS_PREFIX",
     "log_key",
+    "parse_endpoints",
 ]
 
 KEY_PREFIX = b"/dynastore/"
@@ -49,3 +50,15 @@ ETCD_MEMBER_FLAGS: tuple[str, ...] = (
 def log_key(index: int) -> bytes:
     """The key of log entry ``index``: fixed width, so that keys sort in log order."""
     return LOG_PREFIX + b"%020d" % index
+
+
+def parse_endpoints(spec: str) -> list[tuple[str, int]]:
+    """``etcd://HOST:PORT[,HOST:PORT...]`` (the scheme is optional) as (host, port) pairs. Raises ValueError."""
+    text = spec.removeprefix("etcd://").strip().rstrip("/")
+    endpoints: list[tuple[str, int]] = []
+    for part in text.split(","):
+        host, sep, port = part.strip().rpartition(":")
+        if not sep or not host or not port.isdigit():
+            raise ValueError(f"expected etcd://HOST:PORT[,HOST:PORT...], got {spec!r}")
+        endpoints.append((host, int(port)))
+    return endpoints

@@ -27,13 +27,16 @@ from dynastore import messages
 from dynastore.errors import DynamoError, InternalServerError, ServiceUnavailable
 from dynastore.protocol.protocol import Headers, RawResponse
 
-__all__ = ["Forwarder", "error_response"]
+__all__ = ["FORWARDED_HEADER", "Forwarder", "error_response"]
 
 log = logging.getLogger(__name__)
 
 LEADER_WAIT = 4.0  # seconds a request waits for a leader to be known and reachable
 ANSWER_TIMEOUT = 30.0  # seconds for the leader's answer once the request was sent
 IDLE_REUSE = 5.0  # a pooled connection idle longer is not reused (the leader may be closing it)
+# Marks a request one node forwarded to another: a node that receives one while it does not lead answers 503
+# instead of forwarding it again (two nodes that each take the other for the leader would pass it back and forth).
+FORWARDED_HEADER = "x-dynastore-forwarded"
 _HOP_HEADERS = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length", "te", "upgrade"})
 _DROPPED_RESPONSE_HEADERS = frozenset({"content-length", "content-type", "date", "server"})
 
@@ -119,7 +122,7 @@ class Forwarder:
         for name, value in headers.items():
             if name not in _HOP_HEADERS:
                 head.append(f"{name}: {value}\r\n".encode("latin-1"))
-        head.append(b"content-length: %d\r\n\r\n" % len(body))
+        head.append(b"%s: 1\r\ncontent-length: %d\r\n\r\n" % (FORWARDED_HEADER.encode(), len(body)))
         writer = connection.writer
         writer.write(b"".join(head))
         writer.write(body)

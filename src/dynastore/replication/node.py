@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
+import dataclasses
 import json
 import logging
 import socket
@@ -31,11 +31,14 @@ from typing import Any, TypeVar
 
 from dynastore.app import Dynastore
 from dynastore.config import Config
-from dynastore.replication import etcd_client
-from dynastore.replication.etcd_client import EtcdClient, EtcdUnavailable, LeaderRecord, parse_endpoints
-from dynastore.replication.etcd_config import APPLIED_PREFIX, HEAD_KEY, LEADER_KEY, MEMBERS_PREFIX
+from dynastore.replication import etcd_client, read_budget
+from dynastore.replication.etcd_client import EtcdClient, EtcdUnavailable, LeaderRecord
+from dynastore.replication.etcd_config import APPLIED_PREFIX, HEAD_KEY, LEADER_KEY, MEMBERS_PREFIX, parse_endpoints
+from dynastore.replication.replica import Replica, digest_of
+from dynastore.replication.replica_reads import ReplicaReads
 from dynastore.replication.replicated_log import ReplicatedLog, read_applied
-from dynastore.storage.durability import decode_batch
+from dynastore.replication.router import READS_PATH, Router
+from dynastore.replication.seeding import discard_store, fetch_image, image_of, post_json
 from dynastore.storage.kv import StorageError
 from dynastore.storage.lmdb_kv import LmdbKV
 
@@ -50,9 +53,9 @@ LEASE_TTL = 2  # seconds: how long after its last refresh a silent node keeps th
 LEASE_MARGIN = 0.5  # seconds before its lease could lapse that a leader stops serving
 KEEPALIVE_INTERVAL = 0.4
 APPLY_CHUNK = 64  # log entries read per request while applying
-REPORT_INTERVAL = 1.0  # seconds between a node's reports of itself (members/, applied/)
-COMPACT_INTERVAL = 10.0  # seconds between the leader's trims of the log etcd keeps
-_DIGEST_END = b"\xff" * 512
+SELF_REPORT_INTERVAL = 1.0  # seconds between a node's reports of itself (members/, applied/)
+FRESH_FOR = 1.5  # seconds a follower answers eventually consistent reads after it last saw itself caught up
+BARRIER_WAIT = 1.0  # seconds a read after a forwarded write waits for the replica to apply it
 
 
 class _CurrentCommitter:
@@ -82,8 +85,6 @@ class ClusterNode:
     """One node: follows, campaigns, leads; ``protocol`` answers every request (replication/router.py)."""
 
     def __init__(self, config: Config) -> None:
-        from dynastore.replication.router import Router  # the router reads this node's state
-
         assert config.cluster is not None
         self.config = config
         self.name = config.node_name or socket.gethostname()
@@ -93,8 +94,11 @@ class ClusterNode:
         self.leader: LeaderRecord | None = None
         self.app: Dynastore | None = None  # while leading
         self.leader_log: ReplicatedLog | None = None
-        self.replica: LmdbKV | None = None  # while following
-        self.replica_log: ReplicatedLog | None = None
+        self.replica: Replica | None = None  # while following
+        self.caught_up_at = 0.0  # time.monotonic() when the apply loop last found nothing more to apply
+        self.forwarded_writes = 0  # requests forwarded to the leader (other than eventually consistent reads)
+        self._barrier_mark = 0  # forwarded_writes when the replica last caught up with the log's head
+        self._applied_event: asyncio.Event | None = None
         self.applied_index = 0  # the newest entry in this node's store (applied or, leading, synced)
         self.log_head = 0  # the newest entry this node knows of
         self.leader_changes = 0
@@ -108,7 +112,7 @@ class ClusterNode:
         self._tasks: list[asyncio.Task[None]] = []
         self._following: asyncio.Task[None] | None = None
         self._open_replica()
-        self.protocol = Router(self)
+        self.protocol = Router(self, config.cluster_secret, authenticated=config.auth == "sigv4")
 
     # ---- hosting (server.py drives a node as it drives a Dynastore)
 
@@ -119,12 +123,14 @@ class ClusterNode:
             loop.create_task(self._keep_lease()),
             loop.create_task(self._report()),
             loop.create_task(self._elect()),
+            loop.create_task(self._share_reads()),
         ]
         self._following = loop.create_task(self._follow())
         self.role = FOLLOWER
         return self.durability
 
     def serving_on(self, port: int) -> None:
+        self.config = dataclasses.replace(self.config, port=port)  # what a dynastore it leads with reports
         if self.config.advertise_url is None:
             self.url = f"http://{self.config.host}:{port}"
         if self.app is not None:
@@ -156,33 +162,33 @@ class ClusterNode:
 
     # ---- the replica
 
+    @property
+    def replica_reads(self) -> ReplicaReads | None:
+        """Eventually consistent reads from this node's replica, while it follows."""
+        replica = self.replica
+        return None if replica is None else replica.reads
+
     def _open_replica(self) -> None:
-        data_dir = str(self.config.data_dir)
-        self.replica_log = ReplicatedLog(data_dir, self.etcd, on_applied=self._durable)
-        self.replica = LmdbKV(self.config.data_dir, durable_log=self.replica_log)
-        self.applied_index = read_applied(data_dir)
+        replica = self.replica = Replica(self.config, self.etcd, self._durable)
+        self.applied_index = replica.applied_index
+        self.caught_up_at = 0.0
 
     def _close_replica(self) -> None:
         replica, self.replica = self.replica, None
         if replica is not None:
             replica.close()
-        self.replica_log = None
 
     def _apply(self, index: int, payload: bytes) -> None:
-        """Write log entry ``index`` into the replica (one storage transaction)."""
-        replica, replica_log = self.replica, self.replica_log
-        assert replica is not None and replica_log is not None
-        operations = decode_batch(memoryview(payload))
-        if operations:
-            replica_log.expect(index)
-            with replica.write() as txn:
-                for key, value in operations:
-                    if value is None:
-                        txn.delete(key)
-                    else:
-                        txn.put(key, value)
+        """Write log entry ``index`` into the replica."""
+        replica = self.replica
+        assert replica is not None
+        replica.apply(index, payload)
         self.applied_index = index
         self.log_head = max(self.log_head, index)
+        applied = self._applied_event
+        if applied is not None:
+            applied.set()
+            self._applied_event = None
 
     async def _follow(self) -> None:
         """Apply the log as it grows, for as long as this node follows."""
@@ -192,17 +198,19 @@ class ClusterNode:
             try:
                 entries, revision = await self._etcd(etcd_client.read_log, start, APPLY_CHUNK)
                 if entries and entries[0][0] != start:
-                    if not gap_reported:
+                    if not await self._seed() and not gap_reported:
                         log.error(
-                            "the cluster's log no longer holds entry %d (compacted): this node needs its store "
-                            "seeded from a replica (docs/cluster.md \"A replica that fell behind\")",
+                            "the cluster's log no longer holds entry %d (forgotten) and no other node could give "
+                            "a copy of its store: this node waits (docs/cluster.md \"A replica that fell behind\")",
                             start,
                         )
                         gap_reported = True
-                    await asyncio.sleep(5)
+                    await asyncio.sleep(1)
                     continue
                 for index, payload in entries:
                     self._apply(index, payload)
+                if len(entries) < APPLY_CHUNK:
+                    self.caught_up_at = time.monotonic()  # every entry up to the head at ``revision`` applied
                 if not entries:
                     await self._etcd(etcd_client.wait_for_change, HEAD_KEY, revision, 1.0)
             except EtcdUnavailable as e:
@@ -211,6 +219,37 @@ class ClusterNode:
             except StorageError as e:
                 log.error("this node's replica cannot apply the log: %s", e)
                 await asyncio.sleep(1)
+
+    async def _seed(self) -> bool:
+        """Replace this node's store by a copy of the most advanced other node's; whether that worked."""
+        peers = sorted(
+            (m for m in self.members if m["node"] != self.name and m.get("url")),
+            key=lambda m: -int(m.get("appliedIndex") or 0),
+        )
+        data_dir = str(self.config.data_dir)
+        for peer in peers:
+            self._close_replica()
+            try:
+                index = await asyncio.to_thread(fetch_image, str(peer["url"]), data_dir, self.config.cluster_secret)
+            except (OSError, ValueError, KeyError) as e:
+                log.warning("node %s could not give a copy of its store: %s", peer["node"], e)
+                continue
+            finally:
+                self._open_replica()
+            log.info("this node's store now holds the log up to %d (a copy from %s)", index, peer["node"])
+            return True
+        return False
+
+    def image(self) -> tuple[bytes, int]:
+        """A copy of this node's store and the log index it holds (seeding another node)."""
+        app, leader_log = self.app, self.leader_log
+        if app is not None and leader_log is not None and isinstance(app.kv, LmdbKV):
+            with app.kv.snapshot():  # the open batch reaches the file: the file then holds the synced log
+                pass
+            return image_of(app.kv), leader_log.synced_index
+        if self.replica is None:
+            raise StorageError("this node has no store open")
+        return self.replica.image()
 
     async def _catch_up(self) -> int:
         """Apply every entry up to the log's head (a linearizable read); returns the head."""
@@ -224,6 +263,65 @@ class ClusterNode:
                 self._apply(index, payload)
         self.log_head = head
         return head
+
+    # ---- reads a follower answers itself
+
+    def fresh(self) -> bool:
+        """Whether this node may answer eventually consistent reads from its replica: it follows and was caught
+        up with the log moments ago (else its reads go to the leader)."""
+        return self.role == FOLLOWER and time.monotonic() - self.caught_up_at < FRESH_FOR
+
+    def barrier_needed(self) -> bool:
+        """Whether a request was forwarded to the leader since the replica last caught up with the head: a read
+        then first waits for the replica to hold the head (a client reads its own writes through one node)."""
+        return self.forwarded_writes != self._barrier_mark
+
+    async def catch_up_to_head(self) -> bool:
+        """Wait until the replica applied the log's head as of now (a linearizable read of it); False if that
+        took longer than ``BARRIER_WAIT`` or etcd did not answer."""
+        mark = self.forwarded_writes
+        try:
+            head, _ = await asyncio.wait_for(self._etcd(etcd_client.read_head), BARRIER_WAIT)
+        except (EtcdUnavailable, TimeoutError):
+            return False
+        deadline = time.monotonic() + BARRIER_WAIT
+        while self.applied_index < head:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self.role != FOLLOWER:
+                return False
+            if self._applied_event is None:
+                self._applied_event = asyncio.Event()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._applied_event.wait(), remaining)
+        self._barrier_mark = max(self._barrier_mark, mark)
+        return True
+
+    async def _share_reads(self) -> None:
+        """Report the reads this follower answered to the leader, and hold its buckets to the leader's
+        (replication/read_budget.py)."""
+        seen: read_budget.Seen = {}
+        counted: ReplicaReads | None = None
+        while True:
+            await asyncio.sleep(read_budget.REPORT_INTERVAL)
+            reads, url = self.replica_reads, self.leader_url()
+            if reads is None or url is None or self.role != FOLLOWER:
+                continue
+            if reads is not counted:
+                seen, counted = {}, reads  # a replica opened again meters from zero
+            report = read_budget.consumed_since(reads.capacity, seen)
+            try:
+                pressure = await asyncio.to_thread(post_json, url + READS_PATH, report, self.config.cluster_secret)
+            except (OSError, ValueError) as e:
+                log.debug("the leader did not take this node's read report: %s", e)
+                continue
+            read_budget.apply_pressure(reads.capacity, pressure, self.config.clock.now())
+
+    def charge_reads(self, report: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The leader: charge the reads a follower answered to its buckets; the partitions under pressure."""
+        app = self.app
+        if app is None:
+            raise StorageError("this node does not lead")
+        return read_budget.charge_reads(app.engine.capacity, report, self.config.clock.now())
 
     # ---- the lease and the election
 
@@ -266,6 +364,9 @@ class ClusterNode:
                 await self._etcd(etcd_client.wait_for_change, LEADER_KEY, revision, 1.0)
             except EtcdUnavailable:
                 await asyncio.sleep(0.3)
+            except Exception:
+                log.exception("the election loop failed; it goes on")  # never leave the node without one
+                await asyncio.sleep(1)
 
     def _see_leader(self, leader: LeaderRecord | None) -> None:
         known = self.leader
@@ -280,6 +381,11 @@ class ClusterNode:
             if seen is not None:
                 seen.set()
                 self._leader_seen = asyncio.Event()
+
+    @property
+    def leading(self) -> Dynastore | None:
+        """The dynastore this node runs while it leads."""
+        return self.app
 
     def leader_changed(self) -> asyncio.Event:
         """An event set at the next change of the known leader (forwarding waits on it)."""
@@ -313,6 +419,7 @@ class ClusterNode:
             )
             leader_log.start_at(head)
             app = Dynastore(self.config, leader_log)
+            self._log_opening_writes(app)
         except (EtcdUnavailable, StorageError) as e:
             log.error("node %s could not take the lead: %s", self.name, e)
             await self._step_down(None)
@@ -324,6 +431,20 @@ class ClusterNode:
         log.info("this node (%s) leads from log index %d", self.name, head)
         await self._hold_lead(fence, lost)
         await self._step_down(app)
+
+    def _log_opening_writes(self, app: Dynastore) -> None:
+        """Opening a dynastore may write before group commit batches its writes (ending transfers an earlier
+        leader left running), and such writes reach the store's file at once: make them durable in the log now.
+        If that fails the file holds writes the log does not, so it is thrown away (the node then catches up
+        from the log, or is seeded from another node's store). Raises ``StorageError``."""
+        if not app.kv.commit_seq:
+            return
+        try:
+            app.kv.flush()
+        except StorageError:
+            app.close()
+            discard_store(str(self.config.data_dir))
+            raise
 
     async def _hold_lead(self, fence: int, lost: asyncio.Event) -> None:
         """Return once this node may no longer lead."""
@@ -362,14 +483,21 @@ class ClusterNode:
             self.app = None
             try:
                 await app.stop()
-            except StorageError as e:
-                log.error("stopping the leading dynastore: %s", e)
+            except Exception:
+                log.exception("stopping the leading dynastore failed")
+                app.kv.close()  # the store's directory must be free for the replica
             self.durability.current = None
             self.leader_log = None
         if fence is not None:
             with contextlib.suppress(EtcdUnavailable):  # else its lease lapses instead
                 await self._etcd(etcd_client.resign, fence)
-        self._open_replica()
+        while True:
+            try:
+                self._open_replica()
+                break
+            except StorageError as e:
+                log.error("this node cannot open its replica (it tries again): %s", e)
+                await asyncio.sleep(1)
         self._following = asyncio.get_running_loop().create_task(self._follow())
 
     async def _resign(self) -> None:
@@ -387,6 +515,9 @@ class ClusterNode:
         self.etcd.submit(lambda client: etcd_client.put(client, key, value))
 
     async def _report(self) -> None:
+        # Every node that ever joined holds an applied/ record, so the log is never trimmed past a node that has
+        # not reported yet (it would have to be seeded from a copy instead).
+        self._durable(read_applied(str(self.config.data_dir)))
         while True:
             report = json.dumps({"url": self.url, "role": self.role, "appliedIndex": self.applied_index}).encode()
             lease_id = self._lease_id
@@ -400,7 +531,7 @@ class ClusterNode:
                     self.log_head = max(self.log_head, head)
             except (EtcdUnavailable, ValueError):
                 pass
-            await asyncio.sleep(REPORT_INTERVAL)
+            await asyncio.sleep(SELF_REPORT_INTERVAL)
 
     async def _trim_log(self) -> None:
         """Forget the log entries every replica's store holds durably."""
@@ -425,22 +556,32 @@ class ClusterNode:
             "appliedIndex": self.applied_index,
             "logHead": max(self.log_head, self.applied_index),
             "leaderChanges": self.leader_changes,
+            "forwardedRequests": self.protocol.forwarder.forwarded,
+            "replicaReads": self.protocol.replica_reads,
+            "log": self._log_figures(),
             "nodes": [
                 {"node": m["node"], "url": m.get("url"), "role": m.get("role"), "appliedIndex": m.get("appliedIndex")}
                 for m in self.members
             ],
         }
 
+    def _log_figures(self) -> dict[str, Any] | None:
+        """The leader's appends to etcd's log so far (None on a follower)."""
+        leader_log = self.leader_log
+        if leader_log is None:
+            return None
+        return {
+            "transactions": leader_log.transactions,
+            "entries": leader_log.entries_sent,
+            "bytes": leader_log.bytes_sent,
+            "appendSeconds": round(leader_log.append_seconds, 3),
+        }
+
     def digest(self) -> dict[str, Any]:
         """A hash of every key and value of this node's store, and the log index it holds."""
-        store = self.app.kv if self.app is not None else self.replica
+        store = self.app.kv if self.app is not None else None if self.replica is None else self.replica.store
         index = self.applied_index
-        sha = hashlib.sha256()
-        if store is not None:
-            with store.read() as txn:
-                for key, value in txn.iter_range(b"", _DIGEST_END):
-                    sha.update(len(key).to_bytes(4, "big") + key + len(value).to_bytes(4, "big") + value)
-        return {"node": self.name, "appliedIndex": index, "digest": sha.hexdigest()}
+        return {"node": self.name, "appliedIndex": index, "digest": "" if store is None else digest_of(store)}
 
     async def _etcd(self, operation: Callable[..., Awaitable[T]], *args: Any) -> T:
         """``operation(client, *args)`` run on the etcd thread (replication/etcd_client.py's operations)."""

@@ -25,15 +25,15 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 
-from dynastore.replication import etcd_client
 from dynastore.replication.etcd_client import EtcdClient, EtcdUnavailable, Fenced
 from dynastore.replication.etcd_config import MAX_TXN_BYTES
 from dynastore.storage.durability import Batch, LogSyncer, Operation, Position, decode_batch
 from dynastore.storage.kv import DurabilityError
 
-__all__ = ["APPLIED_FILE", "ReplicatedLog", "read_applied"]
+__all__ = ["APPLIED_FILE", "ReplicatedLog", "read_applied", "record_applied"]
 
 APPLIED_FILE = "cluster-applied"  # in the data directory: the log index the store's file holds durably
 COMPACT_AFTER_BYTES = 64 << 20  # the store checkpoints once this much was logged since the last one
@@ -48,7 +48,8 @@ def read_applied(data_dir: str) -> int:
         return 0
 
 
-def _record_applied(data_dir: str, index: int) -> None:
+def record_applied(data_dir: str, index: int) -> None:
+    """Record durably that the store in ``data_dir`` holds the log up to ``index``."""
     path = os.path.join(data_dir, APPLIED_FILE)
     temporary = path + ".tmp"
     with open(temporary, "wb") as f:
@@ -80,11 +81,18 @@ class ReplicatedLog:
         self._end = self._applied  # the newest entry appended
         self._synced = self._applied  # the newest entry known durable in etcd
         self._kept: list[tuple[int, bytes]] = []  # entries after _applied, oldest first
+        self._unsynced: list[tuple[int, bytes]] = []  # leading: the entries after _synced, oldest first
         self._logged_bytes = 0
         self._expected: int | None = None  # following: the entry the apply loop is writing
         self._lock = threading.Lock()  # _kept/_end between the owner thread and a syncing worker
         self._sync_lock = threading.Lock()  # one sync at a time, so appends reach etcd in order
         self._lost = False
+        # What the leader sent (GET /dynastore/cluster, /metrics): etcd transactions, the entries and bytes in
+        # them, and the seconds spent waiting for them.
+        self.transactions = 0
+        self.entries_sent = 0
+        self.bytes_sent = 0
+        self.append_seconds = 0.0
 
     @property
     def leading(self) -> bool:
@@ -140,28 +148,44 @@ class ReplicatedLog:
                 index = self._end + 1
             self._end = index
             self._kept.append((index, payload))
+            if self._fence is not None:
+                self._unsynced.append((index, payload))
             self._logged_bytes += len(payload)
 
     def sync(self) -> None:
         if self._fence is None:
             return
+        with self._lock:
+            target = self._end  # every entry appended before this call must be in etcd when it returns
         with self._sync_lock:
+            if self._lost:
+                raise DurabilityError("this node no longer holds the write lease")
             with self._lock:
-                pending = [entry for entry in self._kept if entry[0] > self._synced]
+                pending = list(self._unsynced)
             for group in _transactions(pending):
                 self._send(group)
+            if self._synced < target:
+                # Another sync took these entries and failed: nothing after it may be reported durable.
+                raise DurabilityError("the cluster's log did not take every write")
 
     def _send(self, group: list[tuple[int, bytes]]) -> None:
         fence = self._fence
         assert fence is not None
         head = group[0][0] - 1
+        started = time.monotonic()
         try:
-            self._etcd.call(lambda client: etcd_client.append(client, fence, head, group))
+            self._etcd.append(fence, head, group)
         except (Fenced, EtcdUnavailable) as e:
             self._lose(e)
             raise DurabilityError(f"the cluster's log did not take the write: {e}") from e
+        last = group[-1][0]
         with self._lock:
-            self._synced = max(self._synced, group[-1][0])
+            self._synced = max(self._synced, last)
+            self._unsynced = [entry for entry in self._unsynced if entry[0] > last]
+            self.transactions += 1
+            self.entries_sent += len(group)
+            self.bytes_sent += sum(len(payload) for _, payload in group)
+            self.append_seconds += time.monotonic() - started
 
     def _lose(self, error: BaseException) -> None:
         with self._lock:
@@ -176,6 +200,7 @@ class ReplicatedLog:
         index = position[0]
         with self._lock:
             self._kept = [entry for entry in self._kept if entry[0] <= index]
+            self._unsynced = [entry for entry in self._unsynced if entry[0] <= index]
             self._end = index
             self._synced = min(self._synced, index)
 
@@ -195,10 +220,12 @@ class ReplicatedLog:
 
     def applied(self, position: Position) -> None:
         index = position[0]
+        if self._fence is not None:
+            index = min(index, self._synced)  # never past what etcd holds (a file may not hold more)
         with self._lock:
             self._kept = [entry for entry in self._kept if entry[0] > index]
         if index > self._applied:
-            _record_applied(self._dir, index)
+            record_applied(self._dir, index)
             self._applied = index
             if self._on_applied is not None:
                 self._on_applied(index)

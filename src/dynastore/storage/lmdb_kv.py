@@ -575,6 +575,14 @@ class LmdbKV:
         """Whether commits sync their pages before their meta page (``--crash-safe``)."""
         return bool(self._env.flags()["sync"])
 
+    def copy_file(self, directory: str) -> None:
+        """Write a compacted copy of LMDB's file (its committed state, without the open batch) into
+        ``directory`` as its data file: what a new replica of a cluster is seeded with. Raises ``StorageError``."""
+        try:
+            self._env.copy(directory, compact=True)
+        except lmdb.Error as e:
+            raise StorageError(f"copying the store failed: {e}") from e
+
     def file_size(self) -> int:
         """Bytes used by the data file (diagnostics)."""
         return os.path.getsize(os.path.join(self._env.path(), "data.mdb"))
