@@ -5,12 +5,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from tests.cluster import nodes
 from tests.cluster.checker import StreamRecord
 from tests.cluster.clients import CHECK_CONFIG, client, until_done
 from tests.cluster.cluster import Cluster
 from tests.cluster.history import History
-from tests.cluster.workloads import REGISTER_COUNT, REGISTERS, STREAM, read_balances
+from tests.cluster.workloads import ACCOUNTS, BANK, REGISTER_COUNT, REGISTERS, STREAM, read_balances
 
 
 def wait_caught_up(cluster: Cluster, timeout: float = 90) -> int:
@@ -66,11 +68,22 @@ def final_register_reads(url: str, history: History) -> None:
         history.ok(op, (0, None) if item is None else (int(item["ver"]["N"]), item["token"]["S"]))
 
 
-def final_balances(url: str) -> list[int]:
+def final_balances(url: str) -> tuple[list[int], str]:
+    """The balances once the load stopped: one transactional read, else (with what refused it) the strongly
+    consistent read of each account (nothing moves money any more, so their sum is a snapshot's)."""
     ddb = client(url, CHECK_CONFIG)
-    balances = until_done(lambda: read_balances(ddb))
-    assert balances is not None
-    return balances
+    try:
+        balances = until_done(lambda: read_balances(ddb), timeout=20)
+        assert balances is not None
+        return balances, ""
+    except ClientError as e:
+        refused = f"{e.response['Error']['Code']}: {e.response['Error'].get('Message', '')}"
+    singles = []
+    for i in range(ACCOUNTS):
+        answer = until_done(lambda: ddb.get_item(TableName=BANK, Key={"pk": {"S": f"a{i}"}}, ConsistentRead=True))  # noqa: B023
+        assert answer is not None
+        singles.append(int(answer["Item"]["balance"]["N"]) if "Item" in answer else -(10**9))
+    return singles, refused
 
 
 def stream_records(url: str) -> list[StreamRecord]:

@@ -118,8 +118,7 @@ def check(cluster: Cluster, report: Report) -> None:
         ("puts", lambda: checker.check_puts(verdicts, history.of_kind("put"),
                                              {n: set(gather.keys_on(u, PUTS)) for n, u in urls.items()})),
         ("registers", lambda: _check_registers(cluster, history, verdicts)),
-        ("bank", lambda: checker.check_bank(verdicts, history.of_kind("balances"),
-                                            gather.final_balances(cluster.urls[0]), ACCOUNTS * OPENING_BALANCE)),
+        ("bank", lambda: _check_bank(cluster, history, verdicts)),
     ]  # fmt: skip
     steps += [(f"stream via {n}", partial(_check_stream, history, verdicts, n, u)) for n, u in urls.items()]
     for name, step in steps:
@@ -134,6 +133,12 @@ def check(cluster: Cluster, report: Report) -> None:
 def _check_registers(cluster: Cluster, history: History, verdicts: checker.Verdicts) -> None:
     gather.final_register_reads(cluster.urls[0], history)
     checker.check_registers(verdicts, history.of_kind("read") + history.of_kind("cas"))
+
+
+def _check_bank(cluster: Cluster, history: History, verdicts: checker.Verdicts) -> None:
+    final, refused = gather.final_balances(cluster.urls[0])
+    verdicts.add("bank: a transactional read once the load stopped", [refused] if refused else [], "answered")
+    checker.check_bank(verdicts, history.of_kind("balances"), final, ACCOUNTS * OPENING_BALANCE)
 
 
 def _check_stream(history: History, verdicts: checker.Verdicts, node: str, url: str) -> None:
