@@ -24,7 +24,7 @@ def client(url: str, config: Config = LOAD_CONFIG, service: str = "dynamodb") ->
     return boto3.session.Session().client(service, endpoint_url=url, config=config, **CREDENTIALS)
 
 
-def until_done(call: Callable[[], T], timeout: float = 30, accept: tuple[str, ...] = ()) -> T | None:
+def until_done(call: Callable[[], T], timeout: float = 20, accept: tuple[str, ...] = ()) -> T | None:
     """``call()`` repeated until it answers, or raises a ClientError whose code is in ``accept`` (then None): for
     the setup and the checker's reads, which must get through whatever the cluster is doing."""
     deadline = time.monotonic() + timeout

@@ -40,7 +40,7 @@ class Nemesis:
     """Faults against ``cluster`` from now until ``stop_at`` (time.monotonic()), timed from ``origin``."""
 
     def __init__(self, cluster: Cluster, seed: int, origin: float, hold: tuple[float, float] = (2.0, 6.0),
-                 gap: tuple[float, float] = (3.0, 8.0), say: Callable[[str], object] = print) -> None:  # fmt: skip
+                 gap: tuple[float, float] = (2.0, 5.0), say: Callable[[str], object] = print) -> None:  # fmt: skip
         self.cluster = cluster
         self.rng = random.Random(seed)
         self.origin = origin
@@ -50,12 +50,13 @@ class Nemesis:
         self.say = say
         self.kinds = ETCD_KINDS + (NODE_KINDS if cluster.with_nodes else ())
         self._stop = threading.Event()
+        self._bag: list[str] = []
 
     def run(self, stop_at: float) -> None:
         """Inject until ``stop_at`` (or ``stop``), leaving every fault healed."""
         try:
             while not self._sleep(min(self.rng.uniform(*self.gap), stop_at - time.monotonic())):
-                kind = self.rng.choice(self.kinds)
+                kind = self._next_kind()
                 hold = self.rng.uniform(*self.hold)
                 if kind == "pause-leader":
                     hold = LEASE_SECONDS + self.rng.uniform(1.0, 3.0)
@@ -64,6 +65,13 @@ class Nemesis:
                 self.inject(kind, hold)
         finally:
             self.heal_all()
+
+    def _next_kind(self) -> str:
+        """Kinds are drawn from a shuffled bag holding each once: a short run sees each kind before any twice."""
+        if not self._bag:
+            self._bag = list(self.kinds)
+            self.rng.shuffle(self._bag)
+        return self._bag.pop()
 
     def stop(self) -> None:
         self._stop.set()
