@@ -73,13 +73,13 @@ def check_replicas(verdicts: Verdicts, digests: Sequence[dict[str, Any]]) -> Non
     verdicts.add("replicas identical at the same applied index", problems, f"{len(digests)} digests equal at {index}")
 
 
-def check_registers(verdicts: Verdicts, ops: Sequence[Op]) -> None:
-    """Each register's history (reads and conditional writes) is linearizable."""
+def check_registers(verdicts: Verdicts, ops: Sequence[Op], prune: bool = True) -> None:
+    """Each register's history (reads and conditional writes) is linearizable (``prune``: cas_register)."""
     by_key: dict[str, list[Op]] = defaultdict(list)
     for op in ops:
         by_key[op.key].append(op)
     for key in sorted(by_key):
-        count, verdict = check_register(by_key[key])
+        count, verdict = check_register(by_key[key], prune)
         verdicts.add(f"register {key} linearizable", [] if verdict.ok else [verdict.describe(count)],
                      verdict.describe(count))  # fmt: skip
 

@@ -98,7 +98,7 @@ def check(
     history: Sequence[Timed[O]],
     initial: S,
     step: Callable[[S, O], Iterable[S]],
-    budget: int = 5_000_000,
+    budget: int = 500_000,  # configurations: a bad history can make the search exponential
 ) -> Verdict[O]:
     """Whether ``history`` is linearizable for the model that starts in ``initial`` and moves by ``step`` (the
     states an operation may lead to from a state; none when the model cannot perform it there)."""

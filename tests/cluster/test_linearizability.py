@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import random
+
+import pytest
+
 from tests.cluster.cas_register import RegisterOp, State, check_register, from_history, step
 from tests.cluster.history import Op, Outcome
 from tests.cluster.linearizability import Timed, check
@@ -122,3 +126,59 @@ class TestSearch:
         history.append(Timed(100.0, 101.0, RegisterOp("read", "applied", 99, seen=(9, None))))
         initial: State = (0, None)
         assert check(history, initial, step, budget=50).ok is None
+
+
+def simulated(seed: int, count: int, processes: int = 5, doubt: float = 0.1) -> list[Op]:
+    """A history a correct register produces: each operation takes effect at a random point between its invocation
+    and its completion; some writes end in doubt (whether or not they took effect). Ends with a last read."""
+    rng = random.Random(seed)
+    planned = []
+    clock = dict.fromkeys(range(processes), 0.0)
+    for _ in range(count):
+        process = rng.randrange(processes)
+        invoke = clock[process] + rng.random()
+        point = invoke + rng.random()
+        clock[process] = point + rng.random()
+        planned.append((point, process, invoke, clock[process]))
+    state: tuple[int, str | None] = (0, None)
+    last_read: dict[int, int] = {}
+    ops = []
+    for n, (_, process, invoke, complete) in enumerate(sorted(planned)):
+        if process not in last_read:
+            ops.append(read(process, invoke, complete, *state))
+            last_read[process] = state[0]
+            continue
+        expected = last_read.pop(process)
+        applied = state[0] == expected
+        if applied:
+            state = (expected + 1, f"t{n}")
+        if rng.random() < doubt:
+            ops.append(cas(process, invoke, complete, expected, f"t{n}", Outcome.UNKNOWN))
+        elif applied:
+            ops.append(cas(process, invoke, complete, expected, f"t{n}"))
+        else:
+            ops.append(refused(process, invoke, complete, expected, f"t{n}"))
+    end = max(clock.values()) + 1
+    return [*ops, read(99, end, end + 1, *state)]
+
+
+class TestSimulatedHistories:
+    @pytest.mark.parametrize("seed", range(5))
+    def test_a_correct_register_s_history_is_linearizable(self, seed: int) -> None:
+        ops = simulated(seed, 400)
+        assert verdict(*ops) and verdict(*ops, prune=False)
+
+    @pytest.mark.parametrize("seed", range(5))
+    def test_a_last_read_gone_back_to_the_start_is_caught(self, seed: int) -> None:
+        ops = simulated(seed, 200)
+        assert any(op.kind == "cas" and op.outcome is Outcome.OK for op in ops)
+        last = ops[-1]
+        ops[-1] = read(last.process, last.invoke, last.complete, 0, None)
+        assert verdict(*ops) is False and verdict(*ops, prune=False) is False
+
+    @pytest.mark.parametrize("seed", range(5))
+    def test_an_acknowledged_write_made_refused_is_caught(self, seed: int) -> None:
+        ops = simulated(seed, 200)
+        i = next(i for i, op in enumerate(ops) if op.kind == "cas" and op.outcome is Outcome.OK)
+        ops[i] = refused(ops[i].process, ops[i].invoke, ops[i].complete, *ops[i].value)
+        assert verdict(*ops) is False and verdict(*ops, prune=False) is False
