@@ -92,14 +92,36 @@ class EtcdClient:
             raise EtcdUnavailable("etcd did not answer in time") from e
 
     async def run(self, make: Callable[[aetcd.Client], Awaitable[T]]) -> T:
-        """Await ``make(client)`` run on the etcd thread from another loop. Raises ``EtcdUnavailable``."""
-        return await asyncio.wrap_future(self.submit(make))
+        """Await ``make(client)`` run on the etcd thread from another loop. Raises ``EtcdUnavailable``, at the
+        latest after twice ``CALL_TIMEOUT`` (whatever the etcd thread is doing)."""
+        future = self.submit(make)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), CALL_TIMEOUT * 2)
+        except TimeoutError as e:
+            future.cancel()
+            raise EtcdUnavailable("etcd did not answer in time") from e
+        except asyncio.CancelledError as e:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # this caller is being cancelled
+            raise EtcdUnavailable("etcd's call was cut off") from e  # (its channel was closed under it)
 
     async def _guarded(self, make: Callable[[aetcd.Client], Awaitable[T]]) -> T:
         client = await self._connected()
+        # Not asyncio.wait_for: it waits for the cancelled call to finish, and a grpc call cut off mid-way may
+        # never do so; the call is left to end by itself.
+        call = asyncio.ensure_future(make(client))
+        done, _ = await asyncio.wait({call}, timeout=CALL_TIMEOUT)
+        if not done:
+            call.cancel()
+            await self._rotate(client)
+            raise EtcdUnavailable("etcd did not answer in time")
+        if call.cancelled():
+            # grpc cancels the calls of a channel closed under them (another call failed and rotated it)
+            raise EtcdUnavailable("etcd's call was cut off")
         try:
-            return await asyncio.wait_for(make(client), CALL_TIMEOUT)
-        except (aetcd.ClientError, TimeoutError, OSError) as e:
+            return call.result()
+        except (aetcd.ClientError, grpc.RpcError, OSError) as e:  # (etcd's own stubs raise grpc's errors)
             await self._rotate(client)
             raise EtcdUnavailable(f"etcd: {type(e).__name__}: {e}") from e
 
@@ -119,9 +141,9 @@ class EtcdClient:
         if self._client is failed:
             self._client = None
             self._next += 1
-            broken: Any = failed  # a broken channel may fail to close; it is dropped either way
-            with contextlib.suppress(Exception):
-                await broken.close()
+            broken: Any = failed  # a broken channel may fail to close, or hang: it is dropped either way
+            closing = asyncio.ensure_future(broken.close())
+            closing.add_done_callback(lambda done: done.cancelled() or done.exception())
 
     # ---- the write path: appends on a synchronous channel, from the store's syncing thread
 
@@ -157,11 +179,10 @@ class EtcdClient:
         self._drop_append_channel()
 
         async def shut() -> None:
-            client = self._client
+            client, self._client = self._client, None
             if client is not None:
-                with contextlib.suppress(Exception):
-                    await client.close()
-                self._client = None
+                closing = asyncio.ensure_future(client.close())
+                await asyncio.wait({closing}, timeout=CALL_TIMEOUT)
 
         with contextlib.suppress(Exception):
             asyncio.run_coroutine_threadsafe(shut(), self._loop).result(CALL_TIMEOUT)

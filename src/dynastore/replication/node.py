@@ -219,6 +219,9 @@ class ClusterNode:
             except StorageError as e:
                 log.error("this node's replica cannot apply the log: %s", e)
                 await asyncio.sleep(1)
+            except Exception:
+                log.exception("applying the log failed; it goes on")
+                await asyncio.sleep(1)
 
     async def _seed(self) -> bool:
         """Replace this node's store by a copy of the most advanced other node's; whether that worked."""
@@ -311,7 +314,7 @@ class ClusterNode:
             report = read_budget.consumed_since(reads.capacity, seen)
             try:
                 pressure = await asyncio.to_thread(post_json, url + READS_PATH, report, self.config.cluster_secret)
-            except (OSError, ValueError) as e:
+            except (OSError, ValueError, TypeError) as e:
                 log.debug("the leader did not take this node's read report: %s", e)
                 continue
             read_budget.apply_pressure(reads.capacity, pressure, self.config.clock.now())
@@ -338,9 +341,11 @@ class ClusterNode:
                     continue
             sent = time.monotonic()
             try:
-                ttl = await self._etcd(etcd_client.keep_alive, lease_id)
+                ttl: int | None = await self._etcd(etcd_client.keep_alive, lease_id)
             except EtcdUnavailable:
                 ttl = None
+                if sent > self.lease_valid_until + LEASE_TTL:
+                    self._lease_id = None  # long gone at etcd (or never known there again): take a new one
             if ttl is not None:
                 if ttl <= 0:
                     self._lease_id = None
@@ -529,7 +534,7 @@ class ClusterNode:
                 if self.role != LEADER:
                     head, _ = await self._etcd(etcd_client.read_head)
                     self.log_head = max(self.log_head, head)
-            except (EtcdUnavailable, ValueError):
+            except (EtcdUnavailable, ValueError, KeyError):
                 pass
             await asyncio.sleep(SELF_REPORT_INTERVAL)
 
