@@ -96,6 +96,7 @@ def run(duration: float, seed: int, workdir: Path, log: bool = True) -> Report:
         report = Report(duration, seed, load.history, [str(f) for f in nemesis.faults], nemesis.summary(),
                         started=started)  # fmt: skip
         check(cluster, report)
+        load.history.save(workdir / "history.jsonl")
         return report
     finally:
         cluster.destroy()

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import enum
+import json
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from botocore.exceptions import (
@@ -77,6 +79,14 @@ class History:
         op.outcome, op.error = classify(error)
         if op.outcome is Outcome.FAILED:
             op.complete = self.now()
+
+    def save(self, path: Path) -> None:
+        """Every operation as a JSON line (times in seconds since the origin; null: never completed)."""
+        with path.open("w") as out:
+            for op in self.ops:
+                fields = {**vars(op), "outcome": op.outcome.value}
+                fields["complete"] = None if op.complete == float("inf") else op.complete
+                out.write(json.dumps(fields, default=str) + "\n")
 
     def of_kind(self, kind: str) -> list[Op]:
         with self._lock:
