@@ -49,6 +49,9 @@ INTERPRETED = {
     "dynastore/admin/streams_cli.py",  # dynastore streams tail: the same (its help is its module's docstring)
     "dynastore/admin/api_clients.py",  # the boto3 clients of those commands
 }
+# Packages kept whole as Python: a cluster node's replication (docs/cluster.md) runs beside the request path,
+# and talks to etcd through a library without type information.
+INTERPRETED_PACKAGES = ("dynastore/replication/",)
 
 # The setup commands that produce installable code; metadata and editable builds compile nothing.
 _BUILDING = {"bdist_wheel", "build", "build_ext", "install"}
@@ -64,7 +67,7 @@ def _compiled_modules() -> list[str]:
     modules = []
     for path in sorted(SOURCE.rglob("*.py")):
         relative = path.relative_to(SOURCE).as_posix()
-        if relative not in INTERPRETED:
+        if relative not in INTERPRETED and not relative.startswith(INTERPRETED_PACKAGES):
             modules.append(str(path))
     return modules
 
