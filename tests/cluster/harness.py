@@ -82,6 +82,7 @@ def run(duration: float, seed: int, workdir: Path, log: bool = True) -> Report:
         say(f"cluster up: {', '.join(cluster.urls)} (leader {getattr(cluster.leader(), 'name', None)})")
         create_tables(cluster.urls[0])
         load = Load(cluster.urls, seed)
+        load.history.origin = time.monotonic()  # the clock of the report starts with the load
         started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
         nemesis = Nemesis(cluster, seed, load.history.origin, say=say)
         stop_at = time.monotonic() + max(0.0, duration - QUIET_END)
