@@ -5,6 +5,8 @@ without them it fails saying what is missing (a skip would hide that the proof w
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,11 +17,13 @@ DURATION = float(os.environ.get("DYNASTORE_FAULTS_DURATION", "75"))
 SEED = int(os.environ.get("DYNASTORE_FAULTS_SEED", "29"))
 
 
-def test_a_short_run_with_faults_loses_nothing(tmp_path: Path) -> None:
+def test_a_short_run_with_faults_loses_nothing() -> None:
     missing = missing_prerequisites()
     if missing:
         pytest.fail(f"the fault-injection run cannot start: missing {', '.join(missing)} (docs/fault-injection.md)")
-    report = run(DURATION, SEED, tmp_path, log=False)
-    print(report.render())
-    assert report.passed, f"{report.render()}\ndata and logs: {tmp_path}"
+    # Not pytest's tmp_path: other sessions' runs rotate it away, and a failed run's logs must stay.
+    workdir = Path(tempfile.mkdtemp(prefix="dynastore-faults-"))
+    report = run(DURATION, SEED, workdir, log=False)
+    assert report.passed, f"{report.render()}\ndata, logs and history.jsonl kept in {workdir}"
     assert report.faults, "the nemesis injected no fault"
+    shutil.rmtree(workdir, ignore_errors=True)
