@@ -16,3 +16,10 @@ collect_ignore = [] if importlib.util.find_spec("aioboto3") else ["aio"]
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--url", default=None, help="run end-to-end tests against this endpoint instead of a new server")
+    parser.addoption(
+        "--dynastore-cluster",
+        action="store_true",
+        default=False,
+        help="run the end-to-end suite's dynastore as a three-node cluster (needs etcd; docs/cluster.md): each test "
+        "module's clients use the next node",
+    )

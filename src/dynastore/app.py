@@ -14,6 +14,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from dynastore.admin import routes
@@ -147,8 +148,14 @@ class Dynastore:
     """One dynastore: owns its store from construction until ``close()`` (or ``stop()``). ``log_``: the durable
     log its store commits through (a cluster node's replicated log; default: the configuration's)."""
 
-    def __init__(self, config: Config, log_: DurableLog | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        log_: DurableLog | None = None,
+        cluster_status: Callable[[], dict[str, Any]] | None = None,
+    ) -> None:
         self.config = config
+        self._cluster_status = cluster_status  # a cluster node's status (GET /dynastore/cluster, /metrics)
         self.kv = open_storage(config, log_)
         self.catalog = Catalog.load(self.kv, config)
         # Writes the store took back after a storage failure may have changed tables: read them again.
@@ -178,7 +185,7 @@ class Dynastore:
 
     def _protocol(self) -> Protocol:
         operations = dispatch.bind(self.engine, self.services)
-        admin = routes.bind(self.engine, self.triggers)
+        admin = routes.bind(self.engine, self.triggers, self._cluster_status)
         kv = self.kv
 
         def commit_seq() -> int:
@@ -245,7 +252,7 @@ class Dynastore:
         if not self.config.metrics:
             return None
         data_dir = self.config.data_dir
-        return Metrics(
+        metrics = Metrics(
             RequestMetrics(dispatch.OPERATIONS, dispatch.STREAMS_OPERATIONS),
             self.engine.capacity,
             self.catalog,
@@ -253,6 +260,8 @@ class Dynastore:
             None if self.config.in_memory else lambda: directory_bytes(data_dir),
             archive_in(self.engine.changelog),
         )
+        metrics.cluster_status = self._cluster_status
+        return metrics
 
     def _start_metrics(self, committer: GroupCommitter) -> None:
         """Time writes until durable and count the storage syncs of ``committer``."""

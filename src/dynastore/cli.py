@@ -149,6 +149,9 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
 
     add_transfer_commands(commands, defaults)
     _add_streams_command(commands, defaults)
+    from dynastore.replication.cluster_cli import add_cluster_command
+
+    add_cluster_command(commands, default_endpoint(defaults.host, defaults.port))
     return parser
 
 
@@ -192,6 +195,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         from dynastore.admin import streams_cli
 
         raise SystemExit(streams_cli.run(args))
+    elif args.command == "cluster":
+        from dynastore.replication import cluster_cli
+
+        raise SystemExit(cluster_cli.run(args))
 
 
 def serve_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

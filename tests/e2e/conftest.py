@@ -1,7 +1,15 @@
-"""End-to-end fixtures: one real server process per session, boto3 with client validation and retries off."""
+"""End-to-end fixtures: one real server process per session, boto3 with client validation and retries off.
+
+With --dynastore-cluster the session's dynastore is a three-node cluster instead (replication/local_cluster.py:
+three etcd members, three `dynastore serve --cluster` nodes, with the flags the single server would have had), and
+the fixtures that reach it (``endpoint``, ``ddb``, ``send``, ...) are made per test module, each module's on the next
+node, so that every node serves as the endpoint. A test that cannot pass against a cluster by its nature is marked
+``not_on_cluster(reason)`` and is not collected then (docs/cluster.md "What differs").
+"""
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import subprocess
@@ -9,7 +17,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -18,7 +26,14 @@ import pytest
 from botocore.config import Config as BotoConfig
 from botocore.exceptions import ClientError
 
-from dynastore.pytest_plugin import mode_of
+from dynastore.pytest_plugin import (
+    ServerDynastore,
+    admin_environment,
+    auth_of,
+    mode_of,
+    serve_flags,
+    session_credentials,
+)
 from dynastore.security.sigv4 import sign_headers
 
 # What a request to dynastore's own endpoints (/dynastore/...) carries: a POST changes state only with it.
@@ -73,7 +88,103 @@ def in_process(request: pytest.FixtureRequest) -> bool:
     return not request.config.getoption("--url") and mode_of(request.config) == "inprocess"
 
 
+# ---- the session's dynastore as a cluster (--dynastore-cluster) ------------------------------------------------
+CLUSTER = "--dynastore-cluster"
+
+
+def on_cluster(config: pytest.Config) -> bool:
+    return bool(config.getoption(CLUSTER, default=False))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "not_on_cluster(reason): cannot pass against a cluster by its nature (it restarts the session's server, "
+        "reads its data directory, ...): not collected with --dynastore-cluster",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not on_cluster(config):
+        return
+    kept: list[pytest.Item] = []
+    left_out: list[pytest.Item] = []
+    for item in items:
+        marker = item.get_closest_marker("not_on_cluster")
+        if marker is not None and not marker.args:
+            raise pytest.UsageError(f"{item.nodeid}: not_on_cluster needs its reason")
+        (kept if marker is None else left_out).append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept
+
+
+class ClusterNode(ServerDynastore):
+    """One node of the session's cluster, with the methods of the single server (dynastore.pytest_plugin): its
+    clients and requests go to this node, which forwards to the leader what it does not answer itself (writes,
+    dynastore's own endpoints: the clock is the leader's)."""
+
+    def __init__(self, url: str, credentials: dict[str, str] | None, region: str) -> None:
+        self.url = url
+        self.credentials = credentials
+        self.region = region
+
+    def stop(self) -> None:
+        """The cluster stops at the end of the session, not its nodes one by one."""
+
+
+class SessionCluster:
+    """The session's cluster; ``next_node()`` hands out its nodes in turn."""
+
+    def __init__(self, config: pytest.Config, directory: Any) -> None:
+        from dynastore.pytest_plugin import _serve_config
+        from dynastore.replication.local_cluster import ClusterError, LocalCluster
+
+        flags = [f for f in serve_flags(config) if f != "--in-memory"]  # every node keeps its replica on disk
+        credentials = session_credentials() if auth_of(config) == "sigv4" else None
+        self.credentials = credentials
+        self.region = _serve_config(flags, credentials).region
+        signing = None if credentials is None else {**credentials, "region": self.region}
+        self.cluster = LocalCluster(
+            directory, serve_flags=flags, env=admin_environment(credentials), credentials=signing
+        )
+        try:
+            self.cluster.start()
+        except ClusterError as e:  # as the single server's failure to start: one error, not one per test
+            raise pytest.UsageError(f"--dynastore-cluster: the cluster did not start: {e}") from None
+        self._turns = itertools.cycle(self.cluster.urls)
+
+    def next_node(self) -> ClusterNode:
+        return ClusterNode(next(self._turns), self.credentials, self.region)
+
+
 @pytest.fixture(scope="session")
+def dynastore_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    session = SessionCluster(request.config, tmp_path_factory.mktemp("cluster"))
+    try:
+        yield session
+    finally:
+        session.cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster_node(dynastore_cluster: SessionCluster) -> ClusterNode:
+    """The node this test module's clients use (the next one for each module)."""
+    return dynastore_cluster.next_node()
+
+
+def session_dynastore(request: pytest.FixtureRequest) -> Any:
+    """The session's dynastore (dynastore.pytest_plugin's), or with --dynastore-cluster this module's node."""
+    return request.getfixturevalue("cluster_node" if on_cluster(request.config) else "dynastore")
+
+
+def per_module_on_a_cluster(fixture_name: str, config: pytest.Config) -> Any:
+    """The scope of the fixtures that reach the session's dynastore: the session, or the test module when each
+    module uses another node of a cluster."""
+    return "module" if on_cluster(config) else "session"
+
+
+@pytest.fixture(scope=per_module_on_a_cluster)
 def endpoint(request: pytest.FixtureRequest) -> str:
     """The URL of the session's dynastore: --url, or the plugin's server process. Functional tests must not depend
     on timing: they write megabytes in bursts that throttle in enforce mode (as they would on DynamoDB), so the
@@ -84,23 +195,23 @@ def endpoint(request: pytest.FixtureRequest) -> str:
         return url
     if in_process(request):
         pytest.skip(IN_PROCESS_HAS_NO_SOCKET)
-    server: Any = request.getfixturevalue("dynastore")
+    server: Any = session_dynastore(request)
     return str(server.url)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope=per_module_on_a_cluster)
 def ddb(request: pytest.FixtureRequest) -> Any:
     """A boto3 client of the session's dynastore (over HTTP, or answered in process)."""
     url: str | None = request.config.getoption("--url")
     if url:
         return make_client(url)
-    session: Any = request.getfixturevalue("dynastore")
+    session: Any = session_dynastore(request)
     # With --dynastore-auth=sigv4 the session's dynastore fills in its admin user's key; else a stand-in one.
     stand_in = {} if session.credentials is not None else {"aws_access_key_id": "AKIDEXAMPLE"}
     return session.client(region_name="us-east-1", config=BOTO_CONFIG, **stand_in)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope=per_module_on_a_cluster)
 def ddb_old_form(request: pytest.FixtureRequest) -> Any:
     """A client of the session's dynastore in eu-south-2, a region that still words validation messages in the
     older form (docs/operations.md "Validation messages"): values echoed, so a test can see what was validated."""
@@ -110,18 +221,18 @@ def ddb_old_form(request: pytest.FixtureRequest) -> Any:
             "dynamodb", endpoint_url=url, region_name="eu-south-2", aws_access_key_id="AKIDEXAMPLE",
             aws_secret_access_key="secret", config=BOTO_CONFIG,
         )  # fmt: skip
-    session: Any = request.getfixturevalue("dynastore")
+    session: Any = session_dynastore(request)
     stand_in = {} if session.credentials is not None else {"aws_access_key_id": "AKIDEXAMPLE"}
     return session.client(region_name="eu-south-2", config=BOTO_CONFIG, **stand_in)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope=per_module_on_a_cluster)
 def signed_as(request: pytest.FixtureRequest) -> dict[str, str] | None:
     """The session admin's key (``aws_access_key_id``, ``aws_secret_access_key``) when the suite runs with
     --dynastore-auth=sigv4, else None: tests whose answer depends on who asks (policies) look here."""
     if request.config.getoption("--url"):
         return None
-    credentials: dict[str, str] | None = request.getfixturevalue("dynastore").credentials
+    credentials: dict[str, str] | None = session_dynastore(request).credentials
     return credentials
 
 
@@ -145,12 +256,12 @@ def cross_account_denial(signed_as: dict[str, str] | None, action: str, arn: str
 Signer = Callable[[str, str, dict[str, str], bytes], dict[str, str]]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope=per_module_on_a_cluster)
 def signer(request: pytest.FixtureRequest) -> Signer:
     credentials: dict[str, str] | None = None
     host = "localhost"
     if not request.config.getoption("--url"):
-        session: Any = request.getfixturevalue("dynastore")
+        session: Any = session_dynastore(request)
         credentials = session.credentials
         if not in_process(request):
             host = urlsplit(session.url).netloc
@@ -192,10 +303,10 @@ def sign_for(
 Send = Callable[[str, str, bytes, dict[str, str]], tuple[int, bytes]]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope=per_module_on_a_cluster)
 def send(request: pytest.FixtureRequest, signer: Signer) -> Send:
     if in_process(request):
-        session: Any = request.getfixturevalue("dynastore")
+        session: Any = session_dynastore(request)
 
         def in_process_send(method: str, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
             response = session.request(method, path, body, signer(method, path, headers, body), sign=False)

@@ -128,7 +128,7 @@ def rects(browser: Chrome, css: str) -> list[dict[str, float]]:
 
 def test_without_authentication_there_is_no_sign_in(browser: Chrome, server: ServerProcess, tmp_path: Path) -> None:
     status, _, body = request(server, "GET", "/console/server.json")
-    assert (status, body) == (200, {"verifies_signatures": False})
+    assert (status, body) == (200, {"verifies_signatures": False, "clustered": False})
     open_page(browser, server, "tables")
     wait_for(browser, "#table-list")
     assert [link["text"] for link in shown(browser, "header nav > a")] == ["Tables", "Backups", "Triggers", "Exports"]
@@ -149,7 +149,7 @@ def test_with_authentication_sign_in_is_offered(chrome: Chrome, tmp_path: Path) 
     )  # fmt: skip
     try:
         status, _, body = request(secured, "GET", "/console/server.json")
-        assert (status, body) == (200, {"verifies_signatures": True})  # unsigned, as the files are
+        assert (status, body) == (200, {"verifies_signatures": True, "clustered": False})  # unsigned, as the files are
         open_page(chrome, secured, "tables")
         form = wait_for(chrome, "form.signin")
         assert "This server verifies signatures (--auth sigv4)" in form.text

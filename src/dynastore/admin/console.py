@@ -8,8 +8,8 @@ foreign scripts (the page may only load its own files and call its own origin), 
 
 ``/console/server.json`` says what the page must know of the server before it calls anything:
 ``{"verifies_signatures": true}`` on a server with ``--auth sigv4`` (the page then offers to sign in), false
-otherwise. Like the files, it is served without a signature: an unsigned request would learn as much from its
-refusal.
+otherwise, and ``"clustered"``: true on a cluster node (the page then shows its Cluster page). Like the files, it
+is served without a signature: an unsigned request would learn as much from its refusal.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ _files: dict[str, bytes] | None = None
 SERVER_FILE = "server.json"
 
 
-def serve(method: str, path: str, verifies_signatures: bool = False) -> RawResponse:
+def serve(method: str, path: str, verifies_signatures: bool = False, clustered: bool = False) -> RawResponse:
     """The console file ``path`` names (``/console/`` is ``index.html``), or ``server.json``; 404 for anything
     else."""
     if method != "GET":
@@ -47,7 +47,7 @@ def serve(method: str, path: str, verifies_signatures: bool = False) -> RawRespo
         return _text(301, "see /console/\n", [("Location", CONSOLE_PREFIX + "/")])
     name = name.lstrip("/") or "index.html"
     if name == SERVER_FILE:
-        answer = orjson.dumps({"verifies_signatures": verifies_signatures})
+        answer = orjson.dumps({"verifies_signatures": verifies_signatures, "clustered": clustered})
         return RawResponse(200, answer, "application/json", list(_SECURITY_HEADERS))
     body = files().get(name)
     content_type = _CONTENT_TYPES.get(name[name.rfind(".") :]) if "." in name else None

@@ -11,6 +11,8 @@ the web console's files under ``/console/`` (admin/console.py; docs/console.md).
   the batch in flight, retries, the last error and the batches discarded.
 * ``GET  /dynastore/recovery``: the backups being created and the restores loading now, each with its items done
   and total, and the backups that failed (docs/backups.md "On-demand backups").
+* ``GET  /dynastore/cluster``: a cluster node's view of the cluster (its role, the leader, every node's applied
+  index and the log's head: docs/cluster.md); 404 on a server started without ``--cluster``.
 * ``GET  /dynastore/clock`` and, with ``--manual-clock``, ``POST /dynastore/clock`` ``{"advance": seconds}`` or
   ``{"set": epoch_seconds}``: the server's time, for tests that must not sleep.
 
@@ -57,18 +59,33 @@ class _Refused(Exception):
         self.text = text
 
 
-def bind(ctx: Context, triggers: Triggers | None = None) -> Callable[[str, dict[str, str], str, bytes], RawResponse]:
+ClusterStatus = Callable[[], dict[str, Any]]
+
+
+def bind(
+    ctx: Context, triggers: Triggers | None = None, cluster_status: ClusterStatus | None = None
+) -> Callable[[str, dict[str, str], str, bytes], RawResponse]:
+    """The handler of ``/dynastore/`` and ``/console/``; ``cluster_status`` is a cluster node's status (None: the
+    server is not clustered)."""
+
     def run(method: str, headers: dict[str, str], path: str, body: bytes) -> RawResponse:
-        return handle(ctx, method, headers, path, body, triggers)
+        return handle(ctx, method, headers, path, body, triggers, cluster_status)
 
     return run
 
 
 def handle(
-    ctx: Context, method: str, headers: dict[str, str], target: str, body: bytes, triggers: Triggers | None = None
+    ctx: Context,
+    method: str,
+    headers: dict[str, str],
+    target: str,
+    body: bytes,
+    triggers: Triggers | None = None,
+    cluster_status: ClusterStatus | None = None,
 ) -> RawResponse:
     if target.startswith(CONSOLE_PREFIX):
-        return console.serve(method, target, verifies_signatures=ctx.config.auth == "sigv4")
+        verifies = ctx.config.auth == "sigv4"
+        return console.serve(method, target, verifies_signatures=verifies, clustered=cluster_status is not None)
     if method not in ("GET", "POST"):
         return _refusal(405, f"{method} is not supported here")
     if method == "POST" and headers.get("content-type", "").split(";", 1)[0].strip().lower() != _JSON:
@@ -81,6 +98,8 @@ def handle(
             if method != "GET":
                 raise _Refused(405, f"{method} is not supported here")
             payload: Any = {"triggers": [] if triggers is None else triggers.view()}
+        elif parts == ["cluster"]:
+            payload = _cluster(method, cluster_status)
         else:
             payload = _route(ctx, method, parts, query, body)
     except _Refused as e:
@@ -88,6 +107,14 @@ def handle(
     except DynamoError as error:
         return RawResponse(404, orjson.dumps({"error": error.message or type(error).__name__}), _JSON)
     return RawResponse(200, orjson.dumps(payload), _JSON)
+
+
+def _cluster(method: str, cluster_status: ClusterStatus | None) -> dict[str, Any]:
+    if cluster_status is None:
+        raise _Refused(404, "this server is not part of a cluster (it was started without --cluster)")
+    if method != "GET":
+        raise _Refused(405, f"{method} is not supported here")
+    return cluster_status()
 
 
 def _refusal(status: int, text: str) -> RawResponse:

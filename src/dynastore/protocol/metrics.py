@@ -5,7 +5,8 @@ by ``Protocol.handle``: a dictionary look-up, a bisection and a few additions pe
 syncs as group commit finishes them (``SyncMetrics``). Everything else is read only when the page is asked for:
 consumed capacity and throttling per table and index from the capacity model's table buckets, item counts from
 the catalog's statistics, the GSI propagation lag from the change log's samples, the open connections from the
-listeners' registries and the store's size from its files. ``Metrics`` gathers them; app.py builds it.
+listeners' registries and the store's size from its files. ``Metrics`` gathers them; app.py builds it. A cluster
+node also sets ``Metrics.cluster_status`` (its GET /dynastore/cluster answer), read at each scrape too.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from dynastore.engine.capacity.state import Capacity
 from dynastore.engine.gsi_propagation import GsiPropagation
@@ -33,6 +34,8 @@ __all__ = [
     "SyncMetrics",
     "directory_bytes",
     "outcome_of",
+    "cluster_page",
+    "write_cluster",
 ]
 
 METRICS_PATH = "/metrics"
@@ -161,8 +164,51 @@ def directory_bytes(path: Path) -> int:
     return total
 
 
+def write_cluster(page: Page, status: dict[str, Any]) -> None:
+    """The replication metrics of a cluster node, from its GET /dynastore/cluster answer (docs/metrics.md
+    "Cluster"): what the node knows of every node's applied index, measured against the log's head."""
+    head = int(status["logHead"])
+    applied = {str(n["node"]): int(n.get("appliedIndex") or 0) for n in status.get("nodes", ())}
+    applied[str(status["node"])] = int(status["appliedIndex"])  # its own: newer than the one it last published
+    page.family("dynastore_cluster_leader", "gauge", "1 while this node holds the write lease, else 0.")
+    page.sample("dynastore_cluster_leader", 1 if status.get("role") == "leader" else 0)
+    page.family("dynastore_cluster_leader_known", "gauge", "1 while this node knows a leader, 0 during an election.")
+    page.sample("dynastore_cluster_leader_known", 0 if status.get("leader") is None else 1)
+    page.family("dynastore_cluster_leader_changes_total", "counter", "Leader changes this node has seen.")
+    page.sample("dynastore_cluster_leader_changes_total", int(status.get("leaderChanges", 0)))
+    page.family("dynastore_cluster_log_head_index", "gauge", "The index of the newest entry of the replicated log.")
+    page.sample("dynastore_cluster_log_head_index", head)
+    page.family(
+        "dynastore_cluster_log_entries",
+        "gauge",
+        "Log entries etcd still keeps: from the slowest node's applied index (compaction stays behind it) to the head.",
+    )
+    page.sample("dynastore_cluster_log_entries", max(0, head - min(applied.values())))
+    page.family("dynastore_cluster_applied_index", "gauge", "The last log entry each node has applied, by node.")
+    for node in sorted(applied):
+        page.sample("dynastore_cluster_applied_index", applied[node], ("node",), (node,))
+    page.family(
+        "dynastore_cluster_replication_lag_entries",
+        "gauge",
+        "Log entries each node has still to apply (the log head minus its applied index), by node.",
+    )
+    for node in sorted(applied):
+        page.sample("dynastore_cluster_replication_lag_entries", max(0, head - applied[node]), ("node",), (node,))
+
+
+def cluster_page(status: dict[str, Any]) -> bytes:
+    """The body of ``GET /metrics`` of a cluster node that runs no dynastore of its own now (a follower, or a node
+    during an election): the cluster families only."""
+    page = Page()
+    write_cluster(page, status)
+    return page.bytes()
+
+
 class Metrics:
     """Every metric of one dynastore; ``page()`` is the body of ``GET /metrics``."""
+
+    # A cluster node's status (GET /dynastore/cluster's answer), set by the node; None: not clustered.
+    cluster_status: Callable[[], dict[str, Any]] | None = None
 
     def __init__(
         self,
@@ -199,6 +245,8 @@ class Metrics:
             page.sample("dynastore_storage_bytes", self._storage_bytes())
         page.family("dynastore_open_connections", "gauge", "Client connections open now.")
         page.sample("dynastore_open_connections", sum(len(r.open) for r in self._registries))
+        if self.cluster_status is not None:
+            write_cluster(page, self.cluster_status())
         return page.bytes()
 
     def _write_capacity(self, page: Page) -> None:

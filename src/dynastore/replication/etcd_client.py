@@ -14,6 +14,7 @@ import concurrent.futures
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -144,6 +145,27 @@ class EtcdClient:
             broken: Any = failed  # a broken channel may fail to close, or hang: it is dropped either way
             closing = asyncio.ensure_future(broken.close())
             closing.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+    def keep_alive(
+        self, lease_id: int, interval: float, refreshed: Callable[[float, int | None], bool]
+    ) -> concurrent.futures.Future[None]:
+        """Refresh ``lease_id`` every ``interval`` seconds on this client's thread, so that a busy or stalled
+        loop of the caller cannot starve the lease. After each attempt ``refreshed(sent, ttl)`` is called on this
+        thread (``sent``: time.monotonic() when the refresh was sent; ``ttl``: the lease's TTL, 0 or less once
+        it expired, None when etcd did not answer); the refreshing ends when it returns False."""
+
+        async def refresh() -> None:
+            while True:
+                sent = time.monotonic()
+                try:
+                    ttl: int | None = await self._guarded(lambda client: keep_alive(client, lease_id))
+                except EtcdUnavailable:
+                    ttl = None
+                if not refreshed(sent, ttl):
+                    return
+                await asyncio.sleep(interval)
+
+        return asyncio.run_coroutine_threadsafe(refresh(), self._loop)
 
     # ---- the write path: appends on a synchronous channel, from the store's syncing thread
 

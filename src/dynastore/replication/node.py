@@ -49,9 +49,9 @@ log = logging.getLogger("dynastore")
 T = TypeVar("T")
 
 STARTING, FOLLOWER, LEADER = "starting", "follower", "leader"
-LEASE_TTL = 2  # seconds: how long after its last refresh a silent node keeps the write lease
-LEASE_MARGIN = 0.5  # seconds before its lease could lapse that a leader stops serving
-KEEPALIVE_INTERVAL = 0.4
+LEASE_TTL = 3  # seconds: how long after its last refresh a silent node keeps the write lease
+LEASE_MARGIN = 0.75  # seconds before its lease could lapse that a leader stops serving
+KEEPALIVE_INTERVAL = 0.5
 APPLY_CHUNK = 64  # log entries read per request while applying
 SELF_REPORT_INTERVAL = 1.0  # seconds between a node's reports of itself (members/, applied/)
 FRESH_FOR = 1.5  # seconds a follower answers eventually consistent reads after it last saw itself caught up
@@ -329,30 +329,33 @@ class ClusterNode:
     # ---- the lease and the election
 
     async def _keep_lease(self) -> None:
+        """Hold an etcd lease: take one, refresh it on the etcd thread until it is gone, take another."""
         while True:
-            lease_id = self._lease_id
-            if lease_id is None:
-                try:
-                    sent = time.monotonic()
-                    lease_id = self._lease_id = await self._etcd(etcd_client.grant_lease, LEASE_TTL)
-                    self.lease_valid_until = sent + LEASE_TTL - LEASE_MARGIN
-                except EtcdUnavailable:
-                    await asyncio.sleep(0.3)
-                    continue
-            sent = time.monotonic()
             try:
-                ttl: int | None = await self._etcd(etcd_client.keep_alive, lease_id)
+                sent = time.monotonic()
+                lease_id = await self._etcd(etcd_client.grant_lease, LEASE_TTL)
             except EtcdUnavailable:
-                ttl = None
-                if sent > self.lease_valid_until + LEASE_TTL:
-                    self._lease_id = None  # long gone at etcd (or never known there again): take a new one
-            if ttl is not None:
-                if ttl <= 0:
-                    self._lease_id = None
-                    self._lose("its etcd lease expired")
-                else:
-                    self.lease_valid_until = sent + min(ttl, LEASE_TTL) - LEASE_MARGIN
-            await asyncio.sleep(KEEPALIVE_INTERVAL)
+                await asyncio.sleep(0.3)
+                continue
+            self.lease_valid_until = sent + LEASE_TTL - LEASE_MARGIN
+            self._lease_id = lease_id
+            refreshing = self.etcd.keep_alive(lease_id, KEEPALIVE_INTERVAL, self._refreshed)
+            try:
+                await asyncio.wrap_future(refreshing)
+            finally:
+                refreshing.cancel()
+            self._lease_id = None
+            self._lose("its etcd lease expired")
+
+    def _refreshed(self, sent: float, ttl: int | None) -> bool:
+        """After a lease refresh (on the etcd thread): how long this node may take itself as leader; False once
+        the lease is gone (expired, or not heard of for longer than it lives)."""
+        if ttl is None:
+            return sent <= self.lease_valid_until + LEASE_TTL
+        if ttl <= 0:
+            return False
+        self.lease_valid_until = sent + min(ttl, LEASE_TTL) - LEASE_MARGIN
+        return True
 
     async def _elect(self) -> None:
         while True:
@@ -423,7 +426,7 @@ class ClusterNode:
                 on_lost=lambda error: self._lose_from_thread(loop, error),
             )
             leader_log.start_at(head)
-            app = Dynastore(self.config, leader_log)
+            app = Dynastore(self.config, leader_log, cluster_status=self.status)
             self._log_opening_writes(app)
         except (EtcdUnavailable, StorageError) as e:
             log.error("node %s could not take the lead: %s", self.name, e)

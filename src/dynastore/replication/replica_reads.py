@@ -35,8 +35,14 @@ _CONSISTENT = re.compile(rb'"ConsistentRead"\s*:\s*true')
 
 
 def is_eventual_read(headers: Headers, body: bytes) -> bool:
-    """Whether this request is a read a replica may answer (no strongly consistent read in it)."""
-    return headers.get("x-amz-target", "") in _READ_TARGETS and _CONSISTENT.search(body) is None
+    """Whether this request is a read a replica may answer: no strongly consistent read in it, and no index read
+    (a GSI's entries are written by the leader's propagation after the item, as later log entries, and on one
+    server a GSI read waits for that propagation: the leader answers them, as the single server does)."""
+    return (
+        headers.get("x-amz-target", "") in _READ_TARGETS
+        and _CONSISTENT.search(body) is None
+        and b'"IndexName"' not in body
+    )
 
 
 def changes_catalog(operations: list[tuple[bytes, bytes | None]]) -> bool:

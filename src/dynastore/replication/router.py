@@ -14,7 +14,9 @@ import orjson
 
 from dynastore import messages
 from dynastore.errors import ServiceUnavailable
+from dynastore.protocol import prometheus
 from dynastore.protocol.http_server import RequestHandler
+from dynastore.protocol.metrics import METRICS_PATH, cluster_page
 from dynastore.protocol.protocol import Headers, RawResponse
 from dynastore.replication.forwarding import FORWARDED_HEADER, Forwarder, error_response
 from dynastore.replication.replica_reads import ReplicaReads, is_eventual_read
@@ -94,6 +96,10 @@ class Router:
                 return node.replica_reads.handle(method, headers, body, path)
             response.later = asyncio.ensure_future(self._read_after_barrier(method, path, headers, body))
             return response
+        if path.split("?", 1)[0] == METRICS_PATH and not self._authenticated:
+            # A follower's scrape shows the cluster as this node sees it (the leader's has the tables too); also
+            # during an election, when there is no leader to ask.
+            return RawResponse(200, cluster_page(node.status()), prometheus.CONTENT_TYPE)
         if FORWARDED_HEADER in headers:
             return error_response(ServiceUnavailable(messages.CLUSTER_NO_LEADER))  # it took this node for the leader
         node.forwarded_writes += 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import orjson
 import pytest
 
 from dynastore.admin import console, routes
@@ -105,3 +106,29 @@ def test_the_admin_routes_serve_the_console_before_their_own_checks() -> None:
     assert (response.status, response.body) == (200, console.files()["index.html"])
     refused = routes.handle(ctx, "POST", {}, "/console/", b"")
     assert refused.status == 405
+
+
+def test_the_page_learns_whether_its_server_is_a_cluster_node() -> None:
+    assert orjson.loads(console.serve("GET", "/console/server.json").body) == {
+        "verifies_signatures": False,
+        "clustered": False,
+    }
+    ctx, _, _ = make_ctx()
+    answer = routes.handle(ctx, "GET", {}, "/console/server.json", b"", cluster_status=lambda: {"node": "n1"})
+    assert orjson.loads(answer.body) == {"verifies_signatures": False, "clustered": True}
+
+
+def test_the_cluster_endpoint_answers_the_node_s_status_and_only_on_a_cluster_node() -> None:
+    ctx, _, _ = make_ctx()
+    status = {"node": "n1", "role": "leader", "leader": "n1", "logHead": 7}
+    answer = routes.handle(ctx, "GET", {}, "/dynastore/cluster", b"", cluster_status=lambda: status)
+    assert (answer.status, orjson.loads(answer.body)) == (200, status)
+    posted = routes.handle(
+        ctx, "POST", {"content-type": "application/json"}, "/dynastore/cluster", b"{}", cluster_status=lambda: status
+    )
+    assert (posted.status, orjson.loads(posted.body)) == (405, {"error": "POST is not supported here"})
+    alone = routes.handle(ctx, "GET", {}, "/dynastore/cluster", b"")
+    assert (alone.status, orjson.loads(alone.body)) == (
+        404,
+        {"error": "this server is not part of a cluster (it was started without --cluster)"},
+    )

@@ -15,7 +15,7 @@ from dynastore.app import Dynastore
 from dynastore.config import Config
 from dynastore.engine import indexes
 from dynastore.protocol.connections import ConnectionLimits, Registry
-from dynastore.protocol.metrics import OTHER, RequestMetrics, directory_bytes, outcome_of
+from dynastore.protocol.metrics import OTHER, RequestMetrics, cluster_page, directory_bytes, outcome_of
 from dynastore.protocol.protocol import MetricsEndpoint
 from dynastore.util.clock import ManualClock
 from tests.prometheus_text import Series, parse, value
@@ -269,3 +269,63 @@ def test_the_point_in_time_storage_of_each_table_is_reported(app: Dynastore) -> 
     values = scrape(app)
     assert value(values, "dynastore_point_in_time_bytes", table="things", kind="bases") > 0
     assert value(values, "dynastore_point_in_time_bytes", table="things", kind="log") > 0
+
+
+# GET /dynastore/cluster of node n2, a follower that applied up to 95 of 100; n3 last published 90.
+CLUSTER_STATUS = {
+    "node": "n2",
+    "role": "follower",
+    "leader": "n1",
+    "leaderUrl": "http://10.0.0.1:8000",
+    "appliedIndex": 95,
+    "logHead": 100,
+    "leaderChanges": 3,
+    "nodes": [
+        {"node": "n1", "url": "http://10.0.0.1:8000", "appliedIndex": 100},
+        {"node": "n2", "url": "http://10.0.0.2:8000", "appliedIndex": 93},
+        {"node": "n3", "url": "http://10.0.0.3:8000", "appliedIndex": 90},
+    ],
+}
+
+
+def test_a_cluster_node_reports_leadership_applied_indexes_and_lag(app: Dynastore) -> None:
+    assert app.metrics is not None
+    app.metrics.cluster_status = lambda: CLUSTER_STATUS
+    values = scrape(app)
+    assert value(values, "dynastore_cluster_leader") == 0
+    assert value(values, "dynastore_cluster_leader_known") == 1
+    assert value(values, "dynastore_cluster_leader_changes_total") == 3
+    assert value(values, "dynastore_cluster_log_head_index") == 100
+    assert value(values, "dynastore_cluster_log_entries") == 10  # etcd keeps the log from n3's 90 on
+    applied = {node: value(values, "dynastore_cluster_applied_index", node=node) for node in ("n1", "n2", "n3")}
+    assert applied == {"n1": 100, "n2": 95, "n3": 90}  # n2's own index is its newest, not the one it published
+    lag = {node: value(values, "dynastore_cluster_replication_lag_entries", node=node) for node in ("n1", "n2", "n3")}
+    assert lag == {"n1": 0, "n2": 5, "n3": 10}
+
+
+def test_the_leader_during_an_election_and_a_server_that_is_not_clustered(app: Dynastore) -> None:
+    assert app.metrics is not None
+    assert not [series for series in scrape(app) if series[0].startswith("dynastore_cluster_")]
+    alone = {**CLUSTER_STATUS, "node": "n1", "role": "leader", "appliedIndex": 100, "nodes": []}
+    app.metrics.cluster_status = lambda: alone
+    values = scrape(app)
+    assert value(values, "dynastore_cluster_leader") == 1
+    assert value(values, "dynastore_cluster_log_entries") == 0
+    electing = {**CLUSTER_STATUS, "role": "follower", "leader": None, "leaderUrl": None}
+    app.metrics.cluster_status = lambda: electing
+    assert value(scrape(app), "dynastore_cluster_leader_known") == 0
+
+
+def test_a_follower_s_own_page_holds_the_cluster_families_only() -> None:
+    values, types = parse(cluster_page(CLUSTER_STATUS).decode())
+    assert {name for name, _ in values} == {
+        "dynastore_cluster_leader",
+        "dynastore_cluster_leader_known",
+        "dynastore_cluster_leader_changes_total",
+        "dynastore_cluster_log_head_index",
+        "dynastore_cluster_log_entries",
+        "dynastore_cluster_applied_index",
+        "dynastore_cluster_replication_lag_entries",
+    }
+    assert types["dynastore_cluster_leader_changes_total"] == "counter"
+    assert value(values, "dynastore_cluster_replication_lag_entries", node="n3") == 10

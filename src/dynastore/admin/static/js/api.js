@@ -97,7 +97,8 @@ export async function admin(path, body) {
   return data;
 }
 
-// What the page must know of its server (admin/console.py): {verifies_signatures}. Asked once; served unsigned.
+// What the page must know of its server (admin/console.py): {verifies_signatures, clustered}. Asked once; served
+// unsigned.
 let server = null;
 export function serverInfo() {
   server ??= fetch("server.json", { cache: "no-store" }).then((r) => r.json()).catch(() => ({ verifies_signatures: true }));

@@ -1,9 +1,10 @@
 // The console's router: the location hash names the page (#/tables, #/table/T, #/items/T, #/partitions/T,
-// #/streams/T, #/triggers, #/backups, #/transfers, #/signin); each page module renders into <main> and returns a function that stops its timers.
+// #/streams/T, #/triggers, #/backups, #/transfers, #/cluster, #/signin); each page module renders into <main> and returns a function that stops its timers.
 
 import { admin, serverInfo } from "./api.js";
 import { errorBox, h, link, replace } from "./dom.js";
 import * as backups from "./backups.js";
+import * as cluster from "./cluster.js";
 import * as items from "./items.js";
 import * as partitions from "./partitions.js";
 import * as signin from "./signin.js";
@@ -13,7 +14,7 @@ import * as tables from "./tables.js";
 import * as transfers from "./transfers.js";
 import * as triggers from "./triggers.js";
 
-const PAGES = { tables, table, items, partitions, streams, triggers, signin, backups, transfers };
+const PAGES = { tables, table, items, partitions, streams, triggers, signin, backups, transfers, cluster };
 const TABLE_TABS = [["table", "Overview"], ["items", "Items"], ["partitions", "Partitions"], ["streams", "Stream"]];
 let stopPage = null;
 
@@ -22,9 +23,10 @@ function parse() {
   return { page: PAGES[page] ? page : "tables", name: rest.length ? decodeURIComponent(rest.join("/")) : null };
 }
 
-// "Sign in" only where the server verifies signatures (a server without authentication takes any request).
-function navigation(page, name, signs) {
-  const top = [["tables", "Tables"], ["backups", "Backups"], ["triggers", "Triggers"], ["transfers", "Exports"], ...(signs ? [["signin", "Sign in"]] : [])].map(([p, label]) =>
+// "Cluster" only on a cluster node; "Sign in" only where the server verifies signatures (a server without
+// authentication takes any request).
+function navigation(page, name, signs, clustered) {
+  const top = [["tables", "Tables"], ["backups", "Backups"], ["triggers", "Triggers"], ["transfers", "Exports"], ...(clustered ? [["cluster", "Cluster"]] : []), ...(signs ? [["signin", "Sign in"]] : [])].map(([p, label]) =>
     h("a", { href: link(p), class: p === page ? "current" : null }, label));
   const tabs = name == null ? [] : [h("span", { class: "table-name", title: name }, name), TABLE_TABS.map(([p, label]) =>
     h("a", { href: link(p, name), class: p === page ? "current" : null, "data-tab": p }, label))];
@@ -35,8 +37,8 @@ async function show() {
   if (stopPage) stopPage();
   stopPage = null;
   const { page, name } = parse();
-  const { verifies_signatures: signs } = await serverInfo();
-  replace(document.getElementById("nav"), navigation(page, name, signs));
+  const { verifies_signatures: signs, clustered } = await serverInfo();
+  replace(document.getElementById("nav"), navigation(page, name, signs, clustered));
   const main = document.getElementById("main");
   replace(main);
   try {
