@@ -497,8 +497,12 @@ class ClusterNode:
             self.durability.current = None
             self.leader_log = None
         if fence is not None:
-            with contextlib.suppress(EtcdUnavailable):  # else its lease lapses instead
+            try:
                 await self._etcd(etcd_client.resign, fence)
+            except EtcdUnavailable:
+                # Its lease must lapse instead: stop refreshing it (_keep_lease takes a new one), or the leader key
+                # attached to it would name this follower as the leader for as long as it runs.
+                self._lease_id = None
         while True:
             try:
                 self._open_replica()
