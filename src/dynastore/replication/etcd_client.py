@@ -91,6 +91,8 @@ class EtcdClient:
             return self.submit(make).result(timeout)
         except concurrent.futures.TimeoutError as e:
             raise EtcdUnavailable("etcd did not answer in time") from e
+        except concurrent.futures.CancelledError as e:
+            raise EtcdUnavailable("the etcd call was cancelled (its connection was closed)") from e
 
     async def run(self, make: Callable[[aetcd.Client], Awaitable[T]]) -> T:
         """Await ``make(client)`` run on the etcd thread from another loop. Raises ``EtcdUnavailable``, at the
@@ -122,7 +124,16 @@ class EtcdClient:
             raise EtcdUnavailable("etcd's call was cut off")
         try:
             return call.result()
+        except Fenced:
+            raise  # etcd's answer, not a failure
         except (aetcd.ClientError, grpc.RpcError, OSError) as e:  # (etcd's own stubs raise grpc's errors)
+            await self._rotate(client)
+            raise EtcdUnavailable(f"etcd: {type(e).__name__}: {e}") from e
+        except Exception as e:
+            # aetcd itself may fail on a broken connection (its watch_once raises AttributeError when the
+            # watch could not be created): the node's loops only expect EtcdUnavailable, and a client that
+            # failed this way is rebuilt like any other.
+            log.warning("etcd call failed unexpectedly: %r", e)
             await self._rotate(client)
             raise EtcdUnavailable(f"etcd: {type(e).__name__}: {e}") from e
 
@@ -198,6 +209,8 @@ class EtcdClient:
             channel.close()
 
     def close(self) -> None:
+        if self._loop.is_closed():
+            return
         self._drop_append_channel()
 
         async def shut() -> None:
@@ -210,6 +223,8 @@ class EtcdClient:
             asyncio.run_coroutine_threadsafe(shut(), self._loop).result(CALL_TIMEOUT)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(CALL_TIMEOUT)
+        if not self._thread.is_alive():
+            self._loop.close()
 
 
 # ---- the operations dynastore runs (each takes the client, for ``call`` / ``run``)

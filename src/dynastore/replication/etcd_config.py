@@ -17,6 +17,7 @@ __all__ = [
     "LOG_PREFIX",
     "MAX_REQUEST_BYTES",
     "MAX_TXN_BYTES",
+    "MAX_TXN_ENTRIES",
     "MEMBERS_PREFIX",
     "log_key",
     "parse_endpoints",
@@ -33,6 +34,9 @@ MEMBERS_PREFIX = KEY_PREFIX + b"members/"  # members/<node>: JSON {"url"}, attac
 # TransactWriteItems with its index entries and stream images always fits.
 MAX_REQUEST_BYTES = 32 << 20
 MAX_TXN_BYTES = 24 << 20
+# etcd refuses a transaction of more than --max-txn-ops operations (128 unless raised), and an append puts each
+# entry and the head: a group-commit sync sends at most this many entries per transaction.
+MAX_TXN_ENTRIES = 127
 
 ETCD_MEMBER_FLAGS: tuple[str, ...] = (
     "--pre-vote=true",
@@ -54,7 +58,7 @@ def log_key(index: int) -> bytes:
 
 def parse_endpoints(spec: str) -> list[tuple[str, int]]:
     """``etcd://HOST:PORT[,HOST:PORT...]`` (the scheme is optional) as (host, port) pairs. Raises ValueError."""
-    text = spec.removeprefix("etcd://").strip().rstrip("/")
+    text = spec.strip().removeprefix("etcd://").rstrip("/")
     endpoints: list[tuple[str, int]] = []
     for part in text.split(","):
         host, sep, port = part.strip().rpartition(":")

@@ -107,6 +107,7 @@ class ClusterNode:
         self.metrics = None
         self.durability = _CurrentCommitter()
         self._lease_id: int | None = None
+        self._drop_lease = False  # let the lease lapse: stop refreshing it (a leader that could not resign)
         self._lost: asyncio.Event | None = None
         self._leader_seen: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -349,7 +350,10 @@ class ClusterNode:
 
     def _refreshed(self, sent: float, ttl: int | None) -> bool:
         """After a lease refresh (on the etcd thread): how long this node may take itself as leader; False once
-        the lease is gone (expired, or not heard of for longer than it lives)."""
+        the lease is gone (expired, or not heard of for longer than it lives) or is to be let go."""
+        if self._drop_lease:
+            self._drop_lease = False
+            return False
         if ttl is None:
             return sent <= self.lease_valid_until + LEASE_TTL
         if ttl <= 0:
@@ -497,8 +501,12 @@ class ClusterNode:
             self.durability.current = None
             self.leader_log = None
         if fence is not None:
-            with contextlib.suppress(EtcdUnavailable):  # else its lease lapses instead
+            try:
                 await self._etcd(etcd_client.resign, fence)
+            except EtcdUnavailable:
+                # Its lease must lapse instead: stop refreshing it (_keep_lease takes a new one), or the leader key
+                # attached to it would name this follower as the leader for as long as it runs.
+                self._drop_lease = True
         while True:
             try:
                 self._open_replica()

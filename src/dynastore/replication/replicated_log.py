@@ -29,9 +29,9 @@ import time
 from collections.abc import Callable, Iterator
 
 from dynastore.replication.etcd_client import EtcdClient, EtcdUnavailable, Fenced
-from dynastore.replication.etcd_config import MAX_TXN_BYTES
+from dynastore.replication.etcd_config import MAX_TXN_BYTES, MAX_TXN_ENTRIES
 from dynastore.storage.durability import Batch, LogSyncer, Operation, Position, decode_batch
-from dynastore.storage.kv import DurabilityError
+from dynastore.storage.kv import DurabilityError, OutcomeUnknownError
 
 __all__ = ["APPLIED_FILE", "ReplicatedLog", "read_applied", "record_applied"]
 
@@ -87,6 +87,7 @@ class ReplicatedLog:
         self._lock = threading.Lock()  # _kept/_end between the owner thread and a syncing worker
         self._sync_lock = threading.Lock()  # one sync at a time, so appends reach etcd in order
         self._lost = False
+        self._in_doubt = False  # the append that lost the lease was not answered: etcd may hold it
         # What the leader sent (GET /dynastore/cluster, /metrics): etcd transactions, the entries and bytes in
         # them, and the seconds spent waiting for them.
         self.transactions = 0
@@ -144,7 +145,7 @@ class ReplicatedLog:
                 self._synced = index  # already durable: it came from etcd
             else:
                 if self._lost:
-                    raise DurabilityError("this node no longer holds the write lease")
+                    raise self._refusal()
                 index = self._end + 1
             self._end = index
             self._kept.append((index, payload))
@@ -159,7 +160,7 @@ class ReplicatedLog:
             target = self._end  # every entry appended before this call must be in etcd when it returns
         with self._sync_lock:
             if self._lost:
-                raise DurabilityError("this node no longer holds the write lease")
+                raise self._refusal()
             with self._lock:
                 pending = list(self._unsynced)
             for group in _transactions(pending):
@@ -175,9 +176,14 @@ class ReplicatedLog:
         started = time.monotonic()
         try:
             self._etcd.append(fence, head, group)
-        except (Fenced, EtcdUnavailable) as e:
+        except Fenced as e:
             self._lose(e)
             raise DurabilityError(f"the cluster's log did not take the write: {e}") from e
+        except EtcdUnavailable as e:
+            # etcd may have committed it without answering (a timeout, quorum lost after the proposal): the
+            # writes are answered as in doubt, since the node that next applies the log may apply them.
+            self._lose(e)
+            raise OutcomeUnknownError(f"the cluster's log did not answer: {e}") from e
         last = group[-1][0]
         with self._lock:
             self._synced = max(self._synced, last)
@@ -187,9 +193,19 @@ class ReplicatedLog:
             self.bytes_sent += sum(len(payload) for _, payload in group)
             self.append_seconds += time.monotonic() - started
 
+    def _refusal(self) -> DurabilityError:
+        """What an append or sync after the lease was lost raises. After an append etcd did not answer, the
+        writes not yet known durable may still be in the log: whichever path takes them back first reports them
+        in doubt (500), never as refused (503)."""
+        if self._in_doubt:
+            return OutcomeUnknownError("the cluster's log did not answer an earlier append of this node")
+        return DurabilityError("this node no longer holds the write lease")
+
     def _lose(self, error: BaseException) -> None:
         with self._lock:
             already, self._lost = self._lost, True
+            if not already:
+                self._in_doubt = isinstance(error, EtcdUnavailable)
         if not already and self._on_lost is not None:
             self._on_lost(error)
 
@@ -240,11 +256,12 @@ class ReplicatedLog:
 
 
 def _transactions(entries: list[tuple[int, bytes]]) -> Iterator[list[tuple[int, bytes]]]:
-    """``entries`` in groups of consecutive entries that each fit one etcd transaction."""
+    """``entries`` in groups of consecutive entries that each fit one etcd transaction (its bytes and its number
+    of operations)."""
     group: list[tuple[int, bytes]] = []
     size = 0
     for entry in entries:
-        if group and size + len(entry[1]) > MAX_TXN_BYTES:
+        if group and (size + len(entry[1]) > MAX_TXN_BYTES or len(group) >= MAX_TXN_ENTRIES):
             yield group
             group, size = [], 0
         group.append(entry)

@@ -32,10 +32,18 @@ READS_PATH = CLUSTER_PATH + "/reads"
 
 
 class Leading(Protocol):
-    """The leading dynastore's request handler (app.Dynastore)."""
+    """The leading dynastore's request handler and store (app.Dynastore)."""
 
     @property
     def protocol(self) -> RequestHandler: ...
+
+    @property
+    def kv(self) -> Committed: ...
+
+
+class Committed(Protocol):
+    @property
+    def commit_seq(self) -> int: ...
 
 
 class Node(Protocol):
@@ -88,7 +96,13 @@ class Router:
         if app is not None and node.role == "leader":
             if time.monotonic() > node.lease_valid_until:
                 return error_response(ServiceUnavailable(messages.CLUSTER_LEASE_LAPSED))
-            return app.protocol.handle(method, headers, body, path)
+            response = app.protocol.handle(method, headers, body, path)
+            if not response.commit_seq:
+                # What it read may include writes etcd has not committed yet (they are in the leader's store from
+                # the moment they ran). Its answer waits until they are durable, and if they are taken back it is
+                # answered as refused: nobody sees a write that then disappears (a linearizable read).
+                response.commit_seq = app.kv.commit_seq
+            return response
         response = RawResponse(0, b"")
         if node.replica_reads is not None and is_eventual_read(headers, body) and node.fresh():
             if not node.barrier_needed():

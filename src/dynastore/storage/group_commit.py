@@ -31,7 +31,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from dynastore.storage.kv import KV, BackgroundSync, DurabilityError, WriteTakenBackError
+from dynastore.storage.kv import KV, BackgroundSync, DurabilityError, OutcomeUnknownError, WriteTakenBackError
 
 __all__ = ["DurableCallback", "GroupCommitter"]
 
@@ -260,6 +260,14 @@ class GroupCommitter:
                 heapq.heappush(self._waiters, (seq, tiebreak, callback))
 
     def _failure_for_late_waiter(self) -> BaseException:
+        # (the store's own account of what it took back last: a failed seal reports its losses before the
+        # committer hears of the failure)
+        failure = getattr(self._kv, "loss_cause", None) or self._failure
+        if isinstance(failure, OutcomeUnknownError):
+            # Taken back here, but the log may still hold it (a replicated log's append that was not answered).
+            err: DurabilityError = OutcomeUnknownError("the durable log did not say whether it holds the write")
+            err.__cause__ = failure
+            return err
         err = WriteTakenBackError("the write was taken back: a storage failure kept it from becoming durable")
         err.__cause__ = self._failure
         return err

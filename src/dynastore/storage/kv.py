@@ -32,6 +32,7 @@ __all__ = [
     "StorageError",
     "StorageUnavailableError",
     "WriteTakenBackError",
+    "OutcomeUnknownError",
     "WriteTxn",
 ]
 
@@ -61,6 +62,12 @@ class WriteTakenBackError(DurabilityError):
     """A write that a storage failure (a full disk, a failing disk) kept from becoming durable, taken back: it was
     not applied, and the store refuses writes until it recovers. Answered as a write refused before it ran is
     (``StorageUnavailableError``'s answer); a class of one base, as compiled classes can have no more."""
+
+
+class OutcomeUnknownError(DurabilityError):
+    """A write whose durable log did not answer (a replicated log's append that timed out): taken back here, but the
+    log may still hold it, and the node that applies the log then applies it. Answered 500 InternalServerError
+    (the outcome is unknown), never as a write that was not applied."""
 
 
 # The storage failures after which nothing of the request was applied (refused before it ran, or taken back

@@ -140,6 +140,7 @@ class LmdbKV:
         self._on_batch_open: Callable[[], None] | None = None
         self._durable_lock = threading.Lock()
         self._closed = False
+        self.loss_cause: BaseException | None = None  # the failure that last took commits back
         self._file_held = 0  # hold_file calls not yet released: commits stay out of the file meanwhile
         self._lock_fd = lock_directory(self._path)
         if durable_log is None:
@@ -399,6 +400,7 @@ class LmdbKV:
             durable_seq, durable_pos = self._durable_seq, self._durable_pos
             self._sealed = (durable_seq, durable_pos)
         lost_through = self._commit_seq
+        self.loss_cause = error  # what the waiters of the commits taken back hear of (group_commit.py)
         self._failures.refuse(error)
         self._batch_log = []
         self._unsealed = False

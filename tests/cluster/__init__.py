@@ -1,0 +1,1 @@
+"""Fault injection against a three-node cluster in network namespaces (docs/fault-injection.md)."""

@@ -1,0 +1,158 @@
+"""The nemesis: one fault at a time, chosen by a seeded random source, each healed before the next and all healed
+before the load ends.
+
+kill-node / kill-etcd / kill-both  kill -9 the leader's dynastore node, its etcd member, or both; start them again
+link-down                          unplug a host's link (its bridge port down), plug it back
+one-way-out / one-way-in           a host's packets to the other hosts dropped (or theirs to it): one direction only
+pause-leader                       SIGSTOP the leader's node for longer than its lease, then SIGCONT
+restart                            SIGTERM a node (a clean stop) and start it again
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dynastore.replication import node as cluster_node
+from tests.cluster.cluster import Cluster, Member
+
+LEASE_SECONDS = float(getattr(cluster_node, "LEASE_TTL", 5))  # how long a silent leader keeps its lease
+NODE_KINDS = ("kill-node", "kill-both", "pause-leader", "restart")
+ETCD_KINDS = ("kill-etcd", "link-down", "one-way-out", "one-way-in")
+
+
+@dataclass
+class Fault:
+    kind: str
+    target: str
+    start: float
+    end: float = 0.0
+
+    def __str__(self) -> str:
+        return f"{self.start:7.2f}-{self.end:7.2f} s  {self.kind:<13} {self.target}"
+
+
+class Nemesis:
+    """Faults against ``cluster`` from now until ``stop_at`` (time.monotonic()), timed from ``origin``."""
+
+    def __init__(self, cluster: Cluster, seed: int, origin: float, hold: tuple[float, float] = (2.0, 6.0),
+                 gap: tuple[float, float] = (2.0, 5.0), say: Callable[[str], object] = print) -> None:  # fmt: skip
+        self.cluster = cluster
+        self.rng = random.Random(seed)
+        self.origin = origin
+        self.hold = hold
+        self.gap = gap
+        self.faults: list[Fault] = []
+        self.say = say
+        self.kinds = ETCD_KINDS + (NODE_KINDS if cluster.with_nodes else ())
+        self._stop = threading.Event()
+        self._bag: list[str] = []
+
+    def run(self, stop_at: float) -> None:
+        """Inject until ``stop_at`` (or ``stop``), leaving every fault healed."""
+        try:
+            while not self._sleep(min(self.rng.uniform(*self.gap), stop_at - time.monotonic())):
+                kind = self._next_kind()
+                hold = self.rng.uniform(*self.hold)
+                if kind == "pause-leader":
+                    hold = LEASE_SECONDS + self.rng.uniform(1.0, 3.0)
+                if time.monotonic() + hold > stop_at:
+                    break
+                self.inject(kind, hold)
+        finally:
+            self.heal_all()
+
+    def _next_kind(self) -> str:
+        """Kinds are drawn from a shuffled bag holding each once: a short run sees each kind before any twice."""
+        if not self._bag:
+            self._bag = list(self.kinds)
+            self.rng.shuffle(self._bag)
+        return self._bag.pop()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _sleep(self, seconds: float) -> bool:
+        """Whether the nemesis should stop (asked to, or out of time) after waiting ``seconds``."""
+        return seconds <= 0 or self._stop.wait(seconds)
+
+    def _now(self) -> float:
+        return time.monotonic() - self.origin
+
+    def inject(self, kind: str, hold: float) -> None:
+        member = self._target(kind)
+        if member is None:
+            return
+        fault = Fault(kind, member.name, self._now())
+        self.faults.append(fault)
+        heal = self._apply(kind, member)
+        self._stop.wait(hold)
+        heal()
+        fault.end = self._now()
+        self.say(f"fault healed: {fault}")
+
+    def _target(self, kind: str) -> Member | None:
+        """The leader for faults of the leader (None while there is none), else any host, the leader half the time."""
+        leader = self.cluster.leader()
+        if kind in ("kill-node", "kill-etcd", "kill-both", "pause-leader"):
+            return leader
+        if leader is not None and self.rng.random() < 0.5:
+            return leader
+        return self.rng.choice(self.cluster.members)
+
+    def _apply(self, kind: str, member: Member) -> Callable[[], None]:
+        """Inflict ``kind`` on ``member``; what heals it."""
+        network, others = self.cluster.network, [m for m in self.cluster.members if m is not member]
+        node, member_etcd = member.node, member.etcd
+        if kind in ("kill-node", "kill-both", "restart", "pause-leader") and node is None:
+            raise ValueError(f"{kind} needs dynastore nodes")
+        if kind == "kill-etcd":
+            member_etcd.kill()
+            return member_etcd.start
+        if kind in ("kill-node", "kill-both") and node is not None:
+            node.kill()
+            if kind == "kill-both":
+                member_etcd.kill()
+            return _each(member_etcd.start, node.start)
+        if kind == "restart" and node is not None:
+            node.stop()
+            return node.start
+        if kind == "pause-leader" and node is not None:
+            node.pause()
+            return node.resume
+        if kind == "link-down":
+            network.unplug(member.host)
+            return lambda: network.plug(member.host)
+        if kind == "one-way-out":
+            network.drop_outgoing(member.host, [m.host.address for m in others])
+            return lambda: network.restore_outgoing(member.host)
+        if kind == "one-way-in":
+            for other in others:
+                network.drop_outgoing(other.host, [member.host.address])
+            return _each(*(lambda o=o: network.restore_outgoing(o.host) for o in others))
+        raise ValueError(f"unknown fault {kind}")
+
+    def heal_all(self) -> None:
+        """Every link plugged, every filter gone, every process resumed and running."""
+        for member in self.cluster.members:
+            self.cluster.network.plug(member.host)
+            self.cluster.network.restore_outgoing(member.host)
+            for service in member.services():
+                service.resume()
+                service.start()
+
+    def summary(self) -> str:
+        counts = Counter(f.kind for f in self.faults)
+        return ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items())) or "none"
+
+
+def _each(*heals: Callable[[], None]) -> Callable[[], None]:
+    def heal() -> None:
+        for one in heals:
+            one()
+
+    return heal
