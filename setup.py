@@ -30,14 +30,15 @@ from setuptools.errors import CCompilerError, CompileError, LinkError
 SOURCE = Path("src")
 
 # Compiled: the modules that every item request runs through (PutItem, GetItem, Query, Scan, BatchWriteItem,
-# BatchGetItem, UpdateItem, DeleteItem), from the HTTP connection to storage, and nothing else. They are where the
-# server spends its CPU per request (measured with the request benchmark, docs/performance.md "Install"); compiling
-# the other modules (table and backup management, exports and imports, PartiQL, triggers, the console, the commands,
-# replication) saved no CPU per request that the benchmark could see and doubled the install time. A module not
-# listed here stays Python, so new code starts interpreted. Never listed: the top package (it answers attribute
-# look-ups lazily, which a compiled module cannot), start-up code, modules whose classes tests replace parts of
-# (compiled classes are closed: storage/wal.py, storage/syncer.py), and storage/image_copier.py, which runs as a
-# program of its own (python -m).
+# BatchGetItem, UpdateItem, DeleteItem), from the HTTP connection to storage, and nothing else: where a profile of the
+# request benchmark finds the server's CPU (docs/performance.md "Install"). Left as Python: what runs once, in the
+# background or only on failure (table and backup management, exports and imports, PartiQL, transactions, triggers,
+# the console, the commands, replication, the error classes, policy evaluation), where compiling saved no CPU per
+# request that the benchmark could see and doubled the install time. A module not listed here stays Python, so new
+# code starts interpreted. Never listed: the top package (it answers attribute look-ups lazily, which a compiled
+# module cannot), start-up code, modules whose classes tests replace parts of (compiled classes are closed:
+# storage/wal.py, storage/syncer.py), storage/image_copier.py, which runs as a program of its own (python -m), and
+# a module with a class that inherits from an interpreted module's class (or the other way round).
 COMPILED = frozenset(
     {
         "dynastore/build_kind.py",
@@ -50,7 +51,6 @@ COMPILED = frozenset(
         "dynastore/security/__init__.py",
         "dynastore/storage/__init__.py",
         "dynastore/util/__init__.py",
-        "dynastore/errors.py",
         "dynastore/limits.py",
         "dynastore/protocol/connections.py",
         "dynastore/protocol/cors.py",
@@ -63,8 +63,6 @@ COMPILED = frozenset(
         "dynastore/protocol/protocol.py",
         "dynastore/protocol/request_log.py",
         "dynastore/protocol/targets.py",
-        "dynastore/api/access_context.py",
-        "dynastore/api/authorization.py",
         "dynastore/api/batch_get_item.py",
         "dynastore/api/batch_write_item.py",
         "dynastore/api/consumed_capacity.py",
