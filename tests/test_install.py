@@ -48,6 +48,47 @@ def _is_extension(module: str) -> bool:
     return not spec.origin.endswith(".py")
 
 
+def _imported_names(tree: ast.Module, package: str) -> dict[str, str]:
+    """Each name a module imports from dynastore, mapped to what it names (dynastore.errors.DynamoError)."""
+    names = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            parent = package.split(".")[: len(package.split(".")) - max(node.level - 1, 0)] if node.level else []
+            origin = ".".join([*parent, *([node.module] if node.module else [])])
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{origin}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                names[alias.asname or alias.name] = alias.name
+    return names
+
+
+def _class_bases() -> list[tuple[str, str, str]]:
+    """(module, class, the module defining a base) for every class whose base is a class of the package."""
+    source = ROOT / "src"
+    modules = {_module_name(relative): relative for relative in _package_modules()}
+    trees = {name: ast.parse((source / relative).read_text()) for name, relative in modules.items()}
+    classes = {
+        f"{name}.{node.name}": name
+        for name, tree in trees.items()
+        for node in tree.body
+        if isinstance(node, ast.ClassDef)
+    }
+    found = []
+    for name, tree in trees.items():
+        package = name if modules[name].endswith("__init__.py") else name.rpartition(".")[0]
+        imported = _imported_names(tree, package)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for base in node.bases:
+                head, _, rest = ast.unparse(base).partition(".")
+                dotted = f"{imported.get(head, f'{name}.{head}')}{'.' + rest if rest else ''}"
+                if dotted in classes:
+                    found.append((modules[name], node.name, modules[classes[dotted]]))
+    return found
+
+
 def _copy_project(target: Path) -> None:
     """The files a source install reads, and nothing built before (a stale build/ would be packed again)."""
     for name in ("setup.py", "pyproject.toml", "README.md", "constraints.txt"):
@@ -109,6 +150,16 @@ def test_the_installed_modules_are_compiled_as_setup_says() -> None:
     expected = _compiled_by_setup() if is_compiled() else set()
     extensions = {module for module in _package_modules() if _is_extension(_module_name(module))}
     assert extensions == expected
+
+
+def test_no_class_inherits_across_the_compiled_and_interpreted_modules() -> None:
+    """A compiled class is closed to interpreted subclasses, and a class compiled against an interpreted base would
+    be a different kind of class in the two builds: a base stays in the same kind of module as its subclasses."""
+    compiled = _compiled_by_setup()
+    bases = _class_bases()
+    assert ("dynastore/errors.py", "ValidationException", "dynastore/errors.py") in bases  # the check sees bases
+    crossing = [(module, name, base) for module, name, base in bases if (module in compiled) != (base in compiled)]
+    assert crossing == []
 
 
 @pytest.mark.slow
