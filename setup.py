@@ -174,20 +174,6 @@ def _compiler_problem() -> str | None:
     return None
 
 
-def _out_of_date(target: str, inputs: Sequence[str]) -> bool:
-    """Whether an object file must be compiled again: it is missing or older than its C file or a header.
-
-    A second install from the same directory (the README's test command after its install command) builds in the
-    same build/ directory. mypyc rewrites only the C files whose text changed, but some of them come out in a
-    different order on every run (the order of a set's members depends on the interpreter's string hashing), and
-    setuptools then rebuilds every C file of the extension: compiling only the changed files keeps the rest.
-    """
-    if not os.path.exists(target):
-        return True
-    built = os.path.getmtime(target)
-    return any(not os.path.exists(path) or os.path.getmtime(path) > built for path in inputs)
-
-
 def _compile_in_parallel(compiler: Any, workers: int) -> Callable[..., list[str]]:
     """The compiler's compile(), with one process per core: mypyc writes one C file per module (multi-file mode)
     and the stock compile() builds them one after another."""
@@ -206,17 +192,13 @@ def _compile_in_parallel(compiler: Any, workers: int) -> Callable[..., list[str]
             output_dir, macros, include_dirs, sources, depends, extra_postargs
         )
         cc_args = compiler._get_cc_args(pp_opts, debug, extra_preargs)
-        stale = [obj for obj in objects if obj in build and _out_of_date(obj, [build[obj][0], *(depends or [])])]
         # The largest files first, so that no core is left with one big file at the end.
-        pending = sorted(stale, key=lambda obj: -os.path.getsize(build[obj][0]))
+        pending = sorted((obj for obj in objects if obj in build), key=lambda obj: -os.path.getsize(build[obj][0]))
 
         def compile_one(obj: str) -> None:
             source, extension = build[obj]
             compiler._compile(obj, source, extension, cc_args, extra_postargs, pp_opts)
 
-        reused = sum(1 for obj in objects if obj in build) - len(pending)
-        if reused > 1:
-            _progress(f"{reused} C files unchanged since the last build in build/: not compiled again")
         if len(pending) > 1:  # the shared library (a module's own extension is one file, counted apart)
             _progress(f"compiling {len(pending)} C files on {workers} cores")
         with ThreadPoolExecutor(max_workers=workers) as pool:

@@ -8,7 +8,6 @@ import ast
 import importlib.util
 import os
 import re
-import runpy
 import shutil
 import subprocess
 import sys
@@ -161,23 +160,6 @@ def test_no_class_inherits_across_the_compiled_and_interpreted_modules() -> None
     assert ("dynastore/errors.py", "ValidationException", "dynastore/errors.py") in bases  # the check sees bases
     crossing = [(module, name, base) for module, name, base in bases if (module in compiled) != (base in compiled)]
     assert crossing == []
-
-
-def test_a_second_build_compiles_only_the_c_files_that_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """setup.py's rule for an object file in build/ (the README's test command rebuilds where its install command
-    built): compiled again when missing or older than its C file or any header the extension depends on."""
-    monkeypatch.setattr("setuptools.setup", lambda **_: None)  # only setup.py's functions, no build
-    out_of_date = runpy.run_path(str(ROOT / "setup.py"))["_out_of_date"]
-    source, header, target = tmp_path / "module.c", tmp_path / "group.h", tmp_path / "module.o"
-    for age, path in ((300, source), (200, header)):
-        path.write_text("")
-        os.utime(path, (path.stat().st_mtime - age, path.stat().st_mtime - age))
-    assert out_of_date(str(target), [str(source), str(header)])  # never built
-    target.write_text("")
-    assert not out_of_date(str(target), [str(source), str(header)])
-    os.utime(header)  # a header rewritten (mypyc rewrites only what changed): the object is stale
-    assert out_of_date(str(target), [str(source), str(header)])
-    assert out_of_date(str(target), [str(source), str(tmp_path / "gone.h")])
 
 
 @pytest.mark.slow
