@@ -35,11 +35,11 @@ SOURCE = Path("src")
 # Python: what runs once, in the background or only on failure (table and backup management, exports and imports,
 # PartiQL, transactions, triggers, the console, the commands, replication, the error classes, policy evaluation):
 # about 1% of the package's CPU time under the benchmark, and more than half of the C to compile. A module not
-# listed here stays Python, so new
-# code starts interpreted. Never listed: the top package (it answers attribute look-ups lazily, which a compiled
-# module cannot), start-up code, modules whose classes tests replace parts of (compiled classes are closed:
-# storage/wal.py, storage/syncer.py), storage/image_copier.py, which runs as a program of its own (python -m), and
-# a module with a class that inherits from an interpreted module's class (or the other way round).
+# listed here stays Python, so new code starts interpreted. Never listed: the top package (it answers attribute
+# look-ups lazily, which a compiled module cannot), start-up code, modules whose classes tests replace parts of
+# (compiled classes are closed: storage/wal.py, storage/syncer.py), storage/image_copier.py, which runs as a
+# program of its own (python -m), and a module with a class that inherits from an interpreted module's class (or
+# the other way round: tests/test_install.py checks it).
 COMPILED = frozenset(
     {
         "dynastore/build_kind.py",
