@@ -16,8 +16,10 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -27,31 +29,103 @@ from setuptools.errors import CCompilerError, CompileError, LinkError
 
 SOURCE = Path("src")
 
-# Left as Python: the top package (it answers attribute look-ups lazily, which a compiled module cannot),
-# start-up code that runs once, and modules whose classes tests replace parts of (compiled classes are closed).
-INTERPRETED = {
-    "dynastore/__init__.py",
-    "dynastore/__main__.py",
-    "dynastore/cli.py",
-    "dynastore/admin/partitions_cli.py",
-    "dynastore/admin/policies_cli.py",
-    "dynastore/app.py",
-    "dynastore/server.py",
-    "dynastore/testing.py",  # test aids: botocore and pytest inspect and call their functions as Python's
-    "dynastore/pytest_plugin.py",
-    "dynastore/storage/syncer.py",
-    "dynastore/storage/wal.py",
-    "dynastore/security/users.py",  # dynastore users: command-line code that runs once
-    "dynastore/security/users_cli.py",
-    "dynastore/storage/image_copier.py",  # run as a program of its own (python -m): a compiled module cannot be
-    "dynastore/admin/recovery_cli.py",  # dynastore backup / restore: command-line code that runs once
-    "dynastore/admin/transfers_cli.py",  # dynastore export / import: the same
-    "dynastore/admin/streams_cli.py",  # dynastore streams tail: the same (its help is its module's docstring)
-    "dynastore/admin/api_clients.py",  # the boto3 clients of those commands
-}
-# Packages kept whole as Python: a cluster node's replication (docs/cluster.md) runs beside the request path,
-# and talks to etcd through a library without type information.
-INTERPRETED_PACKAGES = ("dynastore/replication/",)
+# Compiled: the modules that every item request runs through (PutItem, GetItem, Query, Scan, BatchWriteItem,
+# BatchGetItem, UpdateItem, DeleteItem), from the HTTP connection to storage, and nothing else: where a profile of the
+# request benchmark finds the server's CPU (docs/performance.md "Install: only the request path compiled"). Left as
+# Python: what runs once, in the background or only on failure (table and backup management, exports and imports,
+# PartiQL, transactions, triggers, the console, the commands, replication, the error classes, policy evaluation):
+# about 1% of the package's CPU time under the benchmark, and more than half of the C to compile. A module not
+# listed here stays Python, so new code starts interpreted. Never listed: the top package (it answers attribute
+# look-ups lazily, which a compiled module cannot), start-up code, modules whose classes tests replace parts of
+# (compiled classes are closed: storage/wal.py, storage/syncer.py), storage/image_copier.py, which runs as a
+# program of its own (python -m), and a module with a class that inherits from an interpreted module's class (or
+# the other way round: tests/test_install.py checks it).
+COMPILED = frozenset(
+    {
+        "dynastore/build_kind.py",
+        "dynastore/api/__init__.py",
+        "dynastore/engine/__init__.py",
+        "dynastore/engine/capacity/__init__.py",
+        "dynastore/expressions/__init__.py",
+        "dynastore/model/__init__.py",
+        "dynastore/protocol/__init__.py",
+        "dynastore/security/__init__.py",
+        "dynastore/storage/__init__.py",
+        "dynastore/util/__init__.py",
+        "dynastore/limits.py",
+        "dynastore/protocol/connections.py",
+        "dynastore/protocol/cors.py",
+        "dynastore/protocol/dispatch.py",
+        "dynastore/protocol/encoding.py",
+        "dynastore/protocol/hosts.py",
+        "dynastore/protocol/http_server.py",
+        "dynastore/protocol/metrics.py",
+        "dynastore/protocol/prometheus.py",
+        "dynastore/protocol/protocol.py",
+        "dynastore/protocol/request_log.py",
+        "dynastore/protocol/targets.py",
+        "dynastore/api/batch_get_item.py",
+        "dynastore/api/batch_write_item.py",
+        "dynastore/api/consumed_capacity.py",
+        "dynastore/api/delete_item.py",
+        "dynastore/api/get_item.py",
+        "dynastore/api/item_requests.py",
+        "dynastore/api/put_item.py",
+        "dynastore/api/query.py",
+        "dynastore/api/read_requests.py",
+        "dynastore/api/scan.py",
+        "dynastore/api/update_item.py",
+        "dynastore/validation/__init__.py",
+        "dynastore/validation/attribute_values.py",
+        "dynastore/validation/common.py",
+        "dynastore/validation/constraints.py",
+        "dynastore/validation/shapes.py",
+        "dynastore/validation/typecheck.py",
+        "dynastore/engine/changelog.py",
+        "dynastore/engine/context.py",
+        "dynastore/engine/gsi_propagation.py",
+        "dynastore/engine/item_reads.py",
+        "dynastore/engine/key_spaces.py",
+        "dynastore/engine/keys.py",
+        "dynastore/engine/pages.py",
+        "dynastore/engine/transaction_locks.py",
+        "dynastore/engine/writes.py",
+        "dynastore/engine/capacity/admission.py",
+        "dynastore/engine/capacity/buckets.py",
+        "dynastore/engine/capacity/contributors.py",
+        "dynastore/engine/capacity/partitions.py",
+        "dynastore/engine/capacity/state.py",
+        "dynastore/engine/capacity/units.py",
+        "dynastore/expressions/ast.py",
+        "dynastore/expressions/cache.py",
+        "dynastore/expressions/evaluate.py",
+        "dynastore/expressions/key_condition.py",
+        "dynastore/expressions/projection.py",
+        "dynastore/expressions/resolve.py",
+        "dynastore/expressions/update.py",
+        "dynastore/model/item_size.py",
+        "dynastore/model/namespace.py",
+        "dynastore/model/table_schema.py",
+        "dynastore/model/values.py",
+        "dynastore/storage/catalog.py",
+        "dynastore/storage/durability.py",
+        "dynastore/storage/group_commit.py",
+        "dynastore/storage/itemcodec.py",
+        "dynastore/storage/keycodec.py",
+        "dynastore/storage/keyspace.py",
+        "dynastore/storage/kv.py",
+        "dynastore/storage/lmdb_kv.py",
+        "dynastore/storage/lmdb_layout.py",
+        "dynastore/storage/lmdb_log_sync.py",
+        "dynastore/storage/lmdb_txn.py",
+        "dynastore/storage/local_log.py",
+        "dynastore/storage/memory_kv.py",
+        "dynastore/security/authenticator.py",
+        "dynastore/security/caller.py",
+        "dynastore/security/sigv4.py",
+        "dynastore/util/clock.py",
+    }
+)
 
 # The setup commands that produce installable code; metadata and editable builds compile nothing.
 _BUILDING = {"bdist_wheel", "build", "build_ext", "install"}
@@ -63,13 +137,16 @@ def _say_pure(why: str) -> None:
     print(_PURE_NOTICE.format(why=why), file=sys.stderr, flush=True)
 
 
+def _progress(step: str) -> None:
+    """One line per step of the compile (pip shows them with -v), so that a long build never looks hung."""
+    print(f"dynastore: {step}", file=sys.stderr, flush=True)
+
+
 def _compiled_modules() -> list[str]:
-    modules = []
-    for path in sorted(SOURCE.rglob("*.py")):
-        relative = path.relative_to(SOURCE).as_posix()
-        if relative not in INTERPRETED and not relative.startswith(INTERPRETED_PACKAGES):
-            modules.append(str(path))
-    return modules
+    missing = sorted(name for name in COMPILED if not (SOURCE / name).is_file())
+    if missing:  # a module renamed or removed: it would silently stop being compiled
+        raise SystemExit(f"setup.py: COMPILED names modules that do not exist: {', '.join(missing)}")
+    return [str(SOURCE / name) for name in sorted(COMPILED)]
 
 
 def _compiler_problem() -> str | None:
@@ -123,9 +200,14 @@ def _compile_in_parallel(compiler: Any, workers: int) -> Callable[..., list[str]
             source, extension = build[obj]
             compiler._compile(obj, source, extension, cc_args, extra_postargs, pp_opts)
 
+        if len(pending) > 1:  # the shared library (a module's own extension is one file, counted apart)
+            _progress(f"compiling {len(pending)} C files on {workers} cores")
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            for _ in pool.map(compile_one, pending):
-                pass
+            running = [pool.submit(compile_one, obj) for obj in pending]
+            for done, future in enumerate(as_completed(running), start=1):
+                future.result()
+                if len(pending) > 1:
+                    _progress(f"compiled {done}/{len(pending)} C files")
         return list(objects)
 
     return compile_sources
@@ -139,12 +221,26 @@ class _FallbackBuildExt(build_ext):
         workers = os.cpu_count() or 1
         if hasattr(self.compiler, "_setup_compile") and hasattr(self.compiler, "_compile"):
             self.compiler.compile = _compile_in_parallel(self.compiler, workers)
+        # Besides the C files of the one shared library, mypyc makes a small extension per compiled module that
+        # only points Python's import at that library: built one after another they took 12 of the 28 minutes
+        # of a build of every module on a busy machine. setuptools builds extensions in parallel when asked; the
+        # shared library goes first, being the longest.
+        self.parallel = workers
+        self.extensions.sort(key=lambda extension: -len(extension.sources))
+        self._built = 0
+        self._counting = threading.Lock()
         try:
             super().build_extensions()
         except (CCompilerError, CompileError, LinkError, OSError) as error:
             for extension in self.extensions:
                 Path(self.get_ext_fullpath(extension.name)).unlink(missing_ok=True)
             _say_pure(f"the C build failed ({type(error).__name__}: {error})")
+
+    def build_extension(self, ext: Any) -> None:
+        super().build_extension(ext)  # compiles nothing when an earlier build in build/ is up to date
+        with self._counting:
+            self._built += 1
+            _progress(f"{self._built}/{len(self.extensions)} extension modules ready ({ext.name})")
 
 
 def _extensions() -> list[object]:
@@ -156,16 +252,19 @@ def _extensions() -> list[object]:
         return []
     from mypyc.build import mypycify
 
+    modules = _compiled_modules()
+    _progress(f"compiling the {len(modules)} modules of the request path with mypyc: type check and C code first")
+    started = time.monotonic()
     # One group: calls between modules stay direct C calls. One C file per module (multi_file) so that every core
     # compiles; a single C file built on one core took about 1.5x as long for no measurable gain per request.
-    return list(
-        mypycify(
-            ["--config-file", "pyproject.toml", *_compiled_modules()],
-            opt_level="3",
-            debug_level="0",
-            multi_file=True,
-        )
+    extensions = mypycify(
+        ["--config-file", "pyproject.toml", *modules],
+        opt_level="3",
+        debug_level="0",
+        multi_file=True,
     )
+    _progress(f"type-checked and wrote the C code in {time.monotonic() - started:.0f} s")
+    return list(extensions)
 
 
 setup(ext_modules=_extensions(), cmdclass={"build_ext": _FallbackBuildExt})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 
-# A module that is always compiled when the package is (setup.py leaves only start-up code interpreted).
+# A module that is always compiled when the package is (it is on the request path: setup.py's COMPILED).
 _PROBE = "dynastore.model.values"
 
 PURE_PYTHON_NOTICE = (
