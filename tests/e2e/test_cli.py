@@ -331,7 +331,11 @@ def test_a_wrong_trigger_is_one_line_and_creates_nothing(tmp_path: Path) -> None
     ("args", "env", "error"),
     [
         (["--cluster", "bogus"], {}, "--cluster: expected etcd://HOST:PORT[,HOST:PORT...], got 'bogus'"),
-        ([], {"DYNASTORE_CLUSTER": "etcd://a:b"}, "--cluster: expected etcd://HOST:PORT[,HOST:PORT...], got 'etcd://a:b'"),
+        (
+            [],
+            {"DYNASTORE_CLUSTER": "etcd://a:b"},
+            "--cluster: expected etcd://HOST:PORT[,HOST:PORT...], got 'etcd://a:b'",
+        ),
         (
             ["--cluster", "etcd://127.0.0.1:2379", "--in-memory"],
             {},

@@ -202,7 +202,7 @@ class ClusterNode:
                     if not await self._seed() and not gap_reported:
                         log.error(
                             "the cluster's log no longer holds entry %d (forgotten) and no other node could give "
-                            "a copy of its store: this node waits (docs/cluster.md \"A replica that fell behind\")",
+                            'a copy of its store: this node waits (docs/cluster.md "A replica that fell behind")',
                             start,
                         )
                         gap_reported = True

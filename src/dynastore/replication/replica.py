@@ -63,5 +63,3 @@ def digest_of(store: KV) -> str:
         for key, value in txn.iter_range(b"", _DIGEST_END):
             sha.update(len(key).to_bytes(4, "big") + key + len(value).to_bytes(4, "big") + value)
     return sha.hexdigest()
-
-

@@ -26,9 +26,7 @@ from dynastore.storage.kv import KV, BackgroundSync, HeldFile, LossListener, Rea
 
 __all__ = ["ReplicaReads", "changes_catalog", "is_eventual_read"]
 
-_READ_TARGETS = frozenset(
-    f"DynamoDB_20120810.{name}" for name in ("GetItem", "Query", "Scan", "BatchGetItem")
-)
+_READ_TARGETS = frozenset(f"DynamoDB_20120810.{name}" for name in ("GetItem", "Query", "Scan", "BatchGetItem"))
 # A strongly consistent read anywhere in the body (BatchGetItem names it per table) goes to the leader. A string
 # value that happens to contain this text sends an eventual read to the leader too, which is only slower.
 _CONSISTENT = re.compile(rb'"ConsistentRead"\s*:\s*true')
