@@ -59,18 +59,25 @@ def _client_options(cmd: argparse.ArgumentParser, endpoint: str) -> None:
 
 
 def run_backup(args: argparse.Namespace) -> int:
-    return _run("backup", args, _backup)
+    return run_waiting("backup", args, _backup)
 
 
 def run_restore(args: argparse.Namespace) -> int:
-    return _run("restore", args, _restore)
+    return run_waiting("restore", args, _restore)
 
 
-def _run(command: str, args: argparse.Namespace, work: Callable[[Any, AdminServer, argparse.Namespace], str]) -> int:
+def run_waiting(
+    command: str,
+    args: argparse.Namespace,
+    work: Callable[[Any, AdminServer, argparse.Namespace], str],
+    no_boto3: str = _NO_BOTO3,
+) -> int:
+    """Run a command that asks a server for long work and waits on it (``work`` returns its last line): the exit
+    status, each failure in one line, Ctrl-C as admin/waiting.py says."""
     try:
         import boto3  # noqa: F401  (boto3 is an optional dependency: only these commands need it)
     except ImportError:
-        print(f"dynastore {command}: error: {_NO_BOTO3}", file=sys.stderr)
+        print(f"dynastore {command}: error: {no_boto3}", file=sys.stderr)
         return 2
     from botocore.exceptions import BotoCoreError, ClientError
 

@@ -6,21 +6,16 @@ index does not exist or the index is deleted meanwhile, 130 on Ctrl-C (the backf
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from typing import Any
 
 from dynastore.admin.api_clients import add_client_options
-from dynastore.admin.recovery_cli import AdminServer, ProgressBar
-from dynastore.admin.waiting import StoppedWaiting, stopped, waiting_on
+from dynastore.admin.recovery_cli import AdminServer, Failed, ProgressBar, run_waiting
+from dynastore.admin.waiting import waiting_on
 
 __all__ = ["add_tables_command", "run"]
 
 POLL_SECONDS = 0.2
-
-
-class _Failed(Exception):
-    """The command fails with this text."""
 
 
 def add_tables_command(commands: Any, endpoint: str) -> None:
@@ -40,27 +35,12 @@ def add_tables_command(commands: Any, endpoint: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    command = f"tables {args.tables_command}"
-    try:
-        from botocore.exceptions import BotoCoreError, ClientError
-    except ImportError:
-        return _fail(command, "this command talks to the server through boto3: pip install boto3")
-    server = AdminServer(args)
-    try:
-        print(_wait_index(server.client(), server, args))
-    except (StoppedWaiting, KeyboardInterrupt) as e:
-        return stopped(command, e)
-    except ClientError as e:
-        error = e.response.get("Error", {})
-        return _fail(command, f"{error.get('Code', 'Error')}: {error.get('Message', '')}")
-    except (_Failed, BotoCoreError) as e:
-        return _fail(command, str(e))
-    return 0
-
-
-def _fail(command: str, text: str) -> int:
-    print(f"dynastore {command}: error: {text}", file=sys.stderr)
-    return 1
+    return run_waiting(
+        f"tables {args.tables_command}",
+        args,
+        _wait_index,
+        no_boto3="this command talks to the server through boto3: pip install boto3",
+    )
 
 
 def _wait_index(client: Any, server: AdminServer, args: argparse.Namespace) -> str:
@@ -70,7 +50,7 @@ def _wait_index(client: Any, server: AdminServer, args: argparse.Namespace) -> s
     with waiting_on(f"the backfill of {args.index}"), ProgressBar(title, not args.no_progress) as bar:
         while index["IndexStatus"] != "ACTIVE":
             if index["IndexStatus"] == "DELETING":
-                raise _Failed(f"the index {args.index} of table {table_name} is being deleted")
+                raise Failed(f"the index {args.index} of table {table_name} is being deleted")
             job = _backfill_job(server, table_name, args.index)
             if job is not None:
                 bar.show(job.get("done", 0), job.get("total"), job.get("seconds_left"))
@@ -82,13 +62,13 @@ def _wait_index(client: Any, server: AdminServer, args: argparse.Namespace) -> s
 
 
 def _index(client: Any, args: argparse.Namespace) -> dict[str, Any]:
-    """The index as DescribeTable shows it; _Failed if the table has no such global secondary index."""
+    """The index as DescribeTable shows it; Failed if the table has no such global secondary index."""
     table = client.describe_table(TableName=args.table)["Table"]
     for index in table.get("GlobalSecondaryIndexes", []):
         if index["IndexName"] == args.index:
             found: dict[str, Any] = index
             return found
-    raise _Failed(f"table {table['TableName']} has no global secondary index {args.index}")
+    raise Failed(f"table {table['TableName']} has no global secondary index {args.index}")
 
 
 def _backfill_job(server: AdminServer, table: str, index: str) -> dict[str, Any] | None:
