@@ -378,7 +378,10 @@ class Nodes:
             statuses[:] = [self._status_or_empty(url) for url in self.urls]
             leaders = {s.get("leader") for s in statuses}
             settled = all(s.get("role") != "starting" and len(s.get("nodes", ())) == len(self.names) for s in statuses)
-            return len(leaders) == 1 and None not in leaders and settled
+            # (a leader key left by a node's earlier run names it until that run's lease lapses: the node it names
+            # must lead now)
+            leading = any(s.get("role") == "leader" for s in statuses)
+            return len(leaders) == 1 and None not in leaders and settled and leading
 
         while not agreed():
             for process in self.processes:

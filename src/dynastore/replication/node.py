@@ -365,6 +365,11 @@ class ClusterNode:
         while True:
             try:
                 leader, revision = await self._etcd(etcd_client.read_leader)
+                if leader is not None and leader.node == self.name:
+                    # This node does not lead (it would be in _lead), so the key is its earlier run's, whose
+                    # process is gone: give it up rather than wait for that run's lease to lapse.
+                    await self._etcd(etcd_client.resign, leader.revision)
+                    continue
                 self._see_leader(leader)
                 lease_id = self._lease_id
                 if leader is None and lease_id is not None and time.monotonic() < self.lease_valid_until:
