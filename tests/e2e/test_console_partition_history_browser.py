@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver import Chrome
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.select import Select
@@ -82,9 +83,16 @@ def hot_partition(server: ServerProcess, table: str) -> int:
 
 
 def heat(browser: Chrome) -> tuple[int, int]:
-    """Columns of the table's heat map that saw use, and those that saw throttling."""
-    canvas = browser.find_element(By.CSS_SELECTOR, f"{TABLE} canvas.heat")
-    return int(canvas.get_attribute("data-used-columns") or 0), int(canvas.get_attribute("data-throttled-columns") or 0)
+    """Columns of the table's heat map that saw use, and those that saw throttling (read again when the page
+    redrew the map between finding it and reading it: it polls the server every second)."""
+    for _ in range(10):
+        try:
+            canvas = browser.find_element(By.CSS_SELECTOR, f"{TABLE} canvas.heat")
+            used = int(canvas.get_attribute("data-used-columns") or 0)
+            return used, int(canvas.get_attribute("data-throttled-columns") or 0)
+        except StaleElementReferenceException:
+            continue
+    raise AssertionError("the heat map was redrawn on every read")
 
 
 def full_page_screenshot(browser: Chrome, name: str) -> None:
@@ -126,7 +134,7 @@ def test_the_window_picked_decides_what_is_shown(browser: Chrome, server: Server
     pick(browser, "5 min")  # the load ended ten minutes ago
     wait_text(browser, f"{TABLE} .heat-summary", "No throttling in the last 5 min, and no use.")
     wait_text(browser, f'{TABLE} .rule[data-rule="PKT"]', "nothing in the last 5 min")
-    assert heat(browser) == (0, 0)
+    waiter(browser).until(lambda d: heat(d) == (0, 0))
     pick(browser, "1 h")
     wait_text(browser, f"{TABLE} .heat-summary", "Throttled in the last 1 h: partition")
     waiter(browser).until(lambda d: shown(d, f'{TABLE} .rule[data-rule="PKT"] tr[data-partition]'))
