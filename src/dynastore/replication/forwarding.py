@@ -113,6 +113,9 @@ class Forwarder:
 
     def _release(self, url: str, connection: _Connection) -> None:
         connection.idle_since = time.monotonic()
+        if url not in self._pools:
+            # The leader moved: connections kept to an earlier one would never be used again, only held open.
+            self.close()
         self._pools.setdefault(url, []).append(connection)
 
     async def _exchange(
@@ -131,6 +134,11 @@ class Forwarder:
             return await _read_response(connection.reader)
         except (asyncio.IncompleteReadError, ConnectionError, ValueError) as e:
             raise _Broken(str(e) or type(e).__name__) from e
+
+    @property
+    def pooled(self) -> dict[str, int]:
+        """How many idle connections are kept, per leader URL."""
+        return {url: len(pool) for url, pool in self._pools.items()}
 
     def close(self) -> None:
         for pool in self._pools.values():

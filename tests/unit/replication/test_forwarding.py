@@ -132,6 +132,27 @@ def test_connections_to_the_leader_are_kept_and_reused() -> None:
     assert leader.connections == 1
 
 
+def test_connections_to_an_earlier_leader_are_closed_once_another_leads() -> None:
+    async def scenario() -> tuple[dict[str, int], str, str]:
+        first, second = Leader(), Leader()
+        election = Election(await first.start())
+        second_url = await second.start()
+        forwarder = Forwarder(election.leader_url, election.changed)
+        try:
+            await forwarder.forward("POST", "/a", dict(HEADERS), BODY)
+            first_url, election.url = election.url or "", second_url
+            await forwarder.forward("POST", "/b", dict(HEADERS), BODY)
+            return forwarder.pooled, first_url, second_url
+        finally:
+            forwarder.close()
+            first.close()
+            second.close()
+
+    pooled, first_url, second_url = run(scenario())
+    assert first_url != second_url
+    assert pooled == {second_url: 1}
+
+
 SERVICE_UNAVAILABLE = {
     "__type": "com.amazonaws.dynamodb.v20120810#ServiceUnavailable",
     "message": "No node of the cluster holds the write lease right now (an election); retry the request",
