@@ -17,10 +17,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dynastore.replication import node as cluster_node
+from dynastore.replication import lease
 from tests.cluster.cluster import Cluster, Member
 
-LEASE_SECONDS = float(getattr(cluster_node, "LEASE_TTL", 5))  # how long a silent leader keeps its lease
+LEASE_SECONDS = float(lease.LEASE_TTL)  # how long a silent leader keeps its lease
 NODE_KINDS = ("kill-node", "kill-both", "pause-leader", "restart")
 ETCD_KINDS = ("kill-etcd", "link-down", "one-way-out", "one-way-in")
 

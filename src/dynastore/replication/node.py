@@ -10,11 +10,10 @@ refused or fails, its lease lapses or the leader key is no longer the one it cre
 dynastore (writes not yet in etcd are taken back and answered as refused or in doubt), gives up the key, and
 follows again from what its store holds durably.
 
-Leases. The node refreshes its etcd lease every ``KEEPALIVE_INTERVAL``; a refresh sent at ``t`` guarantees the
-lease lives until ``t + LEASE_TTL`` at least, so the node takes itself as leader only until
-``t + LEASE_TTL - LEASE_MARGIN``. A leader stopped (SIGSTOP) or cut off past that refuses every request with a
-retryable 503 from its first moment back, before any other node can have taken the lease, and its appends are
-refused by etcd once another leader exists (the fence), so it can neither serve a stale strong read nor write.
+Leases (replication/lease.py). A node takes itself as leader only while its etcd lease surely lives. A leader
+stopped (SIGSTOP) or cut off past that refuses every request with a retryable 503 from its first moment back,
+before any other node can have taken the lease, and its appends are refused by etcd once another leader exists
+(the fence), so it can neither serve a stale strong read nor write.
 """
 
 from __future__ import annotations
@@ -34,6 +33,7 @@ from dynastore.config import Config
 from dynastore.replication import etcd_client, read_budget
 from dynastore.replication.etcd_client import EtcdClient, EtcdUnavailable, LeaderRecord
 from dynastore.replication.etcd_config import APPLIED_PREFIX, HEAD_KEY, LEADER_KEY, MEMBERS_PREFIX, parse_endpoints
+from dynastore.replication.lease import Lease
 from dynastore.replication.replica import Replica, digest_of
 from dynastore.replication.replica_reads import ReplicaReads
 from dynastore.replication.replicated_log import ReplicatedLog, read_applied
@@ -49,9 +49,6 @@ log = logging.getLogger("dynastore")
 T = TypeVar("T")
 
 STARTING, FOLLOWER, LEADER = "starting", "follower", "leader"
-LEASE_TTL = 3  # seconds: how long after its last refresh a silent node keeps the write lease
-LEASE_MARGIN = 0.75  # seconds before its lease could lapse that a leader stops serving
-KEEPALIVE_INTERVAL = 0.5
 APPLY_CHUNK = 64  # log entries read per request while applying
 SELF_REPORT_INTERVAL = 1.0  # seconds between a node's reports of itself (members/, applied/)
 FRESH_FOR = 1.5  # seconds a follower answers eventually consistent reads after it last saw itself caught up
@@ -102,12 +99,10 @@ class ClusterNode:
         self.applied_index = 0  # the newest entry in this node's store (applied or, leading, synced)
         self.log_head = 0  # the newest entry this node knows of
         self.leader_changes = 0
-        self.lease_valid_until = 0.0
         self.members: list[dict[str, Any]] = []
         self.metrics = None
         self.durability = _CurrentCommitter()
-        self._lease_id: int | None = None
-        self._drop_lease = False  # let the lease lapse: stop refreshing it (a leader that could not resign)
+        self.lease = Lease(self.etcd, self._lose)
         self._lost: asyncio.Event | None = None
         self._leader_seen: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -121,7 +116,7 @@ class ClusterNode:
         self._lost = asyncio.Event()
         self._leader_seen = asyncio.Event()
         self._tasks = [
-            loop.create_task(self._keep_lease()),
+            loop.create_task(self.lease.keep()),
             loop.create_task(self._report()),
             loop.create_task(self._elect()),
             loop.create_task(self._share_reads()),
@@ -327,39 +322,7 @@ class ClusterNode:
             raise StorageError("this node does not lead")
         return read_budget.charge_reads(app.engine.capacity, report, self.config.clock.now())
 
-    # ---- the lease and the election
-
-    async def _keep_lease(self) -> None:
-        """Hold an etcd lease: take one, refresh it on the etcd thread until it is gone, take another."""
-        while True:
-            try:
-                sent = time.monotonic()
-                lease_id = await self._etcd(etcd_client.grant_lease, LEASE_TTL)
-            except EtcdUnavailable:
-                await asyncio.sleep(0.3)
-                continue
-            self.lease_valid_until = sent + LEASE_TTL - LEASE_MARGIN
-            self._lease_id = lease_id
-            refreshing = self.etcd.keep_alive(lease_id, KEEPALIVE_INTERVAL, self._refreshed)
-            try:
-                await asyncio.wrap_future(refreshing)
-            finally:
-                refreshing.cancel()
-            self._lease_id = None
-            self._lose("its etcd lease expired")
-
-    def _refreshed(self, sent: float, ttl: int | None) -> bool:
-        """After a lease refresh (on the etcd thread): how long this node may take itself as leader; False once
-        the lease is gone (expired, or not heard of for longer than it lives) or is to be let go."""
-        if self._drop_lease:
-            self._drop_lease = False
-            return False
-        if ttl is None:
-            return sent <= self.lease_valid_until + LEASE_TTL
-        if ttl <= 0:
-            return False
-        self.lease_valid_until = sent + min(ttl, LEASE_TTL) - LEASE_MARGIN
-        return True
+    # ---- the election
 
     async def _elect(self) -> None:
         while True:
@@ -371,8 +334,8 @@ class ClusterNode:
                     await self._etcd(etcd_client.resign, leader.revision)
                     continue
                 self._see_leader(leader)
-                lease_id = self._lease_id
-                if leader is None and lease_id is not None and time.monotonic() < self.lease_valid_until:
+                lease_id = self.lease.lease_id
+                if leader is None and lease_id is not None and self.lease.held():
                     fence = await self._etcd(etcd_client.campaign, lease_id, self.name, self.url)
                     if fence is not None:
                         self._see_leader(LeaderRecord(self.name, self.url, fence))
@@ -472,7 +435,7 @@ class ClusterNode:
             leader_log = self.leader_log
             if leader_log is not None:
                 self.applied_index = self.log_head = leader_log.synced_index
-            if time.monotonic() > self.lease_valid_until:
+            if time.monotonic() > self.lease.valid_until:
                 self._lose("its lease may have lapsed")
             checks += 1
             if checks % 4 == 0:
@@ -509,9 +472,9 @@ class ClusterNode:
             try:
                 await self._etcd(etcd_client.resign, fence)
             except EtcdUnavailable:
-                # Its lease must lapse instead: stop refreshing it (_keep_lease takes a new one), or the leader key
-                # attached to it would name this follower as the leader for as long as it runs.
-                self._drop_lease = True
+                # Its lease must lapse instead (a new one is taken after it), or the leader key attached to it
+                # would name this follower as the leader for as long as it runs.
+                self.lease.let_lapse()
         while True:
             try:
                 self._open_replica()
@@ -541,7 +504,7 @@ class ClusterNode:
         self._durable(read_applied(str(self.config.data_dir)))
         while True:
             report = json.dumps({"url": self.url, "role": self.role, "appliedIndex": self.applied_index}).encode()
-            lease_id = self._lease_id
+            lease_id = self.lease.lease_id
             try:
                 if lease_id is not None:
                     await self._etcd(etcd_client.put, MEMBERS_PREFIX + self.name.encode(), report, lease_id)

@@ -19,6 +19,7 @@ from dynastore.protocol.http_server import RequestHandler
 from dynastore.protocol.metrics import METRICS_PATH, cluster_page
 from dynastore.protocol.protocol import Headers, RawResponse
 from dynastore.replication.forwarding import FORWARDED_HEADER, Forwarder, error_response
+from dynastore.replication.lease import Lease
 from dynastore.replication.replica_reads import ReplicaReads, is_eventual_read
 from dynastore.replication.seeding import INDEX_HEADER, SECRET_HEADER
 from dynastore.storage.kv import StorageError
@@ -50,7 +51,7 @@ class Node(Protocol):
     """What the router reads of its node (replication/node.py)."""
 
     role: str
-    lease_valid_until: float
+    lease: Lease
     forwarded_writes: int
 
     @property
@@ -94,7 +95,7 @@ class Router:
             return self._admin(method, headers, path, body)
         app = node.leading
         if app is not None and node.role == "leader":
-            if time.monotonic() > node.lease_valid_until:
+            if time.monotonic() > node.lease.valid_until:
                 return error_response(ServiceUnavailable(messages.CLUSTER_LEASE_LAPSED))
             response = app.protocol.handle(method, headers, body, path)
             if not response.commit_seq:
