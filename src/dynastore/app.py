@@ -366,6 +366,8 @@ class Dynastore:
 
     def close(self) -> None:
         """Save what the store keeps between runs and close it."""
+        if isinstance(self.protocol, LoggedProtocol):
+            self.protocol.request_log.flush()  # the lines of the last requests answered
         try:
             if self.kv.writable:
                 self.catalog.close()

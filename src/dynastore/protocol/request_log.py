@@ -15,6 +15,7 @@ in the capacity model's meters (engine/capacity/buckets.Meter: totals the reques
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import re
@@ -44,6 +45,10 @@ __all__ = ["FORMATS", "LoggedProtocol", "RequestLog", "tables_of"]
 FORMATS = ("text", "json")
 _REQUEST_ID = "x-amzn-RequestId"
 _PLAIN = re.compile(r"[\w.\-/:,]+").fullmatch  # what table names, operations and error types are made of
+# Lines wait for the end of the event loop's turn and are written together: one write for many requests (a write
+# per line cost as much as the rest of the line). At most this many wait, whatever the turn.
+_MOST_PENDING = 256
+_WORDS_KEPT = 1024  # text fields formatted once and kept (operations, table names and error types repeat)
 
 
 class RequestLog:
@@ -56,6 +61,8 @@ class RequestLog:
         self._write = write if write is not None else _Stderr().write
         self._second = -1
         self._stamp = ""
+        self._pending: list[bytes] = []
+        self._words: dict[str, str] = {}
 
     def line(
         self,
@@ -82,12 +89,42 @@ class RequestLog:
                 "rcu": units[0],
                 "wcu": units[1],
             }
-            self._write(orjson.dumps(fields) + b"\n")
+            self._emit(orjson.dumps(fields) + b"\n")
         else:
-            self._write(
-                f"time={stamp} request_id={request_id} operation={_text(operation)} table={_text(table)} "
-                f"status={status} error={_text(error)} latency_ms={ms} rcu={units[0]:g} wcu={units[1]:g}\n".encode()
+            self._emit(
+                f"time={stamp} request_id={request_id} operation={self._text(operation)} table={self._text(table)} "
+                f"status={status} error={self._text(error)} latency_ms={ms} rcu={units[0]:g} wcu={units[1]:g}\n"
+                "".encode()
             )
+
+    def _emit(self, line: bytes) -> None:
+        pending = self._pending
+        pending.append(line)
+        if len(pending) == 1:
+            try:
+                asyncio.get_running_loop().call_soon(self.flush)
+            except RuntimeError:  # no event loop runs (a host drives the protocol itself): written at once
+                self.flush()
+        elif len(pending) >= _MOST_PENDING:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the lines still waiting (the server does at the end of each turn of its loop, and when it stops)."""
+        pending = self._pending
+        if pending:
+            self._pending = []
+            self._write(b"".join(pending))
+
+    def _text(self, value: str | None) -> str:
+        if value is None:
+            return "-"
+        words = self._words
+        text = words.get(value)
+        if text is None:
+            text = _text(value)
+            if len(words) < _WORDS_KEPT:
+                words[value] = text
+        return text
 
     def _time(self, t: float) -> str:
         """ISO 8601 in UTC with milliseconds; the part up to the second is formatted once a second."""
@@ -99,14 +136,16 @@ class RequestLog:
 
 
 class _Stderr:
-    """Whole lines straight to file descriptor 2, each in one write (no buffer to lose, no lines interleaved)."""
+    """Whole lines straight to file descriptor 2 (no buffer of its own, so no line is left half written)."""
 
     def __init__(self) -> None:
         self._fd = sys.stderr.fileno()
 
     def write(self, data: bytes) -> None:
-        with contextlib.suppress(OSError):  # stderr closed: the line is lost, the request is not
-            os.write(self._fd, data)
+        view = memoryview(data)
+        with contextlib.suppress(OSError):  # stderr closed: the lines are lost, the requests are not
+            while view:
+                view = view[os.write(self._fd, view) :]
 
 
 def _text(value: str | None) -> str:
@@ -172,7 +211,7 @@ class LoggedProtocol(Protocol):
             metrics=metrics,
             account_id=account_id,
         )
-        self._request_log = request_log
+        self.request_log = request_log
         self._meters = meters
         self._request: Any = None  # the decoded request of the operation being served
         self.durability: Durability | None = None  # set once the server runs: writes are logged when durable
@@ -208,7 +247,7 @@ class LoggedProtocol(Protocol):
         def write(failure: BaseException | None) -> None:
             status, error_type = (500, "InternalServerError") if failure is not None else (response.status, error)
             latency = time.perf_counter() - started
-            self._request_log.line(arrived, request_id, operation, table, status, error_type, latency, units)
+            self.request_log.line(arrived, request_id, operation, table, status, error_type, latency, units)
 
         durability = self.durability
         seq = response.commit_seq

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import orjson
@@ -75,6 +76,39 @@ def test_json_line() -> None:
         "wcu": 0.0,
     }
     assert out[0].endswith(b"\n") and out[0].count(b"\n") == 1
+
+
+def test_lines_of_one_turn_of_the_event_loop_are_written_together_at_its_end() -> None:
+    out: list[bytes] = []
+    log = RequestLog("text", out.append)
+
+    async def serve() -> list[bytes]:
+        for i in range(3):
+            log.line(1_700_000_000.0, f"ID{i}", "GetItem", "t", 200, None, 0.001, (0.5, 0.0))
+        written_during_the_turn = list(out)
+        await asyncio.sleep(0)  # the turn ends
+        return written_during_the_turn
+
+    assert asyncio.run(serve()) == []
+    [written] = out
+    assert [line.split(b" ")[1] for line in written.splitlines()] == [
+        b"request_id=ID0",
+        b"request_id=ID1",
+        b"request_id=ID2",
+    ]
+
+
+def test_a_long_turn_writes_its_lines_in_bounded_batches() -> None:
+    out: list[bytes] = []
+    log = RequestLog("json", out.append)
+
+    async def serve() -> None:
+        for i in range(600):
+            log.line(1_700_000_000.0, f"ID{i}", "GetItem", "t", 200, None, 0.001, (0.5, 0.0))
+        await asyncio.sleep(0)
+
+    asyncio.run(serve())
+    assert [chunk.count(b"\n") for chunk in out] == [256, 256, 88]
 
 
 def test_unknown_format_is_refused() -> None:
