@@ -34,7 +34,7 @@ from dynastore.model.values import AttributeValue, Item, compare_scalars
 from dynastore.partiql import (
     ReadPlan,
     ast,
-    partition_equality,
+    key_equality,
     plan_multi_read,
     plan_read,
     translate_condition,
@@ -83,7 +83,7 @@ class _Read:
         self.projection = projection
         self.reverse = reverse
         self.fetch = fetch
-        self.lookup = lookup  # the key, when the read is one item of a table without a sort key (no ranges)
+        self.lookup = lookup  # the item's whole key, when the read is of that one item (no ranges)
 
 
 def execute_select(
@@ -147,8 +147,9 @@ def execute_select(
 
 
 def _look_up(ctx: Context, read: _Read, consistent: bool) -> SelectPage:
-    """``WHERE <partition key> = v`` on a table without a sort key reads one item: GetItem's lookup, which costs
-    what the Query of that partition costs (the item's size rounded, or the minimum when there is none)."""
+    """A SELECT naming one item by its whole key (``WHERE <partition key> = v``, with ``AND <sort key> = w`` on a
+    table with a sort key) reads it with GetItem's lookup, which costs what the Query of that key costs (the
+    item's size rounded, or the minimum when there is none)."""
     assert read.lookup is not None
     result = get_item(ctx, GetItemRequest(read.space.table, read.lookup, consistent=consistent))
     items: list[Json] = []
@@ -192,14 +193,15 @@ def _prepare(
     range_key = space.range_key
     hash_key = (space.hash_key.name, space.hash_key.type)
     schema = space.key_schema
-    plan = None if schema.is_multi_attribute else partition_equality(select.where, params, hash_key)
+    range_pair = None if range_key is None else (range_key.name, range_key.type)
+    plan = None if schema.is_multi_attribute else key_equality(select.where, params, hash_key, range_pair)
     if plan is None:
         where = translate_condition(select.where, params) if select.where is not None else None
         if schema.is_multi_attribute:
             hash_keys = tuple((a.name, a.type) for a in schema.hash_keys)
             plan = plan_multi_read(where, hash_keys, tuple((a.name, a.type) for a in schema.range_keys))
         else:
-            plan = plan_read(where, hash_key, None if range_key is None else (range_key.name, range_key.type))
+            plan = plan_read(where, hash_key, range_pair)
     reverse, hash_descending = _order(select, space, plan)
     check_key_paths(table, projection.paths if projection is not None else ())
     fetch = _index_fetch(space, plan.filter, projection, consistent)
@@ -210,8 +212,10 @@ def _prepare(
         lo, hi = space.segment(0, 1)
         return _Read(space, [(lo, hi, lo)], plan.filter, projection, reverse, fetch)
     values = plan.hash_values
-    if one_page and range_key is None and space.index is None and plan.filter is None and len(values) == 1:
-        return _Read(space, [], None, projection, False, None, {space.hash_key.name: values[0]})
+    if one_page and space.index is None and plan.filter is None and len(values) == 1:
+        lookup = _whole_key(space, plan, values[0])
+        if lookup is not None:
+            return _Read(space, [], None, projection, False, None, lookup)
     if select.order_by:
         type_name = space.hash_key.type
 
@@ -226,6 +230,16 @@ def _prepare(
         lo, hi = range_bounds(prefix, range_type, plan.range_op, plan.range_values)
         ranges.append((lo, hi, prefix))
     return _Read(space, ranges, plan.filter, projection, reverse, fetch)
+
+
+def _whole_key(space: KeySpace, plan: ReadPlan, hash_value: AttributeValue) -> Item | None:
+    """The key of the one item a read of one partition names whole (its sort key too, if it has one), else None."""
+    range_key = space.range_key
+    if range_key is None:
+        return {space.hash_key.name: hash_value}
+    if plan.range_op == "=" and len(plan.range_values) == 1 and range_key.type in plan.range_values[0]:
+        return {space.hash_key.name: hash_value, range_key.name: plan.range_values[0]}
+    return None
 
 
 def _order(select: ast.Select, space: KeySpace, plan: ReadPlan) -> tuple[bool, bool]:

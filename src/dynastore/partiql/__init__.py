@@ -21,6 +21,7 @@ from dynastore.partiql.tokens import PartiQLSyntaxError
 from dynastore.partiql.translate import (
     ReadPlan,
     conjoin,
+    key_equality,
     partition_equality,
     plan_multi_read,
     plan_read,
@@ -39,6 +40,7 @@ __all__ = [
     "bind_value",
     "conjoin",
     "parse",
+    "key_equality",
     "partition_equality",
     "plan_multi_read",
     "plan_read",

@@ -51,6 +51,7 @@ __all__ = [
     "translate_condition",
     "translate_projection",
     "translate_update",
+    "key_equality",
     "partition_equality",
     "plan_read",
     "split_key",
@@ -348,6 +349,27 @@ def partition_equality(
     if hash_key[1] not in value:
         return None
     return ReadPlan([value], None, (), None)
+
+
+def key_equality(
+    where: ast.Condition | None,
+    params: list[AttributeValue],
+    hash_key: tuple[str, str],
+    range_key: tuple[str, str] | None,
+) -> ReadPlan | None:
+    """``partition_equality``, and on a table with a sort key also ``WHERE <partition key> = v AND <sort key> = w``
+    (either way round): the plan of a SELECT of one item by its whole key, read off the syntax tree; None for any
+    other WHERE clause."""
+    if range_key is None or not isinstance(where, ast.And):
+        return partition_equality(where, params, hash_key)
+    for hash_side, range_side in ((where.left, where.right), (where.right, where.left)):
+        plan = partition_equality(hash_side, params, hash_key)
+        if plan is not None:
+            sort = partition_equality(range_side, params, range_key)
+            if sort is None or sort.hash_values is None:
+                return None
+            return ReadPlan(plan.hash_values, "=", (sort.hash_values[0],), None)
+    return None
 
 
 def _hash_values(node: ResolvedNode, hash_key: tuple[str, str]) -> list[AttributeValue] | None:

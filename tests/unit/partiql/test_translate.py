@@ -14,6 +14,7 @@ from dynastore.expressions import ResolvedCondition, apply_update, evaluate
 from dynastore.partiql import (
     ast,
     bind_value,
+    key_equality,
     parse,
     partition_equality,
     plan_multi_read,
@@ -222,6 +223,26 @@ class TestUpdates:
         with pytest.raises(ValidationException) as info:
             translate_update(statement.actions, [])
         assert info.value.message == message
+
+
+class TestKeyEquality:
+    def test_the_whole_key_of_a_table_with_a_sort_key(self) -> None:
+        def plan(text: str, params: list[dict[str, Any]]) -> Any:
+            statement = parse(f"SELECT * FROM t WHERE {text}").statement
+            assert isinstance(statement, ast.Select)
+            return key_equality(statement.where, params, ("pk", "S"), ("sk", "N"))
+
+        found = plan("pk = ? AND sk = ?", [{"S": "a"}, {"N": "1"}])
+        assert (found.hash_values, found.range_op, found.range_values, found.filter) == (
+            [{"S": "a"}],
+            "=",
+            ({"N": "1"},),
+            None,
+        )
+        assert plan("2 = sk AND pk = 'b'", []).range_values == ({"N": "2"},)
+        assert plan("pk = 'b'", []).range_op is None  # the partition: a Query
+        for other in ("pk = 'a' AND sk = 'x'", "pk = 'a' AND sk > 1", "pk = 'a' AND x = 1", "pk = 'a' OR sk = 1"):
+            assert plan(other, []) is None
 
 
 class TestPartitionEquality:
