@@ -104,7 +104,34 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+# The fixtures that reach the session's dynastore (with --dynastore-cluster, the module's node): a test using none of
+# them, directly or through another fixture, runs against servers of its own (server_process.py) or none.
+SESSION_FIXTURES = frozenset(
+    {
+        "endpoint",
+        "ddb",
+        "ddb_old_form",
+        "signed_as",
+        "signer",
+        "send",
+        "cluster_node",
+        "dynastore_cluster",
+        "dynastore",
+        "dynamodb",
+        "dynamodb_resource",
+    }
+)
+
+
+def reaches_the_session(item: pytest.Item) -> bool:
+    """Whether the test uses the session's dynastore (its fixtures' closure names one of SESSION_FIXTURES)."""
+    return not SESSION_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With --dynastore-cluster: the tests marked not_on_cluster are left out, and so are the tests that never reach
+    the session's dynastore (they start servers of their own, which are single servers either way: the run
+    without --dynastore-cluster runs them, and running them again would only repeat it)."""
     if not on_cluster(config):
         return
     kept: list[pytest.Item] = []
@@ -113,7 +140,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         marker = item.get_closest_marker("not_on_cluster")
         if marker is not None and not marker.args:
             raise pytest.UsageError(f"{item.nodeid}: not_on_cluster needs its reason")
-        (kept if marker is None else left_out).append(item)
+        (kept if marker is None and reaches_the_session(item) else left_out).append(item)
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = kept
