@@ -401,6 +401,57 @@ GSI_INDEX_UPDATE_BLOCKED = (
     "This operation cannot be performed with given input values. Please contact DynamoDB service team for more "
     "info: Action Blocked: IndexUpdate"
 )
+# Global tables, version 2019.11.21 (UpdateTable ReplicaUpdates; docs/global-tables.md "Errors" says which texts
+# are DynamoDB's and which are dynastore's wording where no public source gives DynamoDB's).
+REPLICA_LOCAL_REGION = (
+    "Cannot add, delete, or update the local region through ReplicaUpdates. Use CreateTable, DeleteTable, or "
+    "UpdateTable as required."
+)
+REPLICA_UPDATE_NO_ACTION = (
+    "One of ReplicationGroupUpdate.Create, ReplicationGroupUpdate.Update, ReplicationGroupUpdate.Delete must not "
+    "be null"
+)
+REPLICA_UPDATE_MANY_ACTIONS = "Only one replica action is allowed per ReplicationGroupUpdate object"
+REPLICA_UPDATES_ONE_AT_A_TIME = "Only one replica can be created, updated or deleted per UpdateTable request"
+REPLICA_UPDATES_ALONE = "ReplicaUpdates cannot be combined with other table updates in the same request"
+REPLICA_INVALID_REGION = "Invalid region name: {region}"
+REPLICA_ALREADY_EXISTS = "Replica already exists in region: {region} for table: {name}"
+REPLICA_NOT_FOUND = "No replica of table: {name} exists in region: {region}"
+REPLICA_TABLE_EXISTS = (
+    "Failed to create a the new replica of table with name: '{name}' because one or more replicas already "
+    "existed as tables."
+)
+REPLICA_STREAM_VIEW_TYPE = (
+    "Table: {name} has a stream with StreamViewType {view_type}; replicas require StreamViewType NEW_AND_OLD_IMAGES"
+)
+REPLICA_STREAM_DISABLE = "Cannot disable the stream of table: {name} while it has replicas"
+REPLICA_BUSY = "Cannot update replica in region: {region} for table: {name} while the replica is {status}"
+REPLICA_GSI_NOT_FOUND = "Global secondary index: {index} does not exist on table: {name}"
+REPLICA_GSI_DUPLICATE = "Duplicate index name in replica GlobalSecondaryIndexes: {index}"
+REPLICA_THROUGHPUT_OVERRIDE_PPR = (
+    "ProvisionedThroughputOverride cannot be specified when the table BillingMode is PAY_PER_REQUEST"
+)
+REPLICA_ON_DEMAND_OVERRIDE_PROVISIONED = (
+    "OnDemandThroughputOverride cannot be specified when the table BillingMode is PROVISIONED"
+)
+REPLICA_KMS_WITHOUT_SSE = "KMSMasterKeyId can only be specified for a replica of a table encrypted with a KMS key"
+REPLICA_UPDATE_NOTHING = (
+    "At least one of KMSMasterKeyId, ProvisionedThroughputOverride, OnDemandThroughputOverride, "
+    "GlobalSecondaryIndexes or TableClassOverride is required to update a replica"
+)
+MRSC_NOT_SUPPORTED = (
+    "MultiRegionConsistency STRONG is not supported by dynastore: its global tables replicate with multi-Region "
+    "eventual consistency (EVENTUAL) only"
+)
+WITNESS_NOT_SUPPORTED = (
+    "GlobalTableWitnessUpdates is not supported by dynastore: a witness serves multi-Region strong consistency "
+    "(MultiRegionConsistency STRONG), which dynastore does not offer"
+)
+AUTO_SCALING_NOT_SUPPORTED = (
+    "Auto scaling is not supported by dynastore: table: {name} keeps the capacity UpdateTable sets"
+)
+# Global tables, version 2017.11.29 (dynastore makes none: docs/global-tables.md "The legacy operations").
+GLOBAL_TABLE_NOT_FOUND = "Global table not found: Global table with name: '{name}' does not exist."
 # Tags.
 ARN_MUST_START_WITH_ARN = "ARNs must start with 'arn:': {arn}"
 ARN_NOT_DYNAMODB = "Provided Arn is not a DynamoDB resource arn: {arn}"

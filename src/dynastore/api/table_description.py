@@ -4,7 +4,9 @@ CreateTable, UpdateTable, DeleteTable and DescribeTable answer with it. Members 
 optional members only when set. Choices where DynamoDB's behaviour is not pinned down by a public source:
 ``BillingModeSummary`` appears for PAY_PER_REQUEST tables, for tables created with an explicit BillingMode
 and for tables that were switched; ``TableClassSummary`` appears once a TableClass was given;
-``AttributeDefinitions`` and ``NonKeyAttributes`` are sorted by name (as DynamoDB echoes them).
+``AttributeDefinitions`` and ``NonKeyAttributes`` are sorted by name (as DynamoDB echoes them). A global table
+(global_tables/) shows ``GlobalTableVersion`` and ``Replicas``: the other regions of its replica set, not its own
+(``replica_description``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dynastore.model.table_schema import (
     OnDemandThroughput,
     Projection,
     ProvisionedThroughput,
+    ReplicaDef,
     RestoreSummary,
     TableDef,
 )
@@ -36,6 +39,7 @@ __all__ = [
     "key_schema_description",
     "on_demand_description",
     "projection_description",
+    "replica_description",
     "restore_summary_description",
     "throughput_description",
     "table_description",
@@ -89,6 +93,10 @@ def describe_table(
         if td.stream.label is not None:
             desc["LatestStreamLabel"] = td.stream.label
             desc["LatestStreamArn"] = f"{arn}/stream/{td.stream.label}"
+    if td.global_table_version is not None:
+        desc["GlobalTableVersion"] = td.global_table_version
+    if td.replicas:
+        desc["Replicas"] = [replica_description(r, td) for r in td.replicas]
     if td.restore is not None:
         desc["RestoreSummary"] = restore_summary_description(td.restore)
     if td.sse is not None:
@@ -109,6 +117,31 @@ def describe_table(
         # An UPDATING table's warm throughput is not itself changing: DynamoDB shows it ACTIVE.
         desc["WarmThroughput"] = warm_description(td.warm, ACTIVE if td.status == UPDATING else td.status)
     return desc
+
+
+def replica_description(replica: ReplicaDef, td: TableDef) -> dict[str, Any]:
+    """A ``ReplicaDescription``: the replica's status and the settings it overrides (a replica without a
+    TableClassOverride has the table's class: shown when the table shows one)."""
+    out: dict[str, Any] = {"RegionName": replica.region, "ReplicaStatus": replica.status}
+    if replica.status_description is not None:
+        out["ReplicaStatusDescription"] = replica.status_description
+    if replica.progress is not None:
+        out["ReplicaStatusPercentProgress"] = replica.progress
+    if replica.read_capacity_override is not None:
+        out["ProvisionedThroughputOverride"] = {"ReadCapacityUnits": replica.read_capacity_override}
+    if replica.gsi_overrides:
+        out["GlobalSecondaryIndexes"] = [_replica_index(name, read) for name, read in replica.gsi_overrides]
+    table_class = replica.table_class if replica.table_class is not None else td.table_class
+    if table_class is not None:
+        out["ReplicaTableClassSummary"] = {"TableClass": table_class}
+    return out
+
+
+def _replica_index(name: str, read: int | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"IndexName": name}
+    if read is not None:
+        out["ProvisionedThroughputOverride"] = {"ReadCapacityUnits": read}
+    return out
 
 
 def restore_summary_description(summary: RestoreSummary) -> dict[str, Any]:

@@ -7,10 +7,9 @@ asynchronously leaves the table UPDATING for ``update_table_delay``; new through
 show only once the table is ACTIVE again.
 
 WarmThroughput (of the table, and of a GSI in an Update action) is stored and described (model/warm_throughput.py).
-Not modelled: ReplicaUpdates, GlobalTableWitnessUpdates and
-MultiRegionConsistency are not in ``schemas.UPDATE_TABLE``, so phase 1 drops them (a request with only those
-gets UPDATE_NOTHING). The daily limit on throughput decreases is engine/capacity/decreases.py's
-``check_throughput_decrease``.
+The global-table members (ReplicaUpdates, MultiRegionConsistency, GlobalTableWitnessUpdates) are
+api/replica_updates.py's: a ReplicaUpdates request changes one replica and nothing else. The daily limit on
+throughput decreases is engine/capacity/decreases.py's ``check_throughput_decrease``.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from dynastore import limits, messages
+from dynastore.api import replica_updates
 from dynastore.api.table_description import table_description
 from dynastore.api.table_requests import (
     MAX_CAPACITY_UNITS,
@@ -79,7 +79,7 @@ def _present(req: dict[str, Any], member: str) -> bool:
     return req.get(member) is not None
 
 
-def _check_request(req: dict[str, Any]) -> None:
+def _check_request(req: dict[str, Any], region: str) -> None:
     gsi_updates: list[dict[str, Any]] = req.get("GlobalSecondaryIndexUpdates") or []
     if (
         not any(_present(req, m) for m in _UPDATE_MEMBERS)
@@ -88,6 +88,8 @@ def _check_request(req: dict[str, Any]) -> None:
         and not req.get("GlobalTableWitnessUpdates")
     ):
         raise ValidationException(messages.UPDATE_NOTHING, bare=True)
+    others = [m for m in _UPDATE_MEMBERS if m != "MultiRegionConsistency" and _present(req, m)]
+    replica_updates.check_request(req, region, [*others, *(["GlobalSecondaryIndexUpdates"] if gsi_updates else [])])
     pt = req.get("ProvisionedThroughput")
     if pt is not None:
         check_capacity_bounds(pt)
@@ -137,7 +139,9 @@ def _check_alone(req: dict[str, Any], gsi_updates: list[dict[str, Any]]) -> None
 
 
 def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    _check_request(req)
+    _check_request(req, ctx.namespace.region)
+    if req.get("ReplicaUpdates"):
+        return replica_updates.handle(req, ctx)
     name: str = req["TableName"]
     now = ctx.clock.now()
 
@@ -359,6 +363,9 @@ class _Update:
         else:
             if not enabled_now:
                 raise ValidationException(messages.STREAM_NOTHING_TO_DISABLE.format(name=td.name), bare=True)
+            if any(r.status != DELETING for r in td.replicas):
+                # Replication reads the stream's change log: a global table keeps its stream (DynamoDB's rule).
+                raise ValidationException(messages.REPLICA_STREAM_DISABLE.format(name=td.name), bare=True)
             stream = StreamSpec(False, None, td.stream.label if td.stream is not None else None)
         self.async_change = True
         return replace(td, stream=stream)
