@@ -415,17 +415,7 @@ REPLICA_UPDATE_MANY_ACTIONS = "Only one replica action is allowed per Replicatio
 REPLICA_UPDATES_ONE_AT_A_TIME = "Only one replica can be created, updated or deleted per UpdateTable request"
 REPLICA_UPDATES_ALONE = "ReplicaUpdates cannot be combined with other table updates in the same request"
 REPLICA_INVALID_REGION = "Invalid region name: {region}"
-REPLICA_ALREADY_EXISTS = "Replica already exists in region: {region} for table: {name}"
-REPLICA_NOT_FOUND = "No replica of table: {name} exists in region: {region}"
-REPLICA_TABLE_EXISTS = (
-    "Failed to create a the new replica of table with name: '{name}' because one or more replicas already "
-    "existed as tables."
-)
-REPLICA_STREAM_VIEW_TYPE = (
-    "Table: {name} has a stream with StreamViewType {view_type}; replicas require StreamViewType NEW_AND_OLD_IMAGES"
-)
 REPLICA_STREAM_DISABLE = "Cannot disable the stream of table: {name} while it has replicas"
-REPLICA_BUSY = "Cannot update replica in region: {region} for table: {name} while the replica is {status}"
 REPLICA_GSI_NOT_FOUND = "Global secondary index: {index} does not exist on table: {name}"
 REPLICA_GSI_DUPLICATE = "Duplicate index name in replica GlobalSecondaryIndexes: {index}"
 REPLICA_THROUGHPUT_OVERRIDE_PPR = (
@@ -890,7 +880,9 @@ PITR_OVERRIDE_KEY_UNDEFINED = (
 # is api/update_table.py's. "# ours" marks a text whose DynamoDB wording is not public.
 GT_REPLICA_EXISTS = "Failed to create a the new replica of table with name: '{name}' because one or more replicas already existed as tables."  # noqa: E501
 GT_REPLICA_IS_SOURCE = "Cannot add replica in the same region as the table: {region}"  # ours
-GT_REPLICA_NOT_FOUND = "Update global table operation failed because the specified replica does not exist: {region}"  # ours  # noqa: E501
+GT_REPLICA_NOT_FOUND = (
+    "Update global table operation failed because the specified replica does not exist: {region}"  # ours  # noqa: E501
+)
 GT_REPLICA_BUSY = "Replica {region} of table {name} is {status}"  # ours
 GT_STREAM_REQUIRED = (
     "Table {name} must have DynamoDB Streams enabled with StreamViewType NEW_AND_OLD_IMAGES to add a replica"  # ours

@@ -315,10 +315,11 @@ def _create_table(req: dict[str, Any], ctx: Context) -> list[Check]:
 # What a replica change needs in the replica's region, besides UpdateTable on the table (the Developer Guide's
 # "Using IAM with global tables": creating a replica writes its items there, deleting one deletes its table).
 _REPLICA_ACTIONS = {
-    "Create": (
-        "dynamodb:CreateTable dynamodb:CreateTableReplica dynamodb:Scan dynamodb:Query dynamodb:UpdateItem "
-        "dynamodb:PutItem dynamodb:GetItem dynamodb:DeleteItem dynamodb:BatchWriteItem"
-    ).split(),
+    "Create": [
+        "dynamodb:" + action
+        for action in ("CreateTable", "CreateTableReplica", "Scan", "Query", "UpdateItem", "PutItem", "GetItem",
+                       "DeleteItem", "BatchWriteItem")
+    ],  # fmt: skip
     "Update": ["dynamodb:UpdateTable"],
     "Delete": ["dynamodb:DeleteTable", "dynamodb:DeleteTableReplica"],
 }

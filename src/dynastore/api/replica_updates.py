@@ -21,12 +21,16 @@ from dynastore.api.table_requests import invalid
 from dynastore.engine.context import Context
 from dynastore.errors import ResourceInUseException, ValidationException
 from dynastore.global_tables import replicas
-from dynastore.model.table_schema import ACTIVE, CREATING, DELETING, UPDATING, BillingMode, TableDef
+from dynastore.model.table_schema import ACTIVE, CREATING, DELETING, UPDATING, BillingMode, ReplicaDef, TableDef
 from dynastore.security.sigv4 import REGION_NAME
 
 __all__ = ["check_request", "handle", "replica_action"]
 
 _ACTIONS = ("Create", "Update", "Delete")
+# Replica statuses other than the model's constants (ReplicaStatus in the service model).
+CREATION_FAILED = "CREATION_FAILED"
+REGION_DISABLED = "REGION_DISABLED"
+INACCESSIBLE_ENCRYPTION_CREDENTIALS = "INACCESSIBLE_ENCRYPTION_CREDENTIALS"
 NEW_AND_OLD_IMAGES = "NEW_AND_OLD_IMAGES"
 
 
@@ -91,7 +95,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
         _check_update(td, region, body)
         new = replicas.update_replica(ctx, td.name, region, _overrides(body))
     else:
-        _existing_replica(td, region)
+        _existing_replica(td, region, allowed=_REMOVABLE)
         new = replicas.remove_replica(ctx, td.name, region)
     return {"TableDescription": table_description(ctx, new)}
 
@@ -106,28 +110,26 @@ def _check_table_status(td: TableDef) -> None:
 
 
 def _check_create(ctx: Context, td: TableDef, region: str, body: dict[str, Any]) -> None:
-    if td.replica(region) is not None:
-        raise ValidationException(messages.REPLICA_ALREADY_EXISTS.format(region=region, name=td.name), bare=True)
+    if td.replica(region) is not None or _table_there(ctx, td.name, region):
+        # DynamoDB's text: the replica (or a table of its name) already exists in that region.
+        raise ValidationException(messages.GT_REPLICA_EXISTS.format(name=td.name), bare=True)
     stream = td.stream
-    if stream is not None and stream.enabled and stream.view_type != NEW_AND_OLD_IMAGES:
-        raise ValidationException(
-            messages.REPLICA_STREAM_VIEW_TYPE.format(name=td.name, view_type=stream.view_type), bare=True
-        )
-    if replicas.is_local_region(ctx, region):
-        # A region of this same server: its namespace must not hold a table of that name already (DynamoDB's
-        # console check; a peer server answers the same when the replicator creates the table there).
-        there = ctx.in_namespace(ctx.namespace.account_id, region).catalog.find(td.name)
-        if there is not None:
-            raise ValidationException(messages.REPLICA_TABLE_EXISTS.format(name=td.name), bare=True)
+    if stream is None or not stream.enabled or stream.view_type != NEW_AND_OLD_IMAGES:
+        raise ValidationException(messages.GT_STREAM_REQUIRED.format(name=td.name), bare=True)
     _check_overrides(td, body)
 
 
+def _table_there(ctx: Context, name: str, region: str) -> bool:
+    """Whether a region of this same server holds a table named ``name`` (a peer's region answers for itself
+    when the replicator creates the replica there: docs/global-tables.md)."""
+    peers: dict[str, str] = getattr(ctx.config, "peers", None) or {}
+    if region in peers:
+        return False
+    return ctx.in_namespace(ctx.namespace.account_id, region).catalog.find(name) is not None
+
+
 def _check_update(td: TableDef, region: str, body: dict[str, Any]) -> None:
-    replica = _existing_replica(td, region)
-    if replica.status != ACTIVE:
-        raise ValidationException(
-            messages.REPLICA_BUSY.format(region=region, name=td.name, status=replica.status), bare=True
-        )
+    _existing_replica(td, region, allowed=(ACTIVE,))
     if not any(body.get(m) is not None for m in _OVERRIDE_MEMBERS):
         raise invalid(messages.REPLICA_UPDATE_NOTHING)
     _check_overrides(td, body)
@@ -142,13 +144,17 @@ _OVERRIDE_MEMBERS = (
 )
 
 
-def _existing_replica(td: TableDef, region: str) -> Any:
+# A replica being created or removed cannot be removed (again); an Update needs it ACTIVE.
+_REMOVABLE = (ACTIVE, UPDATING, CREATION_FAILED, REGION_DISABLED, INACCESSIBLE_ENCRYPTION_CREDENTIALS)
+
+
+def _existing_replica(td: TableDef, region: str, *, allowed: tuple[str, ...]) -> ReplicaDef:
     replica = td.replica(region)
     if replica is None:
-        raise ValidationException(messages.REPLICA_NOT_FOUND.format(region=region, name=td.name), bare=True)
-    if replica.status == DELETING:
-        raise ValidationException(
-            messages.REPLICA_BUSY.format(region=region, name=td.name, status=replica.status), bare=True
+        raise ValidationException(messages.GT_REPLICA_NOT_FOUND.format(region=region), bare=True)
+    if replica.status not in allowed:
+        raise ResourceInUseException(
+            messages.GT_REPLICA_BUSY.format(region=region, name=td.name, status=replica.status)
         )
     return replica
 
@@ -170,7 +176,7 @@ def _check_overrides(td: TableDef, body: dict[str, Any]) -> None:
             raise invalid(messages.REPLICA_GSI_NOT_FOUND.format(index=gsi["IndexName"], name=td.name))
 
 
-def _overrides(body: dict[str, Any]) -> Any:
+def _overrides(body: dict[str, Any]) -> replicas.ReplicaOverrides:
     """The replica settings of a Create or Update action, as global_tables/replicas.py takes them."""
     read = (body.get("ProvisionedThroughputOverride") or {}).get("ReadCapacityUnits")
     gsis = tuple(
