@@ -402,7 +402,7 @@ MODEL_ORDER.update(
         ),
         "ReplicaGlobalSecondaryIndex": ("IndexName", "ProvisionedThroughputOverride", "OnDemandThroughputOverride"),
         "ReplicaGlobalSecondaryIndexAutoScalingUpdate": ("IndexName", "ProvisionedReadCapacityAutoScalingUpdate"),
-        "ReplicationGroupUpdate": ("Create", "Update", "Delete"),
+        "ReplicationGroupUpdate": ("Create", "Update", "Delete", "Disassociate"),
         "UpdateReplicationGroupMemberAction": (
             "RegionName",
             "KMSMasterKeyId",
