@@ -888,3 +888,4 @@ GT_STREAM_REQUIRED = (
     "Table {name} must have DynamoDB Streams enabled with StreamViewType NEW_AND_OLD_IMAGES to add a replica"  # ours
 )
 GT_NAME_TAKEN = "Table {name} already exists in {region} and is not a replica of this global table"  # ours
+CLI_BAD_PEER = "a peer is given as REGION=URL (e.g. us-west-2=http://127.0.0.1:8001), not {entry!r}"

@@ -125,7 +125,7 @@ def replica_description(replica: ReplicaDef, td: TableDef) -> dict[str, Any]:
     out: dict[str, Any] = {"RegionName": replica.region, "ReplicaStatus": replica.status}
     if replica.status_description is not None:
         out["ReplicaStatusDescription"] = replica.status_description
-    if replica.progress is not None:
+    if replica.progress is not None and replica.status == CREATING:
         out["ReplicaStatusPercentProgress"] = replica.progress
     if replica.read_capacity_override is not None:
         out["ProvisionedThroughputOverride"] = {"ReadCapacityUnits": replica.read_capacity_override}
