@@ -5,12 +5,13 @@ tests/e2e/test_global_tables.py's."""
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import BOTO_CONFIG, create_table, error_of, session_dynastore, unique_name
+from tests.e2e.conftest import BOTO_CONFIG, Send, create_table, error_of, session_dynastore, unique_name
 
 pytestmark = pytest.mark.not_on_cluster("global tables are served by a single dynastore and its peers")
 
@@ -295,6 +296,36 @@ class TestReplicaLifecycle:
         ]
         deleting = replica_update(ddb, name, {"Delete": {"RegionName": "us-west-2"}})["TableDescription"]
         assert deleting["Replicas"][0]["ReplicaStatus"] == "DELETING"
+
+
+class TestMetrics:
+    def test_replication_latency_and_pending_per_region_pair(self, ddb: Any, ddb_west: Any, send: Send) -> None:
+        name = streamed_table(ddb)
+        replica_update(ddb, name, create_in("us-west-2"))
+        wait_replica(ddb, name, "us-west-2", "ACTIVE")
+        ddb.put_item(TableName=name, Item={"pk": {"S": "k"}})
+        for _ in range(400):
+            if "Item" in ddb_west.get_item(TableName=name, Key={"pk": {"S": "k"}}):
+                break
+            time.sleep(0.05)
+        pair = f'table="{name}",source_region="us-east-1",target_region="us-west-2"'
+        page = ""
+        for _ in range(400):  # the acknowledgement is counted just after the replica applied the change
+            status, body = send("GET", "/metrics", b"", {"Host": "localhost"})
+            assert status == 200
+            page = body.decode()
+            if re.search(rf"^dynastore_replicated_changes_total\{{{pair}\}} [1-9]", page, re.MULTILINE):
+                break
+            time.sleep(0.05)
+        assert "# TYPE dynastore_replication_latency_seconds gauge" in page
+        assert "# TYPE dynastore_pending_replication_count gauge" in page
+        assert re.search(rf"^dynastore_pending_replication_count\{{{pair}\}} 0$", page, re.MULTILINE)
+        for quantile in ("0.5", "0.99"):
+            line = re.search(
+                rf'^dynastore_replication_latency_seconds\{{{pair},quantile="{quantile}"\}} (\S+)$', page, re.MULTILINE
+            )
+            assert line is not None
+            assert float(line.group(1)) >= 0  # a number once a change was acknowledged (NaN before)
 
 
 class TestReplicaAutoScaling:

@@ -317,8 +317,17 @@ def _create_table(req: dict[str, Any], ctx: Context) -> list[Check]:
 _REPLICA_ACTIONS = {
     "Create": [
         "dynamodb:" + action
-        for action in ("CreateTable", "CreateTableReplica", "Scan", "Query", "UpdateItem", "PutItem", "GetItem",
-                       "DeleteItem", "BatchWriteItem")
+        for action in (
+            "CreateTable",
+            "CreateTableReplica",
+            "Scan",
+            "Query",
+            "UpdateItem",
+            "PutItem",
+            "GetItem",
+            "DeleteItem",
+            "BatchWriteItem",
+        )
     ],  # fmt: skip
     "Update": ["dynamodb:UpdateTable"],
     "Delete": ["dynamodb:DeleteTable", "dynamodb:DeleteTableReplica"],
