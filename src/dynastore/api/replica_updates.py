@@ -122,8 +122,7 @@ def _check_create(ctx: Context, td: TableDef, region: str, body: dict[str, Any])
 def _table_there(ctx: Context, name: str, region: str) -> bool:
     """Whether a region of this same server holds a table named ``name`` (a peer's region answers for itself
     when the replicator creates the replica there: docs/global-tables.md)."""
-    peers: dict[str, str] = getattr(ctx.config, "peers", None) or {}
-    if region in peers:
+    if region in ctx.config.peers:
         return False
     return ctx.in_namespace(ctx.namespace.account_id, region).catalog.find(name) is not None
 
