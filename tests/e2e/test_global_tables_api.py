@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import time
+from functools import partial
 from typing import Any
 
 import pytest
@@ -95,7 +96,7 @@ class TestValidation:
 
     def test_override_read_capacity_at_least_one(self, ddb: Any, table_s: str) -> None:
         update = create_in("us-west-2", ProvisionedThroughputOverride={"ReadCapacityUnits": 0})
-        code, message = error_of(lambda update=update: replica_update(ddb, table_s, update))
+        code, message = error_of(partial(replica_update, ddb, table_s, update))
         assert code == "ValidationException"
         assert message == (
             "1 validation error detected: Value at "
@@ -131,7 +132,7 @@ class TestValidation:
 
     def test_own_region(self, ddb: Any, table_s: str) -> None:
         for update in (create_in("us-east-1"), {"Delete": {"RegionName": "us-east-1"}}):
-            code, message = error_of(lambda update=update: replica_update(ddb, table_s, update))
+            code, message = error_of(partial(replica_update, ddb, table_s, update))
             assert code == "ValidationException"
             assert message == (
                 "Cannot add, delete, or update the local region through ReplicaUpdates. Use CreateTable, "
@@ -222,7 +223,7 @@ class TestStateRules:
             {"Update": {"RegionName": "eu-west-1", "TableClassOverride": "STANDARD"}},
             {"Delete": {"RegionName": "eu-west-1"}},
         ):
-            code, message = error_of(lambda update=update: replica_update(ddb, name, update))
+            code, message = error_of(partial(replica_update, ddb, name, update))
             assert code == "ValidationException"
             assert message == (
                 "Update global table operation failed because the specified replica does not exist: eu-west-1"
@@ -363,7 +364,7 @@ class TestReplicaAutoScaling:
     def test_missing_table(self, ddb: Any) -> None:
         name = unique_name()
         for call in (ddb.describe_table_replica_auto_scaling, ddb.update_table_replica_auto_scaling):
-            code, message = error_of(lambda call=call: call(TableName=name))
+            code, message = error_of(partial(call, TableName=name))
             assert code == "ResourceNotFoundException"
             assert message == f"Requested resource not found: Table: {name} not found"
 
@@ -374,7 +375,7 @@ class TestLegacyOperations:
         name = streamed_table(ddb)
         replica_update(ddb, name, create_in("us-west-2"))
         for call in (ddb.describe_global_table, ddb.describe_global_table_settings):
-            code, message = error_of(lambda call=call: call(GlobalTableName=name))
+            code, message = error_of(partial(call, GlobalTableName=name))
             assert code == "GlobalTableNotFoundException"
             assert message == f"Global table not found: Global table with name: '{name}' does not exist."
 
