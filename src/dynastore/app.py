@@ -294,6 +294,7 @@ class Dynastore:
             archive_in(self.engine.changelog),
         )
         metrics.cluster_status = self._cluster_status
+        metrics.global_tables = self.replicator.view  # replication latency and pending changes per region pair
         return metrics
 
     def _start_metrics(self, committer: GroupCommitter) -> None:

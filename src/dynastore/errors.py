@@ -77,6 +77,7 @@ __all__ = [
     "TableAlreadyExistsException",
     "TableInUseException",
     "TableNotFoundException",
+    "GlobalTableNotFoundException",
 ]
 
 _DYNAMODB = "com.amazonaws.dynamodb.v20120810"
@@ -325,6 +326,13 @@ class TableNotFoundException(DynamoError):
 
 
 class TableAlreadyExistsException(DynamoError):
+    pass
+
+
+# ---- global tables, version 2017.11.29 (api/legacy_global_tables.py) ----
+
+
+class GlobalTableNotFoundException(DynamoError):
     pass
 
 

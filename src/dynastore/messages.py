@@ -401,6 +401,47 @@ GSI_INDEX_UPDATE_BLOCKED = (
     "This operation cannot be performed with given input values. Please contact DynamoDB service team for more "
     "info: Action Blocked: IndexUpdate"
 )
+# Global tables, version 2019.11.21 (UpdateTable ReplicaUpdates; docs/global-tables.md "Errors" says which texts
+# are DynamoDB's and which are dynastore's wording where no public source gives DynamoDB's).
+REPLICA_LOCAL_REGION = (
+    "Cannot add, delete, or update the local region through ReplicaUpdates. Use CreateTable, DeleteTable, or "
+    "UpdateTable as required."
+)
+REPLICA_UPDATE_NO_ACTION = (
+    "One of ReplicationGroupUpdate.Create, ReplicationGroupUpdate.Update, ReplicationGroupUpdate.Delete must not "
+    "be null"
+)
+REPLICA_UPDATE_MANY_ACTIONS = "Only one replica action is allowed per ReplicationGroupUpdate object"
+REPLICA_UPDATES_ONE_AT_A_TIME = "Only one replica can be created, updated or deleted per UpdateTable request"
+REPLICA_UPDATES_ALONE = "ReplicaUpdates cannot be combined with other table updates in the same request"
+REPLICA_INVALID_REGION = "Invalid region name: {region}"
+REPLICA_STREAM_DISABLE = "Cannot disable the stream of table: {name} while it has replicas"
+REPLICA_GSI_NOT_FOUND = "Global secondary index: {index} does not exist on table: {name}"
+REPLICA_GSI_DUPLICATE = "Duplicate index name in replica GlobalSecondaryIndexes: {index}"
+REPLICA_THROUGHPUT_OVERRIDE_PPR = (
+    "ProvisionedThroughputOverride cannot be specified when the table BillingMode is PAY_PER_REQUEST"
+)
+REPLICA_ON_DEMAND_OVERRIDE_PROVISIONED = (
+    "OnDemandThroughputOverride cannot be specified when the table BillingMode is PROVISIONED"
+)
+REPLICA_KMS_WITHOUT_SSE = "KMSMasterKeyId can only be specified for a replica of a table encrypted with a KMS key"
+REPLICA_UPDATE_NOTHING = (
+    "At least one of KMSMasterKeyId, ProvisionedThroughputOverride, OnDemandThroughputOverride, "
+    "GlobalSecondaryIndexes or TableClassOverride is required to update a replica"
+)
+MRSC_NOT_SUPPORTED = (
+    "MultiRegionConsistency STRONG is not supported by dynastore: its global tables replicate with multi-Region "
+    "eventual consistency (EVENTUAL) only"
+)
+WITNESS_NOT_SUPPORTED = (
+    "GlobalTableWitnessUpdates is not supported by dynastore: a witness serves multi-Region strong consistency "
+    "(MultiRegionConsistency STRONG), which dynastore does not offer"
+)
+AUTO_SCALING_NOT_SUPPORTED = (
+    "Auto scaling is not supported by dynastore: table: {name} keeps the capacity UpdateTable sets"
+)
+# Global tables, version 2017.11.29 (dynastore makes none: docs/global-tables.md "The legacy operations").
+GLOBAL_TABLE_NOT_FOUND = "Global table not found: Global table with name: '{name}' does not exist."
 # Tags.
 ARN_MUST_START_WITH_ARN = "ARNs must start with 'arn:': {arn}"
 ARN_NOT_DYNAMODB = "Provided Arn is not a DynamoDB resource arn: {arn}"
@@ -839,7 +880,9 @@ PITR_OVERRIDE_KEY_UNDEFINED = (
 # is api/update_table.py's. "# ours" marks a text whose DynamoDB wording is not public.
 GT_REPLICA_EXISTS = "Failed to create a the new replica of table with name: '{name}' because one or more replicas already existed as tables."  # noqa: E501
 GT_REPLICA_IS_SOURCE = "Cannot add replica in the same region as the table: {region}"  # ours
-GT_REPLICA_NOT_FOUND = "Update global table operation failed because the specified replica does not exist: {region}"  # ours  # noqa: E501
+GT_REPLICA_NOT_FOUND = (
+    "Update global table operation failed because the specified replica does not exist: {region}"  # ours  # noqa: E501
+)
 GT_REPLICA_BUSY = "Replica {region} of table {name} is {status}"  # ours
 GT_STREAM_REQUIRED = (
     "Table {name} must have DynamoDB Streams enabled with StreamViewType NEW_AND_OLD_IMAGES to add a replica"  # ours

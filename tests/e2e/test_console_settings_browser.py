@@ -252,3 +252,38 @@ def test_delete_all_items_after_typing_the_name(
     assert ddb.scan(TableName=name, Select="COUNT")["Count"] == 0
     assert ddb.describe_table(TableName=name)["Table"]["TableStatus"] == "ACTIVE"  # the table stays
     snap(browser, tmp_path, "all-items-deleted")
+
+
+def test_a_replica_added_in_another_region_then_removed(
+    browser: Chrome, server: ServerProcess, ddb: Any, tmp_path: Path
+) -> None:
+    name = unique_name()
+    ddb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    )
+    overview(browser, server, name)
+    wait_text(browser, "#replica-list", "No replica in another region.")
+    fill(wait_for(browser, "#add-replica"), "RegionName", "us-west-2")
+    browser.find_element(By.ID, "add-replica-submit").click()
+    wait_for(browser, '#replica-list tr[data-region="us-west-2"]')  # the page drawn anew: CREATING, or ACTIVE already
+    waiter(browser).until(lambda _: replica_status(ddb, name) == "ACTIVE")
+    overview(browser, server, name)
+    wait_text(browser, '#replica-list tr[data-region="us-west-2"] .replica-status', "ACTIVE")
+    assert "Global table version 2019.11.21." in text_of(browser, "#replicas")
+    snap(browser, tmp_path, "replica-active")
+    browser.find_element(By.CSS_SELECTOR, '#replica-list tr[data-region="us-west-2"] .remove-replica').click()
+    browser.switch_to.alert.accept()
+    waiter(browser).until(lambda _: replica_status(ddb, name) in ("DELETING", None))
+    # A table without the stream a replica needs says so instead of offering the form.
+    plain = table(ddb)
+    overview(browser, server, plain)
+    wait_text(browser, "#add-replica", "A replica needs the table's stream on with NEW_AND_OLD_IMAGES.")
+
+
+def replica_status(ddb: Any, name: str) -> str | None:
+    replicas = ddb.describe_table(TableName=name)["Table"].get("Replicas", [])
+    return str(replicas[0]["ReplicaStatus"]) if replicas else None

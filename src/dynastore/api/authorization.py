@@ -37,6 +37,7 @@ from dynastore.security import authorization
 from dynastore.security.authorization import Check, Values
 from dynastore.security.caller import Caller
 from dynastore.security.conditions import UNKNOWN
+from dynastore.security.sigv4 import REGION_NAME
 from dynastore.util.arn import parse_dynamodb_arn
 
 __all__ = ["authorize", "checks_for"]
@@ -311,6 +312,59 @@ def _create_table(req: dict[str, Any], ctx: Context) -> list[Check]:
     return [check, Check("dynamodb:PutResourcePolicy", check.resource, {}, check.table)]
 
 
+# What a replica change needs in the replica's region, besides UpdateTable on the table (the Developer Guide's
+# "Using IAM with global tables": creating a replica writes its items there, deleting one deletes its table).
+_REPLICA_ACTIONS = {
+    "Create": [
+        "dynamodb:" + action
+        for action in (
+            "CreateTable",
+            "CreateTableReplica",
+            "Scan",
+            "Query",
+            "UpdateItem",
+            "PutItem",
+            "GetItem",
+            "DeleteItem",
+            "BatchWriteItem",
+        )
+    ],  # fmt: skip
+    "Update": ["dynamodb:UpdateTable"],
+    "Delete": ["dynamodb:DeleteTable", "dynamodb:DeleteTableReplica"],
+}
+
+
+def _update_table(req: dict[str, Any], ctx: Context) -> list[Check]:
+    check = _table_check("dynamodb:UpdateTable", req.get("TableName"), ctx, {})
+    checks = [check]
+    for update in req.get("ReplicaUpdates") or []:
+        for action, actions in _REPLICA_ACTIONS.items():
+            body = update.get(action) if isinstance(update, dict) else None
+            region = body.get("RegionName") if isinstance(body, dict) else None
+            if isinstance(region, str) and REGION_NAME.fullmatch(region) and check.table is not None:
+                replica = _replica_target(check.table.name, region, ctx)
+                checks.extend(Check(a, replica.arn, {}, replica.table) for a in actions)
+    return checks
+
+
+def _replica_target(table_name: str, region: str, ctx: Context) -> _Target:
+    """The replica of a table in another region: its ARN and (a region of this server) its table there."""
+    account = ctx.namespace.account_id
+    table = _find(ctx.in_namespace(account, region), table_name)
+    return _Target(_arn_prefix(region, account) + table_name, table)
+
+
+def _global_table(action: str) -> Callable[[dict[str, Any], Context], list[Check]]:
+    """A legacy (2017.11.29) global-table operation: its resource is the global table, an ARN without a region."""
+
+    def build(req: dict[str, Any], ctx: Context) -> list[Check]:
+        name = req.get("GlobalTableName")
+        arn = f"arn:aws:dynamodb::{ctx.namespace.account_id}:global-table/{name if isinstance(name, str) else ''}"
+        return [Check(action, arn, {})]
+
+    return build
+
+
 def _contributor_insights(action: str) -> Callable[[dict[str, Any], Context], list[Check]]:
     def build(req: dict[str, Any], ctx: Context) -> list[Check]:
         return [_table_check(action, req.get("TableName"), ctx, {}, req.get("IndexName"))]
@@ -336,8 +390,9 @@ def _get_records(req: dict[str, Any], ctx: Context) -> list[Check]:
 _TABLE_RESOURCE = {
     "DeleteTable": "TableName",
     "DescribeTable": "TableName",
-    "UpdateTable": "TableName",
     "UpdateTimeToLive": "TableName",
+    "DescribeTableReplicaAutoScaling": "TableName",
+    "UpdateTableReplicaAutoScaling": "TableName",
     "DescribeTimeToLive": "TableName",
     "UpdateContinuousBackups": "TableName",
     "DescribeContinuousBackups": "TableName",
@@ -514,6 +569,9 @@ _BUILDERS: dict[str, Callable[[dict[str, Any], Context], list[Check]]] = {
     "TransactWriteItems": _transact_write,
     "TransactGetItems": _transact_get,
     "CreateTable": _create_table,
+    "UpdateTable": _update_table,
+    "DescribeGlobalTable": _global_table("dynamodb:DescribeGlobalTable"),
+    "DescribeGlobalTableSettings": _global_table("dynamodb:DescribeGlobalTableSettings"),
     "UpdateContributorInsights": _contributor_insights("dynamodb:UpdateContributorInsights"),
     "DescribeContributorInsights": _contributor_insights("dynamodb:DescribeContributorInsights"),
     "ListStreams": _list_streams,

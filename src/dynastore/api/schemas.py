@@ -158,32 +158,102 @@ CREATE_TABLE = Struct(
     OnDemandThroughput=ON_DEMAND_THROUGHPUT,
 )
 
-# Global tables (version 2019.11.21): the members of ReplicaUpdates the replica set takes (global_tables/replicas.py).
-REPLICA_OVERRIDE = Struct("ProvisionedThroughputOverride", ReadCapacityUnits=Long(min=1))
+# --- global tables, version 2019.11.21 (UpdateTable ReplicaUpdates; api/replica_updates.py) ----------
+REGION_NAME = String(not_null=True)
+PROVISIONED_THROUGHPUT_OVERRIDE = Struct("ProvisionedThroughputOverride", ReadCapacityUnits=Long(min=1))
+ON_DEMAND_THROUGHPUT_OVERRIDE = Struct("OnDemandThroughputOverride", MaxReadRequestUnits=Long())
 REPLICA_GSIS = List(
-    Struct("ReplicaGlobalSecondaryIndex", IndexName=INDEX_NAME_REQUIRED, ProvisionedThroughputOverride=REPLICA_OVERRIDE)
+    Struct(
+        "ReplicaGlobalSecondaryIndex",
+        IndexName=INDEX_NAME_REQUIRED,
+        ProvisionedThroughputOverride=PROVISIONED_THROUGHPUT_OVERRIDE,
+        OnDemandThroughputOverride=ON_DEMAND_THROUGHPUT_OVERRIDE,
+    ),
+    min_len=1,
 )
+
+
+def _replica_member_action(name: str) -> Struct:
+    """CreateReplicationGroupMemberAction and UpdateReplicationGroupMemberAction (the same members)."""
+    return Struct(
+        name,
+        RegionName=REGION_NAME,
+        KMSMasterKeyId=String(),
+        ProvisionedThroughputOverride=PROVISIONED_THROUGHPUT_OVERRIDE,
+        OnDemandThroughputOverride=ON_DEMAND_THROUGHPUT_OVERRIDE,
+        GlobalSecondaryIndexes=REPLICA_GSIS,
+        TableClassOverride=TABLE_CLASS,
+    )
+
+
 REPLICA_UPDATES = List(
     Struct(
         "ReplicationGroupUpdate",
-        Create=Struct(
-            "CreateReplicationGroupMemberAction",
-            RegionName=String(not_null=True),
-            KMSMasterKeyId=String(),
-            ProvisionedThroughputOverride=REPLICA_OVERRIDE,
-            GlobalSecondaryIndexes=REPLICA_GSIS,
-            TableClassOverride=String(),
+        Create=_replica_member_action("CreateReplicationGroupMemberAction"),
+        Update=_replica_member_action("UpdateReplicationGroupMemberAction"),
+        Delete=Struct("DeleteReplicationGroupMemberAction", RegionName=REGION_NAME),
+    ),
+    min_len=1,
+)
+MULTI_REGION_CONSISTENCY = Enum("EVENTUAL", "STRONG")
+WITNESS_UPDATES = List(
+    Struct(
+        "GlobalTableWitnessGroupUpdate",
+        Create=Struct("CreateGlobalTableWitnessGroupMemberAction", RegionName=REGION_NAME),
+        Delete=Struct("DeleteGlobalTableWitnessGroupMemberAction", RegionName=REGION_NAME),
+    ),
+    min_len=1,
+    max_len=1,
+)
+
+# DescribeTableReplicaAutoScaling / UpdateTableReplicaAutoScaling (api/replica_auto_scaling.py). A scaling policy
+# (ScalingPolicyUpdate) is not modelled: phase 1 drops it, and the operation refuses every update anyway.
+AUTO_SCALING_SETTINGS_UPDATE = Struct(
+    "AutoScalingSettingsUpdate",
+    MinimumUnits=Long(min=1),
+    MaximumUnits=Long(min=1),
+    AutoScalingDisabled=Boolean(),
+    AutoScalingRoleArn=String(min_len=1, max_len=1600),
+)
+DESCRIBE_TABLE_REPLICA_AUTO_SCALING = Struct("DescribeTableReplicaAutoScalingInput", TableName=TABLE_NAME_STRICT)
+UPDATE_TABLE_REPLICA_AUTO_SCALING = Struct(
+    "UpdateTableReplicaAutoScalingInput",
+    GlobalSecondaryIndexUpdates=List(
+        Struct(
+            "GlobalSecondaryIndexAutoScalingUpdate",
+            IndexName=INDEX_NAME,
+            ProvisionedWriteCapacityAutoScalingUpdate=AUTO_SCALING_SETTINGS_UPDATE,
         ),
-        Update=Struct(
-            "UpdateReplicationGroupMemberAction",
-            RegionName=String(not_null=True),
-            KMSMasterKeyId=String(),
-            ProvisionedThroughputOverride=REPLICA_OVERRIDE,
-            GlobalSecondaryIndexes=REPLICA_GSIS,
-            TableClassOverride=String(),
+        min_len=1,
+    ),
+    TableName=TABLE_NAME_STRICT,
+    ProvisionedWriteCapacityAutoScalingUpdate=AUTO_SCALING_SETTINGS_UPDATE,
+    ReplicaUpdates=List(
+        Struct(
+            "ReplicaAutoScalingUpdate",
+            RegionName=REGION_NAME,
+            ReplicaGlobalSecondaryIndexUpdates=List(
+                Struct(
+                    "ReplicaGlobalSecondaryIndexAutoScalingUpdate",
+                    IndexName=INDEX_NAME,
+                    ProvisionedReadCapacityAutoScalingUpdate=AUTO_SCALING_SETTINGS_UPDATE,
+                )
+            ),
+            ReplicaProvisionedReadCapacityAutoScalingUpdate=AUTO_SCALING_SETTINGS_UPDATE,
         ),
-        Delete=Struct("DeleteReplicationGroupMemberAction", RegionName=String(not_null=True)),
-    )
+        min_len=1,
+    ),
+)
+
+# Global tables, version 2017.11.29 (api/legacy_global_tables.py).
+GLOBAL_TABLE_NAME = String(not_null=True, pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255)
+DESCRIBE_GLOBAL_TABLE = Struct("DescribeGlobalTableInput", GlobalTableName=GLOBAL_TABLE_NAME)
+DESCRIBE_GLOBAL_TABLE_SETTINGS = Struct("DescribeGlobalTableSettingsInput", GlobalTableName=GLOBAL_TABLE_NAME)
+LIST_GLOBAL_TABLES = Struct(
+    "ListGlobalTablesInput",
+    ExclusiveStartGlobalTableName=String(pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255),
+    Limit=Integer(min=1),
+    RegionName=String(),
 )
 
 UPDATE_TABLE = Struct(
@@ -221,11 +291,13 @@ UPDATE_TABLE = Struct(
     BillingMode=BILLING_MODE,
     StreamSpecification=STREAM_SPECIFICATION,
     SSESpecification=SSE_SPECIFICATION,
+    ReplicaUpdates=REPLICA_UPDATES,
     TableClass=TABLE_CLASS,
     DeletionProtectionEnabled=Boolean(),
+    MultiRegionConsistency=MULTI_REGION_CONSISTENCY,
+    GlobalTableWitnessUpdates=WITNESS_UPDATES,
     OnDemandThroughput=ON_DEMAND_THROUGHPUT,
     WarmThroughput=WARM_THROUGHPUT,
-    ReplicaUpdates=REPLICA_UPDATES,
 )
 
 DESCRIBE_TABLE = Struct("DescribeTableInput", TableName=TABLE_NAME_STRICT)

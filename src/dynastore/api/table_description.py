@@ -4,7 +4,9 @@ CreateTable, UpdateTable, DeleteTable and DescribeTable answer with it. Members 
 optional members only when set. Choices where DynamoDB's behaviour is not pinned down by a public source:
 ``BillingModeSummary`` appears for PAY_PER_REQUEST tables, for tables created with an explicit BillingMode
 and for tables that were switched; ``TableClassSummary`` appears once a TableClass was given;
-``AttributeDefinitions`` and ``NonKeyAttributes`` are sorted by name (as DynamoDB echoes them).
+``AttributeDefinitions`` and ``NonKeyAttributes`` are sorted by name (as DynamoDB echoes them). A global table
+(global_tables/) shows ``GlobalTableVersion`` and ``Replicas``: the other regions of its replica set, not its own
+(``replica_description``).
 """
 
 from __future__ import annotations
@@ -34,11 +36,10 @@ from dynastore.model.warm_throughput import WarmThroughput
 __all__ = [
     "describe_index",
     "describe_table",
-    "global_table_description",
-    "replica_description",
     "key_schema_description",
     "on_demand_description",
     "projection_description",
+    "replica_description",
     "restore_summary_description",
     "throughput_description",
     "table_description",
@@ -92,7 +93,10 @@ def describe_table(
         if td.stream.label is not None:
             desc["LatestStreamLabel"] = td.stream.label
             desc["LatestStreamArn"] = f"{arn}/stream/{td.stream.label}"
-    desc.update(global_table_description(td))
+    if td.global_table_version is not None:
+        desc["GlobalTableVersion"] = td.global_table_version
+    if td.replicas:
+        desc["Replicas"] = [replica_description(r, td) for r in td.replicas]
     if td.restore is not None:
         desc["RestoreSummary"] = restore_summary_description(td.restore)
     if td.sse is not None:
@@ -115,35 +119,29 @@ def describe_table(
     return desc
 
 
-def global_table_description(td: TableDef) -> dict[str, Any]:
-    """GlobalTableVersion and Replicas of a table that has (had) replicas (global_tables/), in that order."""
-    if td.global_table_version is None:
-        return {}
-    return {
-        "GlobalTableVersion": td.global_table_version,
-        "Replicas": [replica_description(r) for r in td.replicas],
-    }
-
-
-def replica_description(replica: ReplicaDef) -> dict[str, Any]:
-    """One ReplicaDescription: the region, its status and what it overrides."""
-    desc: dict[str, Any] = {"RegionName": replica.region, "ReplicaStatus": replica.status}
+def replica_description(replica: ReplicaDef, td: TableDef) -> dict[str, Any]:
+    """A ``ReplicaDescription``: the replica's status and the settings it overrides (a replica without a
+    TableClassOverride has the table's class: shown when the table shows one)."""
+    out: dict[str, Any] = {"RegionName": replica.region, "ReplicaStatus": replica.status}
     if replica.status_description is not None:
-        desc["ReplicaStatusDescription"] = replica.status_description
+        out["ReplicaStatusDescription"] = replica.status_description
     if replica.progress is not None and replica.status == CREATING:
-        desc["ReplicaStatusPercentProgress"] = replica.progress
+        out["ReplicaStatusPercentProgress"] = replica.progress
     if replica.read_capacity_override is not None:
-        desc["ProvisionedThroughputOverride"] = {"ReadCapacityUnits": replica.read_capacity_override}
+        out["ProvisionedThroughputOverride"] = {"ReadCapacityUnits": replica.read_capacity_override}
     if replica.gsi_overrides:
-        desc["GlobalSecondaryIndexes"] = [
-            {"IndexName": name}
-            if read is None
-            else {"IndexName": name, "ProvisionedThroughputOverride": {"ReadCapacityUnits": read}}
-            for name, read in replica.gsi_overrides
-        ]
-    if replica.table_class is not None:
-        desc["ReplicaTableClassSummary"] = {"TableClass": replica.table_class}
-    return desc
+        out["GlobalSecondaryIndexes"] = [_replica_index(name, read) for name, read in replica.gsi_overrides]
+    table_class = replica.table_class if replica.table_class is not None else td.table_class
+    if table_class is not None:
+        out["ReplicaTableClassSummary"] = {"TableClass": table_class}
+    return out
+
+
+def _replica_index(name: str, read: int | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"IndexName": name}
+    if read is not None:
+        out["ProvisionedThroughputOverride"] = {"ReadCapacityUnits": read}
+    return out
 
 
 def restore_summary_description(summary: RestoreSummary) -> dict[str, Any]:

@@ -7,10 +7,9 @@ asynchronously leaves the table UPDATING for ``update_table_delay``; new through
 show only once the table is ACTIVE again.
 
 WarmThroughput (of the table, and of a GSI in an Update action) is stored and described (model/warm_throughput.py).
-Not modelled: ReplicaUpdates, GlobalTableWitnessUpdates and
-MultiRegionConsistency are not in ``schemas.UPDATE_TABLE``, so phase 1 drops them (a request with only those
-gets UPDATE_NOTHING). The daily limit on throughput decreases is engine/capacity/decreases.py's
-``check_throughput_decrease``.
+The global-table members (ReplicaUpdates, MultiRegionConsistency, GlobalTableWitnessUpdates) are
+api/replica_updates.py's: a ReplicaUpdates request changes one replica and nothing else. The daily limit on
+throughput decreases is engine/capacity/decreases.py's ``check_throughput_decrease``.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from dynastore import limits, messages
+from dynastore.api import replica_updates
 from dynastore.api.table_description import table_description
 from dynastore.api.table_requests import (
     MAX_CAPACITY_UNITS,
@@ -47,7 +47,6 @@ from dynastore.errors import (
     ResourceNotFoundException,
     ValidationException,
 )
-from dynastore.global_tables import replicas
 from dynastore.model.table_schema import (
     CREATING,
     DELETING,
@@ -80,7 +79,7 @@ def _present(req: dict[str, Any], member: str) -> bool:
     return req.get(member) is not None
 
 
-def _check_request(req: dict[str, Any]) -> None:
+def _check_request(req: dict[str, Any], region: str) -> None:
     gsi_updates: list[dict[str, Any]] = req.get("GlobalSecondaryIndexUpdates") or []
     if (
         not any(_present(req, m) for m in _UPDATE_MEMBERS)
@@ -89,6 +88,8 @@ def _check_request(req: dict[str, Any]) -> None:
         and not req.get("GlobalTableWitnessUpdates")
     ):
         raise ValidationException(messages.UPDATE_NOTHING, bare=True)
+    others = [m for m in _UPDATE_MEMBERS if m != "MultiRegionConsistency" and _present(req, m)]
+    replica_updates.check_request(req, region, [*others, *(["GlobalSecondaryIndexUpdates"] if gsi_updates else [])])
     pt = req.get("ProvisionedThroughput")
     if pt is not None:
         check_capacity_bounds(pt)
@@ -138,9 +139,9 @@ def _check_alone(req: dict[str, Any], gsi_updates: list[dict[str, Any]]) -> None
 
 
 def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    _check_request(req)
+    _check_request(req, ctx.namespace.region)
     if req.get("ReplicaUpdates"):
-        return _replica_updates(req, ctx)
+        return replica_updates.handle(req, ctx)
     name: str = req["TableName"]
     now = ctx.clock.now()
 
@@ -149,32 +150,6 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
 
     new = tables.update(ctx, name, mutate)
     return {"TableDescription": table_description(ctx, new)}
-
-
-def _replica_updates(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    """ReplicaUpdates (global tables, version 2019.11.21): each Create, Update or Delete of a replica on the
-    replica set (global_tables/replicas.py); the replicator creates, seeds and removes the replicas."""
-    name: str = req["TableName"]
-    new = ctx.catalog.get(name)
-    for update in req["ReplicaUpdates"]:
-        if update.get("Create") is not None:
-            action = update["Create"]
-            new = replicas.add_replica(ctx, name, action["RegionName"], _replica_overrides(action))
-        elif update.get("Update") is not None:
-            action = update["Update"]
-            new = replicas.update_replica(ctx, name, action["RegionName"], _replica_overrides(action))
-        elif update.get("Delete") is not None:
-            new = replicas.remove_replica(ctx, name, update["Delete"]["RegionName"])
-    return {"TableDescription": table_description(ctx, new)}
-
-
-def _replica_overrides(action: dict[str, Any]) -> replicas.ReplicaOverrides:
-    throughput = action.get("ProvisionedThroughputOverride") or {}
-    gsis = tuple(
-        (g["IndexName"], (g.get("ProvisionedThroughputOverride") or {}).get("ReadCapacityUnits"))
-        for g in action.get("GlobalSecondaryIndexes") or []
-    )
-    return replicas.ReplicaOverrides(throughput.get("ReadCapacityUnits"), gsis, action.get("TableClassOverride"))
 
 
 class _Update:
@@ -388,6 +363,9 @@ class _Update:
         else:
             if not enabled_now:
                 raise ValidationException(messages.STREAM_NOTHING_TO_DISABLE.format(name=td.name), bare=True)
+            if any(r.status != DELETING for r in td.replicas):
+                # Replication reads the stream's change log: a global table keeps its stream (DynamoDB's rule).
+                raise ValidationException(messages.REPLICA_STREAM_DISABLE.format(name=td.name), bare=True)
             stream = StreamSpec(False, None, td.stream.label if td.stream is not None else None)
         self.async_change = True
         return replace(td, stream=stream)

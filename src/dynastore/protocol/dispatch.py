@@ -25,9 +25,11 @@ from dynastore.api import (
     exports,
     get_item,
     imports,
+    legacy_global_tables,
     list_tables,
     put_item,
     query,
+    replica_auto_scaling,
     resource_policies,
     restore_table_to_point_in_time,
     scan,
@@ -133,6 +135,26 @@ OPERATIONS.update(
         "ImportTable": (schemas.IMPORT_TABLE, imports.handle_import),
         "DescribeImport": (schemas.DESCRIBE_IMPORT, imports.handle_describe),
         "ListImports": (schemas.LIST_IMPORTS, imports.handle_list),
+    }
+)
+
+# Global tables (docs/global-tables.md): UpdateTable's ReplicaUpdates does the rest (api/replica_updates.py).
+OPERATIONS.update(
+    {
+        "DescribeTableReplicaAutoScaling": (
+            schemas.DESCRIBE_TABLE_REPLICA_AUTO_SCALING,
+            replica_auto_scaling.handle_describe,
+        ),
+        "UpdateTableReplicaAutoScaling": (
+            schemas.UPDATE_TABLE_REPLICA_AUTO_SCALING,
+            replica_auto_scaling.handle_update,
+        ),
+        "DescribeGlobalTable": (schemas.DESCRIBE_GLOBAL_TABLE, legacy_global_tables.handle_describe),
+        "DescribeGlobalTableSettings": (
+            schemas.DESCRIBE_GLOBAL_TABLE_SETTINGS,
+            legacy_global_tables.handle_describe_settings,
+        ),
+        "ListGlobalTables": (schemas.LIST_GLOBAL_TABLES, legacy_global_tables.handle_list),
     }
 )
 

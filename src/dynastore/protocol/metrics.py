@@ -34,6 +34,7 @@ __all__ = [
     "SyncMetrics",
     "directory_bytes",
     "outcome_of",
+    "write_replication",
     "cluster_page",
     "write_cluster",
 ]
@@ -47,6 +48,35 @@ LATENCY_BOUNDS = (0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
 # Write transactions one storage sync made durable: powers of two up to what a loaded server shares.
 GROUP_BOUNDS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 LAG_QUANTILES = (0.5, 0.9, 0.99)
+
+
+REPLICATION_QUANTILES = (("0.5", "latency_p50_ms"), ("0.99", "latency_p99_ms"))
+
+
+def write_replication(page: Page, rows: list[dict[str, Any]]) -> None:
+    """Global tables' replication, per table and (source region, target region) pair: DynamoDB's
+    ReplicationLatency (its p50 and p99 over the last changes acknowledged; NaN before any) and
+    PendingReplicationCount (changes of the source not yet acknowledged by the target), and the changes shipped."""
+    labels = ("table", "source_region", "target_region")
+    keyed = [((str(r["table"]).rsplit("/", 1)[-1], str(r["source"]), str(r["target"])), r) for r in rows]
+    page.family(
+        "dynastore_replication_latency_seconds",
+        "gauge",
+        "Seconds from a change of a global table to its replica's acknowledgement, by region pair (p50, p99).",
+    )
+    for key, row in keyed:
+        for quantile, member in REPLICATION_QUANTILES:
+            millis = row.get(member)
+            value = float("nan") if millis is None else float(millis) / 1000
+            page.sample("dynastore_replication_latency_seconds", value, (*labels, "quantile"), (*key, quantile))
+    page.family(
+        "dynastore_pending_replication_count", "gauge", "Changes of a global table not yet acknowledged by a replica."
+    )
+    for key, row in keyed:
+        page.sample("dynastore_pending_replication_count", int(row.get("pending") or 0), labels, key)
+    page.family("dynastore_replicated_changes_total", "counter", "Changes of a global table shipped to a replica.")
+    for key, row in keyed:
+        page.sample("dynastore_replicated_changes_total", int(row.get("shipped") or 0), labels, key)
 
 
 def outcome_of(error_type: str | None, status: int) -> str:
@@ -209,6 +239,8 @@ class Metrics:
 
     # A cluster node's status (GET /dynastore/cluster's answer), set by the node; None: not clustered.
     cluster_status: Callable[[], dict[str, Any]] | None = None
+    # The replicator of global tables' view (global_tables/replicator.py): one row per table and region pair.
+    global_tables: Callable[[], list[dict[str, Any]]] | None = None
 
     def __init__(
         self,
@@ -239,6 +271,8 @@ class Metrics:
         self._write_tables(page)
         self._write_lag(page)
         self._write_recovery(page)
+        if self.global_tables is not None:
+            write_replication(page, self.global_tables())
         self.syncs.write(page)
         if self._storage_bytes is not None:
             page.family("dynastore_storage_bytes", "gauge", "Bytes of the files in the data directory.")

@@ -365,3 +365,57 @@ MODEL_ORDER.update(
         ),
     }
 )
+
+# Global tables (api/replica_updates.py, api/replica_auto_scaling.py).
+MODEL_ORDER.update(
+    {
+        "AutoScalingSettingsUpdate": (
+            "MinimumUnits",
+            "MaximumUnits",
+            "AutoScalingDisabled",
+            "AutoScalingRoleArn",
+            "ScalingPolicyUpdate",
+        ),
+        "CreateGlobalTableWitnessGroupMemberAction": ("RegionName",),
+        "CreateReplicationGroupMemberAction": (
+            "RegionName",
+            "KMSMasterKeyId",
+            "ProvisionedThroughputOverride",
+            "OnDemandThroughputOverride",
+            "GlobalSecondaryIndexes",
+            "TableClassOverride",
+        ),
+        "DeleteGlobalTableWitnessGroupMemberAction": ("RegionName",),
+        "DeleteReplicationGroupMemberAction": ("RegionName",),
+        "DescribeGlobalTableInput": ("GlobalTableName",),
+        "DescribeGlobalTableSettingsInput": ("GlobalTableName",),
+        "DescribeTableReplicaAutoScalingInput": ("TableName",),
+        "ListGlobalTablesInput": ("ExclusiveStartGlobalTableName", "Limit", "RegionName"),
+        "GlobalSecondaryIndexAutoScalingUpdate": ("IndexName", "ProvisionedWriteCapacityAutoScalingUpdate"),
+        "GlobalTableWitnessGroupUpdate": ("Create", "Delete"),
+        "OnDemandThroughputOverride": ("MaxReadRequestUnits",),
+        "ProvisionedThroughputOverride": ("ReadCapacityUnits",),
+        "ReplicaAutoScalingUpdate": (
+            "RegionName",
+            "ReplicaGlobalSecondaryIndexUpdates",
+            "ReplicaProvisionedReadCapacityAutoScalingUpdate",
+        ),
+        "ReplicaGlobalSecondaryIndex": ("IndexName", "ProvisionedThroughputOverride", "OnDemandThroughputOverride"),
+        "ReplicaGlobalSecondaryIndexAutoScalingUpdate": ("IndexName", "ProvisionedReadCapacityAutoScalingUpdate"),
+        "ReplicationGroupUpdate": ("Create", "Update", "Delete", "Disassociate"),
+        "UpdateReplicationGroupMemberAction": (
+            "RegionName",
+            "KMSMasterKeyId",
+            "ProvisionedThroughputOverride",
+            "OnDemandThroughputOverride",
+            "GlobalSecondaryIndexes",
+            "TableClassOverride",
+        ),
+        "UpdateTableReplicaAutoScalingInput": (
+            "GlobalSecondaryIndexUpdates",
+            "TableName",
+            "ProvisionedWriteCapacityAutoScalingUpdate",
+            "ReplicaUpdates",
+        ),
+    }
+)

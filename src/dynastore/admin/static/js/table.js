@@ -1,10 +1,11 @@
 // One table: DescribeTable as DynamoDB answers it, UpdateTable's throughput (table and each GSI), point-in-time
 // recovery (recovery.js), the settings cards of table_settings.js (billing mode, GSIs, Time to Live, deleting every
-// item), DeleteTable.
+// item), the replicas of a global table (replicas.js), DeleteTable.
 
 import { dynamo } from "./api.js";
 import { attempt, bytes, count, field, h, link, num, replace } from "./dom.js";
 import { recoveryCard } from "./recovery.js";
+import { replicasCard } from "./replicas.js";
 import { billingCard, deleteItemsCard, indexesCard, ttlCard } from "./table_settings.js";
 import { billing } from "./tables.js";
 
@@ -29,6 +30,7 @@ export async function render(main, name) {
     t.BillingModeSummary?.BillingMode === "PAY_PER_REQUEST" ? null : throughputForm(t, status),
     await recoveryCard(name),
     billingCard(t, status, reload), indexesCard(t, status, reload), ttlCard(name, status, reload),
+    replicasCard(t, status, reload),
     deleteItemsCard(t, status),
     h("section", { class: "card" }, h("h2", {}, "Delete"), deleteForm(name, status)),
     h("section", { class: "card" }, h("h2", {}, "DescribeTable"), h("pre", { id: "describe" }, JSON.stringify(t, null, 2))));

@@ -1,0 +1,187 @@
+"""UpdateTable's global-table members (version 2019.11.21): ReplicaUpdates, MultiRegionConsistency and
+GlobalTableWitnessUpdates.
+
+Request rules run first (``check_request``, no table looked up): STRONG consistency and witnesses are refused
+(dynastore replicates with multi-Region eventual consistency only), each ReplicationGroupUpdate holds one action,
+one replica changes per request and alone, the region is a region name other than the caller's. Then
+``handle`` checks the request against the table (its status, its replica set, its stream, billing mode,
+encryption and indexes) and hands the change to the control plane of global tables (global_tables/replicas.py),
+which records it and lets the replicator create, change or drop the replica in the background.
+
+Where DynamoDB's own text for a refusal is not public, messages.py words it (docs/global-tables.md lists which).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dynastore import messages
+from dynastore.api.table_description import table_description
+from dynastore.api.table_requests import invalid
+from dynastore.engine.context import Context
+from dynastore.errors import ResourceInUseException, ValidationException
+from dynastore.global_tables import replicas
+from dynastore.model.table_schema import ACTIVE, CREATING, DELETING, UPDATING, BillingMode, ReplicaDef, TableDef
+from dynastore.security.sigv4 import REGION_NAME
+
+__all__ = ["check_request", "handle", "replica_action"]
+
+_ACTIONS = ("Create", "Update", "Delete")
+# Replica statuses other than the model's constants (ReplicaStatus in the service model).
+CREATION_FAILED = "CREATION_FAILED"
+REGION_DISABLED = "REGION_DISABLED"
+INACCESSIBLE_ENCRYPTION_CREDENTIALS = "INACCESSIBLE_ENCRYPTION_CREDENTIALS"
+NEW_AND_OLD_IMAGES = "NEW_AND_OLD_IMAGES"
+
+
+def check_request(req: dict[str, Any], region: str, other_members: list[str]) -> None:
+    """The rules of the global-table members that need no table: ``region`` is the caller's, ``other_members``
+    the other UpdateTable members the request sets."""
+    if req.get("MultiRegionConsistency") == "STRONG":
+        raise ValidationException(messages.MRSC_NOT_SUPPORTED, bare=True)
+    if req.get("GlobalTableWitnessUpdates"):
+        raise ValidationException(messages.WITNESS_NOT_SUPPORTED, bare=True)
+    updates: list[dict[str, Any]] = req.get("ReplicaUpdates") or []
+    if not updates:
+        return
+    for update in updates:
+        present = [a for a in _ACTIONS if update.get(a) is not None]
+        if not present:
+            raise invalid(messages.REPLICA_UPDATE_NO_ACTION)
+        if len(present) > 1:
+            raise invalid(messages.REPLICA_UPDATE_MANY_ACTIONS)
+    if len(updates) > 1:
+        raise invalid(messages.REPLICA_UPDATES_ONE_AT_A_TIME)
+    if other_members:
+        raise invalid(messages.REPLICA_UPDATES_ALONE)
+    action, body = replica_action(updates[0])
+    target: str = body["RegionName"]
+    if target == region:
+        raise ValidationException(messages.REPLICA_LOCAL_REGION, bare=True)
+    if not REGION_NAME.fullmatch(target):
+        raise invalid(messages.REPLICA_INVALID_REGION.format(region=target))
+    if action != "Delete":
+        _check_gsi_names(body)
+
+
+def replica_action(update: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(``Create`` / ``Update`` / ``Delete``, its member) of a checked ReplicationGroupUpdate."""
+    for action in _ACTIONS:
+        body = update.get(action)
+        if body is not None:
+            return action, body
+    raise AssertionError("check_request lets no ReplicationGroupUpdate without an action through")
+
+
+def _check_gsi_names(body: dict[str, Any]) -> None:
+    seen: set[str] = set()
+    for gsi in body.get("GlobalSecondaryIndexes") or []:
+        name = gsi["IndexName"]
+        if name in seen:
+            raise invalid(messages.REPLICA_GSI_DUPLICATE.format(index=name))
+        seen.add(name)
+
+
+def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """Apply the request's one ReplicationGroupUpdate (``check_request`` passed) to its table."""
+    action, body = replica_action(req["ReplicaUpdates"][0])
+    td = ctx.catalog.get(req["TableName"])  # ResourceNotFoundException before any rule of the change
+    _check_table_status(td)
+    region: str = body["RegionName"]
+    if action == "Create":
+        _check_create(ctx, td, region, body)
+        new = replicas.add_replica(ctx, td.name, region, _overrides(body))
+    elif action == "Update":
+        _check_update(td, region, body)
+        new = replicas.update_replica(ctx, td.name, region, _overrides(body))
+    else:
+        _existing_replica(td, region, allowed=_REMOVABLE)
+        new = replicas.remove_replica(ctx, td.name, region)
+    return {"TableDescription": table_description(ctx, new)}
+
+
+def _check_table_status(td: TableDef) -> None:
+    if td.status == CREATING:
+        raise ResourceInUseException(messages.TABLE_BEING_CREATED.format(name=td.name))
+    if td.status == UPDATING:
+        raise ResourceInUseException(messages.TABLE_BEING_UPDATED.format(name=td.name))
+    if td.status == DELETING:
+        raise ResourceInUseException(messages.TABLE_BEING_DELETED.format(name=td.name))
+
+
+def _check_create(ctx: Context, td: TableDef, region: str, body: dict[str, Any]) -> None:
+    if td.replica(region) is not None or _table_there(ctx, td.name, region):
+        # DynamoDB's text: the replica (or a table of its name) already exists in that region.
+        raise ValidationException(messages.GT_REPLICA_EXISTS.format(name=td.name), bare=True)
+    stream = td.stream
+    if stream is None or not stream.enabled or stream.view_type != NEW_AND_OLD_IMAGES:
+        raise ValidationException(messages.GT_STREAM_REQUIRED.format(name=td.name), bare=True)
+    _check_overrides(td, body)
+
+
+def _table_there(ctx: Context, name: str, region: str) -> bool:
+    """Whether a region of this same server holds a table named ``name`` (a peer's region answers for itself
+    when the replicator creates the replica there: docs/global-tables.md)."""
+    if region in ctx.config.peers:
+        return False
+    return ctx.in_namespace(ctx.namespace.account_id, region).catalog.find(name) is not None
+
+
+def _check_update(td: TableDef, region: str, body: dict[str, Any]) -> None:
+    _existing_replica(td, region, allowed=(ACTIVE,))
+    if not any(body.get(m) is not None for m in _OVERRIDE_MEMBERS):
+        raise invalid(messages.REPLICA_UPDATE_NOTHING)
+    _check_overrides(td, body)
+
+
+_OVERRIDE_MEMBERS = (
+    "KMSMasterKeyId",
+    "ProvisionedThroughputOverride",
+    "OnDemandThroughputOverride",
+    "GlobalSecondaryIndexes",
+    "TableClassOverride",
+)
+
+
+# A replica being created or removed cannot be removed (again); an Update needs it ACTIVE.
+_REMOVABLE = (ACTIVE, UPDATING, CREATION_FAILED, REGION_DISABLED, INACCESSIBLE_ENCRYPTION_CREDENTIALS)
+
+
+def _existing_replica(td: TableDef, region: str, *, allowed: tuple[str, ...]) -> ReplicaDef:
+    replica = td.replica(region)
+    if replica is None:
+        raise ValidationException(messages.GT_REPLICA_NOT_FOUND.format(region=region), bare=True)
+    if replica.status not in allowed:
+        raise ResourceInUseException(
+            messages.GT_REPLICA_BUSY.format(region=region, name=td.name, status=replica.status)
+        )
+    return replica
+
+
+def _check_overrides(td: TableDef, body: dict[str, Any]) -> None:
+    """Overrides that the table's billing mode, encryption and indexes allow."""
+    if body.get("KMSMasterKeyId") is not None and td.sse is None:
+        raise invalid(messages.REPLICA_KMS_WITHOUT_SSE)
+    provisioned = td.billing_mode is BillingMode.PROVISIONED
+    members = [body, *(body.get("GlobalSecondaryIndexes") or [])]
+    for member in members:
+        if member.get("ProvisionedThroughputOverride") is not None and not provisioned:
+            raise invalid(messages.REPLICA_THROUGHPUT_OVERRIDE_PPR)
+        if member.get("OnDemandThroughputOverride") is not None and provisioned:
+            raise invalid(messages.REPLICA_ON_DEMAND_OVERRIDE_PROVISIONED)
+    for gsi in body.get("GlobalSecondaryIndexes") or []:
+        index = td.index(gsi["IndexName"])
+        if index is None or index.kind != "GSI" or index.status == DELETING:
+            raise invalid(messages.REPLICA_GSI_NOT_FOUND.format(index=gsi["IndexName"], name=td.name))
+
+
+def _overrides(body: dict[str, Any]) -> replicas.ReplicaOverrides:
+    """The replica settings of a Create or Update action, as global_tables/replicas.py takes them."""
+    read = (body.get("ProvisionedThroughputOverride") or {}).get("ReadCapacityUnits")
+    gsis = tuple(
+        (gsi["IndexName"], (gsi.get("ProvisionedThroughputOverride") or {}).get("ReadCapacityUnits"))
+        for gsi in body.get("GlobalSecondaryIndexes") or []
+    )
+    return replicas.ReplicaOverrides(
+        read_capacity_override=read, gsi_overrides=gsis, table_class=body.get("TableClassOverride")
+    )
