@@ -13,7 +13,7 @@ from typing import Any
 
 from dynastore import __version__
 from dynastore.build_kind import build_kind
-from dynastore.config import NETWORK_LIMITS, Config, host_list
+from dynastore.config import NETWORK_LIMITS, Config, host_list, peer_map
 from dynastore.util.clock import ManualClock
 
 
@@ -133,6 +133,7 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
     _add_security_flags(serve, defaults)
     _add_s3_flags(serve, defaults)
     _add_cluster_flags(serve, defaults)
+    _add_peer_flags(serve)
     _add_partitions_command(commands, defaults)
     from dynastore.admin.policies_cli import add_policies_command
     from dynastore.security.users_cli import add_users_command
@@ -253,6 +254,8 @@ def _serve_config(defaults: Config, args: argparse.Namespace) -> Config:
     config = dataclasses.replace(
         config, cluster=args.cluster, node_name=args.node_name, advertise_url=args.advertise_url
     )
+    if args.peer is not None:  # the flags replace DYNASTORE_PEERS; a region given twice: the last one
+        config = dataclasses.replace(config, peers=dict(args.peer))
     return _with_network(_with_indexes(_with_capacity(config, args), args), args)
 
 
@@ -467,6 +470,38 @@ def _add_streams_command(commands: Any, defaults: Config) -> None:
     add_streams_command(commands, default_endpoint(defaults.host, defaults.port))
 
 
+# ---- global tables' peers (docs/global-tables.md "Peers") ---------------------------------------------------------
+def _add_peer_flags(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument(
+        "--peer",
+        action="append",
+        type=_peer_entry,
+        default=None,
+        metavar="REGION=URL",
+        help="the dynastore server that serves REGION, for global tables' replicas there (repeatable; default: "
+        "DYNASTORE_PEERS); it signs with DYNASTORE_PEER_ACCESS_KEY_ID / DYNASTORE_PEER_SECRET_ACCESS_KEY",
+    )
+
+
+def _peer_entry(text: str) -> tuple[str, str]:
+    """One ``--peer REGION=URL``: checked here, so that argparse names the flag in its error."""
+    try:
+        peers = peer_map([text])
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if len(peers) != 1:
+        raise argparse.ArgumentTypeError(f"one REGION=URL per --peer, not {text!r}")
+    return next(iter(peers.items()))
+
+
+def _check_peers(serve: argparse.ArgumentParser, config: Config) -> None:
+    """A server does not replicate to itself, and signs its requests to peers with a whole key."""
+    if config.region in config.peers:
+        serve.error(f"--peer {config.region}=...: that is this server's own region (--region)")
+    if config.peer_access_key_id and not config.peer_secret_access_key:
+        serve.error("DYNASTORE_PEER_ACCESS_KEY_ID needs DYNASTORE_PEER_SECRET_ACCESS_KEY")
+
+
 # ---- authentication and TLS (docs/security.md) ------------------------------------------------------------------
 def _add_security_flags(serve: argparse.ArgumentParser, defaults: Config) -> None:
     serve.add_argument(
@@ -528,6 +563,7 @@ def _check_security(serve: argparse.ArgumentParser, config: Config) -> None:
         if not _ALLOWED_HOST.fullmatch(name):
             serve.error(messages.CLI_BAD_ALLOWED_HOST.format(name=name))
     _check_cluster(serve, config)
+    _check_peers(serve, config)
 
 
 def _check_cluster(serve: argparse.ArgumentParser, config: Config) -> None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from dynastore import messages
 from dynastore.limits import (
@@ -131,6 +133,15 @@ class Config:
     # What a node shows another to fetch a copy of its store (seeding a replica) when requests are authenticated;
     # only from DYNASTORE_CLUSTER_SECRET (a secret on a command line is visible to every user of the machine).
     cluster_secret: str = field(default="", repr=False)
+    # Global tables' replicas in other dynastore servers (docs/global-tables.md "Peers"): the region each peer
+    # serves -> its URL (``--peer REGION=URL``, DYNASTORE_PEERS); a replica in any other region lives in this server.
+    # This server signs its requests to them with ``peer_access_key_id`` / ``peer_secret_access_key`` (only from
+    # DYNASTORE_PEER_ACCESS_KEY_ID / _SECRET_ACCESS_KEY: a secret on a command line is visible to every user of the
+    # machine); without a key they go unsigned, which only a peer started with --auth none takes.
+    peers: dict[str, str] = field(default_factory=dict)
+    peer_access_key_id: str = ""
+    peer_secret_access_key: str = field(default="", repr=False)
+    peer_session_token: str = field(default="", repr=False)
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Config:
@@ -167,6 +178,7 @@ class Config:
             node_name=env.get("DYNASTORE_NODE_NAME") or None,
             advertise_url=env.get("DYNASTORE_ADVERTISE_URL") or None,
             cluster_secret=env.get("DYNASTORE_CLUSTER_SECRET", ""),
+            **_peers_from_env(env),
         )
 
 
@@ -285,3 +297,41 @@ def _s3_from_env(env: Mapping[str, str]) -> dict[str, Any]:
         "s3_access_key_id": env.get("DYNASTORE_S3_ACCESS_KEY_ID", ""),
         "s3_secret_access_key": env.get("DYNASTORE_S3_SECRET_ACCESS_KEY", ""),
     }
+
+
+def _peers_from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    """DYNASTORE_PEERS, _PEER_ACCESS_KEY_ID, _PEER_SECRET_ACCESS_KEY and _PEER_SESSION_TOKEN."""
+    try:
+        peers = peer_map([env.get("DYNASTORE_PEERS", "")])
+    except ValueError as e:
+        raise ValueError(f"DYNASTORE_PEERS: {e}") from None
+    return {
+        "peers": peers,
+        "peer_access_key_id": env.get("DYNASTORE_PEER_ACCESS_KEY_ID", ""),
+        "peer_secret_access_key": env.get("DYNASTORE_PEER_SECRET_ACCESS_KEY", ""),
+        "peer_session_token": env.get("DYNASTORE_PEER_SESSION_TOKEN", ""),
+    }
+
+
+# An AWS region's name (us-east-1, eu-central-2, us-gov-west-1): what a peer may serve.
+_REGION_NAME = re.compile(r"[a-z]{2}(-[a-z]+)+-\d{1,2}")
+
+
+def peer_map(entries: Sequence[str]) -> dict[str, str]:
+    """``["us-west-2=http://h:8001", "eu-west-1=http://h2:8002,ap-south-1=https://h3"]`` (an entry may hold
+    several, separated by commas or white space) -> {region: url without a final slash}; ValueError names the first
+    one that is not ``REGION=URL`` with a URL of a server's root."""
+    peers: dict[str, str] = {}
+    for entry in entries:
+        for item in entry.replace(",", " ").split():
+            region, _, url = item.partition("=")
+            url = url.rstrip("/")
+            parts = urlsplit(url)
+            if not _REGION_NAME.fullmatch(region) or parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(f"a peer is REGION=URL (us-west-2=http://host:8001), not {item!r}")
+            if parts.path or parts.query or parts.fragment:
+                raise ValueError(f"a peer's URL is its server's root (http://host:port), not {url!r}")
+            if peers.get(region, url) != url:
+                raise ValueError(f"region {region} is given two peers: {peers[region]} and {url}")
+            peers[region] = url
+    return peers

@@ -19,6 +19,8 @@ the web console's files under ``/console/`` (admin/console.py; docs/console.md).
   (null when unknown), start, rate and estimated end (engine/progress.py; docs/operations.md).
 * ``GET  /dynastore/cluster``: a cluster node's view of the cluster (its role, the leader, every node's applied
   index and the log's head: docs/cluster.md); 404 on a server started without ``--cluster``.
+* ``POST /dynastore/global-tables/changes``, ``.../replica-set`` and ``.../drop``: what another dynastore sends to
+  keep this server's replicas of its global tables (admin/peer_endpoints.py; docs/global-tables.md "Peers").
 * ``GET  /dynastore/clock`` and, with ``--manual-clock``, ``POST /dynastore/clock`` ``{"advance": seconds}`` or
   ``{"set": epoch_seconds}``: the server's time, for tests that must not sleep.
 
@@ -43,7 +45,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import orjson
 
-from dynastore.admin import console
+from dynastore.admin import console, peer_endpoints
 from dynastore.engine import backups, indexes
 from dynastore.engine.capacity.view import contributors_view, partitions_view
 from dynastore.engine.context import Context
@@ -106,6 +108,8 @@ def handle(
             payload: Any = {"triggers": [] if triggers is None else triggers.view()}
         elif parts == ["cluster"]:
             payload = _cluster(method, cluster_status)
+        elif len(parts) == 2 and parts[0] == "global-tables":
+            return peer_endpoints.handle(ctx, method, parts[1], body)
         else:
             payload = _route(ctx, method, parts, query, body)
     except _Refused as e:
