@@ -31,7 +31,9 @@ from dynastore.engine.keys import check_table_key
 from dynastore.errors import DynamoError, ResourceNotFoundException
 from dynastore.global_tables import apply, replicas
 from dynastore.global_tables.changes import ReplicatedChange, from_wire
+from dynastore.global_tables.hybrid_clock import HybridClock
 from dynastore.limits import TABLE_NAME_MAX, TABLE_NAME_MIN
+from dynastore.model.table_schema import TableDef
 from dynastore.protocol.protocol import RawResponse
 from dynastore.validation.attribute_values import check_item
 
@@ -49,15 +51,16 @@ class _Malformed(Exception):
     """The body is not what the endpoint takes: answered 400 with this text."""
 
 
-def handle(ctx: Context, method: str, endpoint: str, body: bytes) -> RawResponse:
-    """``POST /dynastore/global-tables/<endpoint>``, in the server's default context ``ctx``."""
+def handle(ctx: Context, method: str, endpoint: str, body: bytes, clock: HybridClock | None = None) -> RawResponse:
+    """``POST /dynastore/global-tables/<endpoint>``, in the server's default context ``ctx``; ``clock``: the hybrid
+    clock of global tables, told every stamp received (so that later local writes are stamped after them)."""
     if method != "POST":
         return _answer(405, {"error": messages.PEER_POST_ONLY.format(method=method)})
     try:
         request = _object(body)
         target = _target(ctx, request)
         if endpoint == "changes":
-            applied = _apply(target, request, body)
+            applied = _apply(target, request, body, clock)
             return _answer(200, {"Applied": applied})
         if endpoint == "replica-set":
             _put_replica_set(target, request)
@@ -85,10 +88,10 @@ def _target(ctx: Context, request: dict[str, Any]) -> Context:
     account = request.get("Account")
     if not isinstance(account, str) or not _ACCOUNT.fullmatch(account):
         raise _Malformed(messages.PEER_MEMBER_TYPE.format(member="Account", kind="an account id of 12 digits"))
-    return ctx.in_namespace(account, served).as_service()
+    return apply.as_replication(ctx.in_namespace(account, served))
 
 
-def _apply(ctx: Context, request: dict[str, Any], body: bytes) -> int:
+def _apply(ctx: Context, request: dict[str, Any], body: bytes, clock: HybridClock | None) -> int:
     table = ctx.catalog.get(_table_name(request))
     if not isinstance(request.get("Changes"), list):
         raise _Malformed(messages.PEER_MEMBER_TYPE.format(member="Changes", kind="a list of changes"))
@@ -98,10 +101,10 @@ def _apply(ctx: Context, request: dict[str, Any], body: bytes) -> int:
         raise _Malformed(messages.PEER_BAD_CHANGES.format(reason=_reason(e))) from None
     for change in changes:
         _check_change(table, change)
-    return apply.apply_changes(ctx, table, changes)
+    return apply.apply_changes(ctx, table, changes, clock)
 
 
-def _check_change(table: Any, change: ReplicatedChange) -> None:
+def _check_change(table: TableDef, change: ReplicatedChange) -> None:
     """Each change's key fits the table and its item is well-formed, as a PutItem's would have to be."""
     try:
         check_item(change.key)

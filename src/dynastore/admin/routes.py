@@ -50,6 +50,7 @@ from dynastore.engine import backups, indexes
 from dynastore.engine.capacity.view import contributors_view, partitions_view
 from dynastore.engine.context import Context
 from dynastore.errors import DynamoError
+from dynastore.global_tables.hybrid_clock import HybridClock
 from dynastore.limits import CONTRIBUTOR_WINDOW_SECONDS, MAX_AS_IF_PARTITIONS, PARTITION_HISTORY_SECONDS
 from dynastore.protocol.protocol import CONSOLE_PREFIX, RawResponse
 from dynastore.triggers.service import Triggers
@@ -71,13 +72,16 @@ ClusterStatus = Callable[[], dict[str, Any]]
 
 
 def bind(
-    ctx: Context, triggers: Triggers | None = None, cluster_status: ClusterStatus | None = None
+    ctx: Context,
+    triggers: Triggers | None = None,
+    cluster_status: ClusterStatus | None = None,
+    global_clock: HybridClock | None = None,
 ) -> Callable[[str, dict[str, str], str, bytes], RawResponse]:
     """The handler of ``/dynastore/`` and ``/console/``; ``cluster_status`` is a cluster node's status (None: the
-    server is not clustered)."""
+    server is not clustered); ``global_clock`` the hybrid clock of global tables, told the stamps peers send."""
 
     def run(method: str, headers: dict[str, str], path: str, body: bytes) -> RawResponse:
-        return handle(ctx, method, headers, path, body, triggers, cluster_status)
+        return handle(ctx, method, headers, path, body, triggers, cluster_status, global_clock)
 
     return run
 
@@ -90,6 +94,7 @@ def handle(
     body: bytes,
     triggers: Triggers | None = None,
     cluster_status: ClusterStatus | None = None,
+    global_clock: HybridClock | None = None,
 ) -> RawResponse:
     if target.startswith(CONSOLE_PREFIX):
         verifies = ctx.config.auth == "sigv4"
@@ -109,7 +114,7 @@ def handle(
         elif parts == ["cluster"]:
             payload = _cluster(method, cluster_status)
         elif len(parts) == 2 and parts[0] == "global-tables":
-            return peer_endpoints.handle(ctx, method, parts[1], body)
+            return peer_endpoints.handle(ctx, method, parts[1], body, global_clock)
         else:
             payload = _route(ctx, method, parts, query, body)
     except _Refused as e:

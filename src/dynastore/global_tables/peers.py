@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import ssl
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,6 +35,7 @@ __all__ = [
     "RemoteLink",
     "changes_body",
     "drop_body",
+    "remote_link_maker",
     "replica_set_body",
 ]
 
@@ -75,6 +77,17 @@ def replica_set_body(region: str, account: str, definition: dict[str, Any]) -> b
 
 def drop_body(region: str, account: str, table: str) -> bytes:
     return orjson.dumps({"Region": region, "Account": account, "TableName": table})
+
+
+def remote_link_maker(config: Config) -> Callable[[str, str], RemoteLink]:
+    """What links.LinkFactory makes a peer's link with: (region, URL) -> a RemoteLink signing with the key
+    ``config`` holds for peers, at the time of ``config``'s clock."""
+    credentials = PeerCredentials.of(config)
+
+    def make(region: str, url: str) -> RemoteLink:
+        return RemoteLink(region, url, credentials, config.clock)
+
+    return make
 
 
 class _Connection:
