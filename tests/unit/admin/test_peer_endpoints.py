@@ -136,8 +136,8 @@ MALFORMED: list[tuple[str, bytes, int, str]] = [
             }
         ),
         400,
-        "Changes is not a batch of replicated changes: 1 validation error detected: Supplied AttributeValue is empty, must contain exactly one of "
-        "the supported datatypes",
+        "Changes is not a batch of replicated changes: 1 validation error detected: Supplied AttributeValue is "
+        "empty, must contain exactly one of the supported datatypes",
     ),
     (
         "changes",
