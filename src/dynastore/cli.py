@@ -97,6 +97,7 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
     _add_capacity_flags(serve, defaults)
     _add_index_flags(serve, defaults)
     _add_network_flags(serve, defaults)
+    _add_global_table_flags(serve, defaults)
     serve.add_argument(
         "--log-requests",
         action="store_true",
@@ -254,9 +255,7 @@ def _serve_config(defaults: Config, args: argparse.Namespace) -> Config:
     config = dataclasses.replace(
         config, cluster=args.cluster, node_name=args.node_name, advertise_url=args.advertise_url
     )
-    if args.peer is not None:  # the flags replace DYNASTORE_PEERS; a region given twice: the last one
-        config = dataclasses.replace(config, peers=dict(args.peer))
-    return _with_network(_with_indexes(_with_capacity(config, args), args), args)
+    return _with_global_tables(_with_network(_with_indexes(_with_capacity(config, args), args), args), args)
 
 
 def _check_choices(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -386,6 +385,23 @@ def _with_indexes(config: Config, args: argparse.Namespace) -> Config:
     )
 
 
+# ---- global tables (docs/global-tables.md) ----------------------------------------------------------------------
+def _add_global_table_flags(serve: argparse.ArgumentParser, defaults: Config) -> None:
+    serve.add_argument(
+        "--tombstone-retention-seconds",
+        type=float,
+        default=defaults.tombstone_retention_seconds,
+        help="seconds a deleted item of a global table keeps its tombstone (default 86400)",
+    )
+
+
+def _with_global_tables(config: Config, args: argparse.Namespace) -> Config:
+    config = dataclasses.replace(config, tombstone_retention_seconds=args.tombstone_retention_seconds)
+    if args.peer is not None:  # the flags replace DYNASTORE_PEERS; a region given twice: the last one
+        config = dataclasses.replace(config, peers=dict(args.peer))
+    return config
+
+
 # ---- connection limits (docs/design.md "Limits and abuse") -----------------------------------------------------
 _NETWORK_HELP = {
     "max_header_bytes": "bytes of request line and headers a request may have (400 past it)",
@@ -496,10 +512,12 @@ def _peer_entry(text: str) -> tuple[str, str]:
 
 def _check_peers(serve: argparse.ArgumentParser, config: Config) -> None:
     """A server does not replicate to itself, and signs its requests to peers with a whole key."""
+    from dynastore import messages
+
     if config.region in config.peers:
-        serve.error(f"--peer {config.region}=...: that is this server's own region (--region)")
+        serve.error(messages.CLI_PEER_OWN_REGION.format(region=config.region))
     if config.peer_access_key_id and not config.peer_secret_access_key:
-        serve.error("DYNASTORE_PEER_ACCESS_KEY_ID needs DYNASTORE_PEER_SECRET_ACCESS_KEY")
+        serve.error(messages.CLI_PEER_KEY_WITHOUT_SECRET)
 
 
 # ---- authentication and TLS (docs/security.md) ------------------------------------------------------------------

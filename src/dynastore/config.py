@@ -133,12 +133,15 @@ class Config:
     # What a node shows another to fetch a copy of its store (seeding a replica) when requests are authenticated;
     # only from DYNASTORE_CLUSTER_SECRET (a secret on a command line is visible to every user of the machine).
     cluster_secret: str = field(default="", repr=False)
+    # Global tables (docs/global-tables.md): seconds a deleted item's tombstone is kept (it must outlive the worst
+    # replication lag, so that an older write arriving late never brings the item back).
+    tombstone_retention_seconds: float = 86400.0
     # Global tables' replicas in other dynastore servers (docs/global-tables.md "Peers"): the region each peer
     # serves -> its URL (``--peer REGION=URL``, DYNASTORE_PEERS); a replica in any other region lives in this server.
     # This server signs its requests to them with ``peer_access_key_id`` / ``peer_secret_access_key`` (only from
     # DYNASTORE_PEER_ACCESS_KEY_ID / _SECRET_ACCESS_KEY: a secret on a command line is visible to every user of the
     # machine); without a key they go unsigned, which only a peer started with --auth none takes.
-    peers: dict[str, str] = field(default_factory=dict)
+    peers: dict[str, str] = field(default_factory=dict, hash=False)
     peer_access_key_id: str = ""
     peer_secret_access_key: str = field(default="", repr=False)
     peer_session_token: str = field(default="", repr=False)
@@ -178,6 +181,9 @@ class Config:
             node_name=env.get("DYNASTORE_NODE_NAME") or None,
             advertise_url=env.get("DYNASTORE_ADVERTISE_URL") or None,
             cluster_secret=env.get("DYNASTORE_CLUSTER_SECRET", ""),
+            tombstone_retention_seconds=_float(
+                env, "DYNASTORE_TOMBSTONE_RETENTION_SECONDS", base.tombstone_retention_seconds
+            ),
             **_peers_from_env(env),
         )
 
@@ -328,10 +334,10 @@ def peer_map(entries: Sequence[str]) -> dict[str, str]:
             url = url.rstrip("/")
             parts = urlsplit(url)
             if not _REGION_NAME.fullmatch(region) or parts.scheme not in ("http", "https") or not parts.hostname:
-                raise ValueError(f"a peer is REGION=URL (us-west-2=http://host:8001), not {item!r}")
+                raise ValueError(messages.CLI_BAD_PEER.format(entry=item))
             if parts.path or parts.query or parts.fragment:
-                raise ValueError(f"a peer's URL is its server's root (http://host:port), not {url!r}")
+                raise ValueError(messages.CLI_PEER_URL_NOT_ROOT.format(url=url))
             if peers.get(region, url) != url:
-                raise ValueError(f"region {region} is given two peers: {peers[region]} and {url}")
+                raise ValueError(messages.CLI_PEER_TWICE.format(region=region, first=peers[region], second=url))
             peers[region] = url
     return peers

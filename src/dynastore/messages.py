@@ -856,3 +856,8 @@ GT_STREAM_REQUIRED = (
     "Table {name} must have DynamoDB Streams enabled with StreamViewType NEW_AND_OLD_IMAGES to add a replica"  # ours
 )
 GT_NAME_TAKEN = "Table {name} already exists in {region} and is not a replica of this global table"  # ours
+CLI_BAD_PEER = "a peer is given as REGION=URL (e.g. us-west-2=http://127.0.0.1:8001), not {entry!r}"
+CLI_PEER_URL_NOT_ROOT = "a peer's URL is its server's root (http://host:port), not {url!r}"
+CLI_PEER_TWICE = "region {region} is given two peers: {first} and {second}"
+CLI_PEER_OWN_REGION = "--peer {region}=...: that is this server's own region (--region)"
+CLI_PEER_KEY_WITHOUT_SECRET = "DYNASTORE_PEER_ACCESS_KEY_ID needs DYNASTORE_PEER_SECRET_ACCESS_KEY"

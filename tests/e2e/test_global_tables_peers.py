@@ -75,6 +75,10 @@ def holds(ddb: Any, pk: str, value: str) -> Callable[[], bool]:
     return lambda: (item(ddb, pk) or {}).get("v") == {"S": value}
 
 
+def lists_two(ddb: Any) -> Callable[[], bool]:
+    return lambda: len(replicas(ddb)) == 2
+
+
 def table_gone(ddb: Any) -> bool:
     try:
         ddb.describe_table(TableName=TABLE)
@@ -156,8 +160,7 @@ def three() -> Iterator[PeerServers]:
 
 def test_three_signed_servers_replicate_every_region_to_every_other(three: PeerServers) -> None:
     for region in (WEST, EU):
-        ddb = three.client(region)
-        eventually(lambda ddb=ddb: len(replicas(ddb)) == 2, f"both other regions listed in {region}")
+        eventually(lists_two(three.client(region)), f"both other regions listed in {region}")
     for writer in (EAST, WEST, EU):
         put(three.client(writer), f"from-{writer}", writer)
     for reader in (EAST, WEST, EU):
@@ -204,8 +207,8 @@ def test_an_unsigned_peer_request_is_refused(three: PeerServers) -> None:
     assert post(three.urls[WEST], "changes", body, headers) == (
         403,
         {
-            "error": "this endpoint needs a request signed (SigV4) by an admin user: MissingAuthenticationTokenException:"
-            " Request is missing Authentication Token"
+            "error": "this endpoint needs a request signed (SigV4) by an admin user: "
+            "MissingAuthenticationTokenException: Request is missing Authentication Token"
         },
     )
 
@@ -235,8 +238,11 @@ def test_a_request_signed_with_another_secret_is_refused(three: PeerServers) -> 
             json.dumps({"Region": WEST, "Account": "000000000000", "TableName": TABLE, "Changes": [{}]}).encode(),
             "Changes is not a batch of replicated changes: missing member 'Key'",
         ),
-        ("drop", json.dumps({"Region": WEST, "Account": "abc", "TableName": TABLE}).encode(),
-         "Account must be an account id of 12 digits"),  # fmt: skip
+        (
+            "drop",
+            json.dumps({"Region": WEST, "Account": "abc", "TableName": TABLE}).encode(),
+            "Account must be an account id of 12 digits",
+        ),  # fmt: skip
     ],
 )
 def test_a_malformed_signed_peer_request_is_a_400(three: PeerServers, endpoint: str, body: bytes, error: str) -> None:

@@ -253,9 +253,15 @@ def test_peers_from_the_environment_and_flags() -> None:
 @pytest.mark.parametrize(
     ("entry", "error"),
     [
-        ("us-west-2", "a peer is REGION=URL (us-west-2=http://host:8001), not 'us-west-2'"),
-        ("nowhere=http://h:1", "a peer is REGION=URL (us-west-2=http://host:8001), not 'nowhere=http://h:1'"),
-        ("us-west-2=ftp://h:1", "a peer is REGION=URL (us-west-2=http://host:8001), not 'us-west-2=ftp://h:1'"),
+        ("us-west-2", "a peer is given as REGION=URL (e.g. us-west-2=http://127.0.0.1:8001), not 'us-west-2'"),
+        (
+            "nowhere=http://h:1",
+            "a peer is given as REGION=URL (e.g. us-west-2=http://127.0.0.1:8001), not 'nowhere=http://h:1'",
+        ),
+        (
+            "us-west-2=ftp://h:1",
+            "a peer is given as REGION=URL (e.g. us-west-2=http://127.0.0.1:8001), not 'us-west-2=ftp://h:1'",
+        ),
         ("us-west-2=http://h:1/x", "a peer's URL is its server's root (http://host:port), not 'http://h:1/x'"),
         ("us-west-2=http://a:1,us-west-2=http://b:1", "region us-west-2 is given two peers: http://a:1 and http://b:1"),
     ],
