@@ -138,6 +138,19 @@ def test_a_server_stopped_and_started_again_catches_up(two: PeerServers) -> None
     eventually(holds(east, "after-restart", "3"), f"a write of the restarted {WEST} in {EAST}")
 
 
+def test_a_server_killed_after_acknowledging_writes_ships_them_when_it_is_back(two: PeerServers) -> None:
+    east = two.client(EAST)
+    two.stop(WEST)  # the writes cannot leave before the kill: their cursor must survive it
+    for n in range(10):
+        put(east, f"unshipped-{n}", "acknowledged")
+    two.kill(EAST)
+    two.start(WEST)
+    two.start(EAST)
+    west = two.client(WEST)
+    for n in range(10):
+        eventually(holds(west, f"unshipped-{n}", "acknowledged"), f"unshipped-{n} in {WEST} after {EAST} was killed")
+
+
 def test_a_region_removed_stops_cleanly(two: PeerServers) -> None:
     east, west = two.client(EAST), two.client(WEST)
     east.update_table(TableName=TABLE, ReplicaUpdates=[{"Delete": {"RegionName": WEST}}])

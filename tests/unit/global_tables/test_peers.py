@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
+from dynastore.cli import serve_config
 from dynastore.config import Config, peer_map
 from dynastore.global_tables.links import LinkDown
 from dynastore.global_tables.peers import PeerCredentials, RemoteLink, drop_body, replica_set_body
@@ -270,3 +271,36 @@ def test_a_bad_peer_is_refused_with_what_is_wrong(entry: str, error: str) -> Non
     with pytest.raises(ValueError) as info:
         peer_map([entry])
     assert str(info.value) == error
+
+
+def serve_error(flags: list[str], capsys: pytest.CaptureFixture[str], env: dict[str, str] | None = None) -> str:
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in (env or {}).items():
+            patch.setenv(name, value)
+        with pytest.raises(SystemExit):
+            serve_config(["--in-memory", *flags])
+    return capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_peer_flags_replace_the_environments(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DYNASTORE_PEERS", "eu-west-1=http://127.0.0.1:9000")
+    assert serve_config(["--in-memory"]).peers == {"eu-west-1": "http://127.0.0.1:9000"}
+    flags = ["--in-memory", "--peer", "us-west-2=http://127.0.0.1:8001/", "--peer", "us-west-2=http://127.0.0.1:8002"]
+    assert serve_config(flags).peers == {"us-west-2": "http://127.0.0.1:8002"}
+
+
+def test_bad_peer_flags_stop_the_start_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert serve_error(["--peer", "us-west-2"], capsys) == (
+        "dynastore serve: error: argument --peer: a peer is given as REGION=URL (e.g. us-west-2=http://127.0.0.1:8001)"
+        ", not 'us-west-2'"
+    )
+    assert serve_error(["--peer", "us-west-2=http://a:1,eu-west-1=http://b:1"], capsys) == (
+        "dynastore serve: error: argument --peer: one REGION=URL per --peer, not "
+        "'us-west-2=http://a:1,eu-west-1=http://b:1'"
+    )
+    assert serve_error(["--region", "us-west-2", "--peer", "us-west-2=http://a:1"], capsys) == (
+        "dynastore serve: error: --peer us-west-2=...: that is this server's own region (--region)"
+    )
+    assert serve_error([], capsys, {"DYNASTORE_PEER_ACCESS_KEY_ID": KEY_ID}) == (
+        "dynastore serve: error: DYNASTORE_PEER_ACCESS_KEY_ID needs DYNASTORE_PEER_SECRET_ACCESS_KEY"
+    )
