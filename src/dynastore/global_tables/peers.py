@@ -41,7 +41,9 @@ __all__ = [
 
 ENDPOINT_PREFIX = "/dynastore/global-tables/"
 CONNECT_TIMEOUT = 2.0  # seconds to open a connection to a peer
-ANSWER_TIMEOUT = 30.0  # seconds for a peer's answer once the request was sent (a batch applies in far less)
+# Seconds for a peer's answer once the request was sent: a batch applies in milliseconds, and a peer that is
+# stopped (its kernel still accepts connections) must not hold up the replicator's other regions for long.
+ANSWER_TIMEOUT = 5.0
 IDLE_REUSE = 4.0  # a pooled connection idle longer is closed, not reused (the peer may be closing it)
 POOL_LIMIT = 4  # idle connections kept per peer
 MAX_ANSWER_BYTES = 1 << 20  # a peer's answer is a small JSON object; anything longer is not one
