@@ -19,8 +19,6 @@ from botocore.exceptions import ClientError
 from dynastore.security.sigv4 import sign_headers
 from tests.e2e.peer_servers import PeerServers
 
-pytestmark = pytest.mark.not_on_cluster("starts servers of its own")
-
 EAST, WEST, EU = "us-east-1", "us-west-2", "eu-west-1"
 TABLE = "Music"
 WAIT = 60.0  # seconds a replication step may take on a busy machine before the test fails
