@@ -2,10 +2,10 @@
 
 ``Dynastore(config)`` opens the store over its durable log (``durable_log``) and builds the catalog, the engine's
 components (engine/context.py), the request-side services (api/services.py) and the protocol that answers
-requests. ``start(loop)`` begins its background work
-on an asyncio loop (group commit, GSI propagation, housekeeping, triggers) and ``stop()`` ends it and closes the
-store. It knows nothing of sockets: server.py adapts it to HTTP, and any other host (in a test process, a cluster
-node) can drive the same object.
+requests. ``start(loop)`` begins its background work on an asyncio loop (group commit, GSI propagation,
+housekeeping, triggers, the replication of global tables) and ``stop()`` ends it and closes the store. It knows
+nothing of sockets: server.py adapts it to HTTP, and any other host (in a test process, a cluster node) can drive
+the same object.
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ from dynastore.engine.stream_shards import StreamShards
 from dynastore.engine.transaction_locks import TransactionLocks
 from dynastore.engine.transfers import Transfers
 from dynastore.expressions.cache import ExpressionCache, KeyTemplates
+from dynastore.global_tables.hybrid_clock import HybridClock
+from dynastore.global_tables.links import RemoteLinkMaker
+from dynastore.global_tables.replicator import GlobalReplicator, links_for
 from dynastore.partiql.cache import StatementCache
 from dynastore.protocol import dispatch
 from dynastore.protocol.metrics import Metrics, RequestMetrics, directory_bytes
@@ -55,11 +58,21 @@ from dynastore.storage.kv import KV, StorageError
 from dynastore.triggers.service import Triggers
 from dynastore.triggers.spec import TriggerSpec, parse_triggers
 
-__all__ = ["Dynastore", "build_context", "build_engine", "durable_log", "open_storage", "request_services"]
+__all__ = [
+    "Dynastore",
+    "build_context",
+    "build_engine",
+    "build_replicator",
+    "durable_log",
+    "open_storage",
+    "remote_links",
+    "request_services",
+]
 
 log = logging.getLogger("dynastore")
 
 MAINTENANCE_INTERVAL = 0.5  # seconds between housekeeping passes
+REPLICATION_INTERVAL = 0.02  # seconds the replicator of global tables rests after a round that moved nothing
 PROPAGATION_PAUSE = 0.001  # seconds the GSI propagator waits after a wake-up, to batch concurrent writes
 
 
@@ -140,6 +153,22 @@ def build_engine(config: Config, kv: KV, catalog: Catalog) -> Engine:
     )
 
 
+def remote_links(config: Config) -> RemoteLinkMaker | None:
+    """How the replicator reaches a region served by another dynastore (``config.peers``): None until a RemoteLink
+    (global_tables/peers.py) is plugged in here; a peer's region then waits (LinkDown) and catches up later."""
+    return None
+
+
+def build_replicator(ctx: Context, config: Config) -> GlobalReplicator:
+    """The replicator of global tables (global_tables/replicator.py), registered with the change log as a
+    consumer and as the versioner of the changes of the tables it follows."""
+    clock = HybridClock(config.clock)
+    links = links_for(ctx, config.peers, clock, remote_links(config))
+    replicator = GlobalReplicator(ctx, links, clock, config.tombstone_retention_seconds)
+    ctx.changelog.register(replicator, versioner=replicator)
+    return replicator
+
+
 def build_context(config: Config, kv: KV, catalog: Catalog) -> Context:
     """A new engine's context of its default namespace, called by the anonymous caller of a server without
     authentication (what an embedding host or a test drives the engine with)."""
@@ -168,6 +197,7 @@ class Dynastore:
         # service's: engine/ttl.py).
         self.engine = build_context(config, self.kv, self.catalog)
         self.services = request_services(config)
+        self.replicator = build_replicator(self.engine, config)  # global tables
         # ... and the stream shards they may have opened or closed: read them again when next needed.
         self.kv.watch_losses(lambda durable, lost_through: self.engine.shards.clear())
         # Configured triggers (a wrong one raises TriggerConfigError); add_trigger adds Python ones before start.
@@ -285,7 +315,11 @@ class Dynastore:
             self.protocol.durability = committer
         self._start_metrics(committer)
         self._finish_interrupted_recovery()
-        self._tasks = [loop.create_task(self._maintain()), loop.create_task(self._propagate())]
+        self._tasks = [
+            loop.create_task(self._maintain()),
+            loop.create_task(self._propagate()),
+            loop.create_task(self._replicate()),
+        ]
         self.triggers.start(loop)
         return committer
 
@@ -307,7 +341,9 @@ class Dynastore:
         await self.transfers.stop()
         for task in self._tasks:
             task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
+        self._save_replication()
         committer, self.committer = self.committer, None
         if committer is not None:
             try:
@@ -335,6 +371,7 @@ class Dynastore:
                 continuous_backups.maintain(self.engine)  # point-in-time bases due, trimming (before the log's)
                 more |= retention.trim(self.engine)
                 ttl.sweep(self.engine)  # paced by this loop: a chunk per table per pass, never back to back
+                self.replicator.purge_tombstones()  # global tables: tombstones past their retention
                 self.engine.engine.progress.report()  # a log line per long job every few seconds
             except Exception:
                 log.exception("maintenance failed")
@@ -363,6 +400,29 @@ class Dynastore:
                 log.exception("GSI propagation failed")
                 await asyncio.sleep(MAINTENANCE_INTERVAL)
                 wanted.set()
+
+    async def _replicate(self) -> None:
+        """Global tables: ship each region's changes to the other regions of their replica sets, seed new
+        replicas, remove replicas; round after round while there is work, resting briefly when there is none."""
+        while True:
+            moved = False
+            try:
+                moved = await self.replicator.step()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("global tables replication failed")
+                await asyncio.sleep(MAINTENANCE_INTERVAL)
+            await asyncio.sleep(0 if moved else REPLICATION_INTERVAL)
+
+    def _save_replication(self) -> None:
+        """The replicator's cursors, saved at a stop (the changes since the last save are shipped again otherwise)."""
+        if not self.kv.writable:
+            return
+        try:
+            self.replicator.save(force=True)
+        except StorageError as e:
+            log.error("the cursors of global tables replication could not be saved: %s", e)
 
     def close(self) -> None:
         """Save what the store keeps between runs and close it."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from dynastore import __version__
 from dynastore.build_kind import build_kind
-from dynastore.config import NETWORK_LIMITS, Config, host_list
+from dynastore.config import NETWORK_LIMITS, Config, host_list, peer_list
 from dynastore.util.clock import ManualClock
 
 
@@ -97,6 +97,7 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
     _add_capacity_flags(serve, defaults)
     _add_index_flags(serve, defaults)
     _add_network_flags(serve, defaults)
+    _add_global_table_flags(serve, defaults)
     serve.add_argument(
         "--log-requests",
         action="store_true",
@@ -253,7 +254,7 @@ def _serve_config(defaults: Config, args: argparse.Namespace) -> Config:
     config = dataclasses.replace(
         config, cluster=args.cluster, node_name=args.node_name, advertise_url=args.advertise_url
     )
-    return _with_network(_with_indexes(_with_capacity(config, args), args), args)
+    return _with_global_tables(_with_network(_with_indexes(_with_capacity(config, args), args), args), args)
 
 
 def _check_choices(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -381,6 +382,34 @@ def _with_indexes(config: Config, args: argparse.Namespace) -> Config:
         gsi_backfill_interval=args.gsi_backfill_interval,
         gsi_backfill_chunk=args.gsi_backfill_chunk,
     )
+
+
+# ---- global tables (docs/global-tables.md) ----------------------------------------------------------------------
+def _add_global_table_flags(serve: argparse.ArgumentParser, defaults: Config) -> None:
+    serve.add_argument(
+        "--tombstone-retention-seconds",
+        type=float,
+        default=defaults.tombstone_retention_seconds,
+        help="seconds a deleted item of a global table keeps its tombstone (default 86400)",
+    )
+    serve.add_argument(
+        "--peer",
+        action="append",
+        default=None,
+        metavar="REGION=URL",
+        help="a region served by another dynastore, whose replicas of global tables are reached at URL "
+        "(repeatable; default from DYNASTORE_PEERS); any other region is one of this server",
+    )
+
+
+def _with_global_tables(config: Config, args: argparse.Namespace) -> Config:
+    peers = config.peers
+    if args.peer is not None:
+        try:
+            peers = peer_list(",".join(args.peer))
+        except ValueError as e:
+            raise SystemExit(f"dynastore serve: error: {e}") from None
+    return dataclasses.replace(config, tombstone_retention_seconds=args.tombstone_retention_seconds, peers=peers)
 
 
 # ---- connection limits (docs/design.md "Limits and abuse") -----------------------------------------------------

@@ -131,6 +131,11 @@ class Config:
     # What a node shows another to fetch a copy of its store (seeding a replica) when requests are authenticated;
     # only from DYNASTORE_CLUSTER_SECRET (a secret on a command line is visible to every user of the machine).
     cluster_secret: str = field(default="", repr=False)
+    # Global tables (docs/global-tables.md): seconds a deleted item's tombstone is kept (it must outlive the worst
+    # replication lag, so that an older write arriving late never brings the item back), and the regions served
+    # by other dynastore servers (region -> URL, ``--peer REGION=URL``): any other region is one of this server.
+    tombstone_retention_seconds: float = 86400.0
+    peers: dict[str, str] = field(default_factory=dict, hash=False)
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Config:
@@ -167,6 +172,10 @@ class Config:
             node_name=env.get("DYNASTORE_NODE_NAME") or None,
             advertise_url=env.get("DYNASTORE_ADVERTISE_URL") or None,
             cluster_secret=env.get("DYNASTORE_CLUSTER_SECRET", ""),
+            tombstone_retention_seconds=_float(
+                env, "DYNASTORE_TOMBSTONE_RETENTION_SECONDS", base.tombstone_retention_seconds
+            ),
+            peers=peer_list(env.get("DYNASTORE_PEERS", "")),
         )
 
 
@@ -195,6 +204,18 @@ def policies_path(config: Config) -> Path | None:
 def host_list(text: str) -> tuple[str, ...]:
     """``"a.example, b.example"`` -> ("a.example", "b.example"): names separated by commas or spaces."""
     return tuple(name for name in text.replace(",", " ").split() if name)
+
+
+def peer_list(text: str) -> dict[str, str]:
+    """``"us-west-2=http://h:8001,eu-west-1=http://h2:8002"`` -> {region: URL}; a ValueError names an entry that
+    is not REGION=URL."""
+    peers: dict[str, str] = {}
+    for entry in host_list(text):
+        region, sep, url = entry.partition("=")
+        if not sep or not region or not url:
+            raise ValueError(messages.CLI_BAD_PEER.format(entry=entry))
+        peers[region] = url
+    return peers
 
 
 def _number(env: Mapping[str, str], name: str, default: Any, kind: type) -> Any:

@@ -29,7 +29,8 @@ ROOT = "dynastore"
 #                                                           node, which hosts a whole dynastore when it leads
 #   6   protocol                                            HTTP, JSON, signing, dispatch to the operations
 #   5   api                                                 one module per DynamoDB operation, the Context
-#   4   engine                                              pages, item reads, writes, indexes, transactions, capacity
+#   4   engine, global_tables                               pages, item reads, writes, indexes, transactions, capacity;
+#                                                           replicas of tables in other regions
 #   3   expressions, partiql                                expression parsing, resolution and evaluation; PartiQL
 #                                                           parsing and translation into resolved expressions
 #   2   storage, validation                                 the KV and its key layout; request validation
@@ -53,6 +54,7 @@ RANKS: dict[str, int] = {
     "protocol": 6,
     "api": 5,
     "engine": 4,
+    "global_tables": 4,
     "expressions": 3,
     "security": 3,
     "partiql": 3,

@@ -158,6 +158,34 @@ CREATE_TABLE = Struct(
     OnDemandThroughput=ON_DEMAND_THROUGHPUT,
 )
 
+# Global tables (version 2019.11.21): the members of ReplicaUpdates the replica set takes (global_tables/replicas.py).
+REPLICA_OVERRIDE = Struct("ProvisionedThroughputOverride", ReadCapacityUnits=Long(min=1))
+REPLICA_GSIS = List(
+    Struct("ReplicaGlobalSecondaryIndex", IndexName=INDEX_NAME_REQUIRED, ProvisionedThroughputOverride=REPLICA_OVERRIDE)
+)
+REPLICA_UPDATES = List(
+    Struct(
+        "ReplicationGroupUpdate",
+        Create=Struct(
+            "CreateReplicationGroupMemberAction",
+            RegionName=String(not_null=True),
+            KMSMasterKeyId=String(),
+            ProvisionedThroughputOverride=REPLICA_OVERRIDE,
+            GlobalSecondaryIndexes=REPLICA_GSIS,
+            TableClassOverride=String(),
+        ),
+        Update=Struct(
+            "UpdateReplicationGroupMemberAction",
+            RegionName=String(not_null=True),
+            KMSMasterKeyId=String(),
+            ProvisionedThroughputOverride=REPLICA_OVERRIDE,
+            GlobalSecondaryIndexes=REPLICA_GSIS,
+            TableClassOverride=String(),
+        ),
+        Delete=Struct("DeleteReplicationGroupMemberAction", RegionName=String(not_null=True)),
+    )
+)
+
 UPDATE_TABLE = Struct(
     "UpdateTableInput",
     TableName=TABLE_NAME_STRICT,
@@ -197,6 +225,7 @@ UPDATE_TABLE = Struct(
     DeletionProtectionEnabled=Boolean(),
     OnDemandThroughput=ON_DEMAND_THROUGHPUT,
     WarmThroughput=WARM_THROUGHPUT,
+    ReplicaUpdates=REPLICA_UPDATES,
 )
 
 DESCRIBE_TABLE = Struct("DescribeTableInput", TableName=TABLE_NAME_STRICT)

@@ -25,6 +25,7 @@ from dynastore.model.table_schema import (
     OnDemandThroughput,
     Projection,
     ProvisionedThroughput,
+    ReplicaDef,
     RestoreSummary,
     TableDef,
 )
@@ -33,6 +34,8 @@ from dynastore.model.warm_throughput import WarmThroughput
 __all__ = [
     "describe_index",
     "describe_table",
+    "global_table_description",
+    "replica_description",
     "key_schema_description",
     "on_demand_description",
     "projection_description",
@@ -89,6 +92,7 @@ def describe_table(
         if td.stream.label is not None:
             desc["LatestStreamLabel"] = td.stream.label
             desc["LatestStreamArn"] = f"{arn}/stream/{td.stream.label}"
+    desc.update(global_table_description(td))
     if td.restore is not None:
         desc["RestoreSummary"] = restore_summary_description(td.restore)
     if td.sse is not None:
@@ -108,6 +112,37 @@ def describe_table(
     if warm or td.warm is not None:
         # An UPDATING table's warm throughput is not itself changing: DynamoDB shows it ACTIVE.
         desc["WarmThroughput"] = warm_description(td.warm, ACTIVE if td.status == UPDATING else td.status)
+    return desc
+
+
+def global_table_description(td: TableDef) -> dict[str, Any]:
+    """GlobalTableVersion and Replicas of a table that has (had) replicas (global_tables/), in that order."""
+    if td.global_table_version is None:
+        return {}
+    return {
+        "GlobalTableVersion": td.global_table_version,
+        "Replicas": [replica_description(r) for r in td.replicas],
+    }
+
+
+def replica_description(replica: ReplicaDef) -> dict[str, Any]:
+    """One ReplicaDescription: the region, its status and what it overrides."""
+    desc: dict[str, Any] = {"RegionName": replica.region, "ReplicaStatus": replica.status}
+    if replica.status_description is not None:
+        desc["ReplicaStatusDescription"] = replica.status_description
+    if replica.progress is not None and replica.status == CREATING:
+        desc["ReplicaStatusPercentProgress"] = replica.progress
+    if replica.read_capacity_override is not None:
+        desc["ProvisionedThroughputOverride"] = {"ReadCapacityUnits": replica.read_capacity_override}
+    if replica.gsi_overrides:
+        desc["GlobalSecondaryIndexes"] = [
+            {"IndexName": name}
+            if read is None
+            else {"IndexName": name, "ProvisionedThroughputOverride": {"ReadCapacityUnits": read}}
+            for name, read in replica.gsi_overrides
+        ]
+    if replica.table_class is not None:
+        desc["ReplicaTableClassSummary"] = {"TableClass": replica.table_class}
     return desc
 
 

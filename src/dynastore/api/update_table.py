@@ -47,6 +47,7 @@ from dynastore.errors import (
     ResourceNotFoundException,
     ValidationException,
 )
+from dynastore.global_tables import replicas
 from dynastore.model.table_schema import (
     CREATING,
     DELETING,
@@ -138,6 +139,8 @@ def _check_alone(req: dict[str, Any], gsi_updates: list[dict[str, Any]]) -> None
 
 def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     _check_request(req)
+    if req.get("ReplicaUpdates"):
+        return _replica_updates(req, ctx)
     name: str = req["TableName"]
     now = ctx.clock.now()
 
@@ -146,6 +149,32 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
 
     new = tables.update(ctx, name, mutate)
     return {"TableDescription": table_description(ctx, new)}
+
+
+def _replica_updates(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """ReplicaUpdates (global tables, version 2019.11.21): each Create, Update or Delete of a replica on the
+    replica set (global_tables/replicas.py); the replicator creates, seeds and removes the replicas."""
+    name: str = req["TableName"]
+    new = ctx.catalog.get(name)
+    for update in req["ReplicaUpdates"]:
+        if update.get("Create") is not None:
+            action = update["Create"]
+            new = replicas.add_replica(ctx, name, action["RegionName"], _replica_overrides(action))
+        elif update.get("Update") is not None:
+            action = update["Update"]
+            new = replicas.update_replica(ctx, name, action["RegionName"], _replica_overrides(action))
+        elif update.get("Delete") is not None:
+            new = replicas.remove_replica(ctx, name, update["Delete"]["RegionName"])
+    return {"TableDescription": table_description(ctx, new)}
+
+
+def _replica_overrides(action: dict[str, Any]) -> replicas.ReplicaOverrides:
+    throughput = action.get("ProvisionedThroughputOverride") or {}
+    gsis = tuple(
+        (g["IndexName"], (g.get("ProvisionedThroughputOverride") or {}).get("ReadCapacityUnits"))
+        for g in action.get("GlobalSecondaryIndexes") or []
+    )
+    return replicas.ReplicaOverrides(throughput.get("ReadCapacityUnits"), gsis, action.get("TableClassOverride"))
 
 
 class _Update:

@@ -34,6 +34,7 @@ from typing import Protocol
 
 import orjson
 
+from dynastore.model.namespace import Origin
 from dynastore.model.table_schema import TableDef
 from dynastore.model.values import Item, values_equal
 from dynastore.storage import keyspace
@@ -55,6 +56,7 @@ __all__ = [
     "GsiChange",
     "LogPlan",
     "Placer",
+    "Versioner",
     "decode_record",
     "encode_record",
     "newest_seq",
@@ -175,17 +177,27 @@ class Placer(Protocol):
         ...
 
 
+class Versioner(Protocol):
+    """What a consumer that stamps something in the write's own transaction adds (global tables: the item's
+    version, global_tables/replicator.py): called for every logged item change of a table it follows."""
+
+    def stamp(self, txn: WriteTxn, table: TableDef, key: bytes, event: int, origin: Origin | None) -> None:
+        """Stamp the change ``event`` (INSERT, MODIFY or REMOVE) of the item at ``key`` made by ``origin``."""
+        ...
+
+
 class LogPlan:
     """What the log does with a write to one table, derived from the consumers that follow it."""
 
-    __slots__ = ("need", "events", "images", "kept", "placer")
+    __slots__ = ("need", "events", "images", "kept", "placer", "versioner")
 
-    def __init__(self, need: int, kept: bool, placer: Placer | None) -> None:
+    def __init__(self, need: int, kept: bool, placer: Placer | None, versioner: Versioner | None = None) -> None:
         self.need = need  # the most any consumer needs (NOT_FOLLOWED: the write is not logged)
         self.events = need >= KEYS_ONLY  # item changes are logged (else only GSI changes)
         self.images = need >= IMAGES  # with the stored old and new item
         self.kept = kept  # a consumer other than GSI propagation follows: applying GSI changes keeps the record
         self.placer = placer  # the consumer placing its records (streams' shards), if it follows the table
+        self.versioner = versioner  # the consumer stamping each change (global tables), if it follows the table
 
 
 def _sized(value: bytes | None) -> list[bytes]:
@@ -263,18 +275,25 @@ class ChangeLog:
         self.marked: Callable[[int], None] | None = None
         self._consumers: list[Consumer] = []
         self._placers: dict[str, Placer] = {}  # consumer name -> how its records are placed
+        self._versioners: dict[str, Versioner] = {}  # consumer name -> what it stamps in each write
         self._plans: dict[int, tuple[TableDef, LogPlan]] = {}  # table id -> (definition, its plan)
 
     # ---- consumers ------------------------------------------------------------------------------------------
-    def register(self, consumer: Consumer, placer: Placer | None = None) -> None:
+    def register(self, consumer: Consumer, placer: Placer | None = None, versioner: Versioner | None = None) -> None:
         """Follow the log with ``consumer`` from the next write on; its name must be unique. With ``placer`` the
-        records of the tables it follows are placed (one such consumer at most: the shard is one field)."""
+        records of the tables it follows are placed (one such consumer at most: the shard is one field); with
+        ``versioner`` each change of those tables is stamped in its write's transaction (one such consumer
+        at most)."""
         if any(c.name == consumer.name for c in self._consumers):
             raise ValueError(f"a change log consumer named {consumer.name!r} is registered already")
         if placer is not None:
             if self._placers:
                 raise ValueError("the records of the change log are placed by one consumer only")
             self._placers[consumer.name] = placer
+        if versioner is not None:
+            if self._versioners:
+                raise ValueError("the changes of the change log are stamped by one consumer only")
+            self._versioners[consumer.name] = versioner
         self._consumers.append(consumer)
         self._plans.clear()
 
@@ -282,6 +301,7 @@ class ChangeLog:
         """Stop following: its records are no longer held (nor logged, unless another consumer wants them)."""
         self._consumers.remove(consumer)
         self._placers.pop(consumer.name, None)
+        self._versioners.pop(consumer.name, None)
         self._plans.clear()
 
     @property
@@ -299,14 +319,15 @@ class ChangeLog:
         return plan
 
     def _plan(self, table: TableDef) -> LogPlan:
-        need, kept, placer = NOT_FOLLOWED, False, None
+        need, kept, placer, versioner = NOT_FOLLOWED, False, None, None
         for consumer in self._consumers:
             wanted = consumer.need(table)
             need = max(need, wanted)
             kept = kept or wanted >= KEYS_ONLY
             if wanted >= KEYS_ONLY:
                 placer = placer or self._placers.get(consumer.name)
-        return LogPlan(need, kept, placer)
+                versioner = versioner or self._versioners.get(consumer.name)
+        return LogPlan(need, kept, placer, versioner)
 
     # ---- checkpoints ----------------------------------------------------------------------------------------
     def load_checkpoint(self, consumer: Consumer) -> bytes | None:
@@ -330,11 +351,13 @@ class ChangeLog:
         change: tuple[Item | None, bytes | None, Item | None, bytes | None],
         gsi: list[GsiChange],
         by_service: bool,
+        origin: Origin | None = None,
     ) -> None:
         """Log a write to ``table`` in its transaction ``txn`` as its consumers need it (``plan``, the table's
         ``plan(table)``, asked before the transaction opened): the item change (nothing when its data did not
         change) with the stored old and new item when a consumer needs images, the GSI entry changes for
-        propagation; nothing at all when neither is wanted."""
+        propagation; nothing at all when neither is wanted. The plan's versioner, if any, stamps the item
+        change (``origin``: who made it)."""
         old, old_raw, new, new_raw = change
         event = NO_EVENT
         if plan.events:
@@ -348,8 +371,11 @@ class ChangeLog:
             return
         shard = 0
         kept = event != NO_EVENT and plan.kept
-        if event != NO_EVENT and plan.placer is not None:
-            shard = plan.placer.place(txn, table, key, self._next_seq, self._clock.now())
+        if event != NO_EVENT:
+            if plan.placer is not None:
+                shard = plan.placer.place(txn, table, key, self._next_seq, self._clock.now())
+            if plan.versioner is not None:
+                plan.versioner.stamp(txn, table, key, event, origin)
         images = event != NO_EVENT and plan.images
         self.append(
             txn,

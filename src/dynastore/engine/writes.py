@@ -343,7 +343,7 @@ def _apply(
         gsi = effects.gsi_changes if effects is not None else []
         # The service's own changes (TTL deletions) say so in their record: a stream record's userIdentity.
         by_service = ctx.origin.is_service
-        ctx.changelog.log_write(txn, table, logged, key, (old, raw, new, new_raw), gsi, by_service)
+        ctx.changelog.log_write(txn, table, logged, key, (old, raw, new, new_raw), gsi, by_service, ctx.origin)
     return WriteResult(raw is not None, old, new, old_size, new_size, applied.updated_paths, effects)
 
 

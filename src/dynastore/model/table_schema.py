@@ -32,6 +32,7 @@ __all__ = [
     "PitrSpec",
     "Projection",
     "ProvisionedThroughput",
+    "ReplicaDef",
     "RestoreSummary",
     "SSE",
     "StreamSpec",
@@ -283,6 +284,39 @@ class RestoreSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class ReplicaDef:
+    """One other region of a global table's replica set, as this table's definition lists it (DescribeTable's
+    Replicas: every region of the set but the table's own). ``status``: CREATING, ACTIVE, UPDATING, DELETING,
+    CREATION_FAILED, REGION_DISABLED or INACCESSIBLE_ENCRYPTION_CREDENTIALS; ``progress``: the
+    ReplicaStatusPercentProgress while CREATING; ``gsi_overrides``: (index name, read capacity override or None)."""
+
+    region: str
+    status: str = CREATING
+    status_description: str | None = None
+    read_capacity_override: int | None = None
+    gsi_overrides: tuple[tuple[str, int | None], ...] = ()
+    table_class: str | None = None
+    progress: str | None = None
+
+    def to_record(self) -> list[Any]:
+        overrides = [list(o) for o in self.gsi_overrides]
+        return [
+            self.region,
+            self.status,
+            self.status_description,
+            self.read_capacity_override,
+            overrides,
+            self.table_class,
+            self.progress,
+        ]
+
+    @classmethod
+    def from_record(cls, rec: list[Any]) -> ReplicaDef:
+        overrides = tuple((str(o[0]), o[1]) for o in rec[4])
+        return cls(rec[0], rec[1], rec[2], rec[3], overrides, rec[5], rec[6])
+
+
+@dataclass(frozen=True, slots=True)
 class TableDef:
     """Everything the server knows about one table.
 
@@ -324,6 +358,10 @@ class TableDef:
     # A table made by a restore: where it came from and whether its data is still loading (engine/restore.py).
     restore: RestoreSummary | None = None
     pitr: PitrSpec | None = None  # point-in-time recovery (engine/point_in_time.py), None while off
+    # Global tables (global_tables/): the other regions of the table's replica set, and the version of global
+    # tables it is ("2019.11.21" once it has had a replica).
+    replicas: tuple[ReplicaDef, ...] = ()
+    global_table_version: str | None = None
 
     # ---- lookups ------------------------------------------------------------------------------------------
     def attribute_type(self, name: str) -> str | None:
@@ -340,6 +378,12 @@ class TableDef:
 
     def index_ids(self) -> tuple[int, ...]:
         return tuple(idx.index_id for idx in self.lsis + self.gsis)
+
+    def replica(self, region: str) -> ReplicaDef | None:
+        for replica in self.replicas:
+            if replica.region == region:
+                return replica
+        return None
 
     @property
     def is_active(self) -> bool:
@@ -406,6 +450,8 @@ class TableDef:
             "stream_policy": None if self.stream_policy is None else list(self.stream_policy),
             "restore": None if self.restore is None else self.restore.to_record(),
             "pitr": None if self.pitr is None else self.pitr.to_record(),
+            "replicas": [r.to_record() for r in self.replicas],
+            "gtv": self.global_table_version,
         }
 
     @classmethod
@@ -445,6 +491,8 @@ class TableDef:
             stream_policy=None if rec.get("stream_policy") is None else _stream_policy(rec["stream_policy"]),
             restore=RestoreSummary.from_record(rec.get("restore")),
             pitr=PitrSpec.from_record(rec.get("pitr")),
+            replicas=tuple(ReplicaDef.from_record(r) for r in rec.get("replicas", ())),
+            global_table_version=rec.get("gtv"),
         )
 
     # ---- names --------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ Records (orjson, all under ``keyspace.meta_key``; the reserved names are defined
 * ``meta_key(<table name>)`` -> ``TableDef.to_record()`` (``"kind": "table"``);
 * ``meta_key(SEQUENCE_RECORD)`` -> ``{"kind": "seq", "next": N}``: the id sequence shared by tables and
   indexes, so a table or index id is never reused and a recreated table never sees old keys;
-* ``meta_key(PURGE_RECORD)`` -> ``{"kind": "purge", "ids": [["t", id] | ["x", id] | ["l", id], ...]}``:
+* ``meta_key(PURGE_RECORD)`` -> ``{"kind": "purge", "ids": [["t", id] | ["x", id] | ["l", id] | ["v", id], ...]}``:
   deleted tables (``keyspace.table_prefix``), indexes (``keyspace.index_prefix``) and item-collection
   records of deleted tables (``keyspace.collection_prefix``) whose key ranges may still hold data.
 
@@ -65,7 +65,12 @@ NS_TABLE_KIND = "ns-table"  # the record kind of a table of a namespace other th
 PURGE_CHUNK_KEYS = 1000
 STATS_FLUSH_SECONDS = 60.0
 
-_PURGE_PREFIXES = {"t": keyspace.table_prefix, "x": keyspace.index_prefix, "l": keyspace.collection_prefix}
+_PURGE_PREFIXES = {
+    "t": keyspace.table_prefix,
+    "x": keyspace.index_prefix,
+    "l": keyspace.collection_prefix,
+    "v": keyspace.version_prefix,  # the item versions of a global table (global_tables/versions.py)
+}
 
 
 class _Shared:
@@ -463,6 +468,8 @@ class Catalog:
         ids = [("t", td.table_id), *(("x", i) for i in td.index_ids())]
         if td.lsis:
             ids.append(("l", td.table_id))
+        if td.global_table_version is not None:
+            ids.append(("v", td.table_id))
         purge = self._shared.purge_ids + [i for i in ids if i not in self._shared.purge_ids]
         adopted = self._adopted.pop(td.name, None)
         with self._kv.write() as txn:

@@ -16,6 +16,7 @@ tag                 key                                                         
 ``Q`` GSI pending   ``Q | sequence:8`` (the change record's GSI changes unapplied)  engine/changelog.py
 ``S`` shard record  ``S | table_id:4 | shard:4 | sequence:8``                       engine/changelog.py
 ``L`` collection    ``L | table_id:4 | hash_enc``                                   engine/indexes.py
+``V`` item version  ``V | table_id:4 | phash(hash_enc):4 | hash_enc | range_enc``  global_tables/versions.py
 ``T 00`` token      ``T 00 | client request token (UTF-8)``                         engine/transactions.py
 ``T 01`` expiry     ``T 01 | expires_at_ms:8 | client request token (UTF-8)``       engine/transactions.py
 ==================  =============================================================  ============================
@@ -64,6 +65,7 @@ __all__ = [
     "SEQUENCE_RECORD",
     "TOKEN_EXPIRY_PREFIX",
     "TOKEN_PREFIX",
+    "VERSION_TAG",
     "TRIGGER_RECORD_PREFIX",
     "TRANSFER_ACTIVE_PREFIX",
     "TRANSFER_RECORD_PREFIX",
@@ -95,6 +97,8 @@ __all__ = [
     "table_prefix",
     "consumer_record_key",
     "trigger_record_key",
+    "version_key",
+    "version_prefix",
 ]
 
 # ---------------------------------------------------------------- tags
@@ -117,6 +121,9 @@ SHARD_RECORD_TAG: Final = b"S"
 # Item collections: L | table_id:4 | enc(partition key). Value: size:8, the bytes of one partition key's items
 # and LSI entries (tables with LSIs only; the 10 GB item-collection limit).
 COLLECTION_TAG: Final = b"L"
+# Item versions of global tables: V | the item key after its tag (table_id:4 | phash:4 | enc(keys)). Value:
+# orjson [stamp, region, deleted] (global_tables/versions.py); a deleted item's version is its tombstone.
+VERSION_TAG: Final = b"V"
 # Client request tokens of TransactWriteItems: T 00 | token. Value: the request's fingerprint and outcome, so a
 # retry is answered idempotently even after a crash (engine/transactions.py).
 TOKEN_PREFIX: Final = b"T\x00"
@@ -131,6 +138,7 @@ ALL_TAGS: Final = (
     GSI_PENDING_TAG,
     SHARD_RECORD_TAG,
     COLLECTION_TAG,
+    VERSION_TAG,
     TOKEN_PREFIX,
     TOKEN_EXPIRY_PREFIX,
 )
@@ -221,6 +229,15 @@ def item_key(table_id: int, hash_enc: bytes, range_enc: bytes | None) -> bytes:
 def hash_key_prefix(table_id: int, hash_enc: bytes) -> bytes:
     """Prefix of every item with this partition key (a Query's range, in sort-key order)."""
     return ITEM_TAG + table_id.to_bytes(4, "big") + partition_hash(hash_enc) + hash_enc
+
+
+def version_key(item_key: bytes) -> bytes:
+    """Where the version of the item stored at ``item_key`` is kept (global tables)."""
+    return VERSION_TAG + item_key[1:]
+
+
+def version_prefix(table_id: int) -> bytes:
+    return VERSION_TAG + table_id.to_bytes(4, "big")
 
 
 def index_prefix(index_id: int) -> bytes:

@@ -1,0 +1,70 @@
+"""Applying replicated changes to a replica table: last writer wins (docs/design.md "Global tables").
+
+A batch is applied in one storage transaction of the target namespace. Each change is compared with the local
+version of its item (global_tables/versions.py): a newer change replaces the item (or deletes it) through the
+write path every write takes (``writes.apply_in``), so the replica's GSIs, LSIs, stream and triggers follow,
+and its version is stored; an older one (or the same one again) is dropped. Applying a batch twice changes
+nothing the second time.
+
+Replicated writes are never throttled (no capacity admission: they are the work of the service, as DynamoDB's
+replicated writes are accounted apart); they run as ``REPLICATION``, whose changes the versioner leaves to this
+module (the incoming version is stored, not a new one).
+"""
+
+from __future__ import annotations
+
+from dynastore.engine import keys, writes
+from dynastore.engine.context import Context
+from dynastore.global_tables import versions
+from dynastore.global_tables.changes import ReplicatedChange
+from dynastore.global_tables.hybrid_clock import HybridClock
+from dynastore.model.namespace import Origin
+from dynastore.model.table_schema import TableDef
+
+__all__ = ["REPLICATION", "REPLICATION_PRINCIPAL", "apply_changes", "as_replication"]
+
+REPLICATION_PRINCIPAL = "replication.dynamodb.amazonaws.com"
+# Who makes replicated writes. Not ``is_service``: a replicated write's stream record carries no service
+# userIdentity (that marks the region's own TTL deletions).
+REPLICATION = Origin(REPLICATION_PRINCIPAL, REPLICATION_PRINCIPAL)
+
+
+def as_replication(ctx: Context) -> Context:
+    """``ctx``'s namespace, called by the replication service."""
+    if ctx.origin is REPLICATION:
+        return ctx
+    return Context(ctx.engine, ctx.namespace, ctx.catalog, REPLICATION)
+
+
+def apply_changes(
+    ctx: Context, table: TableDef, changes: list[ReplicatedChange], clock: HybridClock | None = None
+) -> int:
+    """Apply the changes newer than the local versions of their items to ``table`` (of ``ctx``'s namespace) in one
+    transaction; returns how many were applied. ``clock``: this server's hybrid clock, told every stamp seen."""
+    ctx = as_replication(ctx)
+    for change in changes:
+        keys.check_table_key(table, change.key, is_full_item=False)
+    writes.prepare(ctx, table)
+    results: list[writes.WriteResult] = []
+    with ctx.kv.write() as txn:
+        for change in changes:
+            key = keys.storage_key(table, change.key)
+            if not versions.wins(change.version, versions.read(txn, key)):
+                continue
+            item = None if change.version.deleted else change.item
+            plan: writes.Plan = writes.DeletePlan() if item is None else writes.PutPlan(item)
+            results.append(writes.apply_in(ctx, txn, table, key, plan))
+            versions.write(txn, key, change.version)
+    _record_stats(ctx, table, results)
+    if clock is not None and changes:
+        clock.observe(max(change.version.stamp for change in changes))
+    return len(results)
+
+
+def _record_stats(ctx: Context, table: TableDef, results: list[writes.WriteResult]) -> None:
+    catalog = ctx.catalog.owner(table)
+    for result in results:
+        catalog.add_stats(table.name, (result.new is not None) - result.existed, result.new_size - result.old_size)
+        if result.index is not None:
+            for index_id, items, size in result.index.lsi_stats:
+                catalog.add_index_stats(table.name, index_id, items, size)

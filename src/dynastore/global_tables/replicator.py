@@ -1,0 +1,471 @@
+"""The replicator of global tables (docs/design.md "Global tables"): stamps every change of a global table with
+its version, ships each region's own changes to the other regions of the set, seeds new replicas and carries
+out the replica set's changes.
+
+* As a change log consumer (engine/changelog.py ``Consumer``) it follows every table with replicas (KEYS_ONLY:
+  which item changed, when) and holds the records some target has not acknowledged yet.
+* As the log's ``Versioner`` it stamps, in the write's own transaction, the item's version: the hybrid clock's
+  stamp, the table's region, whether the item was deleted. Replicated writes (origin ``REPLICATION``) are
+  stamped by global_tables/apply.py with the incoming version instead.
+* ``step`` (run by the host's background task, app.py) ships: per (source table, target region) a cursor (the
+  newest change log sequence number acknowledged by the target); it reads the table's records after it, takes
+  each changed key once, reads the current item and version in one read transaction, sends those whose
+  version is this region's (every region ships its own changes to every other: a full mesh) through the
+  target's link, and advances the cursor once the target acknowledged them. A region that cannot be reached
+  (``LinkDown``) keeps its cursor and is retried with backoff: it catches up when it returns.
+* Seeding a replica the API added: create its table (``put_replica_set``), tell the set's other regions,
+  ship every item and tombstone of one consistent read transaction, start its cursor at the change log's
+  position of that transaction, then mark it ACTIVE on every region of the set.
+* Cursors are saved in one catalog record (``#consumer:global-tables``: {table ARN: {region: sequence}}) at most
+  every ``CHECKPOINT_INTERVAL``: after a crash the changes since are shipped again (apply is idempotent).
+* Metrics per (table, source region, target region): the replication latency (the origin's commit time to the
+  target's acknowledgement) and the records not yet acknowledged (``view``).
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from dynastore.engine import keys
+from dynastore.engine.changelog import KEYS_ONLY, NOT_FOLLOWED, REMOVE, ChangeRecord
+from dynastore.engine.context import Context
+from dynastore.errors import DynamoError
+from dynastore.global_tables import replicas, versions
+from dynastore.global_tables.apply import REPLICATION
+from dynastore.global_tables.changes import ReplicatedChange
+from dynastore.global_tables.hybrid_clock import HybridClock, stamp_wall_ms
+from dynastore.global_tables.links import LinkDown, LinkFactory, RemoteLinkMaker
+from dynastore.global_tables.versions import Version
+from dynastore.model.namespace import Namespace, Origin
+from dynastore.model.table_schema import ACTIVE, CREATING, DELETING, UPDATING, TableDef
+from dynastore.model.values import Item
+from dynastore.storage import keyspace
+from dynastore.storage.itemcodec import decode_item
+from dynastore.storage.keycodec import decode_value
+from dynastore.storage.kv import ReadTxn, WriteTxn
+
+__all__ = ["BATCH_CHANGES", "CONSUMER_NAME", "GlobalReplicator", "PairMetrics", "links_for"]
+
+log = logging.getLogger("dynastore.global_tables")
+
+CONSUMER_NAME = "global-tables"
+READ_RECORDS = 2000  # change log records read per (table, target) per step
+BATCH_CHANGES = 200  # changes per send
+CHECKPOINT_INTERVAL = 0.5  # seconds between two saves of the cursors (monotonic time)
+BACKOFF_FIRST, BACKOFF_MAX = 0.1, 5.0  # seconds before retrying a region that could not be reached
+LATENCIES_KEPT = 1000  # latencies kept per (table, target) for p50 / p99
+TOMBSTONE_PURGE_KEYS = 1000  # versions examined per maintenance pass
+
+
+class PairMetrics:
+    """Replication from one table to one target region: latencies (seconds) and the records pending."""
+
+    __slots__ = ("latencies", "last", "pending", "shipped", "error")
+
+    def __init__(self) -> None:
+        self.latencies: collections.deque[float] = collections.deque(maxlen=LATENCIES_KEPT)
+        self.last: float | None = None
+        self.pending = 0
+        self.shipped = 0
+        self.error: str | None = None
+
+    def acknowledged(self, lags: list[float]) -> None:
+        if lags:
+            self.latencies.extend(lags)
+            self.last = lags[-1]
+            self.shipped += len(lags)
+
+    def percentile(self, fraction: float) -> float | None:
+        if not self.latencies:
+            return None
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def links_for(
+    ctx: Context, peers: dict[str, str], clock: HybridClock, remote: RemoteLinkMaker | None = None
+) -> LinkFactory:
+    """The links of the server of ``ctx``: a LocalLink for a region of this server, ``remote(region, url)`` (a
+    RemoteLink, global_tables/peers.py) for a region configured as a peer (``peers``: region -> URL)."""
+
+    def context_of(account: str, region: str) -> Context:
+        return ctx.engine.context(Namespace(account, region), REPLICATION)
+
+    return LinkFactory(context_of, peers, remote, clock)
+
+
+class GlobalReplicator:
+    """A change log ``Consumer`` and ``Versioner`` (engine/changelog.py), and the background shipping (``step``).
+    ``ctx``: the engine's context of the default namespace (background work walks every namespace's tables)."""
+
+    def __init__(self, ctx: Context, links: LinkFactory, clock: HybridClock, tombstone_retention: float) -> None:
+        self.name = CONSUMER_NAME
+        self._ctx = ctx
+        self.links = links
+        self.clock = clock
+        self.tombstone_retention = tombstone_retention
+        self._regions: dict[int, str] = {}  # table id -> its namespace's region (what its stamps name)
+        self._cursors: dict[str, dict[str, int]] = {}  # table ARN -> target region -> sequence acknowledged
+        self._held: dict[int, int] = {}  # table id -> the lowest cursor of its targets (-1: a target has none)
+        self._metrics: dict[tuple[str, str, str], PairMetrics] = {}  # (table ARN, source, target region)
+        self._retry_at: dict[tuple[str, str], float] = {}  # (table ARN, target) -> when to try again
+        self._backoff: dict[tuple[str, str], float] = {}
+        self._generation = -1
+        self._tables: list[TableDef] = []  # the tables with replicas, as of catalog generation _generation
+        self._saved_at = 0.0
+        self._dirty = False
+        self._purge_from: dict[int, bytes] = {}  # table id -> where the tombstone purge goes on
+        self._load()
+
+    # ---- Consumer --------------------------------------------------------------------------------------------
+    @property
+    def checkpoint_key(self) -> bytes:
+        return keyspace.consumer_record_key(self.name)
+
+    def need(self, table: TableDef) -> int:
+        return KEYS_ONLY if replicas.is_global(table) else NOT_FOLLOWED
+
+    def holds(self, record: ChangeRecord, now: float) -> bool:
+        lowest = self._held.get(record.table_id)
+        return lowest is not None and record.seq > lowest
+
+    # ---- Versioner -------------------------------------------------------------------------------------------
+    def stamp(self, txn: WriteTxn, table: TableDef, key: bytes, event: int, origin: Origin | None) -> None:
+        if origin is REPLICATION:
+            return  # apply stores the incoming version
+        versions.write(txn, key, Version(self.clock.now(), self._region_of(table), event == REMOVE))
+
+    def _region_of(self, table: TableDef) -> str:
+        region = self._regions.get(table.table_id)
+        if region is None:
+            region = self._regions[table.table_id] = self._ctx.catalog.namespace_of_table(table).region
+        return region
+
+    # ---- cursors -------------------------------------------------------------------------------------------
+    def _load(self) -> None:
+        raw = self._ctx.changelog.load_checkpoint(self)
+        if raw is None:
+            return
+        saved = orjson.loads(raw)
+        self._cursors = {arn: {region: int(seq) for region, seq in targets.items()} for arn, targets in saved.items()}
+
+    def save(self, force: bool = False) -> None:
+        """Save the cursors if they moved (at most every CHECKPOINT_INTERVAL unless ``force``)."""
+        now = time.monotonic()
+        if not self._dirty or (not force and now - self._saved_at < CHECKPOINT_INTERVAL):
+            return
+        self._ctx.changelog.save_checkpoint(self, orjson.dumps(self._cursors))
+        self._saved_at = now
+        self._dirty = False
+
+    def _set_cursor(self, arn: str, region: str, seq: int) -> None:
+        self._cursors.setdefault(arn, {})[region] = seq
+        self._dirty = True
+
+    def _drop_cursor(self, arn: str, region: str | None = None) -> None:
+        if region is None:
+            self._cursors.pop(arn, None)
+        else:
+            self._cursors.get(arn, {}).pop(region, None)
+        self._dirty = True
+
+    # ---- the background round ------------------------------------------------------------------------------
+    def _global_tables(self) -> list[TableDef]:
+        """The tables with replicas, found again only when the catalog changed."""
+        catalog = self._ctx.catalog
+        if catalog.generation != self._generation:
+            self._generation = catalog.generation
+            self._tables = [td for td in catalog.every_table() if td.replicas]
+        return self._tables
+
+    async def step(self) -> bool:
+        """One round: seeding, replica removals, shipping, forgotten tables; True when it moved something."""
+        if not self._ctx.kv.writable:
+            return False
+        moved = False
+        arns: set[str] = set()
+        for td in self._global_tables():
+            ctx = self._ctx.for_table(td)
+            current = ctx.catalog.find(td.name)
+            if current is None or current.table_id != td.table_id:
+                continue
+            arn = ctx.namespace.table_arn(td.name)
+            arns.add(arn)
+            moved |= await self._step_table(ctx, current, arn)
+        moved |= await self._forget_gone(arns)
+        self._held = self._holding()
+        self.save()
+        return moved
+
+    async def _step_table(self, ctx: Context, td: TableDef, arn: str) -> bool:
+        if td.status == DELETING:
+            return False  # its deletion is announced once it is gone (``_forget_gone``)
+        moved = False
+        listed = {r.region for r in td.replicas}
+        for region in list(self._cursors.get(arn, {})):
+            if region not in listed:
+                self._drop_cursor(arn, region)  # no longer in the set
+        for replica in td.replicas:
+            if not self._due(arn, replica.region):
+                continue
+            try:
+                if replica.status == DELETING:
+                    moved |= await self._remove(ctx, td, arn, replica.region)
+                elif replica.region not in self._cursors.get(arn, {}):
+                    moved |= await self._start(ctx, td, arn, replica.region, replica.status, replica.progress)
+                else:
+                    moved |= await self._ship(ctx, td, arn, replica.region)
+                self._succeeded(arn, replica.region)
+            except LinkDown as e:
+                self._failed(arn, ctx.namespace.region, replica.region, str(e))
+        return moved
+
+    def _due(self, arn: str, region: str) -> bool:
+        at = self._retry_at.get((arn, region))
+        return at is None or time.monotonic() >= at
+
+    def _succeeded(self, arn: str, region: str) -> None:
+        self._retry_at.pop((arn, region), None)
+        self._backoff.pop((arn, region), None)
+
+    def _failed(self, arn: str, source: str, region: str, error: str) -> None:
+        wait = min(BACKOFF_MAX, self._backoff.get((arn, region), BACKOFF_FIRST / 2) * 2)
+        self._backoff[(arn, region)] = wait
+        self._retry_at[(arn, region)] = time.monotonic() + wait
+        self._pair(arn, source, region).error = error
+        log.info("replication of %s to %s waits %.1f s: %s", arn, region, wait, error)
+
+    def _pair(self, arn: str, source: str, target: str) -> PairMetrics:
+        found = self._metrics.get((arn, source, target))
+        if found is None:
+            found = self._metrics[(arn, source, target)] = PairMetrics()
+        return found
+
+    def _holding(self) -> dict[int, int]:
+        held: dict[int, int] = {}
+        for td in self._tables:
+            arn = self._ctx.catalog.owner(td).namespace.table_arn(td.name)
+            cursors = self._cursors.get(arn, {})
+            targets = [r.region for r in td.replicas if r.status != DELETING]
+            if targets:
+                held[td.table_id] = min(cursors.get(region, -1) for region in targets)
+        return held
+
+    # ---- a new target: seeded (the region that added it) or followed from the log's start ----------------------
+    async def _start(
+        self, ctx: Context, td: TableDef, arn: str, region: str, status: str, progress: str | None
+    ) -> bool:
+        if status == CREATING and progress is not None:
+            return await self._seed(ctx, td, arn, region)
+        if status not in (CREATING, ACTIVE, UPDATING):
+            return False  # CREATION_FAILED and the like: nothing ships there
+        # A region this one learned of from another: every change of its own still in the log goes there
+        # (idempotent), so no change made before it learned of the region is missed.
+        self._set_cursor(arn, region, -1)
+        return True
+
+    async def _seed(self, ctx: Context, td: TableDef, arn: str, region: str) -> bool:
+        account, link = ctx.namespace.account_id, self.links.link(region)
+        try:
+            await link.put_replica_set(account, replicas.replica_set_definition(ctx, td))
+        except DynamoError as e:
+            replicas.set_replica_status(ctx, td.name, region, "CREATION_FAILED", None, e.message)
+            return True
+        await self._announce(ctx, td, exclude={region})
+        position, snapshot = self._snapshot(ctx, td)
+        for batch in _batches(snapshot, BATCH_CHANGES):
+            await link.send(account, td.name, batch)
+        self._set_cursor(arn, region, position)
+        settled = replicas.set_replica_status(ctx, td.name, region, ACTIVE)
+        if settled is not None:
+            await self._announce(ctx, settled, exclude=set())
+        return True
+
+    async def _announce(self, ctx: Context, td: TableDef, exclude: set[str]) -> None:
+        """Give every region of ``td``'s set but ``exclude`` the set as ``td`` lists it (creating nothing)."""
+        definition = replicas.replica_set_definition(ctx, td, create=False)
+        for replica in td.replicas:
+            if replica.region not in exclude and replica.status != DELETING:
+                await self.links.link(replica.region).put_replica_set(ctx.namespace.account_id, definition)
+
+    def _snapshot(self, ctx: Context, td: TableDef) -> tuple[int, list[ReplicatedChange]]:
+        """Every item and tombstone of ``td`` with its version, and the change log's position, in one read
+        transaction (items without a version: written before the table was global, the oldest version)."""
+        own = ctx.namespace.region
+        now = ctx.clock.now()
+        out: list[ReplicatedChange] = []
+        with ctx.kv.read() as txn:
+            position = ctx.changelog.next_seq - 1
+            prefix = keyspace.table_prefix(td.table_id)
+            for key, raw in txn.iter_range(prefix, keyspace.prefix_end(prefix)):
+                item = decode_item(raw)
+                version = versions.read(txn, key) or Version(0, own, False)
+                out.append(ReplicatedChange(keys.key_attributes(td, item), item, version, now))
+            for key, version in _tombstones(txn, td.table_id):
+                out.append(ReplicatedChange(_key_of(td, key), None, version, now))
+        return position, out
+
+    # ---- removal -------------------------------------------------------------------------------------------
+    async def _remove(self, ctx: Context, td: TableDef, arn: str, region: str) -> bool:
+        await self.links.link(region).drop_replica(ctx.namespace.account_id, td.name)
+        self._drop_cursor(arn, region)
+        self._metrics.pop((arn, ctx.namespace.region, region), None)
+        remaining = replicas.forget_replica(ctx, td.name, region)
+        if remaining is not None:
+            await self._announce(ctx, remaining, exclude=set())
+        return True
+
+    async def _forget_gone(self, arns: set[str]) -> bool:
+        """Tables with cursors that are gone (deleted): the other regions of their sets drop them from their
+        lists."""
+        moved = False
+        for arn in [a for a in self._cursors if a not in arns]:
+            account, region, name = _parse_arn(arn)
+            try:
+                for target in self._cursors[arn]:
+                    notice = replicas.removal_notice(name, region)
+                    await self.links.link(target).put_replica_set(account, notice)
+            except LinkDown as e:
+                log.info("the deletion of %s is announced later: %s", arn, e)
+                continue
+            self._drop_cursor(arn)
+            moved = True
+        return moved
+
+    # ---- shipping ------------------------------------------------------------------------------------------
+    async def _ship(self, ctx: Context, td: TableDef, arn: str, region: str) -> bool:
+        cursor = self._cursors[arn][region]
+        changelog = ctx.changelog
+        records = changelog.read(cursor, READ_RECORDS, (td.table_id,))
+        end = records[-1].seq if len(records) >= READ_RECORDS else changelog.next_seq - 1
+        pair = self._pair(arn, ctx.namespace.region, region)
+        if not records:
+            pair.pending = 0
+            if end > cursor:
+                self._set_cursor(arn, region, end)
+            return False
+        pair.pending = len(records)
+        changes, lags_from = self._changes(ctx, td, records)
+        for batch in _batches(changes, BATCH_CHANGES):
+            await self.links.link(region).send(ctx.namespace.account_id, td.name, batch)
+        now = ctx.clock.now()
+        pair.acknowledged([max(0.0, now - at) for at in lags_from])
+        pair.pending = 0
+        pair.error = None
+        self._set_cursor(arn, region, end)
+        return True
+
+    def _changes(
+        self, ctx: Context, td: TableDef, records: list[ChangeRecord]
+    ) -> tuple[list[ReplicatedChange], list[float]]:
+        """The current state of each key the records changed, for those whose version is this region's (the
+        changes made here), and the commit times of their records (for the latency)."""
+        own = ctx.namespace.region
+        newest: dict[bytes, float] = {}
+        for record in records:
+            newest[record.key] = record.at
+        out: list[ReplicatedChange] = []
+        shipped: set[bytes] = set()
+        with ctx.kv.read() as txn:
+            for key, at in newest.items():
+                version = versions.read(txn, key)
+                raw = txn.get(key)
+                if version is None:
+                    version = Version(0, own, raw is None)
+                if version.region != own:
+                    continue  # a change replicated here: its own region ships it
+                item = None if raw is None or version.deleted else decode_item(raw)
+                out.append(ReplicatedChange(_key_of(td, key), item, version, at))
+                shipped.add(key)
+        return out, [record.at for record in records if record.key in shipped]
+
+    # ---- tombstones ----------------------------------------------------------------------------------------
+    def purge_tombstones(self, max_keys: int = TOMBSTONE_PURGE_KEYS) -> int:
+        """Delete tombstones older than the retention (of items still deleted), up to ``max_keys`` versions
+        examined per call, table by table; returns how many were deleted."""
+        cutoff_ms = int((self._ctx.clock.now() - self.tombstone_retention) * 1000)
+        purged = examined = 0
+        for td in self._global_tables():
+            if examined >= max_keys:
+                break
+            start = self._purge_from.get(td.table_id, keyspace.version_prefix(td.table_id))
+            end = keyspace.prefix_end(keyspace.version_prefix(td.table_id))
+            last = None
+            with self._ctx.kv.write() as txn:
+                for vkey, raw in txn.iter_range(start, end):
+                    examined += 1
+                    last = vkey
+                    version = versions.decode(raw)
+                    if version.deleted and stamp_wall_ms(version.stamp) < cutoff_ms:
+                        item_key = keyspace.ITEM_TAG + vkey[1:]
+                        if txn.get(item_key) is None:
+                            txn.delete(vkey)
+                            purged += 1
+                    if examined >= max_keys:
+                        break
+            if last is None or examined < max_keys:
+                self._purge_from.pop(td.table_id, None)  # the table is done: the next pass starts over
+            else:
+                self._purge_from[td.table_id] = last + b"\x00"
+        return purged
+
+    # ---- metrics -------------------------------------------------------------------------------------------
+    def view(self) -> list[dict[str, Any]]:
+        """Per (table ARN, source region, target region): the replication latency in milliseconds (last, p50,
+        p99 of the last 1,000 changes acknowledged), the records not yet acknowledged, the changes shipped and
+        the last error (None once a send succeeded)."""
+        out: list[dict[str, Any]] = []
+        for (arn, source, target), pair in sorted(self._metrics.items()):
+            out.append(
+                {
+                    "table": arn,
+                    "source": source,
+                    "target": target,
+                    "latency_ms": _ms(pair.last),
+                    "latency_p50_ms": _ms(pair.percentile(0.5)),
+                    "latency_p99_ms": _ms(pair.percentile(0.99)),
+                    "pending": pair.pending,
+                    "shipped": pair.shipped,
+                    "error": pair.error,
+                }
+            )
+        return out
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000, 3)
+
+
+def _batches(changes: list[ReplicatedChange], size: int) -> Iterator[list[ReplicatedChange]]:
+    for start in range(0, len(changes), size):
+        yield changes[start : start + size]
+
+
+def _key_of(td: TableDef, storage_key: bytes) -> Item:
+    """The key attributes of the item at ``storage_key`` (or of its version's key: the same after the tag)."""
+    hash_key, range_key = td.key_schema.hash_key, td.key_schema.range_key
+    payload, offset = decode_value(hash_key.type, storage_key, keyspace.KEY_HEAD_BYTES)
+    key: Item = {hash_key.name: {hash_key.type: payload}}
+    if range_key is not None:
+        key[range_key.name] = {range_key.type: decode_value(range_key.type, storage_key, offset)[0]}
+    return key
+
+
+def _tombstones(txn: ReadTxn, table_id: int) -> Iterator[tuple[bytes, Version]]:
+    prefix = keyspace.version_prefix(table_id)
+    for vkey, raw in txn.iter_range(prefix, keyspace.prefix_end(prefix)):
+        version = versions.decode(raw)
+        if version.deleted:
+            yield vkey, version
+
+
+def _parse_arn(arn: str) -> tuple[str, str, str]:
+    """(account, region, table name) of a table ARN."""
+    parts = arn.split(":", 5)
+    return parts[4], parts[3], parts[5].split("/", 1)[1]

@@ -1,0 +1,86 @@
+"""Applying replicated changes: last writer wins per item, a tombstone keeps a deleted item deleted, and a batch
+applied twice changes nothing the second time."""
+
+from __future__ import annotations
+
+from dynastore.engine.keys import storage_key
+from dynastore.global_tables import versions
+from dynastore.global_tables.apply import apply_changes
+from dynastore.global_tables.changes import ReplicatedChange, from_wire, to_wire
+from dynastore.global_tables.hybrid_clock import HybridClock
+from dynastore.global_tables.versions import Version
+from dynastore.model.table_schema import TableDef
+from tests.unit.engine.tables import create, item
+from tests.unit.global_tables.regions import EAST, STREAM, WEST, Regions, get
+
+KEY = {"pk": {"S": "a"}}
+
+
+def change(value: str | None, stamp: int, region: str = EAST) -> ReplicatedChange:
+    """The change of item "a" to ``v=value`` (None: its deletion) stamped ``stamp`` in ``region``."""
+    new = None if value is None else item("a", v=value)
+    return ReplicatedChange(KEY, new, Version(stamp, region, value is None), 0)
+
+
+def replica() -> tuple[Regions, TableDef]:
+    regions = Regions()
+    return regions, create(regions.west, "t", stream=STREAM)
+
+
+def version_of(regions: Regions, table: TableDef) -> Version | None:
+    with regions.west.kv.read() as txn:
+        return versions.read(txn, storage_key(table, KEY))
+
+
+def test_a_newer_change_is_applied_with_its_version() -> None:
+    regions, table = replica()
+    assert apply_changes(regions.west, table, [change("one", 100)]) == 1
+    assert get(regions.west, "t", "a") == item("a", v="one")
+    assert version_of(regions, table) == Version(100, EAST, False)
+
+
+def test_an_older_write_arriving_late_is_dropped() -> None:
+    regions, table = replica()
+    apply_changes(regions.west, table, [change("new", 200)])
+    assert apply_changes(regions.west, table, [change("old", 150, WEST)]) == 0
+    assert get(regions.west, "t", "a") == item("a", v="new")
+    assert version_of(regions, table) == Version(200, EAST, False)
+
+
+def test_a_tombstone_blocks_the_resurrection_of_a_deleted_item() -> None:
+    regions, table = replica()
+    apply_changes(regions.west, table, [change("v1", 100), change(None, 300)])
+    assert get(regions.west, "t", "a") is None
+    assert version_of(regions, table) == Version(300, EAST, True)  # the tombstone outlives the item
+
+    assert apply_changes(regions.west, table, [change("late", 250, WEST)]) == 0  # written before the delete
+    assert get(regions.west, "t", "a") is None
+
+    assert apply_changes(regions.west, table, [change("again", 301, WEST)]) == 1  # written after it
+    assert get(regions.west, "t", "a") == item("a", v="again")
+
+
+def test_a_batch_applied_twice_changes_nothing_the_second_time() -> None:
+    regions, table = replica()
+    batch = [change("v1", 100), ReplicatedChange({"pk": {"S": "b"}}, item("b"), Version(101, EAST, False), 0)]
+    assert apply_changes(regions.west, table, batch) == 2
+    records = regions.west.changelog.next_seq
+    assert apply_changes(regions.west, table, batch) == 0
+    assert regions.west.changelog.next_seq == records  # no write, so no stream record either
+    assert get(regions.west, "t", "a") == item("a", v="v1")
+    assert regions.west.catalog.stats("t") == (2, regions.west.catalog.stats("t")[1])
+
+
+def test_the_clock_observes_the_stamps_applied() -> None:
+    regions, table = replica()
+    clock = HybridClock(regions.clock)
+    far_ahead = clock.now() + (10_000 << 16)
+    apply_changes(regions.west, table, [change("v", far_ahead)], clock)
+    assert clock.now() > far_ahead
+
+
+def test_a_batch_travels_as_json_with_typed_attribute_values() -> None:
+    batch = [change("v", 5), change(None, 6, WEST)]
+    wire = to_wire(batch)
+    assert wire.startswith(b'{"Changes":[{"Key":{"pk":{"S":"a"}},"Item":{"pk":{"S":"a"},"v":{"S":"v"}},"Stamp":5,')
+    assert from_wire(wire) == batch

@@ -1,0 +1,227 @@
+"""The replicator in process: regions of one server reached through LocalLink. A replica is created, seeded and
+made ACTIVE; each region's writes reach the other; a region that cannot be reached keeps its cursor and catches up
+(also after a restart); tombstones go after their retention, versions with their table; a table that is not
+global gets no versions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from dynastore.app import build_replicator
+from dynastore.engine import tables
+from dynastore.engine.keys import storage_key
+from dynastore.global_tables import replicas, replicator, versions
+from dynastore.global_tables.changes import ReplicatedChange
+from dynastore.global_tables.links import Link, LinkDown
+from dynastore.model.table_schema import ACTIVE, CREATING, UPDATING, TableDef
+from dynastore.storage import keyspace
+from tests.unit.engine.tables import create, item, restart
+from tests.unit.global_tables.regions import EAST, STREAM, WEST, Regions, get, remove, settle, write
+
+
+def global_table(regions: Regions, seed: int = 0) -> TableDef:
+    table = create(regions.east, "t", stream=STREAM)
+    for n in range(seed):
+        write(regions.east, table, item(f"seed{n}"))
+    replicas.add_replica(regions.east, "t", WEST)
+    settle(regions.replicator)
+    return regions.east.catalog.get("t")
+
+
+class Flaky:
+    """A link that fails while ``down``, else passes the calls on."""
+
+    def __init__(self, link: Link) -> None:
+        self.link = link
+        self.down = False
+        self.region = link.region
+
+    async def send(self, account: str, table: str, changes: list[ReplicatedChange]) -> None:
+        if self.down:
+            raise LinkDown("cut")
+        await self.link.send(account, table, changes)
+
+    async def put_replica_set(self, account: str, definition: dict[str, Any]) -> None:
+        if self.down:
+            raise LinkDown("cut")
+        await self.link.put_replica_set(account, definition)
+
+    async def drop_replica(self, account: str, table: str) -> None:
+        await self.link.drop_replica(account, table)
+
+
+def cut(replicator_: replicator.GlobalReplicator, region: str) -> Flaky:
+    """The replicator's link to ``region``, made flaky."""
+    flaky = Flaky(replicator_.links.link(region))
+    replicator_.links._links[region] = flaky
+    return flaky
+
+
+def vkeys(regions: Regions, table: TableDef) -> list[bytes]:
+    prefix = keyspace.version_prefix(table.table_id)
+    with regions.east.kv.read() as txn:
+        return [k for k, _ in txn.iter_range(prefix, keyspace.prefix_end(prefix))]
+
+
+@pytest.fixture(autouse=True)
+def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(replicator, "BACKOFF_FIRST", 0.0)
+    monkeypatch.setattr(replicator, "BACKOFF_MAX", 0.0)
+
+
+def test_adding_a_replica_creates_seeds_and_activates_it() -> None:
+    regions = Regions()
+    table = create(regions.east, "t", stream=STREAM)
+    for n in range(5):
+        write(regions.east, table, item(f"seed{n}"))
+    remove(regions.east, table, "seed0")
+
+    added = replicas.add_replica(regions.east, "t", WEST)
+    assert (added.status, added.replicas[0].status, added.global_table_version) == (UPDATING, CREATING, "2019.11.21")
+    settle(regions.replicator)
+
+    east = regions.east.catalog.get("t")
+    assert (east.status, [(r.region, r.status) for r in east.replicas]) == (ACTIVE, [(WEST, ACTIVE)])
+    west = regions.west.catalog.get("t")
+    assert [(r.region, r.status) for r in west.replicas] == [(EAST, ACTIVE)]
+    assert west.table_id != east.table_id and west.stream == STREAM
+    assert [get(regions.west, "t", f"seed{n}") for n in range(5)] == [None] + [item(f"seed{n}") for n in range(1, 5)]
+
+
+def test_each_region_s_writes_reach_the_other() -> None:
+    regions = Regions()
+    east = global_table(regions)
+    west = regions.west.catalog.get("t")
+    write(regions.east, east, item("a", v="east"))
+    write(regions.west, west, item("b", v="west"))
+    settle(regions.replicator)
+    assert get(regions.west, "t", "a") == item("a", v="east")
+    assert get(regions.east, "t", "b") == item("b", v="west")
+
+    remove(regions.west, west, "a")
+    settle(regions.replicator)
+    assert get(regions.east, "t", "a") is None
+    with regions.east.kv.read() as txn:
+        tombstone = versions.read(txn, storage_key(east, {"pk": {"S": "a"}}))
+    assert tombstone is not None and (tombstone.region, tombstone.deleted) == (WEST, True)
+
+
+def test_concurrent_writes_converge_on_the_later_stamp() -> None:
+    regions = Regions()
+    east = global_table(regions)
+    west = regions.west.catalog.get("t")
+    write(regions.east, east, item("x", v="east"))
+    write(regions.west, west, item("x", v="west"))  # stamped later by the same clock
+    settle(regions.replicator)
+    assert get(regions.east, "t", "x") == get(regions.west, "t", "x") == item("x", v="west")
+
+
+def test_a_region_cut_off_keeps_its_cursor_and_catches_up() -> None:
+    regions = Regions()
+    east = global_table(regions)
+    flaky = cut(regions.replicator, WEST)
+    flaky.down = True
+    for n in range(3):
+        write(regions.east, east, item(f"k{n}"))
+    settle(regions.replicator)
+    assert get(regions.west, "t", "k0") is None
+    [pair] = [p for p in regions.replicator.view() if p["source"] == EAST]
+    assert (pair["pending"], pair["error"]) == (3, "cut")
+
+    flaky.down = False
+    settle(regions.replicator)
+    assert [get(regions.west, "t", f"k{n}") for n in range(3)] == [item(f"k{n}") for n in range(3)]
+    [pair] = [p for p in regions.replicator.view() if p["source"] == EAST]
+    assert (pair["pending"], pair["error"], pair["shipped"]) == (0, None, 3)
+    assert pair["latency_p99_ms"] == 0.0  # the clock stood still
+
+
+def test_the_cursors_survive_a_restart() -> None:
+    regions = Regions()
+    east = global_table(regions)
+    write(regions.east, east, item("before"))
+    settle(regions.replicator)
+    regions.replicator.save(force=True)
+    saved = orjson.loads(regions.east.changelog.load_checkpoint(regions.replicator) or b"{}")
+    arn = f"arn:aws:dynamodb:{EAST}:000000000000:table/t"
+    assert saved[arn] == {WEST: regions.east.changelog.next_seq - 1}
+
+    again = restart(regions.east)
+    second = build_replicator(again, again.config)
+    assert second._cursors == saved
+    flaky = cut(second, WEST)
+    write(again, again.catalog.get("t"), item("after"))
+    flaky.down = True
+    settle(second)
+    assert second._cursors[arn][WEST] == saved[arn][WEST]  # not acknowledged: not moved
+    flaky.down = False
+    settle(second)
+    west_ctx = again.in_namespace("000000000000", WEST)
+    assert get(west_ctx, "t", "after") == item("after")
+
+
+def test_the_log_holds_the_records_a_target_has_not_acknowledged() -> None:
+    regions = Regions()
+    east = global_table(regions)
+    flaky = cut(regions.replicator, WEST)
+    flaky.down = True
+    write(regions.east, east, item("held"))
+    settle(regions.replicator)
+    [record] = regions.east.changelog.read(-1, 1000, (east.table_id,))[-1:]
+    assert regions.replicator.holds(record, regions.clock.now())
+    flaky.down = False
+    settle(regions.replicator)
+    assert not regions.replicator.holds(record, regions.clock.now())
+
+
+def test_removing_a_replica_drops_its_table_and_leaves_every_list() -> None:
+    regions = Regions()
+    global_table(regions)
+    replicas.remove_replica(regions.east, "t", WEST)
+    settle(regions.replicator)
+    assert regions.east.catalog.get("t").replicas == ()
+    assert regions.west.catalog.find("t") is None
+
+
+def test_deleting_a_replica_table_takes_it_off_the_other_regions_lists() -> None:
+    regions = Regions()
+    global_table(regions)
+    tables.delete(regions.west, "t")
+    settle(regions.replicator)
+    assert regions.east.catalog.get("t").replicas == ()
+
+
+def test_tombstones_go_after_their_retention_and_not_before() -> None:
+    regions = Regions(tombstone_retention_seconds=100.0)
+    east = global_table(regions)
+    write(regions.east, east, item("gone"))
+    write(regions.east, east, item("kept"))
+    remove(regions.east, east, "gone")
+    regions.clock.advance(50)
+    assert regions.replicator.purge_tombstones() == 0
+    regions.clock.advance(51)
+    assert regions.replicator.purge_tombstones() == 1
+    assert len(vkeys(regions, east)) == 1  # the live item's version stays
+
+
+def test_a_table_s_versions_are_purged_with_it() -> None:
+    regions = Regions()
+    east = global_table(regions)
+    write(regions.east, east, item("a"))
+    assert vkeys(regions, east)
+    replicas.remove_replica(regions.east, "t", WEST)
+    settle(regions.replicator)
+    tables.delete(regions.east, "t")
+    regions.east.catalog.maintain()
+    assert vkeys(regions, east) == []
+
+
+def test_a_table_that_is_not_global_gets_no_versions_and_no_versioner() -> None:
+    regions = Regions()
+    table = create(regions.east, "plain", stream=STREAM)
+    write(regions.east, table, item("a"))
+    assert regions.east.changelog.plan(table).versioner is None
+    assert vkeys(regions, table) == []
