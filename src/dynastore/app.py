@@ -39,6 +39,7 @@ from dynastore.engine.transfers import Transfers
 from dynastore.expressions.cache import ExpressionCache, KeyTemplates
 from dynastore.global_tables.hybrid_clock import HybridClock
 from dynastore.global_tables.links import RemoteLinkMaker
+from dynastore.global_tables.peers import remote_link_maker
 from dynastore.global_tables.replicator import GlobalReplicator, links_for
 from dynastore.partiql.cache import StatementCache
 from dynastore.protocol import dispatch
@@ -153,10 +154,10 @@ def build_engine(config: Config, kv: KV, catalog: Catalog) -> Engine:
     )
 
 
-def remote_links(config: Config) -> RemoteLinkMaker | None:
-    """How the replicator reaches a region served by another dynastore (``config.peers``): None until a RemoteLink
-    (global_tables/peers.py) is plugged in here; a peer's region then waits (LinkDown) and catches up later."""
-    return None
+def remote_links(config: Config) -> RemoteLinkMaker:
+    """How the replicator reaches a region served by another dynastore (``config.peers``): a RemoteLink over HTTP,
+    signed with the key configured for peers (global_tables/peers.py)."""
+    return remote_link_maker(config)
 
 
 def build_replicator(ctx: Context, config: Config) -> GlobalReplicator:
@@ -218,7 +219,7 @@ class Dynastore:
 
     def _protocol(self) -> Protocol:
         operations = dispatch.bind(self.engine, self.services)
-        admin = routes.bind(self.engine, self.triggers, self._cluster_status)
+        admin = routes.bind(self.engine, self.triggers, self._cluster_status, self.replicator.clock)
         kv = self.kv
 
         def commit_seq() -> int:

@@ -13,7 +13,7 @@ from typing import Any
 
 from dynastore import __version__
 from dynastore.build_kind import build_kind
-from dynastore.config import NETWORK_LIMITS, Config, host_list, peer_list
+from dynastore.config import NETWORK_LIMITS, Config, host_list, peer_map
 from dynastore.util.clock import ManualClock
 
 
@@ -134,6 +134,7 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
     _add_security_flags(serve, defaults)
     _add_s3_flags(serve, defaults)
     _add_cluster_flags(serve, defaults)
+    _add_peer_flags(serve)
     _add_partitions_command(commands, defaults)
     from dynastore.admin.policies_cli import add_policies_command
     from dynastore.security.users_cli import add_users_command
@@ -392,24 +393,13 @@ def _add_global_table_flags(serve: argparse.ArgumentParser, defaults: Config) ->
         default=defaults.tombstone_retention_seconds,
         help="seconds a deleted item of a global table keeps its tombstone (default 86400)",
     )
-    serve.add_argument(
-        "--peer",
-        action="append",
-        default=None,
-        metavar="REGION=URL",
-        help="a region served by another dynastore, whose replicas of global tables are reached at URL "
-        "(repeatable; default from DYNASTORE_PEERS); any other region is one of this server",
-    )
 
 
 def _with_global_tables(config: Config, args: argparse.Namespace) -> Config:
-    peers = config.peers
-    if args.peer is not None:
-        try:
-            peers = peer_list(",".join(args.peer))
-        except ValueError as e:
-            raise SystemExit(f"dynastore serve: error: {e}") from None
-    return dataclasses.replace(config, tombstone_retention_seconds=args.tombstone_retention_seconds, peers=peers)
+    config = dataclasses.replace(config, tombstone_retention_seconds=args.tombstone_retention_seconds)
+    if args.peer is not None:  # the flags replace DYNASTORE_PEERS; a region given twice: the last one
+        config = dataclasses.replace(config, peers=dict(args.peer))
+    return config
 
 
 # ---- connection limits (docs/design.md "Limits and abuse") -----------------------------------------------------
@@ -496,6 +486,40 @@ def _add_streams_command(commands: Any, defaults: Config) -> None:
     add_streams_command(commands, default_endpoint(defaults.host, defaults.port))
 
 
+# ---- global tables' peers (docs/global-tables.md "Peers") ---------------------------------------------------------
+def _add_peer_flags(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument(
+        "--peer",
+        action="append",
+        type=_peer_entry,
+        default=None,
+        metavar="REGION=URL",
+        help="the dynastore server that serves REGION, for global tables' replicas there (repeatable; default: "
+        "DYNASTORE_PEERS); it signs with DYNASTORE_PEER_ACCESS_KEY_ID / DYNASTORE_PEER_SECRET_ACCESS_KEY",
+    )
+
+
+def _peer_entry(text: str) -> tuple[str, str]:
+    """One ``--peer REGION=URL``: checked here, so that argparse names the flag in its error."""
+    try:
+        peers = peer_map([text])
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if len(peers) != 1:
+        raise argparse.ArgumentTypeError(f"one REGION=URL per --peer, not {text!r}")
+    return next(iter(peers.items()))
+
+
+def _check_peers(serve: argparse.ArgumentParser, config: Config) -> None:
+    """A server does not replicate to itself, and signs its requests to peers with a whole key."""
+    from dynastore import messages
+
+    if config.region in config.peers:
+        serve.error(messages.CLI_PEER_OWN_REGION.format(region=config.region))
+    if config.peer_access_key_id and not config.peer_secret_access_key:
+        serve.error(messages.CLI_PEER_KEY_WITHOUT_SECRET)
+
+
 # ---- authentication and TLS (docs/security.md) ------------------------------------------------------------------
 def _add_security_flags(serve: argparse.ArgumentParser, defaults: Config) -> None:
     serve.add_argument(
@@ -557,6 +581,7 @@ def _check_security(serve: argparse.ArgumentParser, config: Config) -> None:
         if not _ALLOWED_HOST.fullmatch(name):
             serve.error(messages.CLI_BAD_ALLOWED_HOST.format(name=name))
     _check_cluster(serve, config)
+    _check_peers(serve, config)
 
 
 def _check_cluster(serve: argparse.ArgumentParser, config: Config) -> None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from dynastore import messages
 from dynastore.limits import (
@@ -132,10 +134,17 @@ class Config:
     # only from DYNASTORE_CLUSTER_SECRET (a secret on a command line is visible to every user of the machine).
     cluster_secret: str = field(default="", repr=False)
     # Global tables (docs/global-tables.md): seconds a deleted item's tombstone is kept (it must outlive the worst
-    # replication lag, so that an older write arriving late never brings the item back), and the regions served
-    # by other dynastore servers (region -> URL, ``--peer REGION=URL``): any other region is one of this server.
+    # replication lag, so that an older write arriving late never brings the item back).
     tombstone_retention_seconds: float = 86400.0
+    # Global tables' replicas in other dynastore servers (docs/global-tables.md "Peers"): the region each peer
+    # serves -> its URL (``--peer REGION=URL``, DYNASTORE_PEERS); a replica in any other region lives in this server.
+    # This server signs its requests to them with ``peer_access_key_id`` / ``peer_secret_access_key`` (only from
+    # DYNASTORE_PEER_ACCESS_KEY_ID / _SECRET_ACCESS_KEY: a secret on a command line is visible to every user of the
+    # machine); without a key they go unsigned, which only a peer started with --auth none takes.
     peers: dict[str, str] = field(default_factory=dict, hash=False)
+    peer_access_key_id: str = ""
+    peer_secret_access_key: str = field(default="", repr=False)
+    peer_session_token: str = field(default="", repr=False)
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Config:
@@ -175,7 +184,7 @@ class Config:
             tombstone_retention_seconds=_float(
                 env, "DYNASTORE_TOMBSTONE_RETENTION_SECONDS", base.tombstone_retention_seconds
             ),
-            peers=peer_list(env.get("DYNASTORE_PEERS", "")),
+            **_peers_from_env(env),
         )
 
 
@@ -204,18 +213,6 @@ def policies_path(config: Config) -> Path | None:
 def host_list(text: str) -> tuple[str, ...]:
     """``"a.example, b.example"`` -> ("a.example", "b.example"): names separated by commas or spaces."""
     return tuple(name for name in text.replace(",", " ").split() if name)
-
-
-def peer_list(text: str) -> dict[str, str]:
-    """``"us-west-2=http://h:8001,eu-west-1=http://h2:8002"`` -> {region: URL}; a ValueError names an entry that
-    is not REGION=URL."""
-    peers: dict[str, str] = {}
-    for entry in host_list(text):
-        region, sep, url = entry.partition("=")
-        if not sep or not region or not url:
-            raise ValueError(messages.CLI_BAD_PEER.format(entry=entry))
-        peers[region] = url
-    return peers
 
 
 def _number(env: Mapping[str, str], name: str, default: Any, kind: type) -> Any:
@@ -306,3 +303,41 @@ def _s3_from_env(env: Mapping[str, str]) -> dict[str, Any]:
         "s3_access_key_id": env.get("DYNASTORE_S3_ACCESS_KEY_ID", ""),
         "s3_secret_access_key": env.get("DYNASTORE_S3_SECRET_ACCESS_KEY", ""),
     }
+
+
+def _peers_from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    """DYNASTORE_PEERS, _PEER_ACCESS_KEY_ID, _PEER_SECRET_ACCESS_KEY and _PEER_SESSION_TOKEN."""
+    try:
+        peers = peer_map([env.get("DYNASTORE_PEERS", "")])
+    except ValueError as e:
+        raise ValueError(f"DYNASTORE_PEERS: {e}") from None
+    return {
+        "peers": peers,
+        "peer_access_key_id": env.get("DYNASTORE_PEER_ACCESS_KEY_ID", ""),
+        "peer_secret_access_key": env.get("DYNASTORE_PEER_SECRET_ACCESS_KEY", ""),
+        "peer_session_token": env.get("DYNASTORE_PEER_SESSION_TOKEN", ""),
+    }
+
+
+# An AWS region's name (us-east-1, eu-central-2, us-gov-west-1): what a peer may serve.
+_REGION_NAME = re.compile(r"[a-z]{2}(-[a-z]+)+-\d{1,2}")
+
+
+def peer_map(entries: Sequence[str]) -> dict[str, str]:
+    """``["us-west-2=http://h:8001", "eu-west-1=http://h2:8002,ap-south-1=https://h3"]`` (an entry may hold
+    several, separated by commas or white space) -> {region: url without a final slash}; ValueError names the first
+    one that is not ``REGION=URL`` with a URL of a server's root."""
+    peers: dict[str, str] = {}
+    for entry in entries:
+        for item in entry.replace(",", " ").split():
+            region, _, url = item.partition("=")
+            url = url.rstrip("/")
+            parts = urlsplit(url)
+            if not _REGION_NAME.fullmatch(region) or parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(messages.CLI_BAD_PEER.format(entry=item))
+            if parts.path or parts.query or parts.fragment:
+                raise ValueError(messages.CLI_PEER_URL_NOT_ROOT.format(url=url))
+            if peers.get(region, url) != url:
+                raise ValueError(messages.CLI_PEER_TWICE.format(region=region, first=peers[region], second=url))
+            peers[region] = url
+    return peers

@@ -39,6 +39,17 @@ AUTH_UNSUPPORTED_ALGORITHM = "Unsupported AWS 'algorithm': '{algorithm}'"
 # dynastore's own endpoints (/dynastore/...) with --auth sigv4: JSON {"error": text} with 403.
 ADMIN_NOT_SIGNED = "this endpoint needs a request signed (SigV4) by an admin user: {reason}"
 ADMIN_NOT_ADMIN = "{arn} is not an admin user (dynastore users add NAME --admin)"
+# The endpoints peers call to keep this server's replicas of global tables (admin/peer_endpoints.py): JSON
+# {"error": text} with 400 (404 for an unknown endpoint, 405 for a method other than POST).
+PEER_POST_ONLY = "{method} is not supported here: a peer POSTs to /dynastore/global-tables/..."
+PEER_UNKNOWN_ENDPOINT = "unknown global tables endpoint {endpoint!r} (changes, replica-set or drop)"
+PEER_NOT_JSON = "the body must be a JSON object"
+PEER_MEMBER_TYPE = "{member} must be {kind}"
+PEER_WRONG_REGION = (
+    "this server serves region {served}, not {region}: the sending server's --peer for {region} names the wrong server"
+)
+PEER_BAD_CHANGES = "Changes is not a batch of replicated changes: {reason}"
+PEER_BAD_DEFINITION = "Definition is not a replica set's definition: {reason}"
 # Requests a listening server refuses by their Host or Origin (protocol/hosts.py): JSON {"message": text} with 403.
 HOST_NOT_ALLOWED = (
     "Host '{host}' is not allowed: this server answers localhost, IP addresses, its --host name and the names "
@@ -846,3 +857,7 @@ GT_STREAM_REQUIRED = (
 )
 GT_NAME_TAKEN = "Table {name} already exists in {region} and is not a replica of this global table"  # ours
 CLI_BAD_PEER = "a peer is given as REGION=URL (e.g. us-west-2=http://127.0.0.1:8001), not {entry!r}"
+CLI_PEER_URL_NOT_ROOT = "a peer's URL is its server's root (http://host:port), not {url!r}"
+CLI_PEER_TWICE = "region {region} is given two peers: {first} and {second}"
+CLI_PEER_OWN_REGION = "--peer {region}=...: that is this server's own region (--region)"
+CLI_PEER_KEY_WITHOUT_SECRET = "DYNASTORE_PEER_ACCESS_KEY_ID needs DYNASTORE_PEER_SECRET_ACCESS_KEY"

@@ -19,6 +19,8 @@ the web console's files under ``/console/`` (admin/console.py; docs/console.md).
   (null when unknown), start, rate and estimated end (engine/progress.py; docs/operations.md).
 * ``GET  /dynastore/cluster``: a cluster node's view of the cluster (its role, the leader, every node's applied
   index and the log's head: docs/cluster.md); 404 on a server started without ``--cluster``.
+* ``POST /dynastore/global-tables/changes``, ``.../replica-set`` and ``.../drop``: what another dynastore sends to
+  keep this server's replicas of its global tables (admin/peer_endpoints.py; docs/global-tables.md "Peers").
 * ``GET  /dynastore/clock`` and, with ``--manual-clock``, ``POST /dynastore/clock`` ``{"advance": seconds}`` or
   ``{"set": epoch_seconds}``: the server's time, for tests that must not sleep.
 
@@ -43,11 +45,12 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import orjson
 
-from dynastore.admin import console
+from dynastore.admin import console, peer_endpoints
 from dynastore.engine import backups, indexes
 from dynastore.engine.capacity.view import contributors_view, partitions_view
 from dynastore.engine.context import Context
 from dynastore.errors import DynamoError
+from dynastore.global_tables.hybrid_clock import HybridClock
 from dynastore.limits import CONTRIBUTOR_WINDOW_SECONDS, MAX_AS_IF_PARTITIONS, PARTITION_HISTORY_SECONDS
 from dynastore.protocol.protocol import CONSOLE_PREFIX, RawResponse
 from dynastore.triggers.service import Triggers
@@ -69,13 +72,16 @@ ClusterStatus = Callable[[], dict[str, Any]]
 
 
 def bind(
-    ctx: Context, triggers: Triggers | None = None, cluster_status: ClusterStatus | None = None
+    ctx: Context,
+    triggers: Triggers | None = None,
+    cluster_status: ClusterStatus | None = None,
+    global_clock: HybridClock | None = None,
 ) -> Callable[[str, dict[str, str], str, bytes], RawResponse]:
     """The handler of ``/dynastore/`` and ``/console/``; ``cluster_status`` is a cluster node's status (None: the
-    server is not clustered)."""
+    server is not clustered); ``global_clock`` the hybrid clock of global tables, told the stamps peers send."""
 
     def run(method: str, headers: dict[str, str], path: str, body: bytes) -> RawResponse:
-        return handle(ctx, method, headers, path, body, triggers, cluster_status)
+        return handle(ctx, method, headers, path, body, triggers, cluster_status, global_clock)
 
     return run
 
@@ -88,6 +94,7 @@ def handle(
     body: bytes,
     triggers: Triggers | None = None,
     cluster_status: ClusterStatus | None = None,
+    global_clock: HybridClock | None = None,
 ) -> RawResponse:
     if target.startswith(CONSOLE_PREFIX):
         verifies = ctx.config.auth == "sigv4"
@@ -106,6 +113,8 @@ def handle(
             payload: Any = {"triggers": [] if triggers is None else triggers.view()}
         elif parts == ["cluster"]:
             payload = _cluster(method, cluster_status)
+        elif len(parts) == 2 and parts[0] == "global-tables":
+            return peer_endpoints.handle(ctx, method, parts[1], body, global_clock)
         else:
             payload = _route(ctx, method, parts, query, body)
     except _Refused as e:
