@@ -9,6 +9,8 @@ at once while the nemesis cuts regions off and kills servers; then, once replica
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import os
 import shutil
 import sys
@@ -155,6 +157,7 @@ def run(count: int, duration: float, seed: int, workdir: Path, log: bool = True)
                         started=started)  # fmt: skip
         check(regions, report)
         load.history.save(workdir / "history.jsonl")
+        save_lags(load.lags, workdir / "lags.jsonl")
         return report
     finally:
         regions.destroy()
@@ -212,6 +215,13 @@ def replication_metrics(regions: list[Region]) -> list[str]:
         lines += [f"{region.name}: {line}" for line in text.splitlines()
                   if "replication" in line and not line.startswith("#")]  # fmt: skip
     return lines
+
+
+def save_lags(lags: Sequence[Lag], path: Path) -> None:
+    """Every probe's sample as a JSON line (times in seconds since the load started; seen null: never)."""
+    with path.open("w") as out:
+        for lag in lags:
+            out.write(json.dumps(dataclasses.asdict(lag)) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:

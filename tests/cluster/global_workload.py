@@ -162,36 +162,51 @@ class GlobalLoad:
             self.attempt(process, region, "delete", key, value, partial(_delete, ddb, key, False))
 
     def probe(self, region: str, process: int) -> None:
-        """Write this region's probe key, then read it in every other region until they show the write."""
+        """Write this region's probe key every so often (``<region>/probe.<n>``, n growing), while a watcher of
+        each other region reads it there (so that a region cut off delays no other's samples)."""
         rng = random.Random(self.seed * 1000 + process)
         ddb, key, n = self._clients[region], f"probe-{region}", 0
+        acked: list[tuple[int, float]] = []  # (n, acknowledged at): appended here, read by the watchers
+        done = threading.Event()
+        watchers = [threading.Thread(target=self._watch, args=(region, r.name, key, acked, done), name=f"watch{process}")
+                    for r in self.regions if r.name != region]  # fmt: skip
+        for watcher in watchers:
+            watcher.start()
         while self.running():
             n += 1
             value = f"{region}/probe.{n}"
             put = partial(ddb.put_item, TableName=TABLE, Item=_item(key, value))
             if self.attempt(process, region, "probe", key, value, put) is not None:
-                self._await_elsewhere(region, key, value)
+                acked.append((n, self.history.now()))
             time.sleep(rng.uniform(*self.probe_every))
+        done.set()
+        for watcher in watchers:
+            watcher.join()
 
-    def _await_elsewhere(self, source: str, key: str, value: str) -> None:
-        acked = self.history.now()
-        waiting = [r.name for r in self.regions if r.name != source]
-        while waiting:
-            for target in list(waiting):
-                if self._shows(target, key, value):
-                    waiting.remove(target)
-                    self._record(Lag(source, target, acked, self.history.now()))
-            if waiting and self.history.now() - acked > PROBE_PATIENCE:
-                for target in waiting:
-                    self._record(Lag(source, target, acked, None))
-                return
+    def _watch(self, source: str, target: str, key: str, acked: list[tuple[int, float]], done: threading.Event) -> None:
+        """Read ``source``'s probe key in ``target`` while a probe is awaited there: a region showing probe n, or a
+        later one, is at least as recent as n (the origin ships the key's current value, a later probe may come in
+        n's stead)."""
+        seen = 0  # how many of ``acked`` are settled
+        while seen < len(acked) or not done.is_set():
+            if seen == len(acked):
+                time.sleep(POLL)
+                continue
+            latest, answered = self._probe_shown(target, key)
+            while seen < len(acked) and (acked[seen][0] <= latest or answered - acked[seen][1] > PROBE_PATIENCE):
+                n, at = acked[seen]
+                self._record(Lag(source, target, at, answered if n <= latest else None))
+                seen += 1
             time.sleep(POLL)
 
-    def _shows(self, region: str, key: str, value: str) -> bool:
+    def _probe_shown(self, region: str, key: str) -> tuple[int, float]:
+        """The number of the latest probe ``region`` shows under ``key`` (0: none, or the region does not answer),
+        and when it answered."""
         try:
-            return _read(self._probe_clients[region], key) == value
+            value = _read(self._probe_clients[region], key)
         except Exception:  # a region down or cut off shows nothing yet
-            return False
+            return 0, self.history.now()
+        return (0 if value is None else int(value.rsplit(".", 1)[1])), self.history.now()
 
     def _record(self, lag: Lag) -> None:
         with self._lock:
