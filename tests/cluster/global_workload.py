@@ -168,7 +168,7 @@ class GlobalLoad:
         ddb, key, n = self._clients[region], f"probe-{region}", 0
         acked: list[tuple[int, float]] = []  # (n, acknowledged at): appended here, read by the watchers
         done = threading.Event()
-        watchers = [threading.Thread(target=self._watch, args=(region, r.name, key, acked, done), name=f"watch{process}")
+        watchers = [threading.Thread(target=self._watch, args=(region, r.name, key, acked, done))
                     for r in self.regions if r.name != region]  # fmt: skip
         for watcher in watchers:
             watcher.start()
