@@ -6,6 +6,9 @@ link-down                          unplug a host's link (its bridge port down), 
 one-way-out / one-way-in           a host's packets to the other hosts dropped (or theirs to it): one direction only
 pause-leader                       SIGSTOP the leader's node for longer than its lease, then SIGCONT
 restart                            SIGTERM a node (a clean stop) and start it again
+
+``Schedule`` is the part any nemesis shares (when, what kind, for how long); ``Nemesis`` is the etcd cluster's, and
+tests/cluster/global_nemesis.py the global tables' regions'.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 from dynastore.replication import lease
 from tests.cluster.cluster import Cluster, Member
@@ -23,6 +27,7 @@ from tests.cluster.cluster import Cluster, Member
 LEASE_SECONDS = float(lease.LEASE_TTL)  # how long a silent leader keeps its lease
 NODE_KINDS = ("kill-node", "kill-both", "pause-leader", "restart")
 ETCD_KINDS = ("kill-etcd", "link-down", "one-way-out", "one-way-in")
+T = TypeVar("T", bound="Target")
 
 
 @dataclass
@@ -36,19 +41,27 @@ class Fault:
         return f"{self.start:7.2f}-{self.end:7.2f} s  {self.kind:<13} {self.target}"
 
 
-class Nemesis:
-    """Faults against ``cluster`` from now until ``stop_at`` (time.monotonic()), timed from ``origin``."""
+class Target(Protocol):
+    """What a fault strikes: something with a name for the report."""
 
-    def __init__(self, cluster: Cluster, seed: int, origin: float, hold: tuple[float, float] = (2.0, 6.0),
-                 gap: tuple[float, float] = (2.0, 5.0), say: Callable[[str], object] = print) -> None:  # fmt: skip
-        self.cluster = cluster
+    @property
+    def name(self) -> str: ...
+
+
+class Schedule(Generic[T]):
+    """One fault at a time until ``stop_at`` (time.monotonic()), timed from ``origin``: kinds drawn from ``kinds``,
+    holds and gaps from the seed. What a kind does, and to what, is the subclass's (``_target``, ``_apply``,
+    ``heal_all``)."""
+
+    def __init__(self, kinds: tuple[str, ...], seed: int, origin: float, hold: tuple[float, float],
+                 gap: tuple[float, float], say: Callable[[str], object]) -> None:  # fmt: skip
         self.rng = random.Random(seed)
         self.origin = origin
         self.hold = hold
         self.gap = gap
         self.faults: list[Fault] = []
         self.say = say
-        self.kinds = ETCD_KINDS + (NODE_KINDS if cluster.with_nodes else ())
+        self.kinds = kinds
         self._stop = threading.Event()
         self._bag: list[str] = []
 
@@ -57,14 +70,16 @@ class Nemesis:
         try:
             while not self._sleep(min(self.rng.uniform(*self.gap), stop_at - time.monotonic())):
                 kind = self._next_kind()
-                hold = self.rng.uniform(*self.hold)
-                if kind == "pause-leader":
-                    hold = LEASE_SECONDS + self.rng.uniform(1.0, 3.0)
+                hold = self._hold(kind, self.rng.uniform(*self.hold))
                 if time.monotonic() + hold > stop_at:
                     break
                 self.inject(kind, hold)
         finally:
             self.heal_all()
+
+    def _hold(self, kind: str, drawn: float) -> float:
+        """How long ``kind`` is held, given the hold drawn for it."""
+        return drawn
 
     def _next_kind(self) -> str:
         """Kinds are drawn from a shuffled bag holding each once: a short run sees each kind before any twice."""
@@ -84,16 +99,42 @@ class Nemesis:
         return time.monotonic() - self.origin
 
     def inject(self, kind: str, hold: float) -> None:
-        member = self._target(kind)
-        if member is None:
+        target = self._target(kind)
+        if target is None:
             return
-        fault = Fault(kind, member.name, self._now())
+        fault = Fault(kind, target.name, self._now())
         self.faults.append(fault)
-        heal = self._apply(kind, member)
+        heal = self._apply(kind, target)
         self._stop.wait(hold)
         heal()
         fault.end = self._now()
         self.say(f"fault healed: {fault}")
+
+    def _target(self, kind: str) -> T | None:
+        raise NotImplementedError
+
+    def _apply(self, kind: str, target: T) -> Callable[[], None]:
+        """Inflict ``kind`` on ``target``; what heals it."""
+        raise NotImplementedError
+
+    def heal_all(self) -> None:
+        raise NotImplementedError
+
+    def summary(self) -> str:
+        counts = Counter(f.kind for f in self.faults)
+        return ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items())) or "none"
+
+
+class Nemesis(Schedule[Member]):
+    """Faults against ``cluster`` from now until ``stop_at`` (time.monotonic()), timed from ``origin``."""
+
+    def __init__(self, cluster: Cluster, seed: int, origin: float, hold: tuple[float, float] = (2.0, 6.0),
+                 gap: tuple[float, float] = (2.0, 5.0), say: Callable[[str], object] = print) -> None:  # fmt: skip
+        super().__init__(ETCD_KINDS + (NODE_KINDS if cluster.with_nodes else ()), seed, origin, hold, gap, say)
+        self.cluster = cluster
+
+    def _hold(self, kind: str, drawn: float) -> float:
+        return LEASE_SECONDS + self.rng.uniform(1.0, 3.0) if kind == "pause-leader" else drawn
 
     def _target(self, kind: str) -> Member | None:
         """The leader for faults of the leader (None while there is none), else any host, the leader half the time."""
@@ -117,7 +158,7 @@ class Nemesis:
             node.kill()
             if kind == "kill-both":
                 member_etcd.kill()
-            return _each(member_etcd.start, node.start)
+            return each(member_etcd.start, node.start)
         if kind == "restart" and node is not None:
             node.stop()
             return node.start
@@ -133,7 +174,7 @@ class Nemesis:
         if kind == "one-way-in":
             for other in others:
                 network.drop_outgoing(other.host, [member.host.address])
-            return _each(*(lambda o=o: network.restore_outgoing(o.host) for o in others))
+            return each(*(lambda o=o: network.restore_outgoing(o.host) for o in others))
         raise ValueError(f"unknown fault {kind}")
 
     def heal_all(self) -> None:
@@ -145,12 +186,8 @@ class Nemesis:
                 service.resume()
                 service.start()
 
-    def summary(self) -> str:
-        counts = Counter(f.kind for f in self.faults)
-        return ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items())) or "none"
 
-
-def _each(*heals: Callable[[], None]) -> Callable[[], None]:
+def each(*heals: Callable[[], None]) -> Callable[[], None]:
     def heal() -> None:
         for one in heals:
             one()

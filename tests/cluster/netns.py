@@ -1,7 +1,9 @@
-"""Three network namespaces joined by a bridge of their own: the only way into or out of a namespace is its link.
+"""Network namespaces (three unless asked otherwise) joined by a bridge of their own: the only way into or out of a
+namespace is its link.
 
-Every name made here starts with PREFIX and the id of the process that made it, so that two runs never share a
-name and a run can tell its own leftovers (those whose process is gone) from a run still going.
+Every name made here starts with a prefix (PREFIX for the etcd cluster's runs, another for the global tables'
+runs) and the id of the process that made it, so that two runs never share a name and a run can tell its own
+leftovers (those whose process is gone) from a run still going.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from dataclasses import dataclass
 PREFIX = "dsf"
 NODE_COUNT = 3
 SUBNET = "10.77"  # the run's hosts are SUBNET.<free octet>.1-3; the bridge's own address is .254
-_OWNED = re.compile(rf"^{PREFIX}-?(\d+)")
 
 
 def run(*argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -42,24 +43,27 @@ class Host:
 
 
 class Network:
-    """The bridge and the three namespaces of one run; ``create`` builds them, ``destroy`` takes everything away."""
+    """The bridge and the ``count`` namespaces of one run, every name starting with ``prefix``; ``create`` builds
+    them, ``destroy`` takes everything away."""
 
-    def __init__(self) -> None:
+    def __init__(self, count: int = NODE_COUNT, prefix: str = PREFIX) -> None:
+        self.count = count
+        self.prefix = prefix
         self.run_id = str(os.getpid())
-        self.bridge = f"{PREFIX}{self.run_id}br"
+        self.bridge = f"{prefix}{self.run_id}br"
         self.hosts: list[Host] = []
         self.gateway = ""
 
     def create(self) -> None:
-        remove_leftovers()
+        remove_leftovers(self.prefix)
         octet = free_octet()
         self.gateway = f"{SUBNET}.{octet}.254"
         run("ip", "link", "add", self.bridge, "type", "bridge")
         run("ip", "addr", "add", f"{self.gateway}/24", "dev", self.bridge)
         run("ip", "link", "set", self.bridge, "up")
-        for index in range(1, NODE_COUNT + 1):
-            host = Host(index, f"{PREFIX}-{self.run_id}-n{index}", f"{SUBNET}.{octet}.{index}",
-                        f"{PREFIX}{self.run_id}p{index}")  # fmt: skip
+        for index in range(1, self.count + 1):
+            host = Host(index, f"{self.prefix}-{self.run_id}-n{index}", f"{SUBNET}.{octet}.{index}",
+                        f"{self.prefix}{self.run_id}p{index}")  # fmt: skip
             self._plug(host)
             self.hosts.append(host)
 
@@ -130,15 +134,16 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def remove_leftovers() -> None:
-    """What an earlier run that died left behind (names of this harness whose process is gone) removed."""
+def remove_leftovers(prefix: str = PREFIX) -> None:
+    """What an earlier run that died left behind (names starting with ``prefix`` whose process is gone) removed."""
+    owned = re.compile(rf"^{re.escape(prefix)}-?(\d+)")
     for namespace in run("ip", "netns", "list").stdout.split("\n"):
         name = namespace.split(" ")[0]
-        match = _OWNED.match(name)
+        match = owned.match(name)
         if match and not _alive(int(match.group(1))):
             remove_namespace(name)
     for line in run("ip", "-o", "link", "show").stdout.splitlines():
         name = line.split(": ")[1].split("@")[0]
-        match = _OWNED.match(name)
+        match = owned.match(name)
         if match and not _alive(int(match.group(1))):
             run("ip", "link", "del", name, check=False)
