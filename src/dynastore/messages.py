@@ -833,3 +833,38 @@ PITR_TIME_TWICE = "Only one of RestoreDateTime or UseLatestRestorableTime can be
 PITR_OVERRIDE_KEY_UNDEFINED = (
     "Some index key attributes are not defined in the source table's AttributeDefinitions: {name}"  # ours
 )
+
+# STS (security/sts.py): the texts AWS STS answers with; ``STS_`` errors are XML, in STS's own error shape.
+STS_VALIDATION = "1 validation error detected: {detail}"
+STS_MISSING_MEMBER = "Value null at '{member}' failed to satisfy constraint: Member must not be null"
+STS_MEMBER_PATTERN = (
+    "Value '{value}' at '{member}' failed to satisfy constraint: Member must satisfy regular expression pattern: "
+    "{pattern}"
+)
+STS_MEMBER_LENGTH = (
+    "Value '{value}' at '{member}' failed to satisfy constraint: Member must have length {bound} {limit}"
+)
+STS_MEMBER_RANGE = "Value '{value}' at '{member}' failed to satisfy constraint: Member must have value {bound} {limit}"
+STS_DURATION_OVER_ROLE_MAXIMUM = (
+    "The requested DurationSeconds exceeds the MaxSessionDuration set for this role."
+)
+STS_INVALID_ACTION = "Could not find operation {action} for version {version}"
+STS_MISSING_ACTION = "Missing Action"
+STS_ROLE_ARN_INVALID = "{arn} is invalid"
+STS_ACCESS_DENIED_WEB_IDENTITY = "Not authorized to perform sts:AssumeRoleWithWebIdentity"
+STS_ACCESS_DENIED_ASSUME_ROLE = "User: {principal} is not authorized to perform: sts:AssumeRole on resource: {role}"
+STS_NOT_A_JWT = "The ID Token provided is not a valid JWT. (You may see this error if you sent an Access Token)"
+STS_NO_PROVIDER = "No OpenIDConnect provider found in your account for {issuer}"
+STS_TOKEN_NOT_VALIDATED = (
+    "The web identity token that was passed could not be validated by AWS. Get a new identity token from the "
+    "identity provider and then retry the request."
+)
+STS_INCORRECT_AUDIENCE = "Incorrect token audience"
+STS_TOKEN_EXPIRED = "Token expired: current date/time {now} must be before the expiration date/time{expiration}"
+STS_TOKEN_NOT_YET_VALID = "Token used before its not-before date/time: current date/time {now}, not before {nbf}"
+STS_TOKEN_NO_SUBJECT = "The ID Token provided has no subject (sub) claim"
+STS_MALFORMED_POLICY = "The policy is not in the valid JSON format."
+STS_MALFORMED_POLICY_DETAIL = "Syntax errors in policy. {detail}"
+STS_POLICY_ARN_NOT_FOUND = "Policy {arn} does not exist or is not attachable."
+STS_PACKED_POLICY_TOO_LARGE = "Packed policy consumes {percent}% of allotted space, please use smaller policy."
+STS_SIGNED_WITH_ROLE_UNSIGNED = "Request is missing Authentication Token"

@@ -95,7 +95,7 @@ def remove_user(document: dict[str, Any], name: str) -> None:
     if name not in users:
         raise UsersError(f"no user {name}")
     del users[name]
-    document["temporary"] = [t for t in document.get("temporary", []) if t["user"] != name]
+    document["temporary"] = [t for t in document.get("temporary", []) if t.get("user") != name]
 
 
 def rotate_key(document: dict[str, Any], name: str, retire: str | None) -> dict[str, str]:
@@ -149,7 +149,7 @@ def listing(document: dict[str, Any], now: float) -> list[dict[str, Any]]:
     """Every user without any secret: name, account, ARN, user id, admin, groups, key ids, live temporary keys."""
     temporary: dict[str, int] = {}
     for entry in document.get("temporary", []):
-        if entry["expiration"] > now:
+        if entry["expiration"] > now and "user" in entry:  # role sessions are listed by `dynastore roles list`
             temporary[entry["user"]] = temporary.get(entry["user"], 0) + 1
     return [
         {
