@@ -618,6 +618,14 @@ ACCESS_DENIED_RESOURCE_DENY = (
     "User: {principal} is not authorized to perform: {action} on resource: {resource} "
     "with an explicit deny in a resource-based policy"
 )
+ACCESS_DENIED_NO_SESSION_ALLOW = (
+    "User: {principal} is not authorized to perform: {action} on resource: {resource} "
+    "because no session policy allows the {action} action"
+)
+ACCESS_DENIED_SESSION_DENY = (
+    "User: {principal} is not authorized to perform: {action} on resource: {resource} "
+    "with an explicit deny in a session policy"
+)
 # Policy documents. A resource-based policy's faults are ValidationExceptions of INVALID_PARAMS with
 # "Invalid policy document: <detail>" (DynamoDB's); the same details name an identity policy's faults.
 INVALID_POLICY_DOCUMENT = "Invalid policy document: {detail}"

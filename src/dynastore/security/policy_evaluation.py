@@ -112,12 +112,19 @@ def identity_decision(policies: Sequence[Policy], action: str, resource: str, ct
     return ALLOW if allowed else NONE
 
 
-def _within_session(by_role: int, session: Sequence[Policy], action: str, resource: str, ctx: RequestContext) -> int:
-    """A role session's identity decision: the role's (``by_role``) limited by its session policies."""
+def _session_refusal(
+    by_role: int, session: Sequence[Policy], action: str, resource: str, ctx: RequestContext
+) -> str | None:
+    """The refusal's template when a role session's policies refuse what its role's allow (None: they do not;
+    the role's own decision stands)."""
+    if by_role == DENY:
+        return None
     by_session = identity_decision(session, action, resource, ctx)
-    if DENY in (by_role, by_session):
-        return DENY
-    return ALLOW if by_role == ALLOW and by_session == ALLOW else NONE
+    if by_session == DENY:
+        return messages.ACCESS_DENIED_SESSION_DENY
+    if by_role == ALLOW and by_session != ALLOW:
+        return messages.ACCESS_DENIED_NO_SESSION_ALLOW
+    return None
 
 
 def trust_decision(policy: Policy, action: str, providers: tuple[str, ...], ctx: RequestContext) -> int:
@@ -200,8 +207,10 @@ def decide(
         by_identity = ALLOW
     else:
         by_identity = identity_decision(identity, lowered, resource, ctx)
-        if caller.session_policies:
-            by_identity = _within_session(by_identity, caller.session_policies, lowered, resource, ctx)
+        if caller.session_policies:  # a role session with session policies: the intersection
+            session_refusal = _session_refusal(by_identity, caller.session_policies, lowered, resource, ctx)
+            if session_refusal is not None:
+                return session_refusal.format(principal=caller.arn, action=action, resource=resource)
     template: str | None = None
     if by_identity == DENY:
         template = messages.ACCESS_DENIED_IDENTITY_DENY

@@ -114,8 +114,10 @@ class StsService:
         name, role = self._role(params["RoleArn"])
         if role is None:
             raise StsError("AccessDenied", messages.STS_ACCESS_DENIED_WEB_IDENTITY)
-        claims = roles.claim_keys(token.issuer, token.subject, token.audience)
         provider_account = str(token.provider["account"])
+        if provider_account != str(role["account"]):  # a provider is its account's, as the role is
+            raise StsError("InvalidIdentityToken", messages.STS_NO_PROVIDER.format(issuer=token.issuer))
+        claims = roles.claim_keys(token.issuer, token.subject, token.audience)
         names = (roles.provider_arn(provider_account, token.issuer), roles.provider_key(token.issuer))
         trust = compiled(orjson.dumps(role["trust_policy"]).decode(), TRUST)
         values: dict[str, Any] = dict(claims)
