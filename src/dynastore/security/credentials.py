@@ -169,8 +169,6 @@ class CredentialStore:
         # Roles and OpenID Connect providers (security/roles.py), as the store file has them.
         self.roles: dict[str, Any] = {}
         self.providers: dict[str, Any] = {}
-        # Role sessions issued while there is no store file (an in-memory server): kept in this process only.
-        self._sessions: dict[str, Identity] = {}
         self._stamp: tuple[int, int, int] | None = None
         self._next_check = 0.0
         self.generation = 0  # counts reloads: signing keys cached under an older generation are dropped
@@ -195,13 +193,6 @@ class CredentialStore:
         """Read the file again if it changed (roles and providers included)."""
         self._reload()
 
-    def remember(self, temp: dict[str, Any]) -> None:
-        """A role session issued by a server without a store file: known to this process only."""
-        caller = session_caller(temp, self._region)
-        identity = Identity(temp["secret"], caller, temp["token"], float(temp["expiration"]))
-        self._sessions[temp["id"]] = identity
-        self._keys[temp["id"]] = identity
-
     def _reload(self) -> bool:
         """Read the file again if it changed; True if it did."""
         path = self._path
@@ -225,7 +216,6 @@ class CredentialStore:
             self._stamp = stamp
             return False
         keys.update(self._seed)
-        keys.update(self._sessions)
         self._keys = keys
         self.roles = dict(document.get("roles", {}))
         self.providers = dict(document.get("oidc_providers", {}))

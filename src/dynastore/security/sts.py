@@ -201,11 +201,9 @@ class StsService:
             raise StsError("ValidationError", messages.STS_DURATION_OVER_ROLE_MAXIMUM)
         entry = roles.new_session(name, role, params["RoleSessionName"], int(now) + duration, claims, policy)
         path = self._store.path
-        if path is None:
-            self._store.remember(entry)
-        else:
-            users.change(path, lambda document: document.setdefault("temporary", []).append(entry))
-            self._store.refresh()
+        assert path is not None  # a role exists: it was read from the store's file
+        users.change(path, lambda document: document.setdefault("temporary", []).append(entry), now)
+        self._store.refresh()
         return entry
 
 

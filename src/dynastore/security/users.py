@@ -58,12 +58,13 @@ def check_account(account: str) -> None:
         raise UsersError(f"{account!r} is not an account id: 12 digits")
 
 
-def change(path: Path, edit: Callable[[dict[str, Any]], T]) -> T:
-    """Apply ``edit`` to the store's document under the lock and write the result; ``edit``'s result is returned."""
+def change(path: Path, edit: Callable[[dict[str, Any]], T], now: float | None = None) -> T:
+    """Apply ``edit`` to the store's document under the lock and write the result; ``edit``'s result is returned.
+    Temporary credentials expired at ``now`` (default: the wall clock; the server passes its own) are dropped."""
     with _locked(path):
         document = read_document(path)
         result = edit(document)
-        _prune_expired(document, time.time())
+        _prune_expired(document, time.time() if now is None else now)
         _write(path, document)
         return result
 
