@@ -89,7 +89,10 @@ def test_a_trust_policy_names_providers_and_conditions_on_their_claims() -> None
     assert decision({**allowed, "id.example.com/tenant:aud": "other"}) == NONE
     assert decision({**allowed, "id.example.com/tenant:sub": "banned"}) == DENY
     assert decision(allowed, (f"arn:aws:iam::{ACCOUNT}:oidc-provider/else.example.com",)) == NONE
-    assert trust_decision(policy, "sts:assumerole", (PROVIDER,), RequestContext(Caller(ACCOUNT, ""), dict(allowed))) == NONE
+    assert (
+        trust_decision(policy, "sts:assumerole", (PROVIDER,), RequestContext(Caller(ACCOUNT, ""), dict(allowed)))
+        == NONE
+    )
 
 
 def test_a_trust_policy_is_refused_where_a_policy_of_another_kind_goes() -> None:

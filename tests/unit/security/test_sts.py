@@ -153,7 +153,9 @@ def test_session_policies(setup: Setup) -> None:
     many = [dict(statement, Sid=f"s{n}") for n in range(14)]
     large = json.dumps({"Version": "2012-10-17", "Statement": many}, separators=(",", ":"))
     assert 1900 < len(large) <= 2048  # the most the Policy member takes; with the managed ARNs, over 100% packed
-    managed: dict[str, Any] = {f"PolicyArns.member.{n}.arn": "arn:aws:iam::aws:policy/AmazonDynamoDBFullAccess" for n in range(1, 4)}
+    managed: dict[str, Any] = {
+        f"PolicyArns.member.{n}.arn": "arn:aws:iam::aws:policy/AmazonDynamoDBFullAccess" for n in range(1, 4)
+    }
     assert error(setup.call(**base, Policy=large, **managed)[1])[0] == "PackedPolicyTooLarge"
     status, answer = setup.call(**base, Policy=json.dumps({"Version": "2012-10-17", "Statement": [statement]}))
     assert status == 200
