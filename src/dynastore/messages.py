@@ -843,7 +843,6 @@ PITR_OVERRIDE_KEY_UNDEFINED = (
 )
 
 # STS (security/sts.py): the texts AWS STS answers with; ``STS_`` errors are XML, in STS's own error shape.
-STS_VALIDATION = "1 validation error detected: {detail}"
 STS_MISSING_MEMBER = "Value null at '{member}' failed to satisfy constraint: Member must not be null"
 STS_MEMBER_PATTERN = (
     "Value '{value}' at '{member}' failed to satisfy constraint: Member must satisfy regular expression pattern: "
@@ -871,8 +870,6 @@ STS_INCORRECT_AUDIENCE = "Incorrect token audience"
 STS_TOKEN_EXPIRED = "Token expired: current date/time {now} must be before the expiration date/time{expiration}"
 STS_TOKEN_NOT_YET_VALID = "Token used before its not-before date/time: current date/time {now}, not before {nbf}"
 STS_TOKEN_NO_SUBJECT = "The ID Token provided has no subject (sub) claim"
-STS_MALFORMED_POLICY = "The policy is not in the valid JSON format."
 STS_MALFORMED_POLICY_DETAIL = "Syntax errors in policy. {detail}"
 STS_POLICY_ARN_NOT_FOUND = "Policy {arn} does not exist or is not attachable."
 STS_PACKED_POLICY_TOO_LARGE = "Packed policy consumes {percent}% of allotted space, please use smaller policy."
-STS_SIGNED_WITH_ROLE_UNSIGNED = "Request is missing Authentication Token"
