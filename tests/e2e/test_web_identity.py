@@ -68,6 +68,31 @@ OWN_ITEMS_ONLY = {
 }
 
 
+AMAZON, AMAZON_APP, AMAZON_USER = "https://www.amazon.com", "amzn1.application.notes", "amzn1.account.AF6RHEXAMPLE"
+AMAZON_TRUST = {
+    "Version": "2012-10-17",
+    "Statement": [
+        {
+            "Effect": "Allow",
+            "Principal": {"Federated": "www.amazon.com"},
+            "Action": "sts:AssumeRoleWithWebIdentity",
+            "Condition": {"StringEquals": {"www.amazon.com:app_id": AMAZON_APP}},
+        }
+    ],
+}
+AMAZON_OWN_ITEMS = {
+    "Version": "2012-10-17",
+    "Statement": [
+        {
+            "Effect": "Allow",
+            "Action": ["dynamodb:GetItem", "dynamodb:Query"],
+            "Resource": NOTES,
+            "Condition": {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": ["${www.amazon.com:user_id}"]}},
+        }
+    ],
+}
+
+
 class Provider:
     """The identity provider the test plays: its keys, and the tokens it signs."""
 
@@ -106,6 +131,10 @@ class World:
                   "--account", OWNER)  # fmt: skip
         self._role("NotesUsers", _trust(AUDIENCE))
         self._role("ConsoleUsers", _trust("console"))
+        # Login with Amazon as the Developer Guide's fine-grained access example names it
+        self._cli("oidc", "add", AMAZON, "--audience", AMAZON_APP, "--jwks", str(jwks), "--account", OWNER)
+        self._role("AmazonUsers", AMAZON_TRUST)
+        self._policy("--role", "AmazonUsers", AMAZON_OWN_ITEMS)
         self._role(
             "Operators",
             {
@@ -140,7 +169,7 @@ class World:
             ],
             BillingMode="PAY_PER_REQUEST",
         )
-        for owner in (ALICE, BOB):
+        for owner in (ALICE, BOB, AMAZON_USER):
             builder.put_item(TableName="Notes", Item={"pk": {"S": owner}, "sk": {"S": "first"}, "v": {"S": owner}})
 
     def _cli(self, *args: str) -> str:
@@ -402,6 +431,21 @@ def test_the_sdks_web_identity_credential_provider(world: World, monkeypatch: py
     assert item["v"] == {"S": BOB}
     frozen = session.get_credentials().get_frozen_credentials()
     assert frozen.access_key.startswith("ASIA")
+
+
+def test_the_developer_guides_login_with_amazon_variables(world: World) -> None:
+    token = world.provider.token(AMAZON_USER, world.now(), iss=AMAZON, aud=AMAZON_APP)
+    answer = world.assume(token, role=f"arn:aws:iam::{OWNER}:role/AmazonUsers", session="amazon")
+    assert answer["Provider"] == "www.amazon.com"
+    amazon = world.session_client(answer)
+    own = amazon.get_item(TableName="Notes", Key={"pk": {"S": AMAZON_USER}, "sk": {"S": "first"}})
+    assert own["Item"]["v"] == {"S": AMAZON_USER}
+    arn = f"arn:aws:sts::{OWNER}:assumed-role/AmazonUsers/amazon"
+    assert _refused(lambda: amazon.get_item(TableName="Notes", Key={"pk": {"S": ALICE}, "sk": {"S": "first"}})) == (
+        400,
+        "AccessDeniedException",
+        _denied_text(arn, "dynamodb:GetItem"),
+    )
 
 
 def test_temporary_credentials_expire_on_the_servers_clock(tmp_path: Path) -> None:
