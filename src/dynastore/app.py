@@ -50,6 +50,7 @@ from dynastore.security.authenticator import Authenticator
 from dynastore.security.caller import AnonymousCallers, anonymous
 from dynastore.security.credentials import CredentialStore, seeded_admin, store_path
 from dynastore.security.identity_policies import GROUP, USER, IdentityPolicies
+from dynastore.security.sts import StsService
 from dynastore.storage.backup_files import BackupFiles
 from dynastore.storage.buckets import buckets_of
 from dynastore.storage.catalog import Catalog
@@ -208,6 +209,10 @@ class Dynastore:
         self.metrics = self._metrics()
         self.protocol = self._protocol()
         self.protocol.authenticator = authenticator(config)
+        if self.protocol.authenticator is not None:  # the STS endpoint beside DynamoDB's (security/sts.py)
+            self.protocol.sts = StsService(
+                self.protocol.authenticator, self.protocol.authenticator.store, self.services.policies, config.clock
+            )
         self.protocol.anonymous = AnonymousCallers(config.account_id, config.region, shared=config.shared_namespace)
         self.committer: GroupCommitter | None = None
         self._tasks: list[asyncio.Task[None]] = []

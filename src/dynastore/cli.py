@@ -141,6 +141,9 @@ def _parser(defaults: Config) -> argparse.ArgumentParser:
 
     add_users_command(commands, defaults)
     add_policies_command(commands, defaults)
+    from dynastore.security.roles_cli import add_roles_commands
+
+    add_roles_commands(commands, defaults)
     # on-demand backups (docs/backups.md "On-demand backups")
     from dynastore.admin.partitions_cli import default_endpoint
     from dynastore.admin.recovery_cli import add_recovery_commands
@@ -180,6 +183,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         from dynastore.security.users_cli import run as run_users
 
         raise SystemExit(run_users(args))
+    elif args.command in ("roles", "oidc"):
+        from dynastore.security import roles_cli
+
+        raise SystemExit(roles_cli.run(args))
     elif args.command == "partitions":
         from dynastore.admin.partitions_cli import run
 

@@ -123,6 +123,13 @@ TRIGGER_RETRY_DELAY_MAX = 60.0
 MAX_RESOURCE_POLICY_BYTES = 20480
 MAX_USER_POLICY_CHARS = 2048
 MAX_GROUP_POLICY_CHARS = 5120
+MAX_ROLE_POLICY_CHARS = 10_240  # IAM's quota of a role's inline policies (characters without whitespace)
+MAX_TRUST_POLICY_CHARS = 2048  # IAM's default quota of a role's trust policy
+ROLE_SESSION_SECONDS_MIN = 900  # STS AssumeRole*'s DurationSeconds: 15 minutes up to the role's maximum
+ROLE_SESSION_SECONDS_DEFAULT = 3600
+ROLE_MAX_SESSION_SECONDS = 43_200  # the largest MaxSessionDuration a role may have (12 hours)
+SESSION_POLICY_PACKED_CHARS = 2048  # what a session's policies may take once packed (100% of PackedPolicySize)
+WEB_TOKEN_SKEW_SECONDS = 60  # the clock skew allowed on a web identity token's exp, nbf and iat
 # ---- authentication (docs/security.md): SigV4's, IAM's and STS's bounds -----------------------------------------
 SIGV4_MAX_SKEW_SECONDS = 15 * 60  # a signed request's time against the server's clock, either way
 SIGV4_MAX_PRESIGNED_EXPIRES = 7 * 24 * 3600  # X-Amz-Expires

@@ -670,6 +670,14 @@ ACCESS_DENIED_RESOURCE_DENY = (
     "User: {principal} is not authorized to perform: {action} on resource: {resource} "
     "with an explicit deny in a resource-based policy"
 )
+ACCESS_DENIED_NO_SESSION_ALLOW = (
+    "User: {principal} is not authorized to perform: {action} on resource: {resource} "
+    "because no session policy allows the {action} action"
+)
+ACCESS_DENIED_SESSION_DENY = (
+    "User: {principal} is not authorized to perform: {action} on resource: {resource} "
+    "with an explicit deny in a session policy"
+)
 # Policy documents. A resource-based policy's faults are ValidationExceptions of INVALID_PARAMS with
 # "Invalid policy document: <detail>" (DynamoDB's); the same details name an identity policy's faults.
 INVALID_POLICY_DOCUMENT = "Invalid policy document: {detail}"
@@ -886,7 +894,7 @@ PITR_OVERRIDE_KEY_UNDEFINED = (
     "Some index key attributes are not defined in the source table's AttributeDefinitions: {name}"  # ours
 )
 
-# ---------------------------------------------------------------- global tables (issue 30)
+# ---------------------------------------------------------------- global tables
 # The state checks of the replica set's control plane (global_tables/replicas.py); the request's own validation
 # is api/update_table.py's. "# ours" marks a text whose DynamoDB wording is not public.
 GT_REPLICA_EXISTS = "Failed to create a the new replica of table with name: '{name}' because one or more replicas already existed as tables."  # noqa: E501
@@ -904,3 +912,34 @@ CLI_PEER_URL_NOT_ROOT = "a peer's URL is its server's root (http://host:port), n
 CLI_PEER_TWICE = "region {region} is given two peers: {first} and {second}"
 CLI_PEER_OWN_REGION = "--peer {region}=...: that is this server's own region (--region)"
 CLI_PEER_KEY_WITHOUT_SECRET = "DYNASTORE_PEER_ACCESS_KEY_ID needs DYNASTORE_PEER_SECRET_ACCESS_KEY"
+# STS (security/sts.py): the texts AWS STS answers with; ``STS_`` errors are XML, in STS's own error shape.
+STS_MISSING_MEMBER = "Value null at '{member}' failed to satisfy constraint: Member must not be null"
+STS_MEMBER_PATTERN = (
+    "Value '{value}' at '{member}' failed to satisfy constraint: Member must satisfy regular expression pattern: "
+    "{pattern}"
+)
+STS_MEMBER_LENGTH = (
+    "Value '{value}' at '{member}' failed to satisfy constraint: Member must have length {bound} {limit}"
+)
+STS_MEMBER_RANGE = "Value '{value}' at '{member}' failed to satisfy constraint: Member must have value {bound} {limit}"
+STS_DURATION_OVER_ROLE_MAXIMUM = (
+    "The requested DurationSeconds exceeds the MaxSessionDuration set for this role."
+)
+STS_INVALID_ACTION = "Could not find operation {action} for version {version}"
+STS_MISSING_ACTION = "Missing Action"
+STS_ROLE_ARN_INVALID = "{arn} is invalid"
+STS_ACCESS_DENIED_WEB_IDENTITY = "Not authorized to perform sts:AssumeRoleWithWebIdentity"
+STS_ACCESS_DENIED_ASSUME_ROLE = "User: {principal} is not authorized to perform: sts:AssumeRole on resource: {role}"
+STS_NOT_A_JWT = "The ID Token provided is not a valid JWT. (You may see this error if you sent an Access Token)"
+STS_NO_PROVIDER = "No OpenIDConnect provider found in your account for {issuer}"
+STS_TOKEN_NOT_VALIDATED = (
+    "The web identity token that was passed could not be validated by AWS. Get a new identity token from the "
+    "identity provider and then retry the request."
+)
+STS_INCORRECT_AUDIENCE = "Incorrect token audience"
+STS_TOKEN_EXPIRED = "Token expired: current date/time {now} must be before the expiration date/time{expiration}"
+STS_TOKEN_NOT_YET_VALID = "Token used before its not-before date/time: current date/time {now}, not before {nbf}"
+STS_TOKEN_NO_SUBJECT = "The ID Token provided has no subject (sub) claim"
+STS_MALFORMED_POLICY_DETAIL = "Syntax errors in policy. {detail}"
+STS_POLICY_ARN_NOT_FOUND = "Policy {arn} does not exist or is not attachable."
+STS_PACKED_POLICY_TOO_LARGE = "Packed policy consumes {percent}% of allotted space, please use smaller policy."

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from dynastore.config import Config
-from dynastore.security.identity_policies import GROUP, USER, IdentityPolicies, IdentityPolicyError
+from dynastore.security.identity_policies import GROUP, ROLE, USER, IdentityPolicies, IdentityPolicyError
 from dynastore.security.policy_documents import policy_warnings
 
 __all__ = ["add_policies_command", "run"]
@@ -22,7 +22,8 @@ __all__ = ["add_policies_command", "run"]
 def add_policies_command(commands: Any, defaults: Config) -> None:
     cmd = commands.add_parser(
         "policies",
-        help="attach, list and remove the identity policies of users and groups (takes effect on a running server)",
+        help="attach, list and remove the identity policies of users, groups and roles (takes effect on a running "
+        "server)",
     )
     actions = cmd.add_subparsers(dest="policies_command", required=True)
     put = actions.add_parser("put", help="attach a policy document to a user or group (replacing one of that name)")
@@ -39,6 +40,7 @@ def add_policies_command(commands: Any, defaults: Config) -> None:
         who = parser.add_mutually_exclusive_group(required=True)
         who.add_argument("--user", help="a user name")
         who.add_argument("--group", help="a group name")
+        who.add_argument("--role", help="a role name (dynastore roles add): its sessions' permissions")
         parser.add_argument("--name", required=True, help="the policy's name")
     put.add_argument("--file", type=Path, required=True, help="the policy document (JSON); - reads stdin")
 
@@ -50,7 +52,12 @@ def run(args: argparse.Namespace) -> int:
             if account == args.account_id:
                 print(json.dumps({"account": account, kind: name, "name": policy_name, "document": doc}))
         return 0
-    kind, name = (USER, args.user) if args.user is not None else (GROUP, args.group)
+    if args.user is not None:
+        kind, name = USER, args.user
+    elif args.role is not None:
+        kind, name = ROLE, args.role
+    else:
+        kind, name = GROUP, args.group
     if args.policies_command == "remove":
         if store.remove(args.account_id, kind, name, args.name):
             return 0

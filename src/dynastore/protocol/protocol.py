@@ -34,6 +34,7 @@ from dynastore.protocol.metrics import METRICS_PATH, Metrics
 from dynastore.protocol.targets import DYNAMODB_TARGET_PREFIXES, STREAMS_TARGET_PREFIX
 from dynastore.security.authenticator import Authenticator, check_form
 from dynastore.security.caller import AnonymousCallers, Caller
+from dynastore.security.sts import FORM_CONTENT_TYPE, XML_CONTENT_TYPE, StsService
 from dynastore.storage.kv import NOT_APPLIED, StorageError
 
 log = logging.getLogger("dynastore")
@@ -120,6 +121,7 @@ class Protocol:
         # them all the configured region's with --shared-namespace).
         self.anonymous = AnonymousCallers(account_id, region)
         self.authenticator: Authenticator | None = None  # --auth sigv4: verifies every request (set by app.py)
+        self.sts: StsService | None = None  # --auth sigv4: the STS endpoint, for form-encoded POSTs (set by app.py)
         self._streams_operations = {} if streams_operations is None else streams_operations
         self._not_served = not_served  # DynamoDB operations refused with a message naming them
         self._extension = extension
@@ -170,6 +172,8 @@ class Protocol:
             return RawResponse(200, self._health_text(headers), "text/plain")
         content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if method != "POST" or (body and content_type not in _ACCEPTED_CONTENT_TYPES):
+            if self.sts is not None and content_type == FORM_CONTENT_TYPE and method == "POST":
+                return self._sts(headers, body, path)  # STS's query protocol: never a DynamoDB request
             return RawResponse(404, UNKNOWN_OPERATION_XML, "text/plain")
         try:
             response = self._call(headers, body, path)
@@ -194,6 +198,17 @@ class Protocol:
                 response.body = encoding.compress(coding, response.body)
                 response.headers.append(("Content-Encoding", coding))
         return response
+
+    def _sts(self, headers: Headers, body: bytes, path: str) -> RawResponse:
+        assert self.sts is not None
+        try:
+            status, answer = self.sts.handle(headers, body, path)
+        except Exception:
+            log.exception("unexpected error serving an STS request")
+            self._error_type = "InternalFailure"
+            return RawResponse(500, b"<ErrorResponse><Error><Type>Receiver</Type><Code>InternalFailure</Code>"
+                               b"</Error></ErrorResponse>", XML_CONTENT_TYPE)  # fmt: skip
+        return RawResponse(status, answer, XML_CONTENT_TYPE)
 
     def _error(self, error: DynamoError) -> RawResponse:
         """The response to a request refused with ``error``; its type is kept for the metrics and the request log."""

@@ -80,6 +80,7 @@ class _Signed:
 
 class Authenticator:
     def __init__(self, store: CredentialStore, region: str, clock: Clock) -> None:
+        self.store = store
         self._store = store
         self._region = region
         self._clock = clock
@@ -89,10 +90,13 @@ class Authenticator:
         self._epochs: dict[str, int] = {}
         self._callers: dict[str, Caller] = {}  # "key id/region" -> the caller in a region other than the server's
 
-    def authenticate(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Caller:
+    def authenticate(
+        self, method: str, path: str, headers: dict[str, str], body: bytes, service: str = SERVICE
+    ) -> Caller:
         """The caller a signed request proves to be; raises DynamoDB's error otherwise: the header's presence and
         form first (as with authentication off), unless the signature is in the query string; then the
-        signature itself."""
+        signature itself. ``service``: the credential scope's service the request must be signed for (``sts``
+        for the STS endpoint)."""
         route, _, query = path.partition("?")
         if "authorization" in headers or not is_presigned(path):
             check_form(headers)
@@ -101,9 +105,11 @@ class Authenticator:
             signed = _from_header(headers, query)
         else:
             signed = _from_query(query)
-        return self._verify(method, route, headers, body, signed)
+        return self._verify(method, route, headers, body, signed, service)
 
-    def _verify(self, method: str, route: str, headers: dict[str, str], body: bytes, signed: _Signed) -> Caller:
+    def _verify(
+        self, method: str, route: str, headers: dict[str, str], body: bytes, signed: _Signed, expected: str
+    ) -> Caller:
         if signed.algorithm != ALGORITHM:
             raise IncompleteSignatureException(messages.AUTH_UNSUPPORTED_ALGORITHM.format(algorithm=signed.algorithm))
         scope = signed.credential.split("/")
@@ -116,7 +122,7 @@ class Authenticator:
         signed_at = self._epoch(signed.amz_date)
         now = self._clock.now()
         self._check_token(identity, signed.token, now)
-        self._check_scope(signed.amz_date, day, region, service, terminator)
+        self._check_scope(signed.amz_date, day, region, service, terminator, expected)
         self._check_time(signed, signed_at, now)
         if ";host;" not in f";{signed.signed_headers};":  # else a captured signature would serve for another host
             raise InvalidSignatureException(messages.AUTH_HOST_NOT_SIGNED)
@@ -125,7 +131,7 @@ class Authenticator:
         if declared is not None and declared != payload_hash:
             raise InvalidSignatureException(messages.AUTH_SIGNATURE_MISMATCH)
         request = canonical_request(method, route, signed.query, headers, signed.signed_headers, payload_hash)
-        key = self._signing_key(key_id, day, region, identity)
+        key = self._signing_key(key_id, day, region, identity, expected)
         expected = key.signature(signed.amz_date, signed.credential[len(key_id) + 1 :], request)
         # As bytes: compare_digest refuses str with non-ASCII characters, which a hostile header may hold.
         if not hmac.compare_digest(expected.encode(), signed.signature.encode("utf-8", "replace")):
@@ -142,9 +148,7 @@ class Authenticator:
             return cached
         if len(self._callers) >= _KEY_CACHE_LIMIT:
             self._callers.clear()
-        made = Caller(caller.account_id, region, user_name=caller.user_name, user_id=caller.user_id, arn=caller.arn,
-                      access_key_id=caller.access_key_id, groups=caller.groups, admin=caller.admin,
-                      authenticated=caller.authenticated, temporary=caller.temporary)  # fmt: skip
+        made = caller.in_region(region)
         self._callers[name] = made
         return made
 
@@ -155,7 +159,7 @@ class Authenticator:
         if now >= identity.expiration:
             raise ExpiredTokenException(messages.AUTH_EXPIRED_TOKEN)
 
-    def _check_scope(self, amz_date: str, day: str, region: str, service: str, terminator: str) -> None:
+    def _check_scope(self, amz_date: str, day: str, region: str, service: str, terminator: str, expected: str) -> None:
         if day != amz_date[:8]:
             raise InvalidSignatureException(
                 messages.AUTH_SCOPE_DATE.format(scope=day, date=amz_date[:8], amz_date=amz_date)
@@ -164,8 +168,8 @@ class Authenticator:
         # region it does not serve.
         if region != self._region and not REGION_NAME.fullmatch(region):
             raise InvalidSignatureException(messages.AUTH_SCOPE_REGION.format(region=region))
-        if service != SERVICE:
-            raise InvalidSignatureException(messages.AUTH_SCOPE_SERVICE.format(service=SERVICE))
+        if service != expected:
+            raise InvalidSignatureException(messages.AUTH_SCOPE_SERVICE.format(service=expected))
         if terminator != TERMINATOR:
             raise InvalidSignatureException(messages.AUTH_SCOPE_TERMINATOR.format(terminator=terminator))
 
@@ -190,14 +194,15 @@ class Authenticator:
                 )
             )  # fmt: skip
 
-    def _signing_key(self, key_id: str, day: str, region: str, identity: Identity) -> KeyedHash:
-        name = f"{key_id}/{day}/{region}"  # a string key: no tuple per request for the collector to track
+    def _signing_key(self, key_id: str, day: str, region: str, identity: Identity, service: str) -> KeyedHash:
+        # A string key: no tuple per request for the collector to track (STS's keys, rare, are named apart).
+        name = f"{key_id}/{day}/{region}" if service == SERVICE else f"{key_id}/{day}/{region}/{service}"
         cached = self._keys.get(name)
         if cached is not None and cached[0] is identity.secret:
             return cached[1]
         if len(self._keys) >= _KEY_CACHE_LIMIT:
             self._keys.clear()
-        key = KeyedHash(signing_key(identity.secret, day, region, SERVICE))
+        key = KeyedHash(signing_key(identity.secret, day, region, service))
         self._keys[name] = (identity.secret, key)
         return key
 

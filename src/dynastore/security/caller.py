@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dynastore.model.namespace import Origin
 from dynastore.security.sigv4 import REGION_NAME
+
+if TYPE_CHECKING:
+    from dynastore.security.policy_documents import Policy
 
 # Anonymous callers of regions other than the configured one kept before that cache starts over (a client may
 # name any region).
@@ -17,10 +22,16 @@ class Caller:
     names it in policies and error messages (``arn:aws:iam::<account>:user/<name>``); ``user_id`` is the value of
     ``${aws:userid}``; ``groups`` are the user's groups (their policies apply too); ``admin`` allows dynastore's
     own endpoints when authentication is on; ``authenticated`` is False only for the anonymous caller.
-    ``origin``: the caller as the engine knows it (model/namespace.py), given with every engine call it makes."""
+    ``origin``: the caller as the engine knows it (model/namespace.py), given with every engine call it makes.
+
+    A role session (credentials from STS AssumeRole or AssumeRoleWithWebIdentity) is the other principal kind:
+    ``role_name`` names the role whose policies apply (not a user's), ``arn`` is the assumed-role ARN
+    (``arn:aws:sts::<account>:assumed-role/<role>/<session>``), ``user_id`` is ``<role id>:<session>``,
+    ``session_policies`` limit it further (the intersection), and ``claims`` are its web identity's policy
+    variables (``accounts.google.com:sub`` -> the token's subject; lower-case names)."""
 
     __slots__ = ("account_id", "region", "user_name", "user_id", "arn", "access_key_id", "groups", "admin",
-                 "authenticated", "temporary", "origin")  # fmt: skip
+                 "authenticated", "temporary", "origin", "role_name", "session_policies", "claims")  # fmt: skip
 
     def __init__(
         self,
@@ -35,6 +46,9 @@ class Caller:
         admin: bool = False,
         authenticated: bool = False,
         temporary: bool = False,
+        role_name: str = "",
+        session_policies: tuple[Policy, ...] = (),
+        claims: dict[str, str] | None = None,
     ) -> None:
         self.account_id = account_id
         self.region = region
@@ -47,6 +61,16 @@ class Caller:
         self.authenticated = authenticated
         self.temporary = temporary
         self.origin = Origin(arn, user_id, account_id)
+        self.role_name = role_name
+        self.session_policies = session_policies
+        self.claims = claims
+
+    def in_region(self, region: str) -> Caller:
+        """The same principal, addressing another region's tables."""
+        return Caller(self.account_id, region, user_name=self.user_name, user_id=self.user_id, arn=self.arn,
+                      access_key_id=self.access_key_id, groups=self.groups, admin=self.admin,
+                      authenticated=self.authenticated, temporary=self.temporary, role_name=self.role_name,
+                      session_policies=self.session_policies, claims=self.claims)  # fmt: skip
 
 
 def anonymous(account_id: str, region: str) -> Caller:

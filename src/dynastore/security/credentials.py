@@ -25,6 +25,7 @@ import orjson
 
 from dynastore.limits import CREDENTIALS_RECHECK_SECONDS
 from dynastore.security.caller import Caller
+from dynastore.security.policy_documents import IDENTITY, compiled
 
 log = logging.getLogger("dynastore")
 
@@ -40,6 +41,14 @@ def store_path(data_dir: Path) -> Path:
 
 def user_arn(account_id: str, name: str) -> str:
     return f"arn:aws:iam::{account_id}:user/{name}"
+
+
+def role_arn(account_id: str, name: str) -> str:
+    return f"arn:aws:iam::{account_id}:role/{name}"
+
+
+def assumed_role_arn(account_id: str, role: str, session: str) -> str:
+    return f"arn:aws:sts::{account_id}:assumed-role/{role}/{session}"
 
 
 class Identity:
@@ -66,6 +75,10 @@ def identities(document: dict[str, Any], region: str) -> dict[str, Identity]:
         for key in user.get("keys", []):
             out[key["id"]] = Identity(key["secret"], _caller(name, user, region, key["id"], temporary=False))
     for temp in document.get("temporary", []):
+        if "role" in temp:  # a role session (STS AssumeRole / AssumeRoleWithWebIdentity)
+            out[temp["id"]] = Identity(temp["secret"], session_caller(temp, region), temp["token"],
+                                       float(temp["expiration"]))  # fmt: skip
+            continue
         user = users.get(temp["user"])
         if user is None:
             continue  # its user was removed: the temporary credentials go with it
@@ -87,6 +100,26 @@ def _caller(name: str, user: dict[str, Any], region: str, key_id: str, *, tempor
         admin=bool(user.get("admin", False)),
         authenticated=True,
         temporary=temporary,
+    )
+
+
+def session_caller(temp: dict[str, Any], region: str) -> Caller:
+    """The caller of a role session's credentials: the assumed-role principal, its role's policies limited by
+    the session's own, its web identity's claims as policy variables."""
+    account, role, session = str(temp["account"]), str(temp["role"]), str(temp["session"])
+    policy = temp.get("policy")
+    claims = temp.get("claims")
+    return Caller(
+        account,
+        region,
+        user_id=f"{temp['role_id']}:{session}",
+        arn=assumed_role_arn(account, role, session),
+        access_key_id=str(temp["id"]),
+        authenticated=True,
+        temporary=True,
+        role_name=role,
+        session_policies=(compiled(policy, IDENTITY),) if policy else (),
+        claims={str(k).lower(): str(v) for k, v in claims.items()} if claims else None,
     )
 
 
@@ -133,6 +166,9 @@ class CredentialStore:
         self._region = region
         self._seed = identities(seed, region) if seed is not None else {}
         self._keys: dict[str, Identity] = dict(self._seed)
+        # Roles and OpenID Connect providers (security/roles.py), as the store file has them.
+        self.roles: dict[str, Any] = {}
+        self.providers: dict[str, Any] = {}
         self._stamp: tuple[int, int, int] | None = None
         self._next_check = 0.0
         self.generation = 0  # counts reloads: signing keys cached under an older generation are dropped
@@ -148,6 +184,14 @@ class CredentialStore:
         if identity is None and self._path is not None and self._reload():
             identity = self._keys.get(access_key_id)
         return identity
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
+    def refresh(self) -> None:
+        """Read the file again if it changed (roles and providers included)."""
+        self._reload()
 
     def _reload(self) -> bool:
         """Read the file again if it changed; True if it did."""
@@ -165,13 +209,16 @@ class CredentialStore:
         if stamp == self._stamp and self.generation:
             return False
         try:
-            keys = identities(read_document(path), self._region) if stamp is not None else {}
+            document = read_document(path) if stamp is not None else {}
+            keys = identities(document, self._region) if stamp is not None else {}
         except (OSError, ValueError, KeyError, TypeError) as e:
             log.warning("cannot read the credentials store %s (keeping the keys read before): %s", path, e)
             self._stamp = stamp
             return False
         keys.update(self._seed)
         self._keys = keys
+        self.roles = dict(document.get("roles", {}))
+        self.providers = dict(document.get("oidc_providers", {}))
         self._stamp = stamp
         self.generation += 1
         return True

@@ -1,10 +1,12 @@
-"""Identity-based policies: the policies attached to users and to groups (by name, within an account).
+"""Identity-based policies: the policies attached to users, groups and roles (by name, within an account).
 
 Stored in one JSON file (mode 0600), by default ``policies.json`` in the data directory, or the file given by
 ``--policies-file`` (an in-memory server reads one only if given). Shape::
 
     {"accounts": {"111122223333": {"users": {"alice": {"ReadMusic": {<policy document>}}},
-                                   "groups": {"readers": {...}}}}}
+                                   "groups": {"readers": {...}}, "roles": {"AppUsers": {...}}}}}
+
+A role's policies apply to its sessions (security/roles.py), in place of a user's and its groups'.
 
 The server reads the file again when it changes: at most once a second a request looks at its modification time
 and size (one ``stat``), so ``dynastore policies put`` takes effect on a running server within a second. Tests
@@ -29,10 +31,10 @@ from dynastore.security.caller import Caller
 from dynastore.security.policy_documents import IDENTITY, Policy, PolicyDocumentError, compiled, parse_policy
 from dynastore.util.files import make_private_directory
 
-__all__ = ["USER", "GROUP", "IdentityPolicies", "IdentityPolicyError", "RELOAD_INTERVAL"]
+__all__ = ["USER", "GROUP", "ROLE", "IdentityPolicies", "IdentityPolicyError", "RELOAD_INTERVAL"]
 
-USER, GROUP = "user", "group"
-_SECTIONS = {USER: "users", GROUP: "groups"}
+USER, GROUP, ROLE = "user", "group", "role"
+_SECTIONS = {USER: "users", GROUP: "groups", ROLE: "roles"}
 _POLICY_NAME = re.compile(r"[\w+=,.@-]{1,128}")  # IAM's policy names
 RELOAD_INTERVAL = 1.0  # seconds between two looks at the file's modification time
 
@@ -60,10 +62,21 @@ class IdentityPolicies:
         """The compiled policies of the caller's user and of its groups (cached until the store changes)."""
         if self.path is not None and self._monotonic() >= self._next_look:
             self._refresh()
+        if caller.role_name:  # a role session: its role's policies
+            return self.for_role(caller.account_id, caller.role_name)
         key = (caller.account_id, caller.user_name, caller.groups, caller.admin)
         found = self._by_caller.get(key)
         if found is None:
             found = self._by_caller[key] = self._collect(*key)
+        return found
+
+    def for_role(self, account: str, role: str) -> tuple[Policy, ...]:
+        """The compiled policies of a role (cached until the store changes)."""
+        key = (account, "role/" + role, (), False)  # "/" is in no user name: never a user's entry
+        found = self._by_caller.get(key)
+        if found is None:
+            docs = self._doc["accounts"].get(account, {}).get("roles", {}).get(role, {}).values()
+            found = self._by_caller[key] = tuple(compiled(orjson.dumps(d).decode(), IDENTITY) for d in docs)
         return found
 
     def _collect(self, account: str, user: str, groups: tuple[str, ...], admin: bool) -> tuple[Policy, ...]:
@@ -97,7 +110,7 @@ class IdentityPolicies:
         section = self._doc["accounts"].setdefault(account, {}).setdefault(_SECTIONS[kind], {})
         attached = dict(section.get(name, {}))
         attached[policy_name] = orjson.loads(policy.text)
-        limit = limits.MAX_USER_POLICY_CHARS if kind == USER else limits.MAX_GROUP_POLICY_CHARS
+        limit = limits.MAX_GROUP_POLICY_CHARS if kind == GROUP else limits.MAX_USER_POLICY_CHARS  # a role's: a user's
         if sum(_chars(doc) for doc in attached.values()) > limit:
             raise IdentityPolicyError(messages.IDENTITY_POLICY_TOO_LARGE.format(limit=limit, kind=kind, name=name))
         section[name] = attached

@@ -1,8 +1,9 @@
 """Policy documents: the JSON text checked as IAM and DynamoDB check it, and compiled once for evaluation.
 
-Three kinds: ``IDENTITY`` (attached to users and groups: no principals), ``TABLE`` and ``STREAM`` (resource-based
-policies of a table or of its stream: every statement names principals; its actions and resources must suit the
-resource). A fault raises PolicyDocumentError carrying the detail DynamoDB reports after
+Four kinds: ``IDENTITY`` (attached to users, groups and roles: no principals), ``TABLE`` and ``STREAM``
+(resource-based policies of a table or of its stream: every statement names principals; its actions and resources
+must suit the resource), and ``TRUST`` (a role's trust policy: who may assume it, AWS or Federated principals, with
+no Resource). A fault raises PolicyDocumentError carrying the detail DynamoDB reports after
 "Invalid policy document: " (or, for a few faults, the whole message: ``whole`` is True).
 
 Compiled documents are cached by their text, so a policy shared by many users, or read again after a reload of
@@ -32,12 +33,13 @@ __all__ = [
     "STREAM",
     "Statement",
     "TABLE",
+    "TRUST",
     "compiled",
     "parse_policy",
     "policy_warnings",
 ]
 
-IDENTITY, TABLE, STREAM = "identity", "table", "stream"
+IDENTITY, TABLE, STREAM, TRUST = "identity", "table", "stream", "trust"
 VERSIONS = frozenset({"2012-10-17", "2008-10-17"})
 _TOP_FIELDS = frozenset({"Version", "Id", "Statement"})
 _STATEMENT_FIELDS = frozenset(
@@ -74,14 +76,18 @@ class PolicyDocumentError(Exception):
 
 
 class Principals:
-    """Who a resource-based statement names: anyone (``*``), accounts (by id) and principals (by ARN)."""
+    """Who a resource-based or trust statement names: anyone (``*``), accounts (by id), principals (by ARN) and,
+    in a trust policy, identity providers (``Federated``: an OIDC provider's ARN or a well-known provider's name)."""
 
-    __slots__ = ("anyone", "accounts", "arns")
+    __slots__ = ("anyone", "accounts", "arns", "federated")
 
-    def __init__(self, anyone: bool, accounts: frozenset[str], arns: frozenset[str]) -> None:
+    def __init__(
+        self, anyone: bool, accounts: frozenset[str], arns: frozenset[str], federated: frozenset[str] = frozenset()
+    ) -> None:
         self.anyone = anyone
         self.accounts = accounts
         self.arns = arns
+        self.federated = federated
 
 
 class Statement:
@@ -197,14 +203,17 @@ def _statement(raw: Any, kind: str, resource_arn: str, variables: bool) -> State
     st.action_patterns = tuple(
         compile_pattern(a.lower(), fold=True, use_variables=False) for a in actions if "*" in a or "?" in a
     )
-    field, st.not_resource = _one_of(raw, "Resource", "NotResource")
-    resources = _strings(raw[field], field)
+    if kind == TRUST and "Resource" not in raw and "NotResource" not in raw:
+        resources = ["*"]  # a trust policy is the role's own: its statements name no resource
+    else:
+        field, st.not_resource = _one_of(raw, "Resource", "NotResource")
+        resources = _strings(raw[field], field)
     _check_resources(resources, kind, resource_arn)
     st.resources = tuple(compile_pattern(r, arn=True, use_variables=variables) for r in resources)
     _principals(raw, st, kind)
     st.conditions = _conditions(raw.get("Condition"), variables, st.deny)
     public = st.principals is not None and st.principals.anyone and not st.not_principal
-    if kind != IDENTITY and not st.deny and public and not st.conditions:
+    if kind in (TABLE, STREAM) and not st.deny and public and not st.conditions:
         raise PolicyDocumentError(messages.POLICY_UNBOUNDED_ACCESS, whole=True)
     return st
 
@@ -231,8 +240,8 @@ def _check_actions(actions: list[str], kind: str) -> None:
         service, _, name = action.partition(":")
         if action != "*" and (not service or not name):
             raise PolicyDocumentError(messages.POLICY_INVALID_ACTION.format(action=action))
-    if kind == IDENTITY:
-        return  # IAM accepts any service's actions in an identity policy
+    if kind in (IDENTITY, TRUST):
+        return  # IAM accepts any service's actions in an identity policy (a trust policy's are STS's)
     allowed = STREAM_ACTIONS if kind == STREAM else TABLE_ACTIONS
     invalid = [
         a
@@ -252,7 +261,7 @@ def _check_resources(resources: list[str], kind: str, resource_arn: str) -> None
         parts = resource.split(":", 5)
         if len(parts) != 6 or parts[0] != "arn":
             raise PolicyDocumentError(messages.POLICY_INVALID_RESOURCE.format(resource=resource))
-        if kind == IDENTITY or parts[2] != "dynamodb" or "*" in resource or "?" in resource:
+        if kind in (IDENTITY, TRUST) or parts[2] != "dynamodb" or "*" in resource or "?" in resource:
             continue
         relative = parts[5]
         is_stream = "/stream/" in relative
@@ -274,15 +283,18 @@ def _principals(raw: dict[str, Any], st: Statement, kind: str) -> None:
         return
     if not isinstance(value, dict) or not value:
         raise PolicyDocumentError(messages.POLICY_INVALID_PRINCIPAL)
-    anyone, accounts, arns = False, set(), set()
+    anyone, accounts, arns, federated = False, set(), set(), set()
     for kind_name, names in value.items():
         if kind_name not in _PRINCIPAL_TYPES:
             raise PolicyDocumentError(messages.POLICY_INVALID_PRINCIPAL)
         listed = [names] if isinstance(names, str) else names
         if not isinstance(listed, list) or not listed or not all(isinstance(n, str) and n for n in listed):
             raise PolicyDocumentError(messages.POLICY_INVALID_PRINCIPAL)
+        if kind_name == "Federated" and kind == TRUST:
+            federated.update(listed)  # who may assume the role with a web identity
+            continue
         if kind_name != "AWS":
-            continue  # service and federated principals are never the caller of a dynastore
+            continue  # service principals are never the caller of a dynastore
         for name in listed:
             if name == "*":
                 anyone = True
@@ -296,7 +308,7 @@ def _principals(raw: dict[str, Any], st: Statement, kind: str) -> None:
                     arns.add(name)
             else:
                 raise PolicyDocumentError(messages.POLICY_INVALID_PRINCIPAL)
-    st.principals = Principals(anyone, frozenset(accounts), frozenset(arns))
+    st.principals = Principals(anyone, frozenset(accounts), frozenset(arns), frozenset(federated))
 
 
 def _conditions(raw: Any, variables: bool, deny: bool) -> tuple[Condition, ...]:

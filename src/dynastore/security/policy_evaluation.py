@@ -10,6 +10,10 @@
 
 The account's root user (``arn:aws:iam::<account>:root``) is allowed by identity everything in its own account.
 
+A role session's identity decision is the role's policies intersected with its session policies (those passed to
+AssumeRole / AssumeRoleWithWebIdentity): both must allow, a Deny in either denies. That is the one check the
+request path adds for role sessions (``caller.session_policies`` is empty for users).
+
 ``decide`` returns None when the request is allowed, else the AccessDeniedException message, as IAM words it.
 """
 
@@ -24,7 +28,9 @@ from dynastore.security.conditions import ConditionValue
 from dynastore.security.policy_documents import Policy, Statement
 from dynastore.util.clock import Clock
 
-__all__ = ["ALLOW", "DENY", "NONE", "RequestContext", "decide", "identity_decision", "resource_decision"]
+__all__ = [
+    "ALLOW", "DENY", "NONE", "RequestContext", "decide", "identity_decision", "resource_decision", "trust_decision",
+]  # fmt: skip
 
 NONE, ALLOW, DENY = 0, 1, 2
 
@@ -34,7 +40,7 @@ _PRINCIPAL_KEYS: dict[str, Callable[[Caller], str]] = {
     "aws:userid": lambda c: c.user_id,
     "aws:principalaccount": lambda c: c.account_id,
     "aws:principalarn": lambda c: c.arn,
-    "aws:principaltype": lambda c: "Account" if c.arn.endswith(":root") else "User",
+    "aws:principaltype": lambda c: "AssumedRole" if c.role_name else "Account" if c.arn.endswith(":root") else "User",
     "aws:requestedregion": lambda c: c.region,
 }
 
@@ -56,6 +62,9 @@ class RequestContext:
             return value
         principal = _PRINCIPAL_KEYS.get(key)
         if principal is None:
+            claims = self.caller.claims  # a web identity's keys (``accounts.google.com:sub``): role sessions only
+            if claims is not None and key in claims:
+                return claims[key]
             return self._time(key) if self.clock is not None else None
         text = principal(self.caller)
         return text or None
@@ -100,6 +109,39 @@ def identity_decision(policies: Sequence[Policy], action: str, resource: str, ct
                 if st.deny:
                     return DENY
                 allowed = True
+    return ALLOW if allowed else NONE
+
+
+def _session_refusal(
+    by_role: int, session: Sequence[Policy], action: str, resource: str, ctx: RequestContext
+) -> str | None:
+    """The refusal's template when a role session's policies refuse what its role's allow (None: they do not;
+    the role's own decision stands)."""
+    if by_role == DENY:
+        return None
+    by_session = identity_decision(session, action, resource, ctx)
+    if by_session == DENY:
+        return messages.ACCESS_DENIED_SESSION_DENY
+    if by_role == ALLOW and by_session != ALLOW:
+        return messages.ACCESS_DENIED_NO_SESSION_ALLOW
+    return None
+
+
+def trust_decision(policy: Policy, action: str, providers: tuple[str, ...], ctx: RequestContext) -> int:
+    """DENY, ALLOW or NONE from a role's trust policy for a web identity of a provider named by any of
+    ``providers`` (its OIDC provider ARN, and a well-known provider's name such as ``accounts.google.com``)
+    asking ``action`` (lower case); the token's claims are the condition keys of ``ctx``."""
+    allowed = False
+    for st in policy.statements:
+        principals = st.principals
+        if principals is None:
+            continue
+        named = principals.anyone or any(name in principals.federated for name in providers)
+        if named == st.not_principal or not _applies(st, action, "*", ctx):
+            continue
+        if st.deny:
+            return DENY
+        allowed = True
     return ALLOW if allowed else NONE
 
 
@@ -165,6 +207,10 @@ def decide(
         by_identity = ALLOW
     else:
         by_identity = identity_decision(identity, lowered, resource, ctx)
+        if caller.session_policies:  # a role session with session policies: the intersection
+            session_refusal = _session_refusal(by_identity, caller.session_policies, lowered, resource, ctx)
+            if session_refusal is not None:
+                return session_refusal.format(principal=caller.arn, action=action, resource=resource)
     template: str | None = None
     if by_identity == DENY:
         template = messages.ACCESS_DENIED_IDENTITY_DENY

@@ -58,12 +58,13 @@ def check_account(account: str) -> None:
         raise UsersError(f"{account!r} is not an account id: 12 digits")
 
 
-def change(path: Path, edit: Callable[[dict[str, Any]], T]) -> T:
-    """Apply ``edit`` to the store's document under the lock and write the result; ``edit``'s result is returned."""
+def change(path: Path, edit: Callable[[dict[str, Any]], T], now: float | None = None) -> T:
+    """Apply ``edit`` to the store's document under the lock and write the result; ``edit``'s result is returned.
+    Temporary credentials expired at ``now`` (default: the wall clock; the server passes its own) are dropped."""
     with _locked(path):
         document = read_document(path)
         result = edit(document)
-        _prune_expired(document, time.time())
+        _prune_expired(document, time.time() if now is None else now)
         _write(path, document)
         return result
 
@@ -95,7 +96,7 @@ def remove_user(document: dict[str, Any], name: str) -> None:
     if name not in users:
         raise UsersError(f"no user {name}")
     del users[name]
-    document["temporary"] = [t for t in document.get("temporary", []) if t["user"] != name]
+    document["temporary"] = [t for t in document.get("temporary", []) if t.get("user") != name]
 
 
 def rotate_key(document: dict[str, Any], name: str, retire: str | None) -> dict[str, str]:
@@ -149,7 +150,7 @@ def listing(document: dict[str, Any], now: float) -> list[dict[str, Any]]:
     """Every user without any secret: name, account, ARN, user id, admin, groups, key ids, live temporary keys."""
     temporary: dict[str, int] = {}
     for entry in document.get("temporary", []):
-        if entry["expiration"] > now:
+        if entry["expiration"] > now and "user" in entry:  # role sessions are listed by `dynastore roles list`
             temporary[entry["user"]] = temporary.get(entry["user"], 0) + 1
     return [
         {

@@ -249,3 +249,24 @@ def test_cors_only_with_an_origin_and_never_reflecting_it(protocol: Protocol) ->
         ("Access-Control-Max-Age", "172800"),
     ]
     assert protocol.handle("OPTIONS", {}, b"").status == 404
+
+
+STS_FORM = {"content-type": "application/x-www-form-urlencoded; charset=utf-8"}
+
+
+def test_without_authentication_a_form_post_is_no_sts_request(protocol: Protocol) -> None:
+    """--auth none serves no STS: a form-encoded POST is answered as before, the unknown-operation 404."""
+    response = protocol.handle("POST", STS_FORM, b"Action=GetCallerIdentity&Version=2011-06-15")
+    assert (response.status, response.body) == (404, b"<UnknownOperationException/>\n")
+
+
+def test_with_sts_a_form_post_is_answered_in_stss_xml(protocol: Protocol) -> None:
+    class Sts:
+        def handle(self, headers: dict[str, str], body: bytes, path: str) -> tuple[int, bytes]:
+            return 403, b"<ErrorResponse/>"
+
+    protocol.sts = Sts()  # type: ignore[assignment]
+    response = protocol.handle("POST", STS_FORM, b"Action=GetCallerIdentity&Version=2011-06-15")
+    assert (response.status, response.body, response.content_type) == (403, b"<ErrorResponse/>", "text/xml")
+    # DynamoDB's requests never reach it
+    assert orjson.loads(call(protocol, "Echo", b'{"a": 1}').body) == {"Echo": {"a": 1}}
