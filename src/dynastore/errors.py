@@ -318,7 +318,7 @@ class TrimmedDataAccessException(DynamoError):
     pass
 
 
-# ---- point-in-time recovery (issue 28, branch pitr): the wire types of its operations ----
+# ---- point-in-time recovery: the wire types of its operations ----
 
 
 class TableNotFoundException(DynamoError):

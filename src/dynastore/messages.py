@@ -874,7 +874,7 @@ RESTORE_INDEX_NOT_IN_BACKUP = (  # ours
 RESTORE_INDEX_DUPLICATE = "One or more parameter values were invalid: Duplicate index name: {index}"  # ours
 BACKUP_STORAGE_FAILED = "The backup could not be written: {reason}"  # ours
 
-# ---------------------------------------------------------------- point-in-time recovery (issue 28, branch pitr)
+# ---------------------------------------------------------------- point-in-time recovery
 # "# ours" marks a text whose DynamoDB wording is not public (docs/backups.md "Point-in-time recovery").
 PITR_TABLE_NOT_FOUND = "Table not found: {name}"
 PITR_BACKUPS_BEING_ENABLED = "Backups are being enabled for the table: {name}. Please retry later"
