@@ -162,10 +162,18 @@ def test_a_region_removed_stops_cleanly(two: PeerServers) -> None:
 # ---------------------------------------------------------------- three servers, SigV4 between them
 
 
+BOB = {"aws_access_key_id": "AKIABOBBOBBOBBOBBOB2", "aws_secret_access_key": "bob-secret-bob-secret-bob-secret-bob"}
+
+
 @pytest.fixture(scope="module")
-def three() -> Iterator[PeerServers]:
-    """Three servers with --auth sigv4 signing to one another, and a table of us-east-1 replicated to the others."""
-    with PeerServers([EAST, WEST, EU], auth=True) as servers:
+def three(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PeerServers]:
+    """Three servers with --auth sigv4 signing to one another, and a table of us-east-1 replicated to the others;
+    each also knows bob, a user who is no admin."""
+    users = tmp_path_factory.mktemp("users") / "credentials.json"
+    bob = {"account": "000000000000", "user_id": "AIDABOBBOBBOBBOBBOB22", "admin": False, "groups": [],
+           "keys": [{"id": BOB["aws_access_key_id"], "secret": BOB["aws_secret_access_key"]}]}  # fmt: skip
+    users.write_text(json.dumps({"version": 1, "users": {"bob": bob}}))
+    with PeerServers([EAST, WEST, EU], "--users-file", str(users), auth=True) as servers:
         east = servers.client(EAST)
         create_table(east)
         add_replica(east, WEST)
@@ -207,15 +215,19 @@ def post(server_url: str, endpoint: str, body: bytes, headers: dict[str, str]) -
         return e.code, json.loads(e.read())
 
 
-def signed(three: PeerServers, endpoint: str, body: bytes, region: str) -> dict[str, str]:
-    assert three.credentials is not None
+def signed(
+    three: PeerServers, endpoint: str, body: bytes, region: str, keys: dict[str, str] | None = None
+) -> dict[str, str]:
+    """Headers of ``body`` signed with ``keys`` (default: the servers' admin key)."""
+    keys = keys or three.credentials
+    assert keys is not None
     return sign_headers(
         "POST",
         f"/dynastore/global-tables/{endpoint}",
         {"Host": "localhost", "Content-Type": "application/json"},
         body,
-        access_key_id=three.credentials["aws_access_key_id"],
-        secret=three.credentials["aws_secret_access_key"],
+        access_key_id=keys["aws_access_key_id"],
+        secret=keys["aws_secret_access_key"],
         region=region,
         amz_date=datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"),
     )
@@ -240,6 +252,15 @@ def test_a_request_signed_with_another_secret_is_refused(three: PeerServers) -> 
     assert (status, answer["error"].split(": ", 2)[:2]) == (
         403,
         ["this endpoint needs a request signed (SigV4) by an admin user", "InvalidSignatureException"],
+    )
+    assert table_gone(three.client(WEST)) is False
+
+
+def test_a_request_signed_by_a_user_who_is_no_admin_is_refused(three: PeerServers) -> None:
+    body = json.dumps({"Region": WEST, "Account": "000000000000", "TableName": TABLE}).encode()
+    assert post(three.urls[WEST], "drop", body, signed(three, "drop", body, WEST, BOB)) == (
+        403,
+        {"error": "arn:aws:iam::000000000000:user/bob is not an admin user (dynastore users add NAME --admin)"},
     )
     assert table_gone(three.client(WEST)) is False
 

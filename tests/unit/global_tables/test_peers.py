@@ -4,7 +4,11 @@ authenticator accepts), connection reuse, and LinkDown for every way a peer can 
 from __future__ import annotations
 
 import asyncio
+import shutil
+import ssl
+import subprocess
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -43,10 +47,10 @@ class Peer:
         self.silent = silent
         self.server: asyncio.Server | None = None
 
-    async def start(self) -> str:
-        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+    async def start(self, tls: ssl.SSLContext | None = None) -> str:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=tls)
         port = self.server.sockets[0].getsockname()[1]
-        return f"http://127.0.0.1:{port}"
+        return f"{'https' if tls else 'http'}://127.0.0.1:{port}"
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
@@ -78,9 +82,9 @@ class Peer:
 _LINKS: list[RemoteLink] = []  # the links a test made, closed when it ends
 
 
-def run(peer: Peer, use: Callable[[str], Awaitable[Any]]) -> Any:
+def run(peer: Peer, use: Callable[[str], Awaitable[Any]], tls: ssl.SSLContext | None = None) -> Any:
     async def main() -> Any:
-        url = await peer.start()
+        url = await peer.start(tls)
         try:
             return await use(url)
         finally:
@@ -93,8 +97,8 @@ def run(peer: Peer, use: Callable[[str], Awaitable[Any]]) -> Any:
     return asyncio.run(main())
 
 
-def link(url: str, credentials: PeerCredentials | None = None, **timeouts: float) -> RemoteLink:
-    made = RemoteLink("us-west-2", url, credentials, ManualClock(NOW), **timeouts)
+def link(url: str, credentials: PeerCredentials | None = None, answer_timeout: float = 5.0) -> RemoteLink:
+    made = RemoteLink("us-west-2", url, credentials, ManualClock(NOW), answer_timeout=answer_timeout)
     _LINKS.append(made)
     return made
 
@@ -304,3 +308,44 @@ def test_bad_peer_flags_stop_the_start_with_one_line(capsys: pytest.CaptureFixtu
     assert serve_error([], capsys, {"DYNASTORE_PEER_ACCESS_KEY_ID": KEY_ID}) == (
         "dynastore serve: error: DYNASTORE_PEER_ACCESS_KEY_ID needs DYNASTORE_PEER_SECRET_ACCESS_KEY"
     )
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1, made with the openssl command."""
+    openssl = shutil.which("openssl")
+    assert openssl is not None, "the openssl command makes the test's certificate"
+    directory = tmp_path_factory.mktemp("tls")
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    return cert, key
+
+
+def test_an_https_peer_is_reached_when_its_certificate_is_trusted(certificate: tuple[Path, Path]) -> None:
+    cert, key = certificate
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert, key)
+    peer = Peer()
+
+    async def trusting(url: str) -> None:
+        remote = RemoteLink("us-west-2", url, None, ca_bundle=cert)
+        _LINKS.append(remote)
+        await remote.drop_replica("000000000000", "Music")
+
+    run(peer, trusting, tls)
+    assert [request.path for request in peer.requests] == ["/dynastore/global-tables/drop"]
+
+    async def untrusting(url: str) -> None:
+        await link(url).drop_replica("000000000000", "Music")
+
+    with pytest.raises(LinkDown, match="CERTIFICATE_VERIFY_FAILED"):
+        run(Peer(), untrusting, tls)
+
+
+def test_the_peer_certificates_come_from_the_environment() -> None:
+    assert Config.from_env({"DYNASTORE_PEER_CA_BUNDLE": "/etc/peers.pem"}).peer_ca_bundle == Path("/etc/peers.pem")
+    assert Config.from_env({}).peer_ca_bundle is None
