@@ -236,3 +236,33 @@ class TestReplication:
 
         assert replicated(east, table, "ttl", None) is None
         assert replicated(west, table, "ttl", None) is None
+
+
+def test_a_replica_needs_a_stream_of_new_and_old_images(regions: tuple[Any, Any]) -> None:
+    east, _ = regions
+    name = unique_name("gt")
+    east.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    try:
+        assert error_of(
+            lambda: east.update_table(TableName=name, ReplicaUpdates=[{"Create": {"RegionName": WEST}}])
+        ) == (
+            "ValidationException",
+            f"Table {name} must have DynamoDB Streams enabled with StreamViewType NEW_AND_OLD_IMAGES to add a replica",
+        )
+        assert "Replicas" not in east.describe_table(TableName=name)["Table"]
+    finally:
+        east.delete_table(TableName=name)
+
+
+def test_deleting_a_replica_table_takes_it_off_the_other_region_s_list(regions: tuple[Any, Any]) -> None:
+    east, west = regions
+    name = create_global_table(east, west, seed=3)
+    west.delete_table(TableName=name)
+    assert eventually(lambda: replicas(east, name), lambda found: found == []) == []
+    assert len(east.scan(TableName=name)["Items"]) == 3
+    east.delete_table(TableName=name)

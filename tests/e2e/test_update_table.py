@@ -595,11 +595,3 @@ class TestFunctionality:
         finally:
             ddb.delete_table(TableName=name)
 
-
-class TestDivergences:
-    def test_replica_updates_are_not_modelled(self, ddb: Any, ppr: str) -> None:
-        """Global tables are not modelled (docs/operations.md, known divergences): ReplicaUpdates is dropped, so
-        a request with nothing else is answered as an update with nothing to do."""
-        assert error_of(
-            lambda: ddb.update_table(TableName=ppr, ReplicaUpdates=[{"Create": {"RegionName": "eu-west-1"}}])
-        ) == ("ValidationException", TestValidation.NOTHING)

@@ -133,6 +133,7 @@ def test_consumers_are_registered_by_the_composition_root_and_a_host_adds_its_ow
             "gsi-propagation",
             "streams",
             "point-in-time",
+            "global-tables",
             "trigger:audit",
             "follower",
         ]

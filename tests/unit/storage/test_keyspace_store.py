@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from dynastore.app import build_context
+from dynastore.app import build_context, build_replicator
 from dynastore.config import Config
 from dynastore.engine import indexes, retention
 from dynastore.engine.changelog import NOT_FOLLOWED, ChangeRecord
@@ -102,6 +102,7 @@ def _every_kind_of_record() -> tuple[Context, list[bytes]]:
     )
     kv = MemoryKV()
     ctx = build_context(config, kv, Catalog.load(kv, config))
+    replicator = build_replicator(ctx, config)  # global tables: the versions of the items of "gone"
     ops = bound(ctx)
     ops["CreateTable"](
         {
@@ -122,6 +123,8 @@ def _every_kind_of_record() -> tuple[Context, list[bytes]]:
             "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
         }
     )
+    ops["UpdateTable"]({"TableName": "gone", "ReplicaUpdates": [{"Create": {"RegionName": "us-west-2"}}]})
+    asyncio.run(replicator.step())
     for i in range(3):
         ops["PutItem"]({"TableName": "tbl", "Item": _item("p", str(i), a="x", b="z")})
         ops["PutItem"]({"TableName": "gone", "Item": _item("p", str(i))})
@@ -142,6 +145,7 @@ def _every_kind_of_record() -> tuple[Context, list[bytes]]:
         }
     )
     ops["DeleteTable"]({"TableName": "gone"})
+    asyncio.run(replicator.step())  # its replica leaves the set, and the replicator holds none of its records
     clock.advance(120)
     ctx.catalog.maintain(max_keys=1)  # the deleted table is queued for purging, one key purged
     indexes.maintain(ctx)  # the new GSI's backfill copies one item and leaves its cursor
@@ -167,7 +171,8 @@ def test_catalog_records_are_tables_or_reserved_names() -> None:
     ctx, keys = _every_kind_of_record()
     names = {key[len(ks.META_TAG) :].decode() for key in keys if key.startswith(ks.META_TAG)}
     reserved = {n for n in names if n in ks.RESERVED_RECORD_NAMES or n.startswith(ks.RESERVED_RECORD_PREFIXES)}
-    assert names - reserved == {"tbl", "gone"}  # the tables' own records (gone's until it was dropped)
+    # the tables' own records (gone's until it was dropped), and its replica's in another region's namespace
+    assert names - reserved == {"tbl", "gone", "@000000000000/us-west-2/gone"}
     assert ctx.catalog.list_names() == ["tbl"]
     # every reserved record kind was written, so a rename on either side would show here
     assert set(ks.RESERVED_RECORD_NAMES) <= reserved
