@@ -145,6 +145,8 @@ class Config:
     peer_access_key_id: str = ""
     peer_secret_access_key: str = field(default="", repr=False)
     peer_session_token: str = field(default="", repr=False)
+    # The certificates an https:// peer's is checked against (DYNASTORE_PEER_CA_BUNDLE; default: the system's).
+    peer_ca_bundle: Path | None = None
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Config:
@@ -306,7 +308,7 @@ def _s3_from_env(env: Mapping[str, str]) -> dict[str, Any]:
 
 
 def _peers_from_env(env: Mapping[str, str]) -> dict[str, Any]:
-    """DYNASTORE_PEERS, _PEER_ACCESS_KEY_ID, _PEER_SECRET_ACCESS_KEY and _PEER_SESSION_TOKEN."""
+    """DYNASTORE_PEERS, _PEER_ACCESS_KEY_ID, _PEER_SECRET_ACCESS_KEY, _PEER_SESSION_TOKEN and _PEER_CA_BUNDLE."""
     try:
         peers = peer_map([env.get("DYNASTORE_PEERS", "")])
     except ValueError as e:
@@ -316,6 +318,7 @@ def _peers_from_env(env: Mapping[str, str]) -> dict[str, Any]:
         "peer_access_key_id": env.get("DYNASTORE_PEER_ACCESS_KEY_ID", ""),
         "peer_secret_access_key": env.get("DYNASTORE_PEER_SECRET_ACCESS_KEY", ""),
         "peer_session_token": env.get("DYNASTORE_PEER_SESSION_TOKEN", ""),
+        "peer_ca_bundle": Path(env["DYNASTORE_PEER_CA_BUNDLE"]) if env.get("DYNASTORE_PEER_CA_BUNDLE") else None,
     }
 
 

@@ -19,8 +19,6 @@ from botocore.exceptions import ClientError
 from dynastore.security.sigv4 import sign_headers
 from tests.e2e.peer_servers import PeerServers
 
-pytestmark = pytest.mark.not_on_cluster("starts servers of its own")
-
 EAST, WEST, EU = "us-east-1", "us-west-2", "eu-west-1"
 TABLE = "Music"
 WAIT = 60.0  # seconds a replication step may take on a busy machine before the test fails
@@ -75,6 +73,10 @@ def holds(ddb: Any, pk: str, value: str) -> Callable[[], bool]:
     return lambda: (item(ddb, pk) or {}).get("v") == {"S": value}
 
 
+def lacks(ddb: Any, pk: str) -> Callable[[], bool]:
+    return lambda: item(ddb, pk) is None
+
+
 def lists_two(ddb: Any) -> Callable[[], bool]:
     return lambda: len(replicas(ddb)) == 2
 
@@ -118,7 +120,7 @@ def test_writes_on_either_server_reach_the_other(two: PeerServers) -> None:
     eventually(holds(west, "from-east", "1"), f"the write of {EAST} in {WEST}")
     eventually(holds(east, "from-west", "2"), f"the write of {WEST} in {EAST}")
     west.delete_item(TableName=TABLE, Key={"pk": {"S": "from-east"}})
-    eventually(lambda: item(east, "from-east") is None, f"the delete of {WEST} in {EAST}")
+    eventually(lacks(east, "from-east"), f"the delete of {WEST} in {EAST}")
 
 
 def test_a_server_stopped_and_started_again_catches_up(two: PeerServers) -> None:
@@ -134,6 +136,19 @@ def test_a_server_stopped_and_started_again_catches_up(two: PeerServers) -> None
     eventually(holds(east, "after-restart", "3"), f"a write of the restarted {WEST} in {EAST}")
 
 
+def test_a_server_killed_after_acknowledging_writes_ships_them_when_it_is_back(two: PeerServers) -> None:
+    east = two.client(EAST)
+    two.stop(WEST)  # the writes cannot leave before the kill: their cursor must survive it
+    for n in range(10):
+        put(east, f"unshipped-{n}", "acknowledged")
+    two.kill(EAST)
+    two.start(WEST)
+    two.start(EAST)
+    west = two.client(WEST)
+    for n in range(10):
+        eventually(holds(west, f"unshipped-{n}", "acknowledged"), f"unshipped-{n} in {WEST} after {EAST} was killed")
+
+
 def test_a_region_removed_stops_cleanly(two: PeerServers) -> None:
     east, west = two.client(EAST), two.client(WEST)
     east.update_table(TableName=TABLE, ReplicaUpdates=[{"Delete": {"RegionName": WEST}}])
@@ -147,10 +162,18 @@ def test_a_region_removed_stops_cleanly(two: PeerServers) -> None:
 # ---------------------------------------------------------------- three servers, SigV4 between them
 
 
+BOB = {"aws_access_key_id": "AKIABOBBOBBOBBOBBOB2", "aws_secret_access_key": "bob-secret-bob-secret-bob-secret-bob"}
+
+
 @pytest.fixture(scope="module")
-def three() -> Iterator[PeerServers]:
-    """Three servers with --auth sigv4 signing to one another, and a table of us-east-1 replicated to the others."""
-    with PeerServers([EAST, WEST, EU], auth=True) as servers:
+def three(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PeerServers]:
+    """Three servers with --auth sigv4 signing to one another, and a table of us-east-1 replicated to the others;
+    each also knows bob, a user who is no admin."""
+    users = tmp_path_factory.mktemp("users") / "credentials.json"
+    bob = {"account": "000000000000", "user_id": "AIDABOBBOBBOBBOBBOB22", "admin": False, "groups": [],
+           "keys": [{"id": BOB["aws_access_key_id"], "secret": BOB["aws_secret_access_key"]}]}  # fmt: skip
+    users.write_text(json.dumps({"version": 1, "users": {"bob": bob}}))
+    with PeerServers([EAST, WEST, EU], "--users-file", str(users), auth=True) as servers:
         east = servers.client(EAST)
         create_table(east)
         add_replica(east, WEST)
@@ -168,12 +191,17 @@ def test_three_signed_servers_replicate_every_region_to_every_other(three: PeerS
             eventually(holds(three.client(reader), f"from-{writer}", writer), f"the write of {writer} in {reader}")
 
 
-def test_the_last_writer_wins_on_every_server(three: PeerServers) -> None:
+def test_a_write_after_a_replicated_one_wins_on_every_server(three: PeerServers) -> None:
+    # Each write is made once the one before it has reached every region: its server has seen the earlier stamp,
+    # so its own is later whatever the clocks say, and every region ends with it. (Writes in the same instant in
+    # two regions are ordered by stamp and then region name, which need not be the order of real time.)
     for n, writer in enumerate((EAST, WEST, EU, WEST, EAST)):
         put(three.client(writer), "contended", f"{n}-{writer}")
-    last = f"4-{EAST}"
+        for reader in (EAST, WEST, EU):
+            eventually(holds(three.client(reader), "contended", f"{n}-{writer}"), f"write {n} in {reader}")
+    three.client(WEST).delete_item(TableName=TABLE, Key={"pk": {"S": "contended"}})
     for reader in (EAST, WEST, EU):
-        eventually(holds(three.client(reader), "contended", last), f"the last write in {reader}")
+        eventually(lacks(three.client(reader), "contended"), f"the delete in {reader}")
 
 
 def post(server_url: str, endpoint: str, body: bytes, headers: dict[str, str]) -> tuple[int, Any]:
@@ -187,15 +215,19 @@ def post(server_url: str, endpoint: str, body: bytes, headers: dict[str, str]) -
         return e.code, json.loads(e.read())
 
 
-def signed(three: PeerServers, endpoint: str, body: bytes, region: str) -> dict[str, str]:
-    assert three.credentials is not None
+def signed(
+    three: PeerServers, endpoint: str, body: bytes, region: str, keys: dict[str, str] | None = None
+) -> dict[str, str]:
+    """Headers of ``body`` signed with ``keys`` (default: the servers' admin key)."""
+    keys = keys or three.credentials
+    assert keys is not None
     return sign_headers(
         "POST",
         f"/dynastore/global-tables/{endpoint}",
         {"Host": "localhost", "Content-Type": "application/json"},
         body,
-        access_key_id=three.credentials["aws_access_key_id"],
-        secret=three.credentials["aws_secret_access_key"],
+        access_key_id=keys["aws_access_key_id"],
+        secret=keys["aws_secret_access_key"],
         region=region,
         amz_date=datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"),
     )
@@ -220,6 +252,15 @@ def test_a_request_signed_with_another_secret_is_refused(three: PeerServers) -> 
     assert (status, answer["error"].split(": ", 2)[:2]) == (
         403,
         ["this endpoint needs a request signed (SigV4) by an admin user", "InvalidSignatureException"],
+    )
+    assert table_gone(three.client(WEST)) is False
+
+
+def test_a_request_signed_by_a_user_who_is_no_admin_is_refused(three: PeerServers) -> None:
+    body = json.dumps({"Region": WEST, "Account": "000000000000", "TableName": TABLE}).encode()
+    assert post(three.urls[WEST], "drop", body, signed(three, "drop", body, WEST, BOB)) == (
+        403,
+        {"error": "arn:aws:iam::000000000000:user/bob is not an admin user (dynastore users add NAME --admin)"},
     )
     assert table_gone(three.client(WEST)) is False
 

@@ -18,6 +18,7 @@ import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -41,7 +42,9 @@ __all__ = [
 
 ENDPOINT_PREFIX = "/dynastore/global-tables/"
 CONNECT_TIMEOUT = 2.0  # seconds to open a connection to a peer
-ANSWER_TIMEOUT = 30.0  # seconds for a peer's answer once the request was sent (a batch applies in far less)
+# Seconds for a peer's answer once the request was sent: a batch applies in milliseconds, and a peer that is
+# stopped (its kernel still accepts connections) must not hold up the replicator's other regions for long.
+ANSWER_TIMEOUT = 5.0
 IDLE_REUSE = 4.0  # a pooled connection idle longer is closed, not reused (the peer may be closing it)
 POOL_LIMIT = 4  # idle connections kept per peer
 MAX_ANSWER_BYTES = 1 << 20  # a peer's answer is a small JSON object; anything longer is not one
@@ -81,11 +84,11 @@ def drop_body(region: str, account: str, table: str) -> bytes:
 
 def remote_link_maker(config: Config) -> Callable[[str, str], RemoteLink]:
     """What links.LinkFactory makes a peer's link with: (region, URL) -> a RemoteLink signing with the key
-    ``config`` holds for peers, at the time of ``config``'s clock."""
+    ``config`` holds for peers, at the time of ``config``'s clock, trusting ``config.peer_ca_bundle`` over https."""
     credentials = PeerCredentials.of(config)
 
     def make(region: str, url: str) -> RemoteLink:
-        return RemoteLink(region, url, credentials, config.clock)
+        return RemoteLink(region, url, credentials, config.clock, ca_bundle=config.peer_ca_bundle)
 
     return make
 
@@ -111,6 +114,7 @@ class RemoteLink:
         *,
         connect_timeout: float = CONNECT_TIMEOUT,
         answer_timeout: float = ANSWER_TIMEOUT,
+        ca_bundle: Path | None = None,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -120,7 +124,8 @@ class RemoteLink:
         self._host = parts.hostname
         self._port = parts.port or (443 if parts.scheme == "https" else 80)
         self._authority = parts.netloc
-        self._tls = ssl.create_default_context() if parts.scheme == "https" else None
+        # https: the peer's certificate checked against ``ca_bundle`` (default: the system's trusted ones).
+        self._tls = ssl.create_default_context(cafile=ca_bundle) if parts.scheme == "https" else None
         self._credentials = credentials
         self._clock: Clock = clock if clock is not None else SystemClock()
         self._connect_timeout = connect_timeout

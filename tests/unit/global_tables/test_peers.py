@@ -4,12 +4,17 @@ authenticator accepts), connection reuse, and LinkDown for every way a peer can 
 from __future__ import annotations
 
 import asyncio
+import shutil
+import ssl
+import subprocess
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
+from dynastore.cli import serve_config
 from dynastore.config import Config, peer_map
 from dynastore.global_tables.links import LinkDown
 from dynastore.global_tables.peers import PeerCredentials, RemoteLink, drop_body, replica_set_body
@@ -42,10 +47,10 @@ class Peer:
         self.silent = silent
         self.server: asyncio.Server | None = None
 
-    async def start(self) -> str:
-        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+    async def start(self, tls: ssl.SSLContext | None = None) -> str:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=tls)
         port = self.server.sockets[0].getsockname()[1]
-        return f"http://127.0.0.1:{port}"
+        return f"{'https' if tls else 'http'}://127.0.0.1:{port}"
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
@@ -77,9 +82,9 @@ class Peer:
 _LINKS: list[RemoteLink] = []  # the links a test made, closed when it ends
 
 
-def run(peer: Peer, use: Callable[[str], Awaitable[Any]]) -> Any:
+def run(peer: Peer, use: Callable[[str], Awaitable[Any]], tls: ssl.SSLContext | None = None) -> Any:
     async def main() -> Any:
-        url = await peer.start()
+        url = await peer.start(tls)
         try:
             return await use(url)
         finally:
@@ -270,3 +275,77 @@ def test_a_bad_peer_is_refused_with_what_is_wrong(entry: str, error: str) -> Non
     with pytest.raises(ValueError) as info:
         peer_map([entry])
     assert str(info.value) == error
+
+
+def serve_error(flags: list[str], capsys: pytest.CaptureFixture[str], env: dict[str, str] | None = None) -> str:
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in (env or {}).items():
+            patch.setenv(name, value)
+        with pytest.raises(SystemExit):
+            serve_config(["--in-memory", *flags])
+    return capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_peer_flags_replace_the_environments(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DYNASTORE_PEERS", "eu-west-1=http://127.0.0.1:9000")
+    assert serve_config(["--in-memory"]).peers == {"eu-west-1": "http://127.0.0.1:9000"}
+    flags = ["--in-memory", "--peer", "us-west-2=http://127.0.0.1:8001/", "--peer", "us-west-2=http://127.0.0.1:8002"]
+    assert serve_config(flags).peers == {"us-west-2": "http://127.0.0.1:8002"}
+
+
+def test_bad_peer_flags_stop_the_start_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert serve_error(["--peer", "us-west-2"], capsys) == (
+        "dynastore serve: error: argument --peer: a peer is given as REGION=URL (e.g. us-west-2=http://127.0.0.1:8001)"
+        ", not 'us-west-2'"
+    )
+    assert serve_error(["--peer", "us-west-2=http://a:1,eu-west-1=http://b:1"], capsys) == (
+        "dynastore serve: error: argument --peer: one REGION=URL per --peer, not "
+        "'us-west-2=http://a:1,eu-west-1=http://b:1'"
+    )
+    assert serve_error(["--region", "us-west-2", "--peer", "us-west-2=http://a:1"], capsys) == (
+        "dynastore serve: error: --peer us-west-2=...: that is this server's own region (--region)"
+    )
+    assert serve_error([], capsys, {"DYNASTORE_PEER_ACCESS_KEY_ID": KEY_ID}) == (
+        "dynastore serve: error: DYNASTORE_PEER_ACCESS_KEY_ID needs DYNASTORE_PEER_SECRET_ACCESS_KEY"
+    )
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1, made with the openssl command."""
+    openssl = shutil.which("openssl")
+    assert openssl is not None, "the openssl command makes the test's certificate"
+    directory = tmp_path_factory.mktemp("tls")
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    return cert, key
+
+
+def test_an_https_peer_is_reached_when_its_certificate_is_trusted(certificate: tuple[Path, Path]) -> None:
+    cert, key = certificate
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert, key)
+    peer = Peer()
+
+    async def trusting(url: str) -> None:
+        remote = RemoteLink("us-west-2", url, None, ca_bundle=cert)
+        _LINKS.append(remote)
+        await remote.drop_replica("000000000000", "Music")
+
+    run(peer, trusting, tls)
+    assert [request.path for request in peer.requests] == ["/dynastore/global-tables/drop"]
+
+    async def untrusting(url: str) -> None:
+        await link(url).drop_replica("000000000000", "Music")
+
+    with pytest.raises(LinkDown, match="CERTIFICATE_VERIFY_FAILED"):
+        run(Peer(), untrusting, tls)
+
+
+def test_the_peer_certificates_come_from_the_environment() -> None:
+    assert Config.from_env({"DYNASTORE_PEER_CA_BUNDLE": "/etc/peers.pem"}).peer_ca_bundle == Path("/etc/peers.pem")
+    assert Config.from_env({}).peer_ca_bundle is None
