@@ -129,7 +129,8 @@ def _quantiles(lags: Sequence[Lag]) -> str:
     values = [lag.seconds for lag in lags if lag.seconds is not None]
     if not values:
         return "no samples"
-    return f"{percentile(values, 0.5) * 1000:.0f} / {percentile(values, 0.99) * 1000:.0f} ms ({len(values)} samples)"
+    samples = f"{len(values)} sample{'' if len(values) == 1 else 's'}"
+    return f"{percentile(values, 0.5) * 1000:.0f} / {percentile(values, 0.99) * 1000:.0f} ms ({samples})"
 
 
 def run(count: int, duration: float, seed: int, workdir: Path, log: bool = True) -> Report:

@@ -1,6 +1,6 @@
 """The global tables' checker on histories and replicas made by hand (no server needed): it passes what last
 writer wins may do under concurrency, and reports a lost write, a deleted item back, a value nobody wrote and
-replicas that differ."""
+replicas that differ; and the report's replication lag figures."""
 
 from __future__ import annotations
 
@@ -19,7 +19,10 @@ from tests.cluster.global_checker import (
     check_reads,
     percentile,
 )
+from tests.cluster.global_harness import render_lags
+from tests.cluster.global_workload import Lag
 from tests.cluster.history import Op, Outcome
+from tests.cluster.nemesis import Fault
 
 INF = float("inf")
 OK, FAILED, UNKNOWN = Outcome.OK, Outcome.FAILED, Outcome.UNKNOWN
@@ -202,3 +205,22 @@ class TestPercentile:
 
     def test_none(self) -> None:
         assert math.isnan(percentile([], 0.5))
+
+
+class TestLagFigures:
+    def test_every_probe_those_no_fault_overlapped_and_each_pair(self) -> None:
+        lags = [Lag("us-east-1", "eu-west-1", 1.0, 1.05), Lag("us-east-1", "eu-west-1", 2.0, 2.07),
+                Lag("eu-west-1", "us-east-1", 9.0, 14.0), Lag("eu-west-1", "us-east-1", 9.5, None)]  # fmt: skip
+        faults = [Fault("link-down", "us-east-1", 10.0, 12.0)]
+        assert render_lags(lags, faults) == [
+            "replication lag (a probe's write acknowledged -> read back in another region), p50 / p99:",
+            "  all probes: 70 / 5000 ms (3 samples); outside faults: 50 / 70 ms (2 samples); "
+            "not seen within the probe's patience: 1",
+            "  eu-west-1 -> us-east-1: 5000 / 5000 ms (1 sample)",
+            "  us-east-1 -> eu-west-1: 50 / 70 ms (2 samples)",
+        ]
+
+    def test_no_probe_seen(self) -> None:
+        assert render_lags([Lag("us-east-1", "eu-west-1", 1.0, None)], [])[1] == (
+            "  all probes: no samples; outside faults: no samples; not seen within the probe's patience: 1"
+        )
