@@ -147,3 +147,10 @@ def test_session_policies_narrow_the_roles_permissions() -> None:
     )
     # a session policy grants nothing the role does not
     assert "no identity-based policy" in str(decide(session, "dynamodb:GetItem", TABLE + "t", {}, [], None, ACCOUNT))
+
+
+def test_a_role_session_in_another_region_is_the_same_principal() -> None:
+    caller = _session(_policy({"Effect": "Allow", "Action": "dynamodb:GetItem", "Resource": "*"}))
+    moved = caller.in_region("eu-west-1")
+    assert (moved.region, moved.arn, moved.user_id, moved.role_name) == ("eu-west-1", caller.arn, caller.user_id, "App")
+    assert moved.session_policies == caller.session_policies and moved.claims == caller.claims
