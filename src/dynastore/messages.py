@@ -922,9 +922,7 @@ STS_MEMBER_LENGTH = (
     "Value '{value}' at '{member}' failed to satisfy constraint: Member must have length {bound} {limit}"
 )
 STS_MEMBER_RANGE = "Value '{value}' at '{member}' failed to satisfy constraint: Member must have value {bound} {limit}"
-STS_DURATION_OVER_ROLE_MAXIMUM = (
-    "The requested DurationSeconds exceeds the MaxSessionDuration set for this role."
-)
+STS_DURATION_OVER_ROLE_MAXIMUM = "The requested DurationSeconds exceeds the MaxSessionDuration set for this role."
 STS_INVALID_ACTION = "Could not find operation {action} for version {version}"
 STS_MISSING_ACTION = "Missing Action"
 STS_ROLE_ARN_INVALID = "{arn} is invalid"
