@@ -139,7 +139,7 @@ class GlobalReplicator:
     def stamp(self, txn: WriteTxn, table: TableDef, key: bytes, event: int, origin: Origin | None) -> None:
         if origin is REPLICATION:
             return  # apply stores the incoming version
-        versions.write(txn, key, Version(self.clock.now(), self._region_of(table), event == REMOVE))
+        versions.stamp(txn, key, self.clock.now(), self._region_of(table), event == REMOVE)
 
     def _region_of(self, table: TableDef) -> str:
         region = self._regions.get(table.table_id)
