@@ -184,6 +184,11 @@ class GlobalReplicator:
             self._tables = [td for td in catalog.every_table() if td.replicas]
         return self._tables
 
+    @property
+    def active(self) -> bool:
+        """Whether any table has replicas, or left cursors behind (as of the last round)."""
+        return bool(self._tables or self._cursors)
+
     async def step(self) -> bool:
         """One round: seeding, replica removals, shipping, forgotten tables; True when it moved something."""
         if not self._ctx.kv.writable:
