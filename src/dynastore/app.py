@@ -414,7 +414,9 @@ class Dynastore:
             except Exception:
                 log.exception("global tables replication failed")
                 await asyncio.sleep(MAINTENANCE_INTERVAL)
-            await asyncio.sleep(0 if moved else REPLICATION_INTERVAL)
+            # A server without global tables looks for new ones at the pace of housekeeping.
+            idle = REPLICATION_INTERVAL if self.replicator.active else MAINTENANCE_INTERVAL
+            await asyncio.sleep(0 if moved else idle)
 
     def _save_replication(self) -> None:
         """The replicator's cursors, saved at a stop (the changes since the last save are shipped again otherwise)."""

@@ -848,9 +848,14 @@ PITR_OVERRIDE_KEY_UNDEFINED = (
 # ---------------------------------------------------------------- global tables (issue 30)
 # The state checks of the replica set's control plane (global_tables/replicas.py); the request's own validation
 # is api/update_table.py's. "# ours" marks a text whose DynamoDB wording is not public.
-GT_REPLICA_EXISTS = "Failed to create a the new replica of table with name: '{name}' because one or more replicas already existed as tables."  # noqa: E501
+GT_REPLICA_EXISTS = (
+    "Failed to create a the new replica of table with name: '{name}' because one or more replicas already existed "
+    "as tables."
+)
 GT_REPLICA_IS_SOURCE = "Cannot add replica in the same region as the table: {region}"  # ours
-GT_REPLICA_NOT_FOUND = "Update global table operation failed because the specified replica does not exist: {region}"  # ours  # noqa: E501
+GT_REPLICA_NOT_FOUND = (
+    "Update global table operation failed because the specified replica does not exist: {region}"  # ours
+)
 GT_REPLICA_BUSY = "Replica {region} of table {name} is {status}"  # ours
 GT_STREAM_REQUIRED = (
     "Table {name} must have DynamoDB Streams enabled with StreamViewType NEW_AND_OLD_IMAGES to add a replica"  # ours

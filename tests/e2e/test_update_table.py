@@ -594,4 +594,3 @@ class TestFunctionality:
             assert item == {"pk": {"S": "keep"}, "v": {"N": "1"}}
         finally:
             ddb.delete_table(TableName=name)
-

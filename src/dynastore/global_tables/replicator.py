@@ -139,7 +139,7 @@ class GlobalReplicator:
     def stamp(self, txn: WriteTxn, table: TableDef, key: bytes, event: int, origin: Origin | None) -> None:
         if origin is REPLICATION:
             return  # apply stores the incoming version
-        versions.write(txn, key, Version(self.clock.now(), self._region_of(table), event == REMOVE))
+        versions.stamp(txn, key, self.clock.now(), self._region_of(table), event == REMOVE)
 
     def _region_of(self, table: TableDef) -> str:
         region = self._regions.get(table.table_id)
@@ -183,6 +183,11 @@ class GlobalReplicator:
             self._generation = catalog.generation
             self._tables = [td for td in catalog.every_table() if td.replicas]
         return self._tables
+
+    @property
+    def active(self) -> bool:
+        """Whether any table has replicas, or left cursors behind (as of the last round)."""
+        return bool(self._tables or self._cursors)
 
     async def step(self) -> bool:
         """One round: seeding, replica removals, shipping, forgotten tables; True when it moved something."""

@@ -17,7 +17,7 @@ import orjson
 from dynastore.storage import keyspace
 from dynastore.storage.kv import ReadTxn, WriteTxn
 
-__all__ = ["TOMBSTONE_RETENTION", "Version", "decode", "encode", "read", "wins", "write"]
+__all__ = ["TOMBSTONE_RETENTION", "Version", "decode", "encode", "read", "stamp", "wins", "write"]
 
 TOMBSTONE_RETENTION = 86400.0  # seconds a tombstone is kept by default (config: tombstone_retention_seconds)
 
@@ -54,3 +54,8 @@ def read(txn: ReadTxn, item_key: bytes) -> Version | None:
 
 def write(txn: WriteTxn, item_key: bytes, version: Version) -> None:
     txn.put(keyspace.version_key(item_key), encode(version))
+
+
+def stamp(txn: WriteTxn, item_key: bytes, stamp: int, region: str, deleted: bool) -> None:
+    """``write`` of the version (stamp, region, deleted) without making a Version (the write path's own)."""
+    txn.put(keyspace.version_key(item_key), orjson.dumps([stamp, region, deleted]))
