@@ -97,8 +97,8 @@ def run(peer: Peer, use: Callable[[str], Awaitable[Any]], tls: ssl.SSLContext | 
     return asyncio.run(main())
 
 
-def link(url: str, credentials: PeerCredentials | None = None, **timeouts: float) -> RemoteLink:
-    made = RemoteLink("us-west-2", url, credentials, ManualClock(NOW), **timeouts)
+def link(url: str, credentials: PeerCredentials | None = None, answer_timeout: float = 5.0) -> RemoteLink:
+    made = RemoteLink("us-west-2", url, credentials, ManualClock(NOW), answer_timeout=answer_timeout)
     _LINKS.append(made)
     return made
 
