@@ -210,17 +210,21 @@ class TestPercentile:
 class TestLagFigures:
     def test_every_probe_those_no_fault_overlapped_and_each_pair(self) -> None:
         lags = [Lag("us-east-1", "eu-west-1", 1.0, 1.05), Lag("us-east-1", "eu-west-1", 2.0, 2.07),
-                Lag("eu-west-1", "us-east-1", 9.0, 14.0), Lag("eu-west-1", "us-east-1", 9.5, None)]  # fmt: skip
+                Lag("eu-west-1", "us-east-1", 9.0, 14.0), Lag("eu-west-1", "us-east-1", 9.5, None),
+                Lag("eu-west-1", "us-west-2", 10.5, 10.6)]  # fmt: skip
         faults = [Fault("link-down", "us-east-1", 10.0, 12.0)]
         assert render_lags(lags, faults) == [
             "replication lag (a probe's write acknowledged -> read back in another region), p50 / p99:",
-            "  all probes: 70 / 5000 ms (3 samples); outside faults: 50 / 70 ms (2 samples); "
-            "not seen within the probe's patience: 1",
+            "  all probes: 70 / 5000 ms (4 samples); not seen within the probe's patience: 1",
+            "  outside faults: 50 / 70 ms (2 samples); between regions no fault struck (faults elsewhere or none): "
+            "70 / 100 ms (3 samples)",
             "  eu-west-1 -> us-east-1: 5000 / 5000 ms (1 sample)",
+            "  eu-west-1 -> us-west-2: 100 / 100 ms (1 sample)",
             "  us-east-1 -> eu-west-1: 50 / 70 ms (2 samples)",
         ]
 
     def test_no_probe_seen(self) -> None:
-        assert render_lags([Lag("us-east-1", "eu-west-1", 1.0, None)], [])[1] == (
-            "  all probes: no samples; outside faults: no samples; not seen within the probe's patience: 1"
-        )
+        assert render_lags([Lag("us-east-1", "eu-west-1", 1.0, None)], [])[1:] == [
+            "  all probes: no samples; not seen within the probe's patience: 1",
+            "  outside faults: no samples; between regions no fault struck (faults elsewhere or none): no samples",
+        ]
