@@ -57,6 +57,7 @@ class ServerProcess:
             self.kill()
             raise RuntimeError(f"server did not start: {line!r} {self.log_text()}")
         self.host, self.port = match.group(2), int(match.group(3))
+        self.last_words = ""  # what it had written to stderr when it had to be killed (close)
         self.url = f"{match.group(1)}://{self.host}:{self.port}"
 
     @cached_property
@@ -94,16 +95,22 @@ class ServerProcess:
         self._close()
         return code
 
-    def close(self) -> None:
-        """Stop the server if it still runs: SIGTERM, then SIGKILL when it has not exited in time."""
+    def close(self) -> bool:
+        """Stop the server if it still runs: SIGTERM, then SIGKILL when it has not exited in time. Never leaves the
+        process running; whether it exited without SIGKILL (a server that ignores SIGTERM has a bug: a test that
+        stops servers this way asserts it)."""
+        exited = True
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(timeout=STOP_TIMEOUT)
             except subprocess.TimeoutExpired:
+                exited = False
+                self.last_words = self.log_text()
                 self.process.kill()
                 self.process.wait(timeout=STOP_TIMEOUT)
         self._close()
+        return exited
 
     def children(self) -> list[int]:
         """The server's child processes (the sync helper)."""

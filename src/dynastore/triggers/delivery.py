@@ -8,6 +8,7 @@ thread, a coroutine function on the loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import urllib.error
 import urllib.request
@@ -53,16 +54,25 @@ async def _run_command(command: tuple[str, ...], body: bytes, timeout: float) ->
     try:
         _, err = await asyncio.wait_for(process.communicate(body), timeout)
     except TimeoutError:
-        process.kill()
-        await process.wait()
+        await _end(process)
         raise DeliveryFailed(f"timed out after {timeout:g} s") from None
     except asyncio.CancelledError:
-        process.kill()
-        await process.wait()
+        await _end(process)
         raise
     if process.returncode != 0:
         tail = err.decode(errors="replace").strip()[-_OUTPUT_KEPT:]
         raise DeliveryFailed(f"exit status {process.returncode}" + (f": {tail}" if tail else ""))
+
+
+async def _end(process: asyncio.subprocess.Process) -> None:
+    """Kill the command unless it has exited already, and reap it. It may have exited while its output was still
+    being read (a process it started holds the pipe, or the loop has not read the end yet): killing it then raises
+    ProcessLookupError (uvloop), which would replace the cancellation of a stopping server by an error, and the
+    trigger would go on running instead of stopping."""
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+    await process.wait()
 
 
 def _post_blocking(url: str, body: bytes, timeout: float) -> None:

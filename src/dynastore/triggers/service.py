@@ -57,9 +57,21 @@ class Triggers:
                 try:
                     moved = await runner.step()
                 except Exception as e:
+                    if _stopping():
+                        # Cancelled (stop), and the round ended with another error on its way out: the trigger
+                        # stops all the same (caught here, the cancellation would be lost and stop() would wait
+                        # forever for a runner that goes on).
+                        raise asyncio.CancelledError from e
                     runner.last_error = f"{type(e).__name__}: {e}"
                     log.exception("trigger %s failed", runner.spec.name)
             await asyncio.sleep(0 if moved else POLL_INTERVAL)
 
     def view(self) -> list[dict[str, Any]]:
         return [runner.view() for runner in self.runners]
+
+
+def _stopping() -> bool:
+    """Whether the running task has been asked to stop (cancelled), even if what it awaited did not raise
+    CancelledError."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0

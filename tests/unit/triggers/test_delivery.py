@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import http.server
+import os
+import signal
 import sys
 import threading
 from collections.abc import Iterator
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import uvloop
 
 from dynastore.triggers.delivery import DeliveryFailed, delivery_for
 from dynastore.triggers.spec import TriggerSpec
@@ -42,6 +45,53 @@ def test_a_command_that_does_not_exist_or_takes_too_long_fails() -> None:
     slow = (sys.executable, "-c", "import time; time.sleep(30)")
     with pytest.raises(DeliveryFailed, match="timed out after 0.2 s"):
         deliver(TriggerSpec(name="c", table="t", command=slow, timeout=0.2))
+
+
+def _reaped(pid: int) -> bool:
+    """Whether process ``pid`` has exited and been reaped (a zombie still takes signal 0)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def _dead(pid: int) -> bool:
+    """Whether process ``pid`` has exited (its descriptors closed), reaped or not."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def test_a_command_cancelled_after_it_exited_ends_cancelled_on_the_servers_loop(tmp_path: Path) -> None:
+    """A stop (the delivery cancelled) that comes once the command has exited but before its output has been read
+    to the end (here a process it left behind holds its stderr) ends the delivery as cancelled, on uvloop (the
+    server's loop) too, where killing an exited process raises ProcessLookupError: the trigger must see the
+    cancellation, or it goes on running and the server never stops."""
+    shell, left = tmp_path / "shell.pid", tmp_path / "left.pid"
+    script = f"sleep 60 & echo $! > {left}; echo $$ > {shell}; exit 0"
+    spec = TriggerSpec(name="c", table="t", command=("/bin/sh", "-c", script), timeout=300)
+
+    async def main() -> None:
+        delivery = asyncio.ensure_future(delivery_for(spec)(BODY))
+        while not (shell.exists() and shell.read_text().strip() and _reaped(int(shell.read_text()))):
+            await asyncio.sleep(0.01)  # the loop reaps the command meanwhile
+        assert not delivery.done()  # still reading the output the process left behind holds open
+        delivery.cancel()
+        try:
+            with pytest.raises(asyncio.CancelledError):
+                await delivery
+        finally:
+            # The process left behind goes, and the loop reads the end of the pipe it held before it closes.
+            pid = int(left.read_text())
+            os.kill(pid, signal.SIGKILL)
+            while not _dead(pid):
+                await asyncio.sleep(0.01)
+            for _ in range(10):
+                await asyncio.sleep(0.01)
+
+    uvloop.run(main())
 
 
 class _Hook(http.server.BaseHTTPRequestHandler):

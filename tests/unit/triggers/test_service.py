@@ -15,6 +15,7 @@ import pytest
 from dynastore.admin import routes
 from dynastore.app import Dynastore
 from dynastore.config import Config
+from dynastore.triggers.runner import TriggerRunner
 from dynastore.triggers.spec import TriggerConfigError, TriggerSpec
 from tests.unit.test_app import call
 
@@ -87,3 +88,36 @@ def test_triggers_from_the_environment(tmp_path: Path) -> None:
         assert [(r.spec.name, r.spec.kind) for r in app.triggers.runners] == [("e", "command"), ("f", "http")]
     finally:
         app.close()
+
+
+def test_stop_ends_a_trigger_whose_delivery_fails_otherwise_when_cancelled() -> None:
+    """stop() cancels a delivery in flight; one that then ends with another error than the cancellation (as a
+    command that had exited meanwhile once did on uvloop: ProcessLookupError) still stops its trigger, instead of
+    the error being counted as a failed round and the trigger going on while stop() waits for it forever."""
+    app = Dynastore(Config(in_memory=True))
+    in_flight = asyncio.Event()
+    cancellations: list[int] = []
+
+    async def deliver(body: bytes) -> None:
+        in_flight.set()
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            cancellations.append(1)
+            if len(cancellations) == 1:  # the first one only: a runner that went on must still stop at the end
+                raise ProcessLookupError from None
+            raise
+
+    runner = TriggerRunner(TriggerSpec(name="cmd", table="orders", command=("true",)), app.engine, deliver)
+    app.triggers.runners.append(runner)
+    app.add_consumer(runner)
+
+    async def main() -> None:
+        app.start(asyncio.get_running_loop())
+        assert call(app, "CreateTable", TABLE)[0] == 200
+        assert call(app, "PutItem", {"TableName": "orders", "Item": {"pk": {"S": "a"}}})[0] == 200
+        await asyncio.wait_for(in_flight.wait(), 30)
+        await asyncio.wait_for(app.stop(), 30)
+
+    asyncio.run(main())
+    assert cancellations == [1]
