@@ -350,6 +350,7 @@ class Dynastore:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
+        await self.replicator.cancel_work()
         self._save_replication()
         committer, self.committer = self.committer, None
         if committer is not None:

@@ -356,8 +356,9 @@ class ChangeLog:
         """Log a write to ``table`` in its transaction ``txn`` as its consumers need it (``plan``, the table's
         ``plan(table)``, asked before the transaction opened): the item change (nothing when its data did not
         change) with the stored old and new item when a consumer needs images, the GSI entry changes for
-        propagation; nothing at all when neither is wanted. The plan's versioner, if any, stamps the item
-        change (``origin``: who made it)."""
+        propagation; nothing at all when neither is wanted. The plan's versioner, if any, stamps every item
+        write, one that changed nothing included (``origin``: who made it), and such a write is logged too (as
+        NO_EVENT: no stream shows it)."""
         old, old_raw, new, new_raw = change
         event = NO_EVENT
         if plan.events:
@@ -367,15 +368,19 @@ class ChangeLog:
             event = event_of(old_raw, new_raw, not unchanged)
         if plan.need < INDEX_CHANGES:
             gsi = []
-        if event == NO_EVENT and not gsi:
+        versioner = plan.versioner
+        if event == NO_EVENT and not gsi and versioner is None:
             return
         shard = 0
         kept = event != NO_EVENT and plan.kept
-        if event != NO_EVENT:
-            if plan.placer is not None:
-                shard = plan.placer.place(txn, table, key, self._next_seq, self._clock.now())
-            if plan.versioner is not None:
-                plan.versioner.stamp(txn, table, key, event, origin)
+        if event != NO_EVENT and plan.placer is not None:
+            shard = plan.placer.place(txn, table, key, self._next_seq, self._clock.now())
+        if versioner is not None:
+            # A write that changed nothing (a delete of an item not here yet, an item written as it was) still
+            # happened at its time: stamped and logged (in no stream shard), so that it wins over older writes
+            # of other regions where it must.
+            versioner.stamp(txn, table, key, event or (REMOVE if new_raw is None else MODIFY), origin)
+            kept = plan.kept
         images = event != NO_EVENT and plan.images
         self.append(
             txn,

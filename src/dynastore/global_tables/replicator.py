@@ -24,6 +24,7 @@ out the replica set's changes.
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import logging
 import time
@@ -43,7 +44,7 @@ from dynastore.global_tables.hybrid_clock import HybridClock, stamp_wall_ms
 from dynastore.global_tables.links import LinkDown, LinkFactory, RemoteLinkMaker
 from dynastore.global_tables.versions import Version
 from dynastore.model.namespace import Namespace, Origin
-from dynastore.model.table_schema import ACTIVE, CREATING, DELETING, UPDATING, TableDef
+from dynastore.model.table_schema import ACTIVE, CREATING, DELETING, UPDATING, ReplicaDef, TableDef
 from dynastore.model.values import Item
 from dynastore.storage import keyspace
 from dynastore.storage.itemcodec import decode_item
@@ -58,6 +59,10 @@ CONSUMER_NAME = "global-tables"
 READ_RECORDS = 2000  # change log records read per (table, target) per step
 BATCH_CHANGES = 200  # changes per send
 CHECKPOINT_INTERVAL = 0.5  # seconds between two saves of the cursors (monotonic time)
+# Seconds a round waits for its regions' work (a shipment, a seeding, a removal). Work that takes longer (a region
+# that does not answer, until its link's timeout) goes on in the background, and the next rounds serve the other
+# regions meanwhile: one slow region never holds up the others.
+ROUND_WAIT = 0.25
 BACKOFF_FIRST, BACKOFF_MAX = 0.1, 5.0  # seconds before retrying a region that could not be reached
 LATENCIES_KEPT = 1000  # latencies kept per (table, target) for p50 / p99
 TOMBSTONE_PURGE_KEYS = 1000  # versions examined per maintenance pass
@@ -116,6 +121,7 @@ class GlobalReplicator:
         self._metrics: dict[tuple[str, str, str], PairMetrics] = {}  # (table ARN, source, target region)
         self._retry_at: dict[tuple[str, str], float] = {}  # (table ARN, target) -> when to try again
         self._backoff: dict[tuple[str, str], float] = {}
+        self._working: dict[tuple[str, str], asyncio.Task[bool]] = {}  # (table ARN, target) -> its work under way
         self._generation = -1
         self._tables: list[TableDef] = []  # the tables with replicas, as of catalog generation _generation
         self._saved_at = 0.0
@@ -195,6 +201,7 @@ class GlobalReplicator:
             return False
         moved = False
         arns: set[str] = set()
+        started: list[asyncio.Task[bool]] = []
         for td in self._global_tables():
             ctx = self._ctx.for_table(td)
             current = ctx.catalog.find(td.name)
@@ -202,34 +209,73 @@ class GlobalReplicator:
                 continue
             arn = ctx.namespace.table_arn(td.name)
             arns.add(arn)
-            moved |= await self._step_table(ctx, current, arn)
+            started += self._step_table(ctx, current, arn)
+        moved |= await self._finish_work(started)
         moved |= await self._forget_gone(arns)
         self._held = self._holding()
         self.save()
         return moved
 
-    async def _step_table(self, ctx: Context, td: TableDef, arn: str) -> bool:
+    def _step_table(self, ctx: Context, td: TableDef, arn: str) -> list[asyncio.Task[bool]]:
+        """Start the work due for each region of the table's set (none while that region's earlier work runs);
+        the work started."""
         if td.status == DELETING:
-            return False  # its deletion is announced once it is gone (``_forget_gone``)
-        moved = False
+            return []  # its deletion is announced once it is gone (``_forget_gone``)
         listed = {r.region for r in td.replicas}
         for region in list(self._cursors.get(arn, {})):
-            if region not in listed:
+            if region not in listed and (arn, region) not in self._working:
                 self._drop_cursor(arn, region)  # no longer in the set
+        started = []
         for replica in td.replicas:
-            if not self._due(arn, replica.region):
-                continue
-            try:
-                if replica.status == DELETING:
-                    moved |= await self._remove(ctx, td, arn, replica.region)
-                elif replica.region not in self._cursors.get(arn, {}):
-                    moved |= await self._start(ctx, td, arn, replica.region, replica.status, replica.progress)
-                else:
-                    moved |= await self._ship(ctx, td, arn, replica.region)
-                self._succeeded(arn, replica.region)
-            except LinkDown as e:
-                self._failed(arn, ctx.namespace.region, replica.region, str(e))
+            pair = (arn, replica.region)
+            if pair not in self._working and self._due(*pair):
+                task = self._working[pair] = asyncio.ensure_future(self._step_region(ctx, td, arn, replica))
+                started.append(task)
+        return started
+
+    async def _step_region(self, ctx: Context, td: TableDef, arn: str, replica: ReplicaDef) -> bool:
+        try:
+            if replica.status == DELETING:
+                moved = await self._remove(ctx, td, arn, replica.region)
+            elif replica.region not in self._cursors.get(arn, {}):
+                moved = await self._start(ctx, td, arn, replica.region, replica.status, replica.progress)
+            else:
+                moved = await self._ship(ctx, td, arn, replica.region)
+        except LinkDown as e:
+            self._failed(arn, ctx.namespace.region, replica.region, str(e))
+            return False
+        self._succeeded(arn, replica.region)
         return moved
+
+    async def _finish_work(self, started: list[asyncio.Task[bool]]) -> bool:
+        """Wait up to ``ROUND_WAIT`` for the work this round ``started`` (work of earlier rounds still running is
+        not waited for again); whether the work that ended moved anything. An unexpected error of one region's
+        work is raised once every ended work is accounted for."""
+        if started:
+            await asyncio.wait(started, timeout=ROUND_WAIT)
+        moved = False
+        failure: BaseException | None = None
+        for pair, task in list(self._working.items()):
+            if not task.done():
+                continue
+            del self._working[pair]
+            if task.cancelled():
+                continue  # its event loop ended (a host that stopped): done again next round
+            error = task.exception()
+            if error is not None:
+                failure = failure or error
+            else:
+                moved |= task.result()
+        if failure is not None:
+            raise failure
+        return moved
+
+    async def cancel_work(self) -> None:
+        """Stop the regions' work under way (the host stops); what it had not acknowledged is shipped again."""
+        working, self._working = list(self._working.values()), {}
+        for task in working:
+            task.cancel()
+        await asyncio.gather(*working, return_exceptions=True)
 
     def _due(self, arn: str, region: str) -> bool:
         at = self._retry_at.get((arn, region))

@@ -5,6 +5,7 @@ global gets no versions."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import orjson
@@ -266,3 +267,63 @@ def test_a_replica_s_own_settings_are_updated() -> None:
         7,
         "STANDARD_INFREQUENT_ACCESS",
     )
+
+
+def test_a_delete_of_an_item_its_region_does_not_hold_yet_wins_over_the_older_write() -> None:
+    regions = Regions()
+    global_table(regions)
+    west = regions.west.catalog.get("t")
+    flaky = cut(regions.replicator, EAST)
+    flaky.down = True
+    write(regions.west, west, item("x", v="west"))
+    settle(regions.replicator)
+    assert get(regions.east, "t", "x") is None  # not there yet
+    remove(regions.east, regions.east.catalog.get("t"), "x")  # later: deletes nothing here, but it happened
+    flaky.down = False
+    settle(regions.replicator)
+    assert get(regions.east, "t", "x") is None
+    assert get(regions.west, "t", "x") is None
+
+
+def test_a_write_that_changes_nothing_here_still_wins_over_an_older_write_of_another_region() -> None:
+    regions = Regions()
+    east = global_table(regions)
+    west = regions.west.catalog.get("t")
+    write(regions.east, east, item("x", v="first"))
+    settle(regions.replicator)
+    flaky = cut(regions.replicator, EAST)
+    flaky.down = True
+    write(regions.west, west, item("x", v="west"))
+    write(regions.east, east, item("x", v="first"))  # as the item is here, but later than the west write
+    flaky.down = False
+    settle(regions.replicator)
+    assert get(regions.east, "t", "x") == get(regions.west, "t", "x") == item("x", v="first")
+
+
+class Silent:
+    """A link to a region that never answers (a paused server): each call waits until the round's loop ends."""
+
+    def __init__(self, region: str) -> None:
+        self.region = region
+
+    async def send(self, account: str, table: str, changes: list[ReplicatedChange]) -> None:
+        await asyncio.Event().wait()
+
+    async def put_replica_set(self, account: str, definition: dict[str, Any]) -> None:
+        await asyncio.Event().wait()
+
+    async def drop_replica(self, account: str, table: str) -> None:
+        await asyncio.Event().wait()
+
+
+def test_a_region_that_does_not_answer_holds_up_no_other_region() -> None:
+    regions = Regions()
+    east = global_table(regions)
+    europe = regions.east.in_namespace("000000000000", "eu-west-1")
+    replicas.add_replica(regions.east, "t", "eu-west-1")
+    settle(regions.replicator)
+    regions.replicator.links._links[WEST] = Silent(WEST)
+    write(regions.east, east, item("k"))
+    asyncio.run(asyncio.wait_for(regions.replicator.step(), 30))  # one round: it waits for no silent region
+    assert get(europe, "t", "k") == item("k")
+    assert get(regions.west, "t", "k") is None
