@@ -225,3 +225,44 @@ def test_a_table_that_is_not_global_gets_no_versions_and_no_versioner() -> None:
     write(regions.east, table, item("a"))
     assert regions.east.changelog.plan(table).versioner is None
     assert vkeys(regions, table) == []
+
+
+def test_a_third_region_gets_every_region_s_items_and_changes() -> None:
+    regions = Regions()
+    east = global_table(regions)
+    west = regions.west.catalog.get("t")
+    write(regions.west, west, item("from-west"))
+    settle(regions.replicator)
+    europe = regions.east.in_namespace("000000000000", "eu-west-1")
+
+    replicas.add_replica(regions.east, "t", "eu-west-1")
+    settle(regions.replicator)
+    for ctx, others in ((regions.east, {WEST, "eu-west-1"}), (regions.west, {EAST, "eu-west-1"})):
+        listed = ctx.catalog.get("t").replicas
+        assert {(r.region, r.status) for r in listed} == {(region, ACTIVE) for region in others}
+    assert get(europe, "t", "from-west") == item("from-west")  # seeded by us-east-1, which had it
+
+    write(regions.west, west, item("later", v="west"))
+    write(europe, europe.catalog.get("t"), item("eu", v="europe"))
+    write(regions.east, east, item("east", v="east"))
+    settle(regions.replicator)
+    for ctx in (regions.east, regions.west, europe):
+        assert [get(ctx, "t", pk) for pk in ("later", "eu", "east")] == [
+            item("later", v="west"),
+            item("eu", v="europe"),
+            item("east", v="east"),
+        ]
+
+
+def test_a_replica_s_own_settings_are_updated() -> None:
+    regions = Regions()
+    global_table(regions)
+    overrides = replicas.ReplicaOverrides(read_capacity_override=7, table_class="STANDARD_INFREQUENT_ACCESS")
+    updated = replicas.update_replica(regions.east, "t", WEST, overrides)
+    [replica] = updated.replicas
+    assert (replica.region, replica.status, replica.read_capacity_override, replica.table_class) == (
+        WEST,
+        ACTIVE,
+        7,
+        "STANDARD_INFREQUENT_ACCESS",
+    )
