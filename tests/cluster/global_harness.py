@@ -74,6 +74,7 @@ class Report:
     lost_writes: int = 0
     lost_deletes: int = 0
     settled: float | None = None  # seconds replication took to be quiet once the load stopped (None: never)
+    replicas: Replicas = field(default_factory=dict)  # what each region held once quiet
     metrics: list[str] = field(default_factory=list)  # the servers' replication figures after the run
     started: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
 
@@ -164,6 +165,7 @@ def run(count: int, duration: float, seed: int, workdir: Path, log: bool = True)
         check(regions, report)
         load.history.save(workdir / "history.jsonl")
         save_lags(load.lags, workdir / "lags.jsonl")
+        (workdir / "replicas.json").write_text(json.dumps(report.replicas, indent=1, sort_keys=True))
         return report
     finally:
         regions.destroy()
@@ -184,13 +186,13 @@ def check(regions: Regions, report: Report) -> None:
     except Exception as e:  # the items are checked anyway
         verdicts.add("every region shows the table and the others as ACTIVE replicas", [str(e)], "")
     try:
-        replicas, report.settled = wait_quiet(regions.regions)
+        report.replicas, report.settled = wait_quiet(regions.regions)
     except Exception as e:  # a region that will not be read
         verdicts.add("every region's items read", [f"{type(e).__name__}: {e}"], "")
         return
     report.metrics = replication_metrics(regions.regions)
-    check_identical(verdicts, replicas)
-    losses = check_final_states(verdicts, ops, replicas)
+    check_identical(verdicts, report.replicas)
+    losses = check_final_states(verdicts, ops, report.replicas)
     report.lost_writes, report.lost_deletes = len(losses.writes), len(losses.deletes)
     check_reads(verdicts, ops)
     if not verdicts.ok:

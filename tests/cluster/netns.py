@@ -77,8 +77,11 @@ class Network:
         run("ip", "-n", host.namespace, "link", "set", "lo", "up")
 
     def destroy(self) -> None:
-        """Every process left in the namespaces killed, the namespaces (and their links) and the bridge deleted."""
+        """Every process left in the namespaces killed, the namespaces (and their links) and the bridge deleted.
+        Each link is deleted first: the kernel takes a deleted namespace's links away later, and a run made next
+        by the same process (the same names) would find them still there."""
         for host in self.hosts:
+            run("ip", "link", "del", host.port, check=False)
             remove_namespace(host.namespace)
         run("ip", "link", "del", self.bridge, check=False)
         self.hosts = []
