@@ -436,6 +436,8 @@ class Dynastore:
 
     def close(self) -> None:
         """Save what the store keeps between runs and close it."""
+        if self.protocol.sts is not None:
+            self.protocol.sts.jwks.close()  # fetches of providers' keys still running are not waited for
         if isinstance(self.protocol, LoggedProtocol):
             self.protocol.request_log.flush()  # the lines of the last requests answered
         try:
