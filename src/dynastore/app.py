@@ -213,6 +213,8 @@ class Dynastore:
             self.protocol.sts = StsService(
                 self.protocol.authenticator, self.protocol.authenticator.store, self.services.policies, config.clock
             )
+        if self.protocol.sts is not None and self.metrics is not None:
+            self.metrics.oidc_key_fetches = self.protocol.sts.jwks.counts
         self.protocol.anonymous = AnonymousCallers(config.account_id, config.region, shared=config.shared_namespace)
         self.committer: GroupCommitter | None = None
         self._tasks: list[asyncio.Task[None]] = []

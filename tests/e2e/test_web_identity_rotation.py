@@ -6,6 +6,7 @@ as AWS STS behaves when a provider rotates its keys.
 
 from __future__ import annotations
 
+import http.client
 import json
 import threading
 import time
@@ -19,6 +20,7 @@ from joserfc import jwt
 from joserfc.jwk import RSAKey
 
 from dynastore import limits, messages
+from tests.e2e.conftest import sign_for
 from tests.e2e.test_auth import admin
 from tests.e2e.test_web_identity import OWNER, World, _refused
 
@@ -104,6 +106,19 @@ def _wait_for(condition: Any, what: str) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def _fetch_metrics(world: World) -> list[str]:
+    """The server's dynastore_oidc_key_fetches_total samples (GET /metrics, signed by its admin)."""
+    server = world.server
+    headers = sign_for(world.builder, "GET", "/metrics", {"Host": f"{server.host}:{server.port}"}, b"")
+    connection = http.client.HTTPConnection(server.host, server.port, timeout=30)
+    try:
+        connection.request("GET", "/metrics", headers=headers)
+        page = connection.getresponse().read().decode()
+    finally:
+        connection.close()
+    return [line for line in page.splitlines() if line.startswith("dynastore_oidc_key_fetches_total")]
+
+
 def _accepted(world: World, token: str) -> bool:
     try:
         world.assume(token, role=ROLE)
@@ -142,5 +157,10 @@ def test_the_server_fetches_a_rotated_key_itself(tmp_path: Path, endpoint: JwksE
         assert endpoint.fetches() == 3  # one fetch for every refused token of the stream
         stored = json.loads(world.store.read_text())["oidc_providers"][ISSUER]
         assert [key["kid"] for key in stored["jwks"]["keys"]] == ["key-2"]  # a restart starts from these
+        counted = [
+            'dynastore_oidc_key_fetches_total{result="failed"} 0',
+            'dynastore_oidc_key_fetches_total{result="ok"} 2',
+        ]  # the fetch thread counts just after it wrote the keys
+        _wait_for(lambda: _fetch_metrics(world) == counted, "the fetches counted on GET /metrics")
     finally:
         world.server.stop()

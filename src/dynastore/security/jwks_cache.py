@@ -130,6 +130,11 @@ class JwksCache:
             if last is None or now - last >= limits.JWKS_REFETCH_MIN_SECONDS:
                 self._start(issuer, state, now)
 
+    def counts(self) -> dict[str, int]:
+        """Fetches so far, by result (GET /metrics)."""
+        with self._lock:
+            return {"ok": self.fetches, "failed": self.failures}
+
     def close(self) -> None:
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
