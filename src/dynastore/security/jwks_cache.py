@@ -95,7 +95,7 @@ class JwksCache:
         self._fetch = fetch
         self._run = run if run is not None else self._in_thread
         self._executor: ThreadPoolExecutor | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # reentrant: a ``run`` that works at once fetches from under it
         self._states: dict[str, _State] = {}
         self.fetches = 0  # fetches that brought keys
         self.failures = 0  # fetches that failed (the keys held were kept)
@@ -191,7 +191,7 @@ class JwksCache:
 
         try:
             users.change(self._store, edit, self._clock.now())
-        except (OSError, ValueError) as e:
+        except Exception as e:  # the thread's last word: whatever the fault, the keys are served from memory
             log.warning("cannot write the keys of OpenID Connect provider %s to %s: %s", issuer, self._store, e)
             return False
         return True

@@ -214,3 +214,20 @@ def test_a_removed_provider_is_forgotten() -> None:
     _fetched_once(cache, held, clock)
     assert cache.providers({}) == {}
     assert _kids(cache.providers(_stored())) == ["old"] and len(held.work) == 1  # added again: fetched again
+
+
+def test_a_fetch_run_at_once_by_the_caller() -> None:
+    clock, provider = ManualClock(), Provider()
+    cache = JwksCache(clock, None, provider.fetch, lambda work: work())
+    assert _kids(cache.providers(_stored())) == ["old"]  # fetched while answering: this answer has the keys held
+    assert _kids(cache.providers(_stored())) == ["new"] and provider.fetched == [URL]
+
+
+def test_a_store_that_is_not_one_keeps_the_keys_in_memory(tmp_path: Path) -> None:
+    path = tmp_path / "credentials.json"
+    path.write_text("[]")  # not a credentials store: the write is refused
+    clock, provider = ManualClock(), Provider()
+    cache, held = _cache(clock, provider, path)
+    cache.providers(_stored())
+    held.land()
+    assert _kids(cache.providers(_stored())) == ["new"] and path.read_text() == "[]"
