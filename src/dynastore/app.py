@@ -213,6 +213,8 @@ class Dynastore:
             self.protocol.sts = StsService(
                 self.protocol.authenticator, self.protocol.authenticator.store, self.services.policies, config.clock
             )
+        if self.protocol.sts is not None and self.metrics is not None:
+            self.metrics.oidc_key_fetches = self.protocol.sts.jwks.counts
         self.protocol.anonymous = AnonymousCallers(config.account_id, config.region, shared=config.shared_namespace)
         self.committer: GroupCommitter | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -436,6 +438,8 @@ class Dynastore:
 
     def close(self) -> None:
         """Save what the store keeps between runs and close it."""
+        if self.protocol.sts is not None:
+            self.protocol.sts.jwks.close()  # fetches of providers' keys still running are not waited for
         if isinstance(self.protocol, LoggedProtocol):
             self.protocol.request_log.flush()  # the lines of the last requests answered
         try:

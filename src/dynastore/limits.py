@@ -142,3 +142,10 @@ CREDENTIALS_RECHECK_SECONDS = 0.25  # how often the server looks whether the cre
 # On-demand backups (engine/backups.py; docs/backups.md "On-demand backups").
 MAX_CONCURRENT_BACKUPS = 50  # backups CREATING at once per account (dynastore's choice: DynamoDB publishes none)
 MAX_CONCURRENT_RESTORES = 50  # restores loading at once per account ("up to 50 concurrent restores", the API Reference)
+
+# OpenID Connect providers added with --jwks-url: the server fetches their keys itself (security/jwks_cache.py).
+JWKS_CACHE_DEFAULT_SECONDS = 3600  # how long fetched keys are kept when the answer names no Cache-Control max-age
+JWKS_CACHE_MIN_SECONDS = 300  # a max-age is honoured within these bounds
+JWKS_CACHE_MAX_SECONDS = 86400
+JWKS_REFETCH_MIN_SECONDS = 30  # at most one fetch per provider this often (unknown kids, failed fetches)
+JWKS_FETCH_TIMEOUT_SECONDS = 5  # the server's fetches; the command's wait longer

@@ -241,6 +241,8 @@ class Metrics:
     cluster_status: Callable[[], dict[str, Any]] | None = None
     # The replicator of global tables' view (global_tables/replicator.py): one row per table and region pair.
     global_tables: Callable[[], list[dict[str, Any]]] | None = None
+    # Fetches of OpenID Connect providers' keys by the server, by result ("ok", "failed"); None: no STS endpoint.
+    oidc_key_fetches: Callable[[], dict[str, int]] | None = None
 
     def __init__(
         self,
@@ -279,6 +281,11 @@ class Metrics:
             page.sample("dynastore_storage_bytes", self._storage_bytes())
         page.family("dynastore_open_connections", "gauge", "Client connections open now.")
         page.sample("dynastore_open_connections", sum(len(r.open) for r in self._registries))
+        if self.oidc_key_fetches is not None:
+            page.family("dynastore_oidc_key_fetches_total", "counter",
+                        "Fetches of --jwks-url providers' keys by the server, by result (ok, failed).")  # fmt: skip
+            for result, count in sorted(self.oidc_key_fetches().items()):
+                page.sample("dynastore_oidc_key_fetches_total", count, ("result",), (result,))
         if self.cluster_status is not None:
             write_cluster(page, self.cluster_status())
         return page.bytes()

@@ -4,7 +4,8 @@ providers whose tokens AssumeRoleWithWebIdentity accepts (docs/security.md "Web 
     dynastore roles add NAME --trust-policy FILE [--account ID] [--max-session-duration S]
     dynastore roles list | remove NAME
     dynastore oidc add ISSUER --audience A [--audience B ...] (--jwks FILE | --jwks-url URL) [--account ID]
-    dynastore oidc refresh ISSUER        fetch the keys of a provider added with --jwks-url again
+    dynastore oidc refresh ISSUER        fetch the keys of a provider added with --jwks-url now (the server also
+                                         fetches them itself when they expire or a token names a new key)
     dynastore oidc list | remove ISSUER
 
 A role's permissions are policies attached with ``dynastore policies put --role NAME``. Each command edits the
@@ -18,7 +19,6 @@ import argparse
 import json
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from dynastore import limits, messages
 from dynastore.config import Config
 from dynastore.security import roles, users
 from dynastore.security.credentials import store_path
+from dynastore.security.jwks_cache import fetch_jwks
 
 __all__ = ["add_roles_commands", "run"]
 
@@ -64,7 +65,9 @@ def add_roles_commands(commands: Any, defaults: Config) -> None:
                       help="an accepted aud (the app's client id; repeatable)")  # fmt: skip
     keys = padd.add_mutually_exclusive_group(required=True)
     keys.add_argument("--jwks", type=Path, metavar="FILE", help="the provider's keys (a JWKS, JSON)")
-    keys.add_argument("--jwks-url", metavar="URL", help="where the provider publishes its JWKS (fetched now)")
+    keys.add_argument(
+        "--jwks-url", metavar="URL", help="where the provider publishes its JWKS (fetched now and by the server)"
+    )
     providers.add_parser("list", parents=[store], help="list providers")
     refresh = providers.add_parser("refresh", parents=[store], help="fetch a provider's JWKS from its URL again")
     refresh.add_argument("issuer")
@@ -132,10 +135,4 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _fetch(url: str) -> dict[str, Any]:
-    if not url.startswith(("https://", "http://")):
-        raise users.UsersError(f"{url!r} is not an http(s) URL")
-    with urllib.request.urlopen(url, timeout=_FETCH_TIMEOUT_SECONDS) as answer:  # noqa: S310 (http(s) only)
-        loaded = json.loads(answer.read())
-    if not isinstance(loaded, dict):
-        raise users.UsersError(f"{url} did not answer a JWKS (a JSON object with keys)")
-    return loaded
+    return fetch_jwks(url, _FETCH_TIMEOUT_SECONDS).jwks

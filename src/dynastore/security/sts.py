@@ -32,9 +32,10 @@ from dynastore.security.authenticator import Authenticator
 from dynastore.security.caller import Caller
 from dynastore.security.credentials import CredentialStore, role_arn
 from dynastore.security.identity_policies import IdentityPolicies
+from dynastore.security.jwks_cache import JwksCache
 from dynastore.security.policy_documents import IDENTITY, TRUST, PolicyDocumentError, compiled, parse_policy
 from dynastore.security.policy_evaluation import ALLOW, RequestContext, decide, trust_decision
-from dynastore.security.web_tokens import TokenRefused, verify
+from dynastore.security.web_tokens import TokenRefused, names_unknown_key, unverified_issuer, verify
 from dynastore.util.clock import Clock
 
 __all__ = ["FORM_CONTENT_TYPE", "StsError", "StsService"]
@@ -71,9 +72,16 @@ class StsError(Exception):
 
 class StsService:
     def __init__(
-        self, authenticator: Authenticator, store: CredentialStore, policies: IdentityPolicies, clock: Clock
+        self,
+        authenticator: Authenticator,
+        store: CredentialStore,
+        policies: IdentityPolicies,
+        clock: Clock,
+        jwks: JwksCache | None = None,
     ) -> None:
         self._authenticator = authenticator
+        # The keys of providers added with --jwks-url, fetched by the server (security/jwks_cache.py).
+        self.jwks = jwks if jwks is not None else JwksCache(clock, store.path)
         self._store = store
         self._policies = policies
         self._clock = clock
@@ -107,9 +115,11 @@ class StsService:
         _validate(params, ("RoleArn", "RoleSessionName", "WebIdentityToken"), token_member="WebIdentityToken")
         self._store.refresh()
         now = self._clock.now()
+        providers = self.jwks.providers(self._store.providers)
         try:
-            token = verify(params["WebIdentityToken"], self._store.providers, now)
+            token = verify(params["WebIdentityToken"], providers, now)
         except TokenRefused as refused:
+            self._unknown_key(params["WebIdentityToken"], providers, refused)
             raise StsError(refused.code, refused.message) from None
         name, role = self._role(params["RoleArn"])
         if role is None:
@@ -168,6 +178,16 @@ class StsService:
         )
 
     # ---- parts -----------------------------------------------------------------------------------------------
+    def _unknown_key(self, token: str, providers: dict[str, Any], refused: TokenRefused) -> None:
+        """A token refused for a key its provider's keys lack: have them fetched again (the provider may have
+        rotated them; the token is refused now and accepted once the fetch lands)."""
+        if refused.message != messages.STS_TOKEN_NOT_VALIDATED:
+            return
+        issuer = unverified_issuer(token)
+        provider = providers.get(issuer)
+        if provider is not None and names_unknown_key(token, provider):
+            self.jwks.key_missing(issuer)
+
     def _authenticate(self, headers: dict[str, str], body: bytes, path: str) -> Caller:
         try:
             return self._authenticator.authenticate("POST", path, headers, body, service="sts")

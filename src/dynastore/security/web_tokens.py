@@ -21,7 +21,7 @@ from joserfc.jwk import KeySet
 from dynastore import messages
 from dynastore.limits import WEB_TOKEN_SKEW_SECONDS
 
-__all__ = ["ALGORITHMS", "TokenRefused", "VerifiedToken", "verify"]
+__all__ = ["ALGORITHMS", "TokenRefused", "VerifiedToken", "names_unknown_key", "unverified_issuer", "verify"]
 
 ALGORITHMS = ("RS256", "ES256")
 INVALID_IDENTITY_TOKEN, EXPIRED_TOKEN = "InvalidIdentityToken", "ExpiredTokenException"
@@ -49,7 +49,7 @@ class VerifiedToken:
 
 def verify(token: str, providers: dict[str, Any], now: float) -> VerifiedToken:
     """The verified token; raises TokenRefused otherwise."""
-    issuer = _unverified_issuer(token)
+    issuer = unverified_issuer(token)
     provider = providers.get(issuer)
     if provider is None:
         raise TokenRefused(INVALID_IDENTITY_TOKEN, messages.STS_NO_PROVIDER.format(issuer=issuer))
@@ -66,7 +66,21 @@ def verify(token: str, providers: dict[str, Any], now: float) -> VerifiedToken:
     return VerifiedToken(issuer, subject, audience, provider)
 
 
-def _unverified_issuer(token: str) -> str:
+def names_unknown_key(token: str, provider: dict[str, Any]) -> bool:
+    """Whether the token's header names a ``kid`` that none of the provider's keys has (its keys may have rotated)."""
+    head = token.split(".", 1)[0]
+    try:
+        header = orjson.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
+    except (binascii.Error, ValueError):
+        return False
+    kid = header.get("kid") if isinstance(header, dict) else None
+    if not isinstance(kid, str):
+        return False
+    keys = provider.get("jwks", {}).get("keys", [])
+    return not any(isinstance(key, dict) and key.get("kid") == kid for key in keys)
+
+
+def unverified_issuer(token: str) -> str:
     """The ``iss`` of a compact JWS, read before its signature is checked (it says whose keys to check it with)."""
     parts = token.split(".")
     if len(parts) != 3:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -13,10 +14,12 @@ import pytest
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 
+from dynastore import limits, messages
 from dynastore.security import roles, users
 from dynastore.security.authenticator import Authenticator
 from dynastore.security.credentials import CredentialStore
 from dynastore.security.identity_policies import ROLE, IdentityPolicies
+from dynastore.security.jwks_cache import Fetched, JwksCache
 from dynastore.security.sts import StsService
 from dynastore.util.clock import ManualClock
 from tests.unit.security.signing import NOW, REGION, sign
@@ -161,3 +164,42 @@ def test_session_policies(setup: Setup) -> None:
     assert status == 200
     packed = answer.findtext(f"{NS}AssumeRoleWithWebIdentityResult/{NS}PackedPolicySize")
     assert packed is not None and 0 < int(packed) <= 100
+
+
+def test_a_token_naming_a_key_its_url_provider_lacks_has_the_keys_fetched_again(tmp_path: Path) -> None:
+    path = tmp_path / "credentials.json"
+    old = {"keys": [KEY.as_dict(private=False)]}
+    users.change(path, lambda d: roles.add_provider(d, ISSUER, ACCOUNT, ["app"], old, "https://id.example.com/keys"))
+    users.change(path, lambda d: roles.add_role(d, "App", ACCOUNT, json.dumps(TRUST), 3600))
+    rotated = RSAKey.generate_key(2048, parameters={"kid": "k2"})
+    published = [old]
+    queued: list[Callable[[], None]] = []
+    clock = ManualClock(NOW)
+    cache = JwksCache(clock, path, lambda url: Fetched(published[-1], None), queued.append)
+    store = CredentialStore(path, REGION)
+    sts = StsService(Authenticator(store, REGION, clock), store, IdentityPolicies(None), clock, cache)
+
+    def assume(token: str) -> tuple[int, bytes]:
+        body = urlencode({"Version": "2011-06-15", "Action": "AssumeRoleWithWebIdentity", "RoleArn": ROLE_ARN,
+                          "RoleSessionName": "s1", "WebIdentityToken": token}).encode()  # fmt: skip
+        return sts.handle({"content-type": "application/x-www-form-urlencoded"}, body, "/")
+
+    def land() -> None:
+        while queued:
+            queued.pop(0)()
+
+    payload = {"iss": ISSUER, "sub": "user-1", "aud": "app", "exp": int(NOW) + 300}
+    assert assume(jwt.encode({"alg": "RS256", "kid": "k"}, payload, KEY))[0] == 200
+    land()  # the server's first fetch of these keys
+    published.append({"keys": [rotated.as_dict(private=False)]})
+    token = jwt.encode({"alg": "RS256", "kid": "k2"}, payload, rotated)
+    forged = jwt.encode({"alg": "RS256", "kid": "k"}, payload, rotated)  # a key it has, a wrong signature
+    clock.advance(limits.JWKS_REFETCH_MIN_SECONDS)
+    status, answer = assume(forged)
+    assert (status, error(ET.fromstring(answer))) == (400, ("InvalidIdentityToken", messages.STS_TOKEN_NOT_VALIDATED))
+    assert queued == []  # the key it names is known: nothing to fetch
+    status, answer = assume(token)
+    assert (status, error(ET.fromstring(answer))) == (400, ("InvalidIdentityToken", messages.STS_TOKEN_NOT_VALIDATED))
+    assert len(queued) == 1
+    land()
+    assert assume(token)[0] == 200
