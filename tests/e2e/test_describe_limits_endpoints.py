@@ -6,6 +6,8 @@ import socket
 from typing import Any
 from urllib.parse import urlparse
 
+import pytest
+
 from tests.e2e.conftest import make_client
 from tests.e2e.server_process import ServerProcess
 
@@ -43,6 +45,9 @@ class TestDescribeEndpoints:
         finally:
             server.stop()
 
+    @pytest.mark.not_on_cluster(
+        "a follower forwards DescribeEndpoints to the leader, which answers with its own address (docs/cluster.md)"
+    )
     def test_address_of_a_server_on_port_zero(self, ddb: Any, endpoint: str) -> None:
         parsed = urlparse(endpoint)
         assert ddb.describe_endpoints()["Endpoints"] == [
