@@ -29,6 +29,7 @@ from dynastore.global_tables.changes import ReplicatedChange, to_wire
 from dynastore.global_tables.links import LinkDown
 from dynastore.security.sigv4 import sign_headers
 from dynastore.util.clock import Clock, SystemClock
+from dynastore.util.kept_connection import KeptConnection
 
 __all__ = [
     "ENDPOINT_PREFIX",
@@ -93,15 +94,6 @@ def remote_link_maker(config: Config) -> Callable[[str, str], RemoteLink]:
     return make
 
 
-class _Connection:
-    __slots__ = ("reader", "writer", "idle_since")
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-        self.idle_since = time.monotonic()
-
-
 class RemoteLink:
     """The Link (global_tables/links.py) to the region another dynastore serves at ``url``."""
 
@@ -130,7 +122,7 @@ class RemoteLink:
         self._clock: Clock = clock if clock is not None else SystemClock()
         self._connect_timeout = connect_timeout
         self._answer_timeout = answer_timeout
-        self._idle: list[_Connection] = []
+        self._idle: list[KeptConnection] = []
         self.sent = 0  # requests the peer answered with 200
 
     def __repr__(self) -> str:
@@ -192,7 +184,7 @@ class RemoteLink:
         lines.append(f"Content-Length: {len(body)}")
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
-    async def _connect(self) -> _Connection:
+    async def _connect(self) -> KeptConnection:
         now = time.monotonic()
         while self._idle:
             connection = self._idle.pop()
@@ -206,9 +198,9 @@ class RemoteLink:
             )
         except (OSError, TimeoutError) as e:
             raise LinkDown(f"region {self.region} at {self.url} cannot be reached: {_reason(e)}") from e
-        return _Connection(reader, writer)
+        return KeptConnection(reader, writer)
 
-    def _release(self, connection: _Connection) -> None:
+    def _release(self, connection: KeptConnection) -> None:
         if len(self._idle) >= POOL_LIMIT:
             connection.writer.close()
             return
@@ -216,7 +208,7 @@ class RemoteLink:
         self._idle.append(connection)
 
     @staticmethod
-    async def _exchange(connection: _Connection, head: bytes, body: bytes) -> tuple[int, bytes, bool]:
+    async def _exchange(connection: KeptConnection, head: bytes, body: bytes) -> tuple[int, bytes, bool]:
         writer = connection.writer
         writer.write(head)
         writer.write(body)

@@ -26,6 +26,7 @@ import orjson
 from dynastore import messages
 from dynastore.errors import DynamoError, InternalServerError, ServiceUnavailable
 from dynastore.protocol.protocol import Headers, RawResponse
+from dynastore.util.kept_connection import KeptConnection
 
 __all__ = ["FORWARDED_HEADER", "Forwarder", "error_response"]
 
@@ -46,15 +47,6 @@ def error_response(error: DynamoError) -> RawResponse:
     return RawResponse(error.status, body, headers=[("x-amz-crc32", str(zlib.crc32(body)))])
 
 
-class _Connection:
-    __slots__ = ("reader", "writer", "idle_since")
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-        self.idle_since = time.monotonic()
-
-
 class _Broken(Exception):
     """The connection failed after the request was (maybe) sent."""
 
@@ -65,7 +57,7 @@ class Forwarder:
     def __init__(self, leader_url: Callable[[], str | None], leader_changed: Callable[[], asyncio.Event]) -> None:
         self._leader_url = leader_url
         self._leader_changed = leader_changed
-        self._pools: dict[str, list[_Connection]] = {}
+        self._pools: dict[str, list[KeptConnection]] = {}
         self.forwarded = 0
 
     async def forward(self, method: str, path: str, headers: Headers, body: bytes) -> RawResponse:
@@ -94,7 +86,7 @@ class Forwarder:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._leader_changed().wait(), min(remaining, 0.2))
 
-    async def _connect(self, url: str) -> _Connection | None:
+    async def _connect(self, url: str) -> KeptConnection | None:
         pool = self._pools.get(url)
         now = time.monotonic()
         while pool:
@@ -109,9 +101,9 @@ class Forwarder:
             )
         except (OSError, TimeoutError):
             return None
-        return _Connection(reader, writer)
+        return KeptConnection(reader, writer)
 
-    def _release(self, url: str, connection: _Connection) -> None:
+    def _release(self, url: str, connection: KeptConnection) -> None:
         connection.idle_since = time.monotonic()
         if url not in self._pools:
             # The leader moved: connections kept to an earlier one would never be used again, only held open.
@@ -119,7 +111,7 @@ class Forwarder:
         self._pools.setdefault(url, []).append(connection)
 
     async def _exchange(
-        self, connection: _Connection, method: str, path: str, headers: Headers, body: bytes
+        self, connection: KeptConnection, method: str, path: str, headers: Headers, body: bytes
     ) -> tuple[RawResponse, bool]:
         head = [f"{method} {path} HTTP/1.1\r\n".encode("latin-1")]
         for name, value in headers.items():
