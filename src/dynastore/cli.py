@@ -398,14 +398,14 @@ def _add_global_table_flags(serve: argparse.ArgumentParser, defaults: Config) ->
         "--tombstone-retention-seconds",
         type=float,
         default=defaults.tombstone_retention_seconds,
-        help="seconds a deleted item of a global table keeps its tombstone (default 86400)",
+        help="seconds a deleted item of a global table keeps its tombstone",
     )
 
 
 def _with_global_tables(config: Config, args: argparse.Namespace) -> Config:
     config = dataclasses.replace(config, tombstone_retention_seconds=args.tombstone_retention_seconds)
-    if args.peer is not None:  # the flags replace DYNASTORE_PEERS; a region given twice: the last one
-        config = dataclasses.replace(config, peers=dict(args.peer))
+    if args.peers is not None:  # the flags replace DYNASTORE_PEERS; a region given twice: the last one
+        config = dataclasses.replace(config, peers=dict(args.peers))
     return config
 
 
@@ -497,12 +497,14 @@ def _add_streams_command(commands: Any, defaults: Config) -> None:
 def _add_peer_flags(serve: argparse.ArgumentParser) -> None:
     serve.add_argument(
         "--peer",
+        dest="peers",
         action="append",
         type=_peer_entry,
         default=None,
         metavar="REGION=URL",
-        help="the dynastore server that serves REGION, for global tables' replicas there (repeatable; default: "
-        "DYNASTORE_PEERS); it signs with DYNASTORE_PEER_ACCESS_KEY_ID / DYNASTORE_PEER_SECRET_ACCESS_KEY",
+        help="the dynastore server that serves REGION, for global tables' replicas there (repeatable; flags replace "
+        "DYNASTORE_PEERS, REGION=URL pairs separated by commas); it signs with DYNASTORE_PEER_ACCESS_KEY_ID / "
+        "DYNASTORE_PEER_SECRET_ACCESS_KEY",
     )
 
 

@@ -120,11 +120,15 @@ def test_serve_help_shows_every_default_and_its_environment_variable() -> None:
         "--cluster": "none",
         "--node-name": "none",
         "--advertise-url": "none",
+        # global tables (docs/global-tables.md)
+        "--tombstone-retention-seconds": "86400",
+        "--peer": "none",
     }
     assert set(options) == {"-h", *expected}
     for flag, default in expected.items():
         # --trigger is repeatable; its variable holds a JSON array of them
-        env_name = "DYNASTORE_TRIGGERS" if flag == "--trigger" else "DYNASTORE_" + flag[2:].upper().replace("-", "_")
+        plural = {"--trigger": "DYNASTORE_TRIGGERS", "--peer": "DYNASTORE_PEERS"}
+        env_name = plural.get(flag) or "DYNASTORE_" + flag[2:].upper().replace("-", "_")
         switch = "=1" if default in ("on", "off") else ""
         assert f"(default: {default}; {env_name}{switch})" in options[flag], options[flag]
 

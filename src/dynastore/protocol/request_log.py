@@ -142,10 +142,10 @@ class _Stderr:
         self._fd = sys.stderr.fileno()
 
     def write(self, data: bytes) -> None:
-        view = memoryview(data)
         with contextlib.suppress(OSError):  # stderr closed: the lines are lost, the requests are not
-            while view:
-                view = view[os.write(self._fd, view) :]
+            written = os.write(self._fd, data)
+            while written < len(data):  # a pipe may take a part of a long write
+                written += os.write(self._fd, data[written:])
 
 
 def _text(value: str | None) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 from typing import Any
 
 import orjson
@@ -145,3 +147,15 @@ def test_logged_protocol_reports_what_the_operation_consumed_and_its_error() -> 
         ("POST /", None, 404, "UnknownOperationException", 0.0, 0.0),
     ]
     assert lines[0]["request_id"] == dict(first.headers)["x-amzn-RequestId"]
+
+
+def test_lines_reach_stderr_once_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    read_end, write_end = os.pipe()
+    with os.fdopen(write_end, "w") as stderr:
+        monkeypatch.setattr(sys, "stderr", stderr)  # the log writes to its file descriptor itself
+        log = RequestLog("text")
+        log.line(1_700_000_000.0, "ID1", "GetItem", "t", 200, None, 0.001, (0.5, 0.0))
+        log.line(1_700_000_000.0, "ID2", "GetItem", "t", 200, None, 0.001, (0.5, 0.0))
+    with os.fdopen(read_end, "rb") as pipe:
+        written = pipe.read()
+    assert [line.split(b" ")[1] for line in written.splitlines()] == [b"request_id=ID1", b"request_id=ID2"]
