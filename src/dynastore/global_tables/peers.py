@@ -148,9 +148,8 @@ class RemoteLink:
         head = self._request_head(path, body)
         connection = await self._connect()
         try:
-            status, answer, keep_alive = await asyncio.wait_for(
-                self._exchange(connection, head, body), self._answer_timeout
-            )
+            async with asyncio.timeout(self._answer_timeout):
+                status, answer, keep_alive = await self._exchange(connection, head, body)
         except (TimeoutError, OSError, EOFError, ValueError, asyncio.LimitOverrunError) as e:
             connection.writer.close()
             raise LinkDown(f"region {self.region} at {self.url}: {path} got no answer: {_reason(e)}") from e
@@ -192,10 +191,10 @@ class RemoteLink:
                 return connection
             connection.writer.close()
         try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(self._host, self._port, ssl=self._tls, limit=MAX_ANSWER_BYTES),
-                self._connect_timeout,
-            )
+            async with asyncio.timeout(self._connect_timeout):
+                reader, writer = await asyncio.open_connection(
+                    self._host, self._port, ssl=self._tls, limit=MAX_ANSWER_BYTES
+                )
         except (OSError, TimeoutError) as e:
             raise LinkDown(f"region {self.region} at {self.url} cannot be reached: {_reason(e)}") from e
         return KeptConnection(reader, writer)

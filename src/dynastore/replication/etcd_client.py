@@ -99,7 +99,10 @@ class EtcdClient:
         latest after twice ``CALL_TIMEOUT`` (whatever the etcd thread is doing)."""
         future = self.submit(make)
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), CALL_TIMEOUT * 2)
+            # Not asyncio.wait_for: on Python 3.11 it returns the call's result when the caller is cancelled as the
+            # call ends, and the cancel is lost (a loop told to stop would go on for ever).
+            async with asyncio.timeout(CALL_TIMEOUT * 2):
+                return await asyncio.wrap_future(future)
         except TimeoutError as e:
             future.cancel()
             raise EtcdUnavailable("etcd did not answer in time") from e

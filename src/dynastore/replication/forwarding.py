@@ -67,9 +67,8 @@ class Forwarder:
             connection = None if url is None else await self._connect(url)
             if url is not None and connection is not None:
                 try:
-                    response, keep_alive = await asyncio.wait_for(
-                        self._exchange(connection, method, path, headers, body), ANSWER_TIMEOUT
-                    )
+                    async with asyncio.timeout(ANSWER_TIMEOUT):
+                        response, keep_alive = await self._exchange(connection, method, path, headers, body)
                 except (_Broken, TimeoutError, OSError) as e:
                     connection.writer.close()
                     log.warning("a request forwarded to the leader at %s is in doubt: %s", url, e)
@@ -84,7 +83,8 @@ class Forwarder:
             if remaining <= 0:
                 return error_response(ServiceUnavailable(messages.CLUSTER_NO_LEADER))
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._leader_changed().wait(), min(remaining, 0.2))
+                async with asyncio.timeout(min(remaining, 0.2)):
+                    await self._leader_changed().wait()
 
     async def _connect(self, url: str) -> KeptConnection | None:
         pool = self._pools.get(url)
@@ -96,9 +96,8 @@ class Forwarder:
             connection.writer.close()
         parts = urlsplit(url)
         try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(parts.hostname, parts.port or 80), timeout=1.0
-            )
+            async with asyncio.timeout(1.0):
+                reader, writer = await asyncio.open_connection(parts.hostname, parts.port or 80)
         except (OSError, TimeoutError):
             return None
         return KeptConnection(reader, writer)

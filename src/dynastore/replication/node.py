@@ -189,7 +189,8 @@ class ClusterNode:
     async def _follow(self) -> None:
         """Apply the log as it grows, for as long as this node follows."""
         gap_reported = False
-        while True:
+        # Until _lead or stop takes this task away: a cancel alone could be lost (EtcdClient.run says how).
+        while self._following is asyncio.current_task():
             start = self.applied_index + 1
             try:
                 entries, revision = await self._etcd(etcd_client.read_log, start, APPLY_CHUNK)
@@ -280,7 +281,8 @@ class ClusterNode:
         took longer than ``BARRIER_WAIT`` or etcd did not answer."""
         mark = self.forwarded_writes
         try:
-            head, _ = await asyncio.wait_for(self._etcd(etcd_client.read_head), BARRIER_WAIT)
+            async with asyncio.timeout(BARRIER_WAIT):
+                head, _ = await self._etcd(etcd_client.read_head)
         except (EtcdUnavailable, TimeoutError):
             return False
         deadline = time.monotonic() + BARRIER_WAIT
@@ -291,7 +293,8 @@ class ClusterNode:
             if self._applied_event is None:
                 self._applied_event = asyncio.Event()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._applied_event.wait(), remaining)
+                async with asyncio.timeout(remaining):
+                    await self._applied_event.wait()
         self._barrier_mark = max(self._barrier_mark, mark)
         return True
 
@@ -431,7 +434,8 @@ class ClusterNode:
         checks = 0
         while not lost.is_set():
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(lost.wait(), 0.25)
+                async with asyncio.timeout(0.25):  # (not wait_for, which may lose a cancel: EtcdClient.run)
+                    await lost.wait()
             leader_log = self.leader_log
             if leader_log is not None:
                 self.applied_index = self.log_head = leader_log.synced_index

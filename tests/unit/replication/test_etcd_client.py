@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 from typing import Any
 
@@ -157,3 +158,40 @@ def test_a_call_cancelled_on_the_etcd_thread_is_etcd_unavailable(monkeypatch: py
             client.call(cancelled)
     finally:
         client.close()
+
+
+def test_a_caller_cancelled_as_its_call_ends_stays_cancelled(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A node's log follower, cancelled as its etcd call answered, went on following for good (asyncio.wait_for on
+    # Python 3.11 returns the answer and drops the cancel): the node was elected but never led. Every moment between
+    # the answer and the caller's wake-up is tried.
+    client = EtcdClient([("127.0.0.1", 1)])
+    answers: list[concurrent.futures.Future[int]] = []
+
+    def submit(_: Any) -> concurrent.futures.Future[int]:
+        answers.append(concurrent.futures.Future())
+        return answers[-1]
+
+    monkeypatch.setattr(client, "submit", submit)
+
+    async def cancelled_after(turns: int) -> str:
+        caller = asyncio.ensure_future(client.run(lambda _: asyncio.sleep(0)))
+        await asyncio.sleep(0)  # the caller waits for its answer
+        answers[-1].set_result(42)
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        if not caller.cancel():
+            return "answered before the cancel"
+        try:
+            await caller
+        except asyncio.CancelledError:
+            return "cancelled"
+        return "cancel lost"
+
+    async def every_moment() -> set[str]:
+        return {await cancelled_after(turns) for turns in range(8)}
+
+    try:
+        outcomes = asyncio.run(every_moment())
+    finally:
+        client.close()
+    assert outcomes == {"cancelled", "answered before the cancel"}
