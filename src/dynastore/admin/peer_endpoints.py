@@ -14,7 +14,8 @@ misconfigured, and is told so); the work is done in the namespace of ``Account``
 replication service (no capacity is charged, no policy is evaluated: the caller was authorized as a whole). Like
 every ``/dynastore/`` endpoint, with ``--auth sigv4`` only a request signed by an admin user is served (protocol/
 protocol.py refuses any other with 403 before it reaches this module). A body that is not what the endpoint takes
-is answered 400 with ``{"error": text}`` naming what is wrong; a table that does not exist, 404.
+is answered 400 with ``{"error": text}`` naming what is wrong; a table that does not exist, 404; a batch with an
+item a transaction of this region holds (global_tables/apply.py ``HeldByTransaction``), 409: sent again later.
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ def handle(ctx: Context, method: str, endpoint: str, body: bytes, clock: HybridC
             return _answer(404, {"error": messages.PEER_UNKNOWN_ENDPOINT.format(endpoint=endpoint)})
     except _Malformed as e:
         return _answer(400, {"error": str(e)})
+    except apply.HeldByTransaction as e:
+        return _answer(409, {"error": str(e)})  # the sender tries again shortly
     except ResourceNotFoundException as e:
         return _answer(404, {"error": _dynamo_text(e)})
     except DynamoError as e:

@@ -6,7 +6,8 @@ A ``Link`` is the replicator's view of one target region: ``send`` a batch of ch
 ``LocalLink``; a region served by another dynastore through global_tables/peers.py's ``RemoteLink``, plugged in
 by ``LinkFactory`` for the configured peers (``Config.peers``).
 
-``LinkDown``: the region cannot be reached, or refused the call; the replicator keeps its cursor and retries
+``LinkDown``: the region cannot be reached, refused the call, or a transaction there holds an item of the batch
+(global_tables/apply.py ``HeldByTransaction``); the replicator keeps its cursor and retries
 with backoff, so the region catches up once it is back.
 """
 
@@ -71,7 +72,10 @@ class LocalLink:
         td = ctx.catalog.find(table)
         if td is None or td.status == DELETING:
             raise LinkDown(f"no replica of {table} in {self._region}")
-        apply.apply_changes(ctx, td, changes, self._clock)
+        try:
+            apply.apply_changes(ctx, td, changes, self._clock)
+        except apply.HeldByTransaction as e:
+            raise LinkDown(f"{self._region}: {e}") from None
 
     async def put_replica_set(self, account: str, definition: dict[str, Any]) -> None:
         replicas.ensure_replica_table(self._context_of(account, self._region), definition)

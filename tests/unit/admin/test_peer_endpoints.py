@@ -73,6 +73,22 @@ def test_changes_are_applied_last_writer_wins_and_idempotently(west: Dynastore) 
     assert call(west, "GetItem", {"TableName": "things", "Key": {"pk": {"S": "a"}}}) == (200, {})
 
 
+def test_changes_to_an_item_a_transaction_holds_are_refused_for_now() -> None:
+    app = Dynastore(Config(in_memory=True, region="us-west-2", transaction_lock_hold=float("inf")))
+    try:
+        assert call(app, "CreateTable", TABLE)[0] == 200
+        put = {"Put": {"TableName": "things", "Item": {"pk": {"S": "a"}, "v": {"S": "transaction"}}}}
+        assert call(app, "TransactWriteItems", {"TransactItems": [put]})[0] == 200
+        replicated = change("a", 200 << 16, {"pk": {"S": "a"}, "v": {"S": "replicated"}})
+        status, answer = peer(app, "changes", changes_body("us-west-2", ACCOUNT, "things", [replicated]))
+        assert status == 409
+        assert answer == {"error": "a transaction holds the item {'pk': {'S': 'a'}} of things"}
+        status, got = call(app, "GetItem", {"TableName": "things", "Key": {"pk": {"S": "a"}}})
+        assert (status, got["Item"]) == (200, {"pk": {"S": "a"}, "v": {"S": "transaction"}})
+    finally:
+        app.close()
+
+
 def test_a_replica_set_definition_creates_the_replica_and_drop_deletes_it(west: Dynastore) -> None:
     east = Dynastore(Config(in_memory=True, region="us-east-1"))
     try:

@@ -3,9 +3,11 @@ applied twice changes nothing the second time."""
 
 from __future__ import annotations
 
+import pytest
+
 from dynastore.engine.keys import storage_key
 from dynastore.global_tables import versions
-from dynastore.global_tables.apply import apply_changes
+from dynastore.global_tables.apply import HeldByTransaction, apply_changes
 from dynastore.global_tables.changes import ReplicatedChange, from_wire, to_wire
 from dynastore.global_tables.hybrid_clock import HybridClock
 from dynastore.global_tables.versions import Version
@@ -84,3 +86,19 @@ def test_a_batch_travels_as_json_with_typed_attribute_values() -> None:
     wire = to_wire(batch)
     assert wire.startswith(b'{"Changes":[{"Key":{"pk":{"S":"a"}},"Item":{"pk":{"S":"a"},"v":{"S":"v"}},"Stamp":5,')
     assert from_wire(wire) == batch
+
+
+def test_a_change_to_an_item_a_transaction_holds_waits_for_the_transaction() -> None:
+    regions = Regions(transaction_lock_hold=30.0)
+    table = create(regions.west, "t", stream=STREAM)
+    other = ReplicatedChange({"pk": {"S": "b"}}, item("b"), Version(90, EAST, False), 0)
+    regions.west.locks.lock([storage_key(table, KEY)], regions.west.kv.commit_seq)
+
+    with pytest.raises(HeldByTransaction):
+        apply_changes(regions.west, table, [other, change("replicated", 100)])
+    assert get(regions.west, "t", "a") is None
+    assert get(regions.west, "t", "b") is None  # nothing of the batch is applied while one item is held
+
+    regions.clock.advance(31)  # the transaction's commit is final: its items are free
+    assert apply_changes(regions.west, table, [other, change("replicated", 100)]) == 2
+    assert get(regions.west, "t", "a") == item("a", v="replicated")
