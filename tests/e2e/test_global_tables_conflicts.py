@@ -1,6 +1,7 @@
 """Global tables end to end when a region's own work meets replication: a replicated write waits for a transaction
-of the receiving region that holds its item. One server serves us-east-1 and us-west-2; transactions keep their
-items locked 30 seconds of the manual clock after their commit (--transaction-lock-hold), so a test can meet them."""
+of the receiving region that holds its item (one server serves us-east-1 and us-west-2; transactions keep their
+items locked 30 seconds of the manual clock after their commit, --transaction-lock-hold, so a test can meet them);
+a change the receiving region refuses is skipped after a bounded number of attempts (two peer servers)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,19 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.conftest import unique_name
+from tests.e2e.peer_servers import PeerServers
 from tests.e2e.server_process import ServerProcess, server_fixture
-from tests.e2e.test_global_tables_replication import EAST, WEST, client, create_global_table, eventually, item
+from tests.e2e.test_global_tables_replication import (
+    EAST,
+    STREAM,
+    WEST,
+    active,
+    client,
+    create_global_table,
+    eventually,
+    item,
+)
 
 LOCK_HOLD = 30.0
 
@@ -64,3 +76,56 @@ class TestTransactions:
             **key,
             "v": {"S": "east"},
         }
+
+
+class TestRefusals:
+    def test_a_change_the_replica_refuses_is_skipped_and_counted_and_later_changes_flow(self) -> None:
+        # us-west-2's server allows item collections of 1,000 bytes only: an item of 2,000 bytes that us-east-1
+        # took is refused there for good (as an item collection over 10 GB in one region would be).
+        servers = PeerServers([EAST, WEST])  # started one by one: us-west-2 with a setting of its own
+        try:
+            servers.start(EAST)
+            servers.env["DYNASTORE_ITEM_COLLECTION_SIZE_LIMIT"] = "1000"
+            servers.start(WEST)
+            east, west = servers.client(EAST), servers.client(WEST)
+            name = unique_name("gt")
+            east.create_table(
+                TableName=name,
+                KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+                AttributeDefinitions=[
+                    {"AttributeName": "pk", "AttributeType": "S"},
+                    {"AttributeName": "sk", "AttributeType": "S"},
+                    {"AttributeName": "l", "AttributeType": "S"},
+                ],
+                LocalSecondaryIndexes=[
+                    {
+                        "IndexName": "by_l",
+                        "KeySchema": [
+                            {"AttributeName": "pk", "KeyType": "HASH"},
+                            {"AttributeName": "l", "KeyType": "RANGE"},
+                        ],
+                        "Projection": {"ProjectionType": "ALL"},
+                    }
+                ],
+                BillingMode="PAY_PER_REQUEST",
+                StreamSpecification=STREAM,
+            )
+            east.update_table(TableName=name, ReplicaUpdates=[{"Create": {"RegionName": WEST}}])
+            assert active(east, name) == [{"RegionName": WEST, "ReplicaStatus": "ACTIVE"}]
+
+            big = {"pk": {"S": "c"}, "sk": {"S": "1"}, "l": {"S": "x"}, "data": {"S": "z" * 2000}}
+            small = {"pk": {"S": "d"}, "sk": {"S": "1"}, "l": {"S": "y"}}
+            east.put_item(TableName=name, Item=big)
+            east.put_item(TableName=name, Item=small)
+
+            def get(key: dict[str, Any]) -> dict[str, Any] | None:
+                found: dict[str, Any] | None = west.get_item(TableName=name, Key=key, ConsistentRead=True).get("Item")
+                return found
+
+            assert eventually(lambda: get({"pk": small["pk"], "sk": small["sk"]}), lambda f: f == small) == small
+            assert get({"pk": big["pk"], "sk": big["sk"]}) is None
+            skipped = metric(servers[EAST], "dynastore_replication_skipped_changes_total", name, EAST, WEST)
+            assert skipped == 1.0
+            assert metric(servers[EAST], "dynastore_pending_replication_count", name, EAST, WEST) == 0.0
+        finally:
+            servers.close()
