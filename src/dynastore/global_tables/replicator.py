@@ -22,6 +22,12 @@ out the replica set's changes.
   it, the replica table is gone or being deleted) is tried again with the region's backoff up to
   ``REFUSED_ATTEMPTS`` times (a change that can never be applied: once), then skipped: counted, logged once with
   its key and the reason, and the changes after it flow. A region that cannot be reached is retried for ever.
+* Settings every replica shares (global_tables/replicas.py ``synchronized_settings``: GSIs, billing mode, write
+  capacity, time to live): a change of them made in this region (UpdateTable, UpdateTimeToLive: the settings
+  no longer match the digest noted with their version) is found by the round, given a new version (the hybrid
+  clock's stamp, this region) and announced to every other region of the set with the table's definition
+  (``put_replica_set``), which takes them if they are newer than its own (and notes their digest: a change
+  taken from another region is not announced again).
 * Metrics per (table, source region, target region): the replication latency (the origin's commit time to the
   target's acknowledgement), the records not yet acknowledged and the changes skipped (``view``).
 """
@@ -132,6 +138,7 @@ class GlobalReplicator:
         self._working: dict[tuple[str, str], asyncio.Task[bool]] = {}  # (table ARN, target) -> its work under way
         # (table ARN, target) -> the change(s) the target refused last, and how many times in a row
         self._refused: dict[tuple[str, str], tuple[tuple[tuple[bytes, int], ...], int]] = {}
+        self._settings_due: dict[str, set[str]] = {}  # table ARN -> the regions its new settings go to
         self._generation = -1
         self._tables: list[TableDef] = []  # the tables with replicas, as of catalog generation _generation
         self._saved_at = 0.0
@@ -231,6 +238,7 @@ class GlobalReplicator:
         the work started."""
         if td.status == DELETING:
             return []  # its deletion is announced once it is gone (``_forget_gone``)
+        td = self._watch_settings(ctx, td, arn)
         listed = {r.region for r in td.replicas}
         for region in list(self._cursors.get(arn, {})):
             if region not in listed and (arn, region) not in self._working:
@@ -250,7 +258,8 @@ class GlobalReplicator:
             elif replica.region not in self._cursors.get(arn, {}):
                 moved = await self._start(ctx, td, arn, replica.region, replica.status, replica.progress)
             else:
-                moved = await self._ship(ctx, td, arn, replica.region)
+                moved = await self._send_settings(ctx, td, arn, replica.region)
+                moved |= await self._ship(ctx, td, arn, replica.region)
         except LinkDown as e:
             self._failed(arn, ctx.namespace.region, replica.region, str(e))
             return False
@@ -317,6 +326,29 @@ class GlobalReplicator:
             if targets:
                 held[td.table_id] = min(cursors.get(region, -1) for region in targets)
         return held
+
+    # ---- synchronized settings ----------------------------------------------------------------------------
+    def _watch_settings(self, ctx: Context, td: TableDef, arn: str) -> TableDef:
+        """``td``, with a new settings version when its synchronized settings changed in this region (they are
+        then due in every other region of its set); the settings of a table that just became global noted."""
+        changed = replicas.changed_settings(td)
+        if changed is None:
+            return replicas.stamp_settings(ctx, td.name, None)
+        if not changed:
+            return td
+        td = replicas.stamp_settings(ctx, td.name, (self.clock.now(), ctx.namespace.region))
+        self._settings_due[arn] = {r.region for r in td.replicas if r.status != DELETING}
+        return td
+
+    async def _send_settings(self, ctx: Context, td: TableDef, arn: str, region: str) -> bool:
+        """Give ``region`` the table's new synchronized settings if they are due there."""
+        due = self._settings_due.get(arn)
+        if not due or region not in due:
+            return False
+        definition = replicas.replica_set_definition(ctx, td, create=False)
+        await self.links.link(region).put_replica_set(ctx.namespace.account_id, definition)
+        due.discard(region)
+        return True
 
     # ---- a new target: seeded (the region that added it) or followed from the log's start ----------------------
     async def _start(
@@ -396,6 +428,7 @@ class GlobalReplicator:
                 log.info("the deletion of %s is announced later: %s", arn, e)
                 continue
             self._drop_cursor(arn)
+            self._settings_due.pop(arn, None)
             moved = True
         return moved
 

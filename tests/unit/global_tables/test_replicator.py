@@ -6,6 +6,7 @@ global gets no versions."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any
 
 import orjson
@@ -17,7 +18,7 @@ from dynastore.engine.keys import storage_key
 from dynastore.global_tables import replicas, replicator, versions
 from dynastore.global_tables.changes import ChangeRefused, ReplicatedChange
 from dynastore.global_tables.links import Link, LinkDown
-from dynastore.model.table_schema import ACTIVE, CREATING, UPDATING, TableDef
+from dynastore.model.table_schema import ACTIVE, CREATING, UPDATING, TableDef, TtlSpec
 from dynastore.storage import keyspace
 from tests.unit.engine.tables import create, item, restart
 from tests.unit.global_tables.regions import EAST, STREAM, WEST, Regions, get, remove, settle, write
@@ -435,3 +436,18 @@ def test_a_replica_table_being_deleted_refuses_the_whole_batch() -> None:
         False,
         "no replica of t in us-west-2",
     )
+
+
+def test_settings_changed_in_two_regions_at_once_converge_on_the_later_change_and_stay() -> None:
+    regions = Regions()
+    global_table(regions)
+    tables.change(regions.east, "t", lambda td: dataclasses.replace(td, ttl=TtlSpec("east_expiry", True)))
+    tables.change(regions.west, "t", lambda td: dataclasses.replace(td, ttl=TtlSpec("west_expiry", True)))
+    settle(regions.replicator)
+    east, west = regions.east.catalog.get("t"), regions.west.catalog.get("t")
+    assert east.ttl == west.ttl
+    assert east.settings_version == west.settings_version
+    assert east.settings_version is not None
+    winner = east.settings_version[1]  # the change stamped last, in either region
+    assert east.ttl == TtlSpec(f"{winner.split('-')[1]}_expiry", True)
+    assert settle(regions.replicator) == 0  # nothing announced back and forth
