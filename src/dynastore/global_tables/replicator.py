@@ -139,6 +139,7 @@ class GlobalReplicator:
         # (table ARN, target) -> the change(s) the target refused last, and how many times in a row
         self._refused: dict[tuple[str, str], tuple[tuple[tuple[bytes, int], ...], int]] = {}
         self._settings_due: dict[str, set[str]] = {}  # table ARN -> the regions its new settings go to
+        self._settings_seen: set[str] = set()  # table ARNs whose settings were announced since the start
         self._generation = -1
         self._tables: list[TableDef] = []  # the tables with replicas, as of catalog generation _generation
         self._saved_at = 0.0
@@ -334,9 +335,13 @@ class GlobalReplicator:
         changed = replicas.changed_settings(td)
         if changed is None:
             return replicas.stamp_settings(ctx, td.name, None)
-        if not changed:
+        if changed:
+            td = replicas.stamp_settings(ctx, td.name, (self.clock.now(), ctx.namespace.region))
+        elif arn in self._settings_seen or td.settings_version is None:
             return td
-        td = replicas.stamp_settings(ctx, td.name, (self.clock.now(), ctx.namespace.region))
+        # Changed, or first seen since this server started (an announcement it had not made before it stopped is
+        # made again; a region that has the version already ignores it).
+        self._settings_seen.add(arn)
         self._settings_due[arn] = {r.region for r in td.replicas if r.status != DELETING}
         return td
 
@@ -429,6 +434,7 @@ class GlobalReplicator:
                 continue
             self._drop_cursor(arn)
             self._settings_due.pop(arn, None)
+            self._settings_seen.discard(arn)
             moved = True
         return moved
 

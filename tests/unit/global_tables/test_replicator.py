@@ -451,3 +451,17 @@ def test_settings_changed_in_two_regions_at_once_converge_on_the_later_change_an
     winner = east.settings_version[1]  # the change stamped last, in either region
     assert east.ttl == TtlSpec(f"{winner.split('-')[1]}_expiry", True)
     assert settle(regions.replicator) == 0  # nothing announced back and forth
+
+
+def test_a_settings_change_not_announced_before_a_restart_is_announced_after_it() -> None:
+    regions = Regions()
+    global_table(regions)
+    flaky = cut(regions.replicator, WEST)
+    flaky.down = True
+    tables.change(regions.east, "t", lambda td: dataclasses.replace(td, ttl=TtlSpec("expiry", True)))
+    settle(regions.replicator)  # stamped, but us-west-2 could not be told
+    assert regions.west.catalog.get("t").ttl is None
+
+    again = restart(regions.east)
+    settle(build_replicator(again, again.config))
+    assert again.in_namespace("000000000000", WEST).catalog.get("t").ttl == TtlSpec("expiry", True)
