@@ -49,6 +49,8 @@ PEER_WRONG_REGION = (
     "this server serves region {served}, not {region}: the sending server's --peer for {region} names the wrong server"
 )
 PEER_BAD_CHANGES = "Changes is not a batch of replicated changes: {reason}"
+PEER_BAD_CHANGE = "a replicated change does not fit the replica: {reason}"
+PEER_REPLICA_DELETING = "the replica table {table} is being deleted"
 PEER_BAD_DEFINITION = "Definition is not a replica set's definition: {reason}"
 # Requests a listening server refuses by their Host or Origin (protocol/hosts.py): JSON {"message": text} with 403.
 HOST_NOT_ALLOWED = (

@@ -204,6 +204,23 @@ def test_a_write_after_a_replicated_one_wins_on_every_server(three: PeerServers)
         eventually(lacks(three.client(reader), "contended"), f"the delete in {reader}")
 
 
+def test_settings_changed_on_one_server_reach_the_others(three: PeerServers) -> None:
+    def ttl(region: str) -> dict[str, Any]:
+        found: dict[str, Any] = three.client(region).describe_time_to_live(TableName=TABLE)["TimeToLiveDescription"]
+        return found
+
+    three.client(WEST).update_time_to_live(
+        TableName=TABLE, TimeToLiveSpecification={"Enabled": True, "AttributeName": "exp"}
+    )
+    for reader in (EAST, EU):
+        eventually(lambda r=reader: ttl(r).get("AttributeName") == "exp", f"time to live on in {reader}")  # type: ignore[misc]
+    three.client(EU).update_time_to_live(
+        TableName=TABLE, TimeToLiveSpecification={"Enabled": False, "AttributeName": "exp"}
+    )
+    for reader in (EAST, WEST):
+        eventually(lambda r=reader: ttl(r) == {"TimeToLiveStatus": "DISABLED"}, f"time to live off in {reader}")  # type: ignore[misc]
+
+
 def post(server_url: str, endpoint: str, body: bytes, headers: dict[str, str]) -> tuple[int, Any]:
     request = urllib.request.Request(
         f"{server_url}/dynastore/global-tables/{endpoint}", data=body, method="POST", headers=headers

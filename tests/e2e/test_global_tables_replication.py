@@ -224,13 +224,16 @@ class TestReplication:
         self, server: ServerProcess, regions: tuple[Any, Any], table: str
     ) -> None:
         east, west = regions
-        # Time to live is turned on in us-east-1 only, after the replica was made: only us-east-1 expires items,
-        # and us-west-2 loses them through replication.
+        # Time to live is turned on in us-east-1 after the replica was made: the setting reaches us-west-2 too.
         east.update_time_to_live(TableName=table, TimeToLiveSpecification={"Enabled": True, "AttributeName": "exp"})
         expires = {"N": str(int(server.now()) + 60)}
         east.put_item(TableName=table, Item={"pk": {"S": "ttl"}, "exp": expires})
         assert replicated(west, table, "ttl", {"pk": {"S": "ttl"}, "exp": expires}) is not None
-        assert west.describe_time_to_live(TableName=table)["TimeToLiveDescription"]["TimeToLiveStatus"] == "DISABLED"
+        ttl = eventually(
+            lambda: west.describe_time_to_live(TableName=table)["TimeToLiveDescription"],
+            lambda found: found.get("TimeToLiveStatus") == "ENABLED",
+        )
+        assert ttl == {"TimeToLiveStatus": "ENABLED", "AttributeName": "exp"}
 
         server.advance(120)
 

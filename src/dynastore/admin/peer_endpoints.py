@@ -14,7 +14,12 @@ misconfigured, and is told so); the work is done in the namespace of ``Account``
 replication service (no capacity is charged, no policy is evaluated: the caller was authorized as a whole). Like
 every ``/dynastore/`` endpoint, with ``--auth sigv4`` only a request signed by an admin user is served (protocol/
 protocol.py refuses any other with 403 before it reaches this module). A body that is not what the endpoint takes
-is answered 400 with ``{"error": text}`` naming what is wrong; a table that does not exist, 404.
+is answered 400 with ``{"error": text}`` naming what is wrong; a table that does not exist, 404; a batch with an
+item a transaction of this region holds (global_tables/apply.py ``HeldByTransaction``), 409: sent again later; a
+change this region will not take (its key does not fit the table, its item is not well-formed, the write path
+refuses it, or the replica table is being deleted), 422 with ``{"error": text, "Refused": its position in the
+batch or null for the whole batch, "Final": whether it can never be applied}`` (global_tables/changes.py
+``ChangeRefused``): nothing of the batch is applied.
 """
 
 from __future__ import annotations
@@ -30,10 +35,10 @@ from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key
 from dynastore.errors import DynamoError, ResourceNotFoundException
 from dynastore.global_tables import apply, replicas
-from dynastore.global_tables.changes import ReplicatedChange, from_wire
+from dynastore.global_tables.changes import ChangeRefused, ReplicatedChange, from_wire
 from dynastore.global_tables.hybrid_clock import HybridClock
 from dynastore.limits import TABLE_NAME_MAX, TABLE_NAME_MIN
-from dynastore.model.table_schema import TableDef
+from dynastore.model.table_schema import DELETING, TableDef
 from dynastore.protocol.protocol import RawResponse
 from dynastore.validation.attribute_values import check_item
 
@@ -70,6 +75,10 @@ def handle(ctx: Context, method: str, endpoint: str, body: bytes, clock: HybridC
             return _answer(404, {"error": messages.PEER_UNKNOWN_ENDPOINT.format(endpoint=endpoint)})
     except _Malformed as e:
         return _answer(400, {"error": str(e)})
+    except apply.HeldByTransaction as e:
+        return _answer(409, {"error": str(e)})  # the sender tries again shortly
+    except ChangeRefused as e:
+        return _answer(422, {"error": e.reason, "Refused": e.index, "Final": e.final})
     except ResourceNotFoundException as e:
         return _answer(404, {"error": _dynamo_text(e)})
     except DynamoError as e:
@@ -93,19 +102,22 @@ def _target(ctx: Context, request: dict[str, Any]) -> Context:
 
 def _apply(ctx: Context, request: dict[str, Any], body: bytes, clock: HybridClock | None) -> int:
     table = ctx.catalog.get(_table_name(request))
+    if table.status == DELETING:
+        raise ChangeRefused(messages.PEER_REPLICA_DELETING.format(table=table.name), None)
     if not isinstance(request.get("Changes"), list):
         raise _Malformed(messages.PEER_MEMBER_TYPE.format(member="Changes", kind="a list of changes"))
     try:
         changes = from_wire(body)
     except (ValueError, KeyError, TypeError) as e:
         raise _Malformed(messages.PEER_BAD_CHANGES.format(reason=_reason(e))) from None
-    for change in changes:
-        _check_change(table, change)
+    for index, change in enumerate(changes):
+        _check_change(table, change, index)
     return apply.apply_changes(ctx, table, changes, clock)
 
 
-def _check_change(table: TableDef, change: ReplicatedChange) -> None:
-    """Each change's key fits the table and its item is well-formed, as a PutItem's would have to be."""
+def _check_change(table: TableDef, change: ReplicatedChange, index: int) -> None:
+    """Each change's key fits the table and its item is well-formed, as a PutItem's would have to be (else the
+    change at ``index`` is refused for good)."""
     try:
         check_item(change.key)
         check_table_key(table, change.key, is_full_item=False)
@@ -113,7 +125,8 @@ def _check_change(table: TableDef, change: ReplicatedChange) -> None:
             check_item(change.item)
             check_table_key(table, change.item, is_full_item=True)
     except DynamoError as e:
-        raise _Malformed(messages.PEER_BAD_CHANGES.format(reason=e.message or type(e).__name__)) from None
+        reason = messages.PEER_BAD_CHANGE.format(reason=e.message or type(e).__name__)
+        raise ChangeRefused(reason, index, final=True) from None
 
 
 def _put_replica_set(ctx: Context, request: dict[str, Any]) -> None:

@@ -20,7 +20,7 @@ import orjson
 from dynastore.global_tables.versions import Version
 from dynastore.model.values import Item
 
-__all__ = ["ReplicatedChange", "from_wire", "to_wire"]
+__all__ = ["ChangeRefused", "ReplicatedChange", "from_wire", "to_wire"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +29,22 @@ class ReplicatedChange:
     item: Item | None  # the whole item as the origin holds it, None when deleted
     version: Version
     at: float
+
+
+class ChangeRefused(Exception):
+    """The target region refused a change of a batch for ``reason``, and applied nothing of the batch.
+
+    ``index``: the refused change's position in the batch, None when the whole batch is refused (the replica
+    table is gone or being deleted there). ``final``: the change can never be applied (its key does not fit the
+    replica's key schema), so it is skipped at once; otherwise it is tried again a bounded number of times
+    (global_tables/replicator.py ``REFUSED_ATTEMPTS``) before it is skipped.
+    """
+
+    def __init__(self, reason: str, index: int | None, final: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.index = index
+        self.final = final
 
 
 def _change_to_json(change: ReplicatedChange) -> dict[str, Any]:

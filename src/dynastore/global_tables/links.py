@@ -6,8 +6,11 @@ A ``Link`` is the replicator's view of one target region: ``send`` a batch of ch
 ``LocalLink``; a region served by another dynastore through global_tables/peers.py's ``RemoteLink``, plugged in
 by ``LinkFactory`` for the configured peers (``Config.peers``).
 
-``LinkDown``: the region cannot be reached, or refused the call; the replicator keeps its cursor and retries
-with backoff, so the region catches up once it is back.
+``LinkDown``: the region cannot be reached, refused the call, or a transaction there holds an item of the batch
+(global_tables/apply.py ``HeldByTransaction``); the replicator keeps its cursor and retries
+with backoff, so the region catches up once it is back. ``ChangeRefused`` (global_tables/changes.py): the region
+answered, and will not take a change (or the batch): the replicator gives up on it after a bounded number of
+attempts.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any, Protocol
 
 from dynastore.engine.context import Context
 from dynastore.global_tables import apply, replicas
-from dynastore.global_tables.changes import ReplicatedChange
+from dynastore.global_tables.changes import ChangeRefused, ReplicatedChange
 from dynastore.global_tables.hybrid_clock import HybridClock
 from dynastore.model.table_schema import DELETING
 
@@ -40,7 +43,8 @@ class Link(Protocol):
     def region(self) -> str: ...
 
     async def send(self, account: str, table: str, changes: list[ReplicatedChange]) -> None:
-        """Apply ``changes`` of ``table`` (of ``account``) in the region, last writer wins. Raises LinkDown."""
+        """Apply ``changes`` of ``table`` (of ``account``) in the region, last writer wins. Raises LinkDown, or
+        ChangeRefused when the region refused a change (or the batch) and applied none of them."""
         ...
 
     async def put_replica_set(self, account: str, definition: dict[str, Any]) -> None:
@@ -70,8 +74,11 @@ class LocalLink:
         ctx = self._context_of(account, self._region)
         td = ctx.catalog.find(table)
         if td is None or td.status == DELETING:
-            raise LinkDown(f"no replica of {table} in {self._region}")
-        apply.apply_changes(ctx, td, changes, self._clock)
+            raise ChangeRefused(f"no replica of {table} in {self._region}", None)
+        try:
+            apply.apply_changes(ctx, td, changes, self._clock)
+        except apply.HeldByTransaction as e:
+            raise LinkDown(f"{self._region}: {e}") from None
 
     async def put_replica_set(self, account: str, definition: dict[str, Any]) -> None:
         replicas.ensure_replica_table(self._context_of(account, self._region), definition)

@@ -7,7 +7,9 @@ SigV4 (service ``dynamodb``, the peer's region, the time of this server's clock)
 which only a peer with ``--auth none`` accepts. Connections are kept alive and reused (HTTP/1.1); connecting and
 answering are bounded in time. Any failure (no connection, a broken or late answer, an answer other than 200)
 raises ``LinkDown``: the replicator keeps its cursor and sends again later, so nothing is lost and, as applying a
-change is idempotent, nothing is applied twice.
+change is idempotent, nothing is applied twice. But a batch of changes the peer refuses (422: a change it will
+not take; 404: no replica table there) raises ``ChangeRefused``: the replicator gives up on that change (or
+batch) after a bounded number of attempts.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from dynastore.config import Config
-from dynastore.global_tables.changes import ReplicatedChange, to_wire
+from dynastore.global_tables.changes import ChangeRefused, ReplicatedChange, to_wire
 from dynastore.global_tables.links import LinkDown
 from dynastore.security.sigv4 import sign_headers
 from dynastore.util.clock import Clock, SystemClock
@@ -160,6 +162,8 @@ class RemoteLink:
             self._release(connection)
         else:
             connection.writer.close()
+        if endpoint == "changes":
+            _raise_refusal(status, answer)
         if status != 200:
             raise LinkDown(f"region {self.region} at {self.url} refused {path}: {status} {_error_text(answer)}")
         self.sent += 1
@@ -238,6 +242,22 @@ async def read_answer(reader: asyncio.StreamReader) -> tuple[int, bytes, bool]:
         raise ValueError(f"an answer without a usable Content-Length ({length})")
     body = await reader.readexactly(length) if length else b""
     return int(parts[1]), body, keep_alive
+
+
+def _raise_refusal(status: int, answer: bytes) -> None:
+    """Raise ChangeRefused for a peer's refusal of a batch of changes: 422 names the change (admin/peer_endpoints.py),
+    404 is a replica table that is not there (the whole batch)."""
+    if status == 404:
+        raise ChangeRefused(_error_text(answer), None)
+    if status != 422:
+        return
+    with contextlib.suppress(orjson.JSONDecodeError):
+        data = orjson.loads(answer)
+        if isinstance(data, dict):
+            index = data.get("Refused")
+            final = data.get("Final") is True
+            raise ChangeRefused(_error_text(answer), index if isinstance(index, int) else None, final)
+    raise ChangeRefused(_error_text(answer), None)
 
 
 def _error_text(answer: bytes) -> str:

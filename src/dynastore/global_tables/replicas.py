@@ -9,7 +9,18 @@ forgets it (``forget_replica``).
 
 ``replica_set_definition`` is what a link carries to a region to create or update its replica: the source
 table's catalog record (with the key schema, attribute definitions, indexes, billing, stream), every region of
-the set with its status, and whether a missing replica is to be created.
+the set with its status, whether a missing replica is to be created, and the version of the source's
+synchronized settings.
+
+Synchronized settings (``synchronized_settings``): what DynamoDB keeps the same on every replica of a version
+2019.11.21 global table, whichever region it is changed in: the GSIs (created or deleted), the billing mode,
+the write capacity of the table and of its GSIs, time to live. The others stay each replica's own: read
+capacity (ReplicaUpdates' overrides), table class, point-in-time recovery, tags, deletion protection, resource
+policies. Each table notes the version of its settings (``settings_version``: the hybrid clock's stamp and the
+region of the change) and their digest as of that version; the replicator finds a table whose settings no
+longer match the digest (changed in its region), stamps a new version and announces the definition; a replica
+whose version is older takes the settings (``ensure_replica_table``) with that version, last writer wins as for
+items, so two regions changing them at once end with the same settings.
 
 States: adding a replica makes it CREATING and the table UPDATING until the replica is ACTIVE; removing one makes
 it DELETING until its table is dropped, then it leaves every list.
@@ -18,9 +29,12 @@ it DELETING until its table is dropped, then it leaves every list.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import uuid
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from dynastore import messages
 from dynastore.engine import tables
@@ -31,7 +45,9 @@ from dynastore.model.table_schema import (
     CREATING,
     DELETING,
     UPDATING,
+    BillingMode,
     IndexDef,
+    KeyAttr,
     ProvisionedThroughput,
     ReplicaDef,
     StreamSpec,
@@ -49,6 +65,8 @@ __all__ = [
     "remove_replica",
     "replica_set_definition",
     "set_replica_status",
+    "stamp_settings",
+    "synchronized_settings",
     "update_replica",
 ]
 
@@ -191,6 +209,7 @@ def replica_set_definition(ctx: Context, table: TableDef, *, create: bool = True
         "Table": table.to_record(),
         "Regions": regions,
         "Removed": [],
+        "SettingsVersion": None if table.settings_version is None else list(table.settings_version),
     }
 
 
@@ -215,10 +234,22 @@ def ensure_replica_table(ctx: Context, definition: dict[str, Any]) -> TableDef |
     if definition.get("Create") and existing.global_table_version is None:
         raise ValidationException(messages.GT_NAME_TAKEN.format(name=name, region=own_region), bare=True)
 
-    def mutate(td: TableDef) -> TableDef:
-        return _settled(dataclasses.replace(td, replicas=_listed(td, definition, own_region)))
+    incoming = _settings_version(definition)
+    if incoming is None or not _newer(incoming, existing.settings_version):
 
-    return tables.change(ctx, name, mutate)
+        def mutate(td: TableDef) -> TableDef:
+            return _settled(dataclasses.replace(td, replicas=_listed(td, definition, own_region)))
+
+        return tables.change(ctx, name, mutate)
+    source = TableDef.from_record(definition["Table"])
+
+    def synchronize(td: TableDef) -> TableDef:
+        listed = dataclasses.replace(td, replicas=_listed(td, definition, own_region))
+        if not _newer(incoming, td.settings_version):
+            return _settled(listed)
+        return _settled(_synchronized(ctx, listed, source, incoming))
+
+    return tables.update(ctx, name, synchronize)
 
 
 def drop_replica_table(ctx: Context, table_name: str) -> None:
@@ -232,7 +263,148 @@ def drop_replica_table(ctx: Context, table_name: str) -> None:
     tables.delete(ctx, table_name)
 
 
+def synchronized_settings(td: TableDef) -> tuple[Any, ...]:
+    """The settings of ``td`` every replica of its global table shares (the module's docstring), comparable:
+    the billing mode, the table's write capacity (provisioned), time to live's attribute (None while off), and
+    each GSI not being deleted with its key schema, projection and write capacity."""
+    provisioned = td.billing_mode is BillingMode.PROVISIONED
+    gsis = sorted(
+        (
+            g.name,
+            _key_record(g.key_schema.to_record()),
+            g.projection.type,
+            g.projection.non_key_attributes,
+            _write_capacity(g.pending_throughput or g.throughput) if provisioned else None,
+        )
+        for g in td.gsis
+        if g.status != DELETING
+    )
+    ttl = td.ttl.attribute_name if td.ttl is not None and td.ttl.enabled else None
+    write = _write_capacity(td.pending_throughput or td.throughput) if provisioned else None
+    return (td.billing_mode.value, write, tuple(gsis), ttl)
+
+
+def settings_digest(td: TableDef) -> str:
+    """A short digest of ``synchronized_settings(td)``."""
+    return hashlib.sha256(orjson.dumps(synchronized_settings(td))).hexdigest()[:16]
+
+
+def changed_settings(td: TableDef) -> bool | None:
+    """Whether ``td``'s synchronized settings changed in its region since their version was set (None: they
+    were never noted: the table just became global)."""
+    if td.settings_digest is None:
+        return None
+    return settings_digest(td) != td.settings_digest
+
+
+def stamp_settings(ctx: Context, table_name: str, version: tuple[int, str] | None) -> TableDef:
+    """Note ``table_name``'s synchronized settings as they are now, of ``version`` (None: noted without a change
+    to announce: the settings of a table that just became global, which its replicas were created with)."""
+
+    def mutate(td: TableDef) -> TableDef:
+        stamped = td.settings_version if version is None else version
+        return dataclasses.replace(td, settings_version=stamped, settings_digest=settings_digest(td))
+
+    return tables.change(ctx, table_name, mutate)
+
+
 # ---- internals ----------------------------------------------------------------------------------------------
+
+
+def _key_record(record: list[list[str]]) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(entry) for entry in record)
+
+
+def _write_capacity(throughput: ProvisionedThroughput | None) -> int | None:
+    return None if throughput is None else throughput.write
+
+
+def _settings_version(definition: dict[str, Any]) -> tuple[int, str] | None:
+    raw = definition.get("SettingsVersion")
+    if raw is None or definition.get("Table") is None:
+        return None
+    return int(raw[0]), str(raw[1])
+
+
+def _newer(incoming: tuple[int, str], local: tuple[int, str] | None) -> bool:
+    return local is None or incoming > local
+
+
+def _synchronized(ctx: Context, td: TableDef, source: TableDef, version: tuple[int, str]) -> TableDef:
+    """``td`` (a replica) with ``source``'s synchronized settings, of ``version``: its GSIs created (backfilled)
+    or deleted as the source's, its billing mode and write capacities the source's (its read capacities its
+    own), the source's time to live."""
+    now = ctx.clock.now()
+    provisioned = source.billing_mode is BillingMode.PROVISIONED
+    throughput = td.throughput
+    if provisioned:
+        read = td.throughput.read if td.billing_mode is BillingMode.PROVISIONED else source.throughput.read
+        write = (source.pending_throughput or source.throughput).write
+        throughput = dataclasses.replace(td.throughput, read=read, write=write)
+    gsis, changed = _synchronized_gsis(ctx, td, source, provisioned)
+    defs = list(td.attribute_definitions)
+    for attr in source.attribute_definitions:
+        if td.attribute_type(attr.name) is None:
+            defs.append(KeyAttr(attr.name, attr.type))
+    new = dataclasses.replace(
+        td,
+        billing_mode=source.billing_mode,
+        throughput=throughput,
+        pending_throughput=None,
+        gsis=gsis,
+        attribute_definitions=tuple(defs),
+        ttl=source.ttl,
+        settings_version=version,
+    )
+    new = dataclasses.replace(new, settings_digest=settings_digest(new))
+    if source.billing_mode is not td.billing_mode:
+        new = dataclasses.replace(new, billing_mode_explicit=True)
+        if source.billing_mode is BillingMode.PAY_PER_REQUEST:
+            new = dataclasses.replace(new, last_update_to_pay_per_request=now)
+    if changed and td.status == ACTIVE:
+        new = dataclasses.replace(new, status=UPDATING, status_until=now + ctx.config.update_table_delay)
+    return new
+
+
+def _synchronized_gsis(
+    ctx: Context, td: TableDef, source: TableDef, provisioned: bool
+) -> tuple[tuple[IndexDef, ...], bool]:
+    """The replica's GSIs after the source's: (the GSIs, whether one is created or deleted)."""
+    wanted = {g.name: g for g in source.gsis if g.status != DELETING}
+    out: list[IndexDef] = []
+    changed = False
+    for gsi in td.gsis:
+        src = wanted.get(gsi.name)
+        if gsi.status == DELETING:
+            out.append(gsi)
+        elif src is None:
+            out.append(dataclasses.replace(gsi, status=DELETING))
+            changed = True
+        elif provisioned and gsi.throughput is not None and src.throughput is not None:
+            write = (src.pending_throughput or src.throughput).write
+            out.append(dataclasses.replace(gsi, throughput=dataclasses.replace(gsi.throughput, write=write)))
+        else:
+            out.append(dataclasses.replace(gsi, throughput=src.throughput) if provisioned else gsi)
+    for name, src in wanted.items():
+        if td.index(name) is None:
+            out.append(_created_gsi(ctx, src))
+            changed = True
+    return tuple(out), changed
+
+
+def _created_gsi(ctx: Context, source: IndexDef) -> IndexDef:
+    """A GSI another region created: CREATING here until its backfill has copied this replica's items."""
+    return dataclasses.replace(
+        source,
+        index_id=ctx.catalog.next_table_id(),
+        status=CREATING,
+        backfilling=True,
+        online=True,
+        pending_throughput=None,
+        throughput=source.pending_throughput or source.throughput,
+        item_count=0,
+        size_bytes=0,
+    )
 
 
 def _existing(td: TableDef, region: str) -> ReplicaDef:
@@ -284,7 +456,7 @@ def _new_replica_table(ctx: Context, definition: dict[str, Any]) -> TableDef:
     stream = source.stream
     if stream is not None:
         stream = StreamSpec(stream.enabled, stream.view_type, stream.label)
-    return dataclasses.replace(
+    replica = dataclasses.replace(
         source,
         table_id=catalog.next_table_id(),
         uuid=str(uuid.uuid4()),
@@ -308,6 +480,8 @@ def _new_replica_table(ctx: Context, definition: dict[str, Any]) -> TableDef:
         replicas=_listed(source, definition, own_region),
         global_table_version=GLOBAL_TABLE_VERSION,
     )
+    # The source's settings version, with the digest of the settings as this replica holds them.
+    return dataclasses.replace(replica, settings_digest=settings_digest(replica))
 
 
 def _new_index(ctx: Context, index: IndexDef) -> IndexDef:

@@ -18,8 +18,18 @@ out the replica set's changes.
   position of that transaction, then mark it ACTIVE on every region of the set.
 * Cursors are saved in one catalog record (``#consumer:global-tables``: {table ARN: {region: sequence}}) at most
   every ``CHECKPOINT_INTERVAL``: after a crash the changes since are shipped again (apply is idempotent).
+* A change the target refuses (``ChangeRefused``: its key does not fit the replica, the write path there refuses
+  it, the replica table is gone or being deleted) is tried again with the region's backoff up to
+  ``REFUSED_ATTEMPTS`` times (a change that can never be applied: once), then skipped: counted, logged once with
+  its key and the reason, and the changes after it flow. A region that cannot be reached is retried for ever.
+* Settings every replica shares (global_tables/replicas.py ``synchronized_settings``: GSIs, billing mode, write
+  capacity, time to live): a change of them made in this region (UpdateTable, UpdateTimeToLive: the settings
+  no longer match the digest noted with their version) is found by the round, given a new version (the hybrid
+  clock's stamp, this region) and announced to every other region of the set with the table's definition
+  (``put_replica_set``), which takes them if they are newer than its own (and notes their digest: a change
+  taken from another region is not announced again).
 * Metrics per (table, source region, target region): the replication latency (the origin's commit time to the
-  target's acknowledgement) and the records not yet acknowledged (``view``).
+  target's acknowledgement), the records not yet acknowledged and the changes skipped (``view``).
 """
 
 from __future__ import annotations
@@ -39,7 +49,7 @@ from dynastore.engine.context import Context
 from dynastore.errors import DynamoError
 from dynastore.global_tables import replicas, versions
 from dynastore.global_tables.apply import REPLICATION
-from dynastore.global_tables.changes import ReplicatedChange
+from dynastore.global_tables.changes import ChangeRefused, ReplicatedChange
 from dynastore.global_tables.hybrid_clock import HybridClock, stamp_wall_ms
 from dynastore.global_tables.links import LinkDown, LinkFactory, RemoteLinkMaker
 from dynastore.global_tables.versions import Version
@@ -66,18 +76,22 @@ ROUND_WAIT = 0.25
 BACKOFF_FIRST, BACKOFF_MAX = 0.1, 5.0  # seconds before retrying a region that could not be reached
 LATENCIES_KEPT = 1000  # latencies kept per (table, target) for p50 / p99
 TOMBSTONE_PURGE_KEYS = 1000  # versions examined per maintenance pass
+# Times a change the target refuses is sent (with the region's backoff between: about 1.5 s in all) before it is
+# skipped: a refusal that lifts quickly (a replica table that is being made again) is waited for.
+REFUSED_ATTEMPTS = 5
 
 
 class PairMetrics:
     """Replication from one table to one target region: latencies (seconds) and the records pending."""
 
-    __slots__ = ("latencies", "last", "pending", "shipped", "error")
+    __slots__ = ("latencies", "last", "pending", "shipped", "skipped", "error")
 
     def __init__(self) -> None:
         self.latencies: collections.deque[float] = collections.deque(maxlen=LATENCIES_KEPT)
         self.last: float | None = None
         self.pending = 0
         self.shipped = 0
+        self.skipped = 0  # changes the target refused, given up on
         self.error: str | None = None
 
     def acknowledged(self, lags: list[float]) -> None:
@@ -122,6 +136,10 @@ class GlobalReplicator:
         self._retry_at: dict[tuple[str, str], float] = {}  # (table ARN, target) -> when to try again
         self._backoff: dict[tuple[str, str], float] = {}
         self._working: dict[tuple[str, str], asyncio.Task[bool]] = {}  # (table ARN, target) -> its work under way
+        # (table ARN, target) -> the change(s) the target refused last, and how many times in a row
+        self._refused: dict[tuple[str, str], tuple[tuple[tuple[bytes, int], ...], int]] = {}
+        self._settings_due: dict[str, set[str]] = {}  # table ARN -> the regions its new settings go to
+        self._settings_seen: set[str] = set()  # table ARNs whose settings were announced since the start
         self._generation = -1
         self._tables: list[TableDef] = []  # the tables with replicas, as of catalog generation _generation
         self._saved_at = 0.0
@@ -221,6 +239,7 @@ class GlobalReplicator:
         the work started."""
         if td.status == DELETING:
             return []  # its deletion is announced once it is gone (``_forget_gone``)
+        td = self._watch_settings(ctx, td, arn)
         listed = {r.region for r in td.replicas}
         for region in list(self._cursors.get(arn, {})):
             if region not in listed and (arn, region) not in self._working:
@@ -240,7 +259,8 @@ class GlobalReplicator:
             elif replica.region not in self._cursors.get(arn, {}):
                 moved = await self._start(ctx, td, arn, replica.region, replica.status, replica.progress)
             else:
-                moved = await self._ship(ctx, td, arn, replica.region)
+                moved = await self._send_settings(ctx, td, arn, replica.region)
+                moved |= await self._ship(ctx, td, arn, replica.region)
         except LinkDown as e:
             self._failed(arn, ctx.namespace.region, replica.region, str(e))
             return False
@@ -308,6 +328,33 @@ class GlobalReplicator:
                 held[td.table_id] = min(cursors.get(region, -1) for region in targets)
         return held
 
+    # ---- synchronized settings ----------------------------------------------------------------------------
+    def _watch_settings(self, ctx: Context, td: TableDef, arn: str) -> TableDef:
+        """``td``, with a new settings version when its synchronized settings changed in this region (they are
+        then due in every other region of its set); the settings of a table that just became global noted."""
+        changed = replicas.changed_settings(td)
+        if changed is None:
+            return replicas.stamp_settings(ctx, td.name, None)
+        if changed:
+            td = replicas.stamp_settings(ctx, td.name, (self.clock.now(), ctx.namespace.region))
+        elif arn in self._settings_seen or td.settings_version is None:
+            return td
+        # Changed, or first seen since this server started (an announcement it had not made before it stopped is
+        # made again; a region that has the version already ignores it).
+        self._settings_seen.add(arn)
+        self._settings_due[arn] = {r.region for r in td.replicas if r.status != DELETING}
+        return td
+
+    async def _send_settings(self, ctx: Context, td: TableDef, arn: str, region: str) -> bool:
+        """Give ``region`` the table's new synchronized settings if they are due there."""
+        due = self._settings_due.get(arn)
+        if not due or region not in due:
+            return False
+        definition = replicas.replica_set_definition(ctx, td, create=False)
+        await self.links.link(region).put_replica_set(ctx.namespace.account_id, definition)
+        due.discard(region)
+        return True
+
     # ---- a new target: seeded (the region that added it) or followed from the log's start ----------------------
     async def _start(
         self, ctx: Context, td: TableDef, arn: str, region: str, status: str, progress: str | None
@@ -331,7 +378,7 @@ class GlobalReplicator:
         await self._announce(ctx, td, exclude={region})
         position, snapshot = self._snapshot(ctx, td)
         for batch in _batches(snapshot, BATCH_CHANGES):
-            await link.send(account, td.name, batch)
+            await self._send(ctx, td, arn, region, batch)
         self._set_cursor(arn, region, position)
         settled = replicas.set_replica_status(ctx, td.name, region, ACTIVE)
         if settled is not None:
@@ -386,6 +433,8 @@ class GlobalReplicator:
                 log.info("the deletion of %s is announced later: %s", arn, e)
                 continue
             self._drop_cursor(arn)
+            self._settings_due.pop(arn, None)
+            self._settings_seen.discard(arn)
             moved = True
         return moved
 
@@ -404,13 +453,52 @@ class GlobalReplicator:
         pair.pending = len(records)
         changes, lags_from = self._changes(ctx, td, records)
         for batch in _batches(changes, BATCH_CHANGES):
-            await self.links.link(region).send(ctx.namespace.account_id, td.name, batch)
+            await self._send(ctx, td, arn, region, batch)
         now = ctx.clock.now()
         pair.acknowledged([max(0.0, now - at) for at in lags_from])
         pair.pending = 0
         pair.error = None
         self._set_cursor(arn, region, end)
         return True
+
+    async def _send(self, ctx: Context, td: TableDef, arn: str, region: str, batch: list[ReplicatedChange]) -> None:
+        """Send ``batch`` to the region; the changes it refuses are sent again in later rounds (LinkDown, with the
+        region's backoff) until they were refused REFUSED_ATTEMPTS times in a row, then skipped."""
+        link = self.links.link(region)
+        while batch:
+            try:
+                await link.send(ctx.namespace.account_id, td.name, batch)
+            except ChangeRefused as e:
+                refused = batch if e.index is None or not 0 <= e.index < len(batch) else [batch[e.index]]
+                attempts = self._count_refusal(arn, region, refused, e.final)
+                if attempts < REFUSED_ATTEMPTS:
+                    raise LinkDown(f"{region} refused a change ({attempts} of {REFUSED_ATTEMPTS}): {e.reason}") from e
+                self._skip(ctx, arn, region, refused, e.reason)
+                batch = [change for change in batch if all(change is not r for r in refused)]
+                continue
+            self._refused.pop((arn, region), None)
+            return
+
+    def _count_refusal(self, arn: str, region: str, refused: list[ReplicatedChange], final: bool) -> int:
+        """How many times in a row the region refused these changes (REFUSED_ATTEMPTS when they never can be
+        applied)."""
+        if final:
+            return REFUSED_ATTEMPTS
+        which = tuple(
+            (orjson.dumps(change.key, option=orjson.OPT_SORT_KEYS), change.version.stamp) for change in refused
+        )
+        last, times = self._refused.get((arn, region), ((), 0))
+        times = times + 1 if last == which else 1
+        self._refused[(arn, region)] = (which, times)
+        return times
+
+    def _skip(self, ctx: Context, arn: str, region: str, refused: list[ReplicatedChange], reason: str) -> None:
+        self._refused.pop((arn, region), None)
+        self._pair(arn, ctx.namespace.region, region).skipped += len(refused)
+        more = f" and {len(refused) - 1} other changes" if len(refused) > 1 else ""
+        log.warning(
+            "replication of %s to %s skips the change of the item %s%s: %s", arn, region, refused[0].key, more, reason
+        )
 
     def _changes(
         self, ctx: Context, td: TableDef, records: list[ChangeRecord]
@@ -469,8 +557,8 @@ class GlobalReplicator:
     # ---- metrics -------------------------------------------------------------------------------------------
     def view(self) -> list[dict[str, Any]]:
         """Per (table ARN, source region, target region): the replication latency in milliseconds (last, p50,
-        p99 of the last 1,000 changes acknowledged), the records not yet acknowledged, the changes shipped and
-        the last error (None once a send succeeded)."""
+        p99 of the last 1,000 changes acknowledged), the records not yet acknowledged, the changes shipped, the
+        changes skipped (refused by the target) and the last error (None once a send succeeded)."""
         out: list[dict[str, Any]] = []
         for (arn, source, target), pair in sorted(self._metrics.items()):
             out.append(
@@ -483,6 +571,7 @@ class GlobalReplicator:
                     "latency_p99_ms": _ms(pair.percentile(0.99)),
                     "pending": pair.pending,
                     "shipped": pair.shipped,
+                    "skipped": pair.skipped,
                     "error": pair.error,
                 }
             )

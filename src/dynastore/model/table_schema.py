@@ -362,6 +362,12 @@ class TableDef:
     # tables it is ("2019.11.21" once it has had a replica).
     replicas: tuple[ReplicaDef, ...] = ()
     global_table_version: str | None = None
+    # The version (hybrid clock stamp, region) of the settings every replica of a global table shares (GSIs,
+    # billing mode, write capacity, time to live), set when a change of them is announced or received (None
+    # until one is), and the digest of those settings as of that version: settings that no longer match it were
+    # changed in this region since (global_tables/replicas.py ``synchronized_settings``).
+    settings_version: tuple[int, str] | None = None
+    settings_digest: str | None = None
 
     # ---- lookups ------------------------------------------------------------------------------------------
     def attribute_type(self, name: str) -> str | None:
@@ -452,6 +458,8 @@ class TableDef:
             "pitr": None if self.pitr is None else self.pitr.to_record(),
             "replicas": [r.to_record() for r in self.replicas],
             "gtv": self.global_table_version,
+            "gsv": None if self.settings_version is None else list(self.settings_version),
+            "gsd": self.settings_digest,
         }
 
     @classmethod
@@ -493,6 +501,8 @@ class TableDef:
             pitr=PitrSpec.from_record(rec.get("pitr")),
             replicas=tuple(ReplicaDef.from_record(r) for r in rec.get("replicas", ())),
             global_table_version=rec.get("gtv"),
+            settings_version=None if rec.get("gsv") is None else (int(rec["gsv"][0]), str(rec["gsv"][1])),
+            settings_digest=rec.get("gsd"),
         )
 
     # ---- names --------------------------------------------------------------------------------------------

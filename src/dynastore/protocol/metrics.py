@@ -56,7 +56,8 @@ REPLICATION_QUANTILES = (("0.5", "latency_p50_ms"), ("0.99", "latency_p99_ms"))
 def write_replication(page: Page, rows: list[dict[str, Any]]) -> None:
     """Global tables' replication, per table and (source region, target region) pair: DynamoDB's
     ReplicationLatency (its p50 and p99 over the last changes acknowledged; NaN before any) and
-    PendingReplicationCount (changes of the source not yet acknowledged by the target), and the changes shipped."""
+    PendingReplicationCount (changes of the source not yet acknowledged by the target), the changes shipped, and
+    the changes the target refused and replication skipped."""
     labels = ("table", "source_region", "target_region")
     keyed = [((str(r["table"]).rsplit("/", 1)[-1], str(r["source"]), str(r["target"])), r) for r in rows]
     page.family(
@@ -77,6 +78,13 @@ def write_replication(page: Page, rows: list[dict[str, Any]]) -> None:
     page.family("dynastore_replicated_changes_total", "counter", "Changes of a global table shipped to a replica.")
     for key, row in keyed:
         page.sample("dynastore_replicated_changes_total", int(row.get("shipped") or 0), labels, key)
+    page.family(
+        "dynastore_replication_skipped_changes_total",
+        "counter",
+        "Changes of a global table a replica refused and replication gave up on (each logged with its key).",
+    )
+    for key, row in keyed:
+        page.sample("dynastore_replication_skipped_changes_total", int(row.get("skipped") or 0), labels, key)
 
 
 def outcome_of(error_type: str | None, status: int) -> str:

@@ -73,6 +73,38 @@ def test_changes_are_applied_last_writer_wins_and_idempotently(west: Dynastore) 
     assert call(west, "GetItem", {"TableName": "things", "Key": {"pk": {"S": "a"}}}) == (200, {})
 
 
+def test_changes_to_an_item_a_transaction_holds_are_refused_for_now() -> None:
+    app = Dynastore(Config(in_memory=True, region="us-west-2", transaction_lock_hold=float("inf")))
+    try:
+        assert call(app, "CreateTable", TABLE)[0] == 200
+        put = {"Put": {"TableName": "things", "Item": {"pk": {"S": "a"}, "v": {"S": "transaction"}}}}
+        assert call(app, "TransactWriteItems", {"TransactItems": [put]})[0] == 200
+        replicated = change("a", 200 << 16, {"pk": {"S": "a"}, "v": {"S": "replicated"}})
+        status, answer = peer(app, "changes", changes_body("us-west-2", ACCOUNT, "things", [replicated]))
+        assert status == 409
+        assert answer == {"error": "a transaction holds the item {'pk': {'S': 'a'}} of things"}
+        status, got = call(app, "GetItem", {"TableName": "things", "Key": {"pk": {"S": "a"}}})
+        assert (status, got["Item"]) == (200, {"pk": {"S": "a"}, "v": {"S": "transaction"}})
+    finally:
+        app.close()
+
+
+def test_a_change_the_replica_cannot_take_is_refused_by_its_position_and_nothing_is_applied(west: Dynastore) -> None:
+    assert call(west, "CreateTable", TABLE)[0] == 200
+    fine = change("a", 100 << 16, {"pk": {"S": "a"}})
+    misfit = ReplicatedChange({"pk": {"N": "1"}}, None, Version(101 << 16, "us-east-1", True), 0)
+    status, answer = peer(west, "changes", changes_body("us-west-2", ACCOUNT, "things", [fine, misfit]))
+    assert (status, answer) == (
+        422,
+        {
+            "error": "a replicated change does not fit the replica: The provided key element does not match the schema",
+            "Refused": 1,
+            "Final": True,
+        },
+    )
+    assert call(west, "GetItem", {"TableName": "things", "Key": {"pk": {"S": "a"}}}) == (200, {})
+
+
 def test_a_replica_set_definition_creates_the_replica_and_drop_deletes_it(west: Dynastore) -> None:
     east = Dynastore(Config(in_memory=True, region="us-east-1"))
     try:
@@ -135,8 +167,8 @@ MALFORMED: list[tuple[str, bytes, int, str]] = [
                 ]
             }
         ),
-        400,
-        "Changes is not a batch of replicated changes: 1 validation error detected: Supplied AttributeValue is "
+        422,
+        "a replicated change does not fit the replica: 1 validation error detected: Supplied AttributeValue is "
         "empty, must contain exactly one of the supported datatypes",
     ),
     (
@@ -155,8 +187,8 @@ MALFORMED: list[tuple[str, bytes, int, str]] = [
                 ]
             }
         ),
-        400,
-        "Changes is not a batch of replicated changes: The provided key element does not match the schema",
+        422,
+        "a replicated change does not fit the replica: The provided key element does not match the schema",
     ),
     (
         "changes",
@@ -181,7 +213,8 @@ def test_a_body_that_is_not_what_the_endpoint_takes_is_refused(
     west: Dynastore, endpoint: str, body: bytes, status: int, error: str
 ) -> None:
     assert call(west, "CreateTable", TABLE)[0] == 200
-    assert peer(west, endpoint, body) == (status, {"error": error})
+    answered, answer = peer(west, endpoint, body)
+    assert (answered, answer["error"]) == (status, error)
 
 
 def test_only_post_is_served(west: Dynastore) -> None:

@@ -3,13 +3,19 @@ applied twice changes nothing the second time."""
 
 from __future__ import annotations
 
+import pytest
+
+from dynastore.engine import writes
+from dynastore.engine.context import Context
 from dynastore.engine.keys import storage_key
+from dynastore.errors import ItemCollectionSizeLimitExceededException
 from dynastore.global_tables import versions
-from dynastore.global_tables.apply import apply_changes
-from dynastore.global_tables.changes import ReplicatedChange, from_wire, to_wire
+from dynastore.global_tables.apply import HeldByTransaction, apply_changes
+from dynastore.global_tables.changes import ChangeRefused, ReplicatedChange, from_wire, to_wire
 from dynastore.global_tables.hybrid_clock import HybridClock
 from dynastore.global_tables.versions import Version
 from dynastore.model.table_schema import TableDef
+from dynastore.storage.kv import WriteTxn
 from tests.unit.engine.tables import create, item
 from tests.unit.global_tables.regions import EAST, STREAM, WEST, Regions, get
 
@@ -84,3 +90,46 @@ def test_a_batch_travels_as_json_with_typed_attribute_values() -> None:
     wire = to_wire(batch)
     assert wire.startswith(b'{"Changes":[{"Key":{"pk":{"S":"a"}},"Item":{"pk":{"S":"a"},"v":{"S":"v"}},"Stamp":5,')
     assert from_wire(wire) == batch
+
+
+def test_a_change_to_an_item_a_transaction_holds_waits_for_the_transaction() -> None:
+    regions = Regions(transaction_lock_hold=30.0)
+    table = create(regions.west, "t", stream=STREAM)
+    other = ReplicatedChange({"pk": {"S": "b"}}, item("b"), Version(90, EAST, False), 0)
+    regions.west.locks.lock([storage_key(table, KEY)], regions.west.kv.commit_seq)
+
+    with pytest.raises(HeldByTransaction):
+        apply_changes(regions.west, table, [other, change("replicated", 100)])
+    assert get(regions.west, "t", "a") is None
+    assert get(regions.west, "t", "b") is None  # nothing of the batch is applied while one item is held
+
+    regions.clock.advance(31)  # the transaction's commit is final: its items are free
+    assert apply_changes(regions.west, table, [other, change("replicated", 100)]) == 2
+    assert get(regions.west, "t", "a") == item("a", v="replicated")
+
+
+def test_a_change_the_write_path_refuses_aborts_the_batch_naming_the_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    regions, table = replica()
+    real = writes.apply_in
+
+    def refuse_b(ctx: Context, txn: WriteTxn, td: TableDef, key: bytes, plan: writes.Plan) -> writes.WriteResult:
+        if key == storage_key(td, {"pk": {"S": "b"}}):
+            raise ItemCollectionSizeLimitExceededException("Item collection too large")
+        return real(ctx, txn, td, key, plan)
+
+    monkeypatch.setattr(writes, "apply_in", refuse_b)
+    other = ReplicatedChange({"pk": {"S": "b"}}, item("b"), Version(101, EAST, False), 0)
+    with pytest.raises(ChangeRefused) as refused:
+        apply_changes(regions.west, table, [change("v", 100), other])
+    assert (refused.value.index, refused.value.final) == (1, False)
+    assert refused.value.reason == "ItemCollectionSizeLimitExceededException: Item collection too large"
+    assert get(regions.west, "t", "a") is None  # nothing of the batch is applied
+
+
+def test_a_change_whose_key_does_not_fit_is_refused_for_good() -> None:
+    regions, table = replica()
+    misfit = ReplicatedChange({"pk": {"N": "1"}}, None, Version(101, EAST, True), 0)
+    with pytest.raises(ChangeRefused) as refused:
+        apply_changes(regions.west, table, [change("v", 100), misfit])
+    assert (refused.value.index, refused.value.final) == (1, True)
+    assert get(regions.west, "t", "a") is None

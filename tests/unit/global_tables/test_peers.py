@@ -16,6 +16,7 @@ import pytest
 
 from dynastore.cli import serve_config
 from dynastore.config import Config, peer_map
+from dynastore.global_tables.changes import ChangeRefused
 from dynastore.global_tables.links import LinkDown
 from dynastore.global_tables.peers import PeerCredentials, RemoteLink, drop_body, replica_set_body
 from dynastore.security.authenticator import Authenticator
@@ -188,6 +189,27 @@ def test_a_refusal_is_link_down_with_the_peers_error() -> None:
 
     with pytest.raises(LinkDown, match=r"refused /dynastore/global-tables/drop: 403 arn:aws:iam::.*not an admin user"):
         run(peer, use)
+
+
+@pytest.mark.parametrize(
+    ("answer", "index", "final", "reason"),
+    [
+        ((422, b'{"error": "too big", "Refused": 3, "Final": false}', False), 3, False, "too big"),
+        ((422, b'{"error": "misfit", "Refused": 0, "Final": true}', False), 0, True, "misfit"),
+        ((404, b'{"error": "ResourceNotFoundException: gone"}', False), None, False, "ResourceNotFoundException: gone"),
+    ],
+)
+def test_a_peer_refusing_changes_names_the_change_refused(
+    answer: Answer, index: int | None, final: bool, reason: str
+) -> None:
+    peer = Peer(answers=[answer])
+
+    async def use(url: str) -> None:
+        await link(url).send("000000000000", "Music", [])
+
+    with pytest.raises(ChangeRefused) as refused:
+        run(peer, use)
+    assert (refused.value.index, refused.value.final, refused.value.reason) == (index, final, reason)
 
 
 def test_an_unreachable_peer_is_link_down() -> None:

@@ -6,6 +6,7 @@ global gets no versions."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any
 
 import orjson
@@ -15,9 +16,9 @@ from dynastore.app import build_replicator
 from dynastore.engine import tables
 from dynastore.engine.keys import storage_key
 from dynastore.global_tables import replicas, replicator, versions
-from dynastore.global_tables.changes import ReplicatedChange
+from dynastore.global_tables.changes import ChangeRefused, ReplicatedChange
 from dynastore.global_tables.links import Link, LinkDown
-from dynastore.model.table_schema import ACTIVE, CREATING, UPDATING, TableDef
+from dynastore.model.table_schema import ACTIVE, CREATING, UPDATING, TableDef, TtlSpec
 from dynastore.storage import keyspace
 from tests.unit.engine.tables import create, item, restart
 from tests.unit.global_tables.regions import EAST, STREAM, WEST, Regions, get, remove, settle, write
@@ -327,3 +328,140 @@ def test_a_region_that_does_not_answer_holds_up_no_other_region() -> None:
     asyncio.run(asyncio.wait_for(regions.replicator.step(), 30))  # one round: it waits for no silent region
     assert get(europe, "t", "k") == item("k")
     assert get(regions.west, "t", "k") is None
+
+
+class Refusing:
+    """A link whose region refuses the changes of the items ``refused`` names (``final``: for good)."""
+
+    def __init__(self, link: Link, refused: set[str], final: bool = False) -> None:
+        self.link = link
+        self.refused = refused
+        self.final = final
+        self.region = link.region
+
+    async def send(self, account: str, table: str, changes: list[ReplicatedChange]) -> None:
+        for index, change in enumerate(changes):
+            if change.key["pk"]["S"] in self.refused:
+                raise ChangeRefused("ValidationException: refused here", index, self.final)
+        await self.link.send(account, table, changes)
+
+    async def put_replica_set(self, account: str, definition: dict[str, Any]) -> None:
+        await self.link.put_replica_set(account, definition)
+
+    async def drop_replica(self, account: str, table: str) -> None:
+        await self.link.drop_replica(account, table)
+
+
+def refusing(regions: Regions, refused: set[str], final: bool = False) -> Refusing:
+    link = Refusing(regions.replicator.links.link(WEST), refused, final)
+    regions.replicator.links._links[WEST] = link
+    return link
+
+
+def rounds(replicator_: replicator.GlobalReplicator, count: int) -> None:
+    for _ in range(count):
+        asyncio.run(replicator_.step())
+
+
+def east_to_west(regions: Regions) -> dict[str, Any]:
+    [pair] = [p for p in regions.replicator.view() if p["source"] == EAST]
+    return pair
+
+
+def test_a_refused_change_is_tried_a_bounded_number_of_times_then_skipped_and_the_rest_flow(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    regions = Regions()
+    east = global_table(regions)
+    refusing(regions, {"bad"})
+    write(regions.east, east, item("bad"))
+    write(regions.east, east, item("good"))
+
+    rounds(regions.replicator, replicator.REFUSED_ATTEMPTS - 1)
+    assert get(regions.west, "t", "good") is None  # held up behind the refused change for now
+    assert east_to_west(regions)["skipped"] == 0
+    assert east_to_west(regions)["error"] == "us-west-2 refused a change (4 of 5): ValidationException: refused here"
+
+    with caplog.at_level("WARNING", logger="dynastore.global_tables"):
+        rounds(regions.replicator, 3)
+    assert get(regions.west, "t", "good") == item("good")
+    assert get(regions.west, "t", "bad") is None
+    pair = east_to_west(regions)
+    assert (pair["skipped"], pair["pending"], pair["error"]) == (1, 0, None)
+    skips = [r.getMessage() for r in caplog.records if "skips" in r.getMessage()]
+    assert skips == [
+        "replication of arn:aws:dynamodb:us-east-1:000000000000:table/t to us-west-2 skips the change of the item "
+        "{'pk': {'S': 'bad'}}: ValidationException: refused here"
+    ]
+
+    write(regions.east, east, item("later"))  # the changes after it flow
+    settle(regions.replicator)
+    assert get(regions.west, "t", "later") == item("later")
+    assert east_to_west(regions)["skipped"] == 1
+
+
+def test_a_change_that_can_never_be_applied_is_skipped_at_once() -> None:
+    regions = Regions()
+    east = global_table(regions)
+    refusing(regions, {"bad"}, final=True)
+    write(regions.east, east, item("bad"))
+    write(regions.east, east, item("good"))
+    rounds(regions.replicator, 1)
+    assert get(regions.west, "t", "good") == item("good")
+    assert east_to_west(regions)["skipped"] == 1
+
+
+def test_a_region_that_cannot_be_reached_is_retried_for_ever() -> None:
+    regions = Regions()
+    east = global_table(regions)
+    flaky = cut(regions.replicator, WEST)
+    flaky.down = True
+    write(regions.east, east, item("k"))
+    rounds(regions.replicator, 3 * replicator.REFUSED_ATTEMPTS)
+    assert (east_to_west(regions)["skipped"], east_to_west(regions)["pending"]) == (0, 1)
+    flaky.down = False
+    settle(regions.replicator)
+    assert get(regions.west, "t", "k") == item("k")
+
+
+def test_a_replica_table_being_deleted_refuses_the_whole_batch() -> None:
+    regions = Regions()
+    global_table(regions)
+    link = regions.replicator.links.link(WEST)
+    tables.delete(regions.west, "t")
+    with pytest.raises(ChangeRefused) as refused:
+        asyncio.run(link.send(regions.east.namespace.account_id, "t", []))
+    assert (refused.value.index, refused.value.final, refused.value.reason) == (
+        None,
+        False,
+        "no replica of t in us-west-2",
+    )
+
+
+def test_settings_changed_in_two_regions_at_once_converge_on_the_later_change_and_stay() -> None:
+    regions = Regions()
+    global_table(regions)
+    tables.change(regions.east, "t", lambda td: dataclasses.replace(td, ttl=TtlSpec("east_expiry", True)))
+    tables.change(regions.west, "t", lambda td: dataclasses.replace(td, ttl=TtlSpec("west_expiry", True)))
+    settle(regions.replicator)
+    east, west = regions.east.catalog.get("t"), regions.west.catalog.get("t")
+    assert east.ttl == west.ttl
+    assert east.settings_version == west.settings_version
+    assert east.settings_version is not None
+    winner = east.settings_version[1]  # the change stamped last, in either region
+    assert east.ttl == TtlSpec(f"{winner.split('-')[1]}_expiry", True)
+    assert settle(regions.replicator) == 0  # nothing announced back and forth
+
+
+def test_a_settings_change_not_announced_before_a_restart_is_announced_after_it() -> None:
+    regions = Regions()
+    global_table(regions)
+    flaky = cut(regions.replicator, WEST)
+    flaky.down = True
+    tables.change(regions.east, "t", lambda td: dataclasses.replace(td, ttl=TtlSpec("expiry", True)))
+    settle(regions.replicator)  # stamped, but us-west-2 could not be told
+    assert regions.west.catalog.get("t").ttl is None
+
+    again = restart(regions.east)
+    settle(build_replicator(again, again.config))
+    assert again.in_namespace("000000000000", WEST).catalog.get("t").ttl == TtlSpec("expiry", True)
