@@ -78,6 +78,10 @@ __all__ = [
     "TableInUseException",
     "TableNotFoundException",
     "GlobalTableNotFoundException",
+    "GlobalTableAlreadyExistsException",
+    "ReplicaAlreadyExistsException",
+    "ReplicaNotFoundException",
+    "IndexNotFoundException",
 ]
 
 _DYNAMODB = "com.amazonaws.dynamodb.v20120810"
@@ -333,6 +337,22 @@ class TableAlreadyExistsException(DynamoError):
 
 
 class GlobalTableNotFoundException(DynamoError):
+    pass
+
+
+class GlobalTableAlreadyExistsException(DynamoError):
+    pass
+
+
+class ReplicaAlreadyExistsException(DynamoError):
+    pass
+
+
+class ReplicaNotFoundException(DynamoError):
+    pass
+
+
+class IndexNotFoundException(DynamoError):
     pass
 
 

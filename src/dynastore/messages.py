@@ -453,8 +453,29 @@ WITNESS_NOT_SUPPORTED = (
 AUTO_SCALING_NOT_SUPPORTED = (
     "Auto scaling is not supported by dynastore: table: {name} keeps the capacity UpdateTable sets"
 )
-# Global tables, version 2017.11.29 (dynastore makes none: docs/global-tables.md "The legacy operations").
+# Global tables, version 2017.11.29 (api/legacy_global_tables.py; docs/global-tables.md "The legacy operations").
 GLOBAL_TABLE_NOT_FOUND = "Global table not found: Global table with name: '{name}' does not exist."
+GLOBAL_TABLE_EXISTS = "Global table already exists: Global table with name: '{name}' already exists."  # ours
+LEGACY_TABLE_NOT_FOUND = "Table not found: Table: '{name}' not found in region: '{region}'."
+LEGACY_REPLICA_EXISTS = "Replica already exists in region: '{region}' of global table: '{name}'."  # ours
+LEGACY_REPLICA_NOT_FOUND = "Replica not found in region: '{region}' of global table: '{name}'."  # ours
+LEGACY_NO_REGION = "ReplicationGroup must name at least one region"  # ours
+LEGACY_DUPLICATE_REGION = "Duplicate region in ReplicationGroup: {region}"  # ours
+LEGACY_ONE_ACTION = "Exactly one of Create or Delete must be given in each ReplicaUpdate"  # ours
+LEGACY_PEER_REGION = (  # ours
+    "Region: '{region}' is served by a peer: the legacy global tables of dynastore span the regions of one server"
+)
+LEGACY_NOT_ACTIVE = "Table: '{name}' in region: '{region}' is not ACTIVE"  # ours
+LEGACY_NOT_EMPTY = "Table: '{name}' in region: '{region}' is not empty"  # ours
+LEGACY_STREAM = (  # ours
+    "Table: '{name}' in region: '{region}' must have DynamoDB Streams enabled with StreamViewType NEW_AND_OLD_IMAGES"
+)
+LEGACY_SCHEMA_DIFFERS = (  # ours
+    "Table: '{name}' in region: '{region}' does not have the same key schema and global secondary indexes as in "
+    "region: '{other}'"
+)
+LEGACY_INDEX_NOT_FOUND = "Index: '{index}' not found on table: '{name}' in region: '{region}'."  # ours
+LEGACY_ALREADY_GLOBAL = "Table: '{name}' in region: '{region}' is already a replica of a global table"  # ours
 # Tags.
 ARN_MUST_START_WITH_ARN = "ARNs must start with 'arn:': {arn}"
 ARN_NOT_DYNAMODB = "Provided Arn is not a DynamoDB resource arn: {arn}"

@@ -150,8 +150,6 @@ def test_a_dynamodb_target_does_not_reach_a_streams_operation(raw: Raw) -> None:
 @pytest.mark.parametrize(
     ("method", "params", "operation"),
     [
-        ("create_global_table", {"GlobalTableName": "g", "ReplicationGroup": []}, "CreateGlobalTable"),
-        ("update_global_table", {"GlobalTableName": "g", "ReplicaUpdates": []}, "UpdateGlobalTable"),
         ("search_vectors", {"TableName": "t"}, "SearchVectors"),
     ],
 )

@@ -125,11 +125,11 @@ def _exercise(server: ServerProcess) -> list[dict[str, Any]]:
         }
     )
     before = time.time()
-    code, _ = error_of(lambda: ddb.create_global_table(GlobalTableName="g", ReplicationGroup=[]))
+    code, _ = error_of(lambda: ddb.search_vectors(TableName=missing))
     assert code == "UnknownOperationException"
     expected.append(
         {
-            "operation": "CreateGlobalTable",
+            "operation": "SearchVectors",
             "table": None,
             "status": 400,
             "error": "UnknownOperationException",

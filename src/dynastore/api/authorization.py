@@ -365,6 +365,42 @@ def _global_table(action: str) -> Callable[[dict[str, Any], Context], list[Check
     return build
 
 
+def _create_global_table(req: dict[str, Any], ctx: Context) -> list[Check]:
+    """The Developer Guide's "Using IAM with global tables": dynamodb:CreateGlobalTable on the global table and
+    on the table of each region that joins it."""
+    checks = _global_table("dynamodb:CreateGlobalTable")(req, ctx)
+    return checks + _member_checks(req, [r for r in req.get("ReplicationGroup") or [] if isinstance(r, dict)], ctx)
+
+
+def _update_global_table(req: dict[str, Any], ctx: Context) -> list[Check]:
+    """dynamodb:UpdateGlobalTable on the global table; a region that joins needs dynamodb:CreateGlobalTable on
+    its table, as in CreateGlobalTable."""
+    checks = _global_table("dynamodb:UpdateGlobalTable")(req, ctx)
+    joining = [u.get("Create") for u in req.get("ReplicaUpdates") or [] if isinstance(u, dict)]
+    return checks + _member_checks(req, [c for c in joining if isinstance(c, dict)], ctx)
+
+
+def _update_global_table_settings(req: dict[str, Any], ctx: Context) -> list[Check]:
+    """The Developer Guide's "Using IAM with global tables": UpdateGlobalTableSettings needs
+    dynamodb:UpdateGlobalTable (on the global table) and dynamodb:DescribeLimits; the application-autoscaling
+    actions it also names serve scaling policies, which dynastore refuses."""
+    checks = _global_table("dynamodb:UpdateGlobalTable")(req, ctx)
+    return [*checks, Check("dynamodb:DescribeLimits", "*", {})]
+
+
+def _member_checks(req: dict[str, Any], replicas: list[dict[str, Any]], ctx: Context) -> list[Check]:
+    name = req.get("GlobalTableName")
+    if not isinstance(name, str):
+        return []
+    out = []
+    for replica in replicas:
+        region = replica.get("RegionName")
+        if isinstance(region, str) and REGION_NAME.fullmatch(region):  # the handler refuses the others
+            target = _replica_target(name, region, ctx)
+            out.append(Check("dynamodb:CreateGlobalTable", target.arn, {}, target.table))
+    return out
+
+
 def _contributor_insights(action: str) -> Callable[[dict[str, Any], Context], list[Check]]:
     def build(req: dict[str, Any], ctx: Context) -> list[Check]:
         return [_table_check(action, req.get("TableName"), ctx, {}, req.get("IndexName"))]
@@ -570,6 +606,9 @@ _BUILDERS: dict[str, Callable[[dict[str, Any], Context], list[Check]]] = {
     "TransactGetItems": _transact_get,
     "CreateTable": _create_table,
     "UpdateTable": _update_table,
+    "CreateGlobalTable": _create_global_table,
+    "UpdateGlobalTable": _update_global_table,
+    "UpdateGlobalTableSettings": _update_global_table_settings,
     "DescribeGlobalTable": _global_table("dynamodb:DescribeGlobalTable"),
     "DescribeGlobalTableSettings": _global_table("dynamodb:DescribeGlobalTableSettings"),
     "UpdateContributorInsights": _contributor_insights("dynamodb:UpdateContributorInsights"),

@@ -249,6 +249,61 @@ UPDATE_TABLE_REPLICA_AUTO_SCALING = Struct(
 GLOBAL_TABLE_NAME = String(not_null=True, pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255)
 DESCRIBE_GLOBAL_TABLE = Struct("DescribeGlobalTableInput", GlobalTableName=GLOBAL_TABLE_NAME)
 DESCRIBE_GLOBAL_TABLE_SETTINGS = Struct("DescribeGlobalTableSettingsInput", GlobalTableName=GLOBAL_TABLE_NAME)
+CREATE_GLOBAL_TABLE = Struct(
+    "CreateGlobalTableInput",
+    GlobalTableName=GLOBAL_TABLE_NAME,
+    ReplicationGroup=List(Struct("Replica", RegionName=String()), not_null=True),
+)
+UPDATE_GLOBAL_TABLE = Struct(
+    "UpdateGlobalTableInput",
+    GlobalTableName=GLOBAL_TABLE_NAME,
+    ReplicaUpdates=List(
+        Struct(
+            "ReplicaUpdate",
+            Create=Struct("CreateReplicaAction", RegionName=REGION_NAME),
+            Delete=Struct("DeleteReplicaAction", RegionName=REGION_NAME),
+        ),
+        not_null=True,
+    ),
+)
+UPDATE_GLOBAL_TABLE_SETTINGS = Struct(
+    "UpdateGlobalTableSettingsInput",
+    GlobalTableName=GLOBAL_TABLE_NAME,
+    GlobalTableBillingMode=BILLING_MODE,
+    GlobalTableProvisionedWriteCapacityUnits=Long(min=1),
+    GlobalTableProvisionedWriteCapacityAutoScalingSettingsUpdate=AUTO_SCALING_SETTINGS_UPDATE,
+    GlobalTableGlobalSecondaryIndexSettingsUpdate=List(
+        Struct(
+            "GlobalTableGlobalSecondaryIndexSettingsUpdate",
+            IndexName=INDEX_NAME_REQUIRED,
+            ProvisionedWriteCapacityUnits=Long(min=1),
+            ProvisionedWriteCapacityAutoScalingSettingsUpdate=AUTO_SCALING_SETTINGS_UPDATE,
+        ),
+        min_len=1,
+        max_len=20,
+    ),
+    ReplicaSettingsUpdate=List(
+        Struct(
+            "ReplicaSettingsUpdate",
+            RegionName=REGION_NAME,
+            ReplicaProvisionedReadCapacityUnits=Long(min=1),
+            ReplicaProvisionedReadCapacityAutoScalingSettingsUpdate=AUTO_SCALING_SETTINGS_UPDATE,
+            ReplicaGlobalSecondaryIndexSettingsUpdate=List(
+                Struct(
+                    "ReplicaGlobalSecondaryIndexSettingsUpdate",
+                    IndexName=INDEX_NAME_REQUIRED,
+                    ProvisionedReadCapacityUnits=Long(min=1),
+                    ProvisionedReadCapacityAutoScalingSettingsUpdate=AUTO_SCALING_SETTINGS_UPDATE,
+                ),
+                min_len=1,
+                max_len=20,
+            ),
+            ReplicaTableClass=TABLE_CLASS,
+        ),
+        min_len=1,
+        max_len=50,
+    ),
+)
 LIST_GLOBAL_TABLES = Struct(
     "ListGlobalTablesInput",
     ExclusiveStartGlobalTableName=String(pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255),

@@ -359,9 +359,11 @@ class TableDef:
     restore: RestoreSummary | None = None
     pitr: PitrSpec | None = None  # point-in-time recovery (engine/point_in_time.py), None while off
     # Global tables (global_tables/): the other regions of the table's replica set, and the version of global
-    # tables it is ("2019.11.21" once it has had a replica).
+    # tables it is ("2019.11.21" once it has had a replica, "2017.11.29" a member of a legacy global table made
+    # with CreateGlobalTable), and when that legacy global table was created.
     replicas: tuple[ReplicaDef, ...] = ()
     global_table_version: str | None = None
+    global_table_created_at: float | None = None
     # The version (hybrid clock stamp, region) of the settings every replica of a global table shares (GSIs,
     # billing mode, write capacity, time to live), set when a change of them is announced or received (None
     # until one is), and the digest of those settings as of that version: settings that no longer match it were
@@ -458,6 +460,7 @@ class TableDef:
             "pitr": None if self.pitr is None else self.pitr.to_record(),
             "replicas": [r.to_record() for r in self.replicas],
             "gtv": self.global_table_version,
+            "gtc": self.global_table_created_at,
             "gsv": None if self.settings_version is None else list(self.settings_version),
             "gsd": self.settings_digest,
         }
@@ -501,6 +504,7 @@ class TableDef:
             pitr=PitrSpec.from_record(rec.get("pitr")),
             replicas=tuple(ReplicaDef.from_record(r) for r in rec.get("replicas", ())),
             global_table_version=rec.get("gtv"),
+            global_table_created_at=rec.get("gtc"),
             settings_version=None if rec.get("gsv") is None else (int(rec["gsv"][0]), str(rec["gsv"][1])),
             settings_digest=rec.get("gsd"),
         )

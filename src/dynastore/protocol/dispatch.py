@@ -155,6 +155,12 @@ OPERATIONS.update(
             legacy_global_tables.handle_describe_settings,
         ),
         "ListGlobalTables": (schemas.LIST_GLOBAL_TABLES, legacy_global_tables.handle_list),
+        "CreateGlobalTable": (schemas.CREATE_GLOBAL_TABLE, legacy_global_tables.handle_create),
+        "UpdateGlobalTable": (schemas.UPDATE_GLOBAL_TABLE, legacy_global_tables.handle_update),
+        "UpdateGlobalTableSettings": (
+            schemas.UPDATE_GLOBAL_TABLE_SETTINGS,
+            legacy_global_tables.handle_update_settings,
+        ),
     }
 )
 
