@@ -475,6 +475,9 @@ LEGACY_SCHEMA_DIFFERS = (  # ours
     "region: '{other}'"
 )
 LEGACY_INDEX_NOT_FOUND = "Index: '{index}' not found on table: '{name}' in region: '{region}'."  # ours
+LEGACY_REPLICA_UPDATES = (  # ours
+    "Table: {name} is a replica of a version 2017.11.29 global table: its replicas change with UpdateGlobalTable"
+)
 LEGACY_ALREADY_GLOBAL = "Table: '{name}' in region: '{region}' is already a replica of a global table"  # ours
 # Tags.
 ARN_MUST_START_WITH_ARN = "ARNs must start with 'arn:': {arn}"

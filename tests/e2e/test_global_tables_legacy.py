@@ -178,6 +178,17 @@ class TestCreateGlobalTable:
             "must not be null"
         )
 
+    def test_replica_updates_of_a_member_are_refused(self, clients: dict[str, Any]) -> None:
+        name = global_table(clients, EAST, WEST)
+        code, message = error_of(
+            lambda: clients[EAST].update_table(TableName=name, ReplicaUpdates=[{"Create": {"RegionName": CENTRAL}}])
+        )
+        assert code == "ValidationException"
+        assert message == (
+            f"Table: {name} is a replica of a version 2017.11.29 global table: its replicas change with "
+            "UpdateGlobalTable"
+        )
+
 
 class TestReplication:
     def test_an_item_written_in_one_region_appears_in_the_others(self, clients: dict[str, Any]) -> None:
@@ -197,6 +208,21 @@ class TestReplication:
         assert "GlobalTableVersion" not in west and "Replicas" not in west
         east = clients[EAST].describe_table(TableName=name)["Table"]
         assert [r["RegionName"] for r in east["Replicas"]] == [CENTRAL]
+
+    def test_a_member_table_deleted_leaves_the_set(self, clients: dict[str, Any]) -> None:
+        name = global_table(clients, EAST, WEST, CENTRAL)
+        # Once replication from the member flows, its deletion is announced to the others.
+        clients[WEST].put_item(TableName=name, Item={"pk": {"S": "w"}})
+        assert wait_item(clients[EAST], name, {"pk": {"S": "w"}}) == {"pk": {"S": "w"}}
+        clients[WEST].delete_table(TableName=name)
+        for _ in range(400):
+            replicas = clients[EAST].describe_table(TableName=name)["Table"].get("Replicas", [])
+            if [r["RegionName"] for r in replicas] == [CENTRAL]:
+                break
+            time.sleep(0.05)
+        assert [r["RegionName"] for r in replicas] == [CENTRAL]
+        group = clients[EAST].describe_global_table(GlobalTableName=name)["GlobalTableDescription"]["ReplicationGroup"]
+        assert [r["RegionName"] for r in group] == [CENTRAL, EAST]
 
 
 class TestDescribeAndList:

@@ -35,6 +35,7 @@ from dynastore.errors import (
     TableNotFoundException,
     ValidationException,
 )
+from dynastore.global_tables import replicas
 from dynastore.model.table_schema import ACTIVE, CREATING, DELETING, UPDATING, BillingMode, ReplicaDef, TableDef
 from dynastore.security.sigv4 import REGION_NAME
 
@@ -48,7 +49,7 @@ __all__ = [
     "handle_update_settings",
 ]
 
-LEGACY_VERSION = "2017.11.29"
+LEGACY_VERSION = replicas.LEGACY_GLOBAL_TABLE_VERSION
 NEW_AND_OLD_IMAGES = "NEW_AND_OLD_IMAGES"
 LIST_LIMIT = 100  # ListGlobalTables' page when Limit is not given (and its largest)
 

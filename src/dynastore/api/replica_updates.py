@@ -87,6 +87,8 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     action, body = replica_action(req["ReplicaUpdates"][0])
     td = ctx.catalog.get(req["TableName"])  # ResourceNotFoundException before any rule of the change
     _check_table_status(td)
+    if td.global_table_version == replicas.LEGACY_GLOBAL_TABLE_VERSION:
+        raise ValidationException(messages.LEGACY_REPLICA_UPDATES.format(name=td.name), bare=True)
     region: str = body["RegionName"]
     if action == "Create":
         _check_create(ctx, td, region, body)

@@ -56,6 +56,7 @@ from dynastore.model.table_schema import (
 
 __all__ = [
     "GLOBAL_TABLE_VERSION",
+    "LEGACY_GLOBAL_TABLE_VERSION",
     "ReplicaOverrides",
     "add_replica",
     "drop_replica_table",
@@ -71,6 +72,9 @@ __all__ = [
 ]
 
 GLOBAL_TABLE_VERSION = "2019.11.21"
+# A member of a version 2017.11.29 global table (api/legacy_global_tables.py): replicated the same way, its set
+# changed by UpdateGlobalTable only.
+LEGACY_GLOBAL_TABLE_VERSION = "2017.11.29"
 NEW_AND_OLD_IMAGES = "NEW_AND_OLD_IMAGES"
 
 
