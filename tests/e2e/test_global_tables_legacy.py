@@ -316,6 +316,19 @@ class TestUpdateGlobalTable:
         assert code == "ValidationException"
         assert message == f"Table: '{name}' in region: '{EAST}' is not empty"
 
+    def test_updates_are_made_together_or_not_at_all(self, clients: dict[str, Any]) -> None:
+        name = global_table(clients, EAST, WEST)
+        make_table(clients[CENTRAL], name)
+        updates = [{"Create": {"RegionName": CENTRAL}}, {"Delete": {"RegionName": "eu-west-1"}}]
+        code, message = error_of(
+            lambda: clients[EAST].update_global_table(GlobalTableName=name, ReplicaUpdates=updates)
+        )
+        assert code == "ReplicaNotFoundException"
+        assert message == f"Replica not found in region: 'eu-west-1' of global table: '{name}'."
+        group = clients[EAST].describe_global_table(GlobalTableName=name)["GlobalTableDescription"]["ReplicationGroup"]
+        assert [r["RegionName"] for r in group] == [EAST, WEST]
+        assert "GlobalTableVersion" not in clients[CENTRAL].describe_table(TableName=name)["Table"]
+
     def test_delete_a_region_that_is_no_replica(self, clients: dict[str, Any]) -> None:
         name = global_table(clients, EAST, WEST)
         code, message = error_of(

@@ -80,6 +80,7 @@ def handle_update(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     members = _members(ctx, name)
     if not members:
         raise GlobalTableNotFoundException(messages.GLOBAL_TABLE_NOT_FOUND.format(name=name))
+    _check_updates(ctx, name, updates, members)  # all of them first: the updates are made together or not at all
     for update in updates:
         region = _update_region(update)
         if update.get("Create") is not None:
@@ -88,6 +89,18 @@ def handle_update(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
             _remove_member(ctx, name, region, members)
         members = _members(ctx, name)
     return {"GlobalTableDescription": _description(ctx, name, members)}
+
+
+def _check_updates(ctx: Context, name: str, updates: list[dict[str, Any]], members: dict[str, TableDef]) -> None:
+    """The checks of ``_add_member`` and ``_remove_member`` for every update in turn, changing nothing."""
+    planned = dict(members)
+    for update in updates:
+        region = _update_region(update)
+        if update.get("Create") is not None:
+            planned[region] = _checked_newcomer(ctx, name, region, planned)
+        else:
+            _check_member(name, region, planned)
+            del planned[region]
 
 
 def handle_describe(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
@@ -271,12 +284,7 @@ def _relist(ctx: Context, name: str, region: str, others: list[str]) -> None:
 def _add_member(ctx: Context, name: str, region: str, members: dict[str, TableDef]) -> None:
     """UpdateGlobalTable's Create: the global table stays empty (as every new member must be), so the new
     member needs no seeding."""
-    if region in members:
-        raise ReplicaAlreadyExistsException(messages.LEGACY_REPLICA_EXISTS.format(region=region, name=name))
-    candidate = _candidate(ctx, name, region)
-    for member_region, td in members.items():
-        _check_empty(ctx, td, member_region)
-    _check_alike(name, {**members, region: candidate})
+    _checked_newcomer(ctx, name, region, members)
     created = next(iter(members.values())).global_table_created_at or ctx.clock.now()
     regions = [*members, region]
     _adopt(ctx, name, region, [r for r in regions if r != region], created)
@@ -284,11 +292,26 @@ def _add_member(ctx: Context, name: str, region: str, members: dict[str, TableDe
         _relist(ctx, name, member_region, [r for r in regions if r != member_region])
 
 
+def _checked_newcomer(ctx: Context, name: str, region: str, members: dict[str, TableDef]) -> TableDef:
+    """The table of ``region`` that may join ``members``: none there yet, every member still empty."""
+    if region in members:
+        raise ReplicaAlreadyExistsException(messages.LEGACY_REPLICA_EXISTS.format(region=region, name=name))
+    candidate = _candidate(ctx, name, region)
+    for member_region, td in members.items():
+        _check_empty(ctx, td, member_region)
+    _check_alike(name, {**members, region: candidate})
+    return candidate
+
+
+def _check_member(name: str, region: str, members: dict[str, TableDef]) -> None:
+    if region not in members:
+        raise ReplicaNotFoundException(messages.LEGACY_REPLICA_NOT_FOUND.format(region=region, name=name))
+
+
 def _remove_member(ctx: Context, name: str, region: str, members: dict[str, TableDef]) -> None:
     """UpdateGlobalTable's Delete: the region's table leaves the set and stays, a table of its own (its data
     kept, as DynamoDB keeps it); the others stop replicating to it."""
-    if region not in members:
-        raise ReplicaNotFoundException(messages.LEGACY_REPLICA_NOT_FOUND.format(region=region, name=name))
+    _check_member(name, region, members)
 
     def leave(td: TableDef) -> TableDef:
         return dataclasses.replace(td, replicas=(), global_table_version=None, global_table_created_at=None)

@@ -12,8 +12,9 @@ from dynastore import messages
 from dynastore.api import create_table, legacy_global_tables
 from dynastore.engine.context import Context
 from dynastore.errors import DynamoError, ValidationException
+from dynastore.util.clock import ManualClock
 from tests.unit.api.test_authorization import ACCOUNT, TABLE, Server, allow, denial
-from tests.unit.engine.tables import make_ctx
+from tests.unit.engine.tables import make_ctx, restart
 
 EAST, WEST = "us-east-1", "us-west-2"
 GLOBAL = f"arn:aws:dynamodb::{ACCOUNT}:global-table/"
@@ -74,6 +75,17 @@ class TestCreateRules:
         assert west.global_table_version == "2017.11.29"
         assert [(r.region, r.status) for r in west.replicas] == [(EAST, "ACTIVE")]
         assert west.global_table_created_at == ctx.clock.now()
+
+    def test_the_membership_survives_a_restart(self, ctx: Context) -> None:
+        make_table(ctx, EAST, "g1")
+        clock = ctx.clock
+        assert isinstance(clock, ManualClock)
+        clock.advance(60)  # the global table is younger than its member table
+        legacy_global_tables.handle_create({"GlobalTableName": "g1", "ReplicationGroup": [{"RegionName": EAST}]}, ctx)
+        again = restart(ctx)
+        described = legacy_global_tables.handle_describe({"GlobalTableName": "g1"}, again)["GlobalTableDescription"]
+        assert described["CreationDateTime"] == ctx.clock.now()
+        assert again.catalog.get("g1").global_table_version == "2017.11.29"
 
     def test_key_schemas_must_match(self, ctx: Context) -> None:
         make_table(ctx, EAST, "g1")
