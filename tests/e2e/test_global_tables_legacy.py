@@ -427,6 +427,19 @@ class TestUpdateGlobalTableSettings:
         table = clients[WEST].describe_table(TableName=name)["Table"]
         assert table["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
 
+    def test_a_replicas_table_class(self, clients: dict[str, Any]) -> None:
+        name = global_table(clients, EAST, WEST, **PROVISIONED)
+        answer = clients[EAST].update_global_table_settings(
+            GlobalTableName=name,
+            ReplicaSettingsUpdate=[{"RegionName": WEST, "ReplicaTableClass": "STANDARD_INFREQUENT_ACCESS"}],
+        )
+        classes = {
+            r["RegionName"]: r.get("ReplicaTableClassSummary", {}).get("TableClass") for r in answer["ReplicaSettings"]
+        }
+        assert classes == {EAST: None, WEST: "STANDARD_INFREQUENT_ACCESS"}
+        table = clients[WEST].describe_table(TableName=name)["Table"]
+        assert table["TableClassSummary"]["TableClass"] == "STANDARD_INFREQUENT_ACCESS"
+
     def test_auto_scaling_is_refused(self, clients: dict[str, Any]) -> None:
         name = global_table(clients, EAST, WEST, **PROVISIONED)
         code, message = error_of(

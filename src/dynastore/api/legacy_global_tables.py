@@ -456,4 +456,9 @@ def _replica_settings(region: str, td: TableDef) -> dict[str, Any]:
         gsis.append(entry)
     if gsis:
         out["ReplicaGlobalSecondaryIndexSettings"] = gsis
+    if td.table_class is not None:
+        summary: dict[str, Any] = {"TableClass": td.table_class}
+        if td.table_class_updated_at is not None:
+            summary["LastUpdateDateTime"] = td.table_class_updated_at
+        out["ReplicaTableClassSummary"] = summary
     return out
