@@ -1,0 +1,246 @@
+"""What a NEW_AND_OLD_IMAGES stream costs a table's writes: the same load on a plain table and on a streamed one,
+on one real server process, in interleaved rounds (A B A B ...).
+
+Workloads (dynabench's): ``put`` writes new ~200-byte items, ``mixed`` is half GetItem of a random existing key
+and half PutItem overwriting a random existing item with new data. Each runs for a fixed time from client
+processes, each holding several keep-alive connections, that send pre-built raw requests (no signing, no boto3: the client stays
+cheap); the figure that counts is the server's CPU time per request (from /proc, steadier than throughput on a
+shared machine), and the streamed table's throughput relative to the plain table's. Medians of the rounds. The
+server is durable (LMDB in a temporary directory), as a user runs it. Run:
+``python benchmarks/stream_overhead.py [seconds] [rounds] [processes] [connections each]`` (defaults 4, 5, 2, 8).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import multiprocessing
+import os
+import random
+import re
+import selectors
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+TABLES = {"plain": "bench_plain", "stream": "bench_stream"}
+WORKLOADS = ("put", "mixed")
+PARTITIONS, PER_PARTITION = 200, 10  # the items the mixed workload reads and overwrites
+AUTH = (
+    "AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/dynamodb/aws4_request, "
+    "SignedHeaders=host;x-amz-date;x-amz-target, Signature=abc"
+)
+_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+def _headers(target: str) -> dict[str, str]:
+    return {
+        "Content-Type": "application/x-amz-json-1.0",
+        "X-Amz-Target": f"DynamoDB_20120810.{target}",
+        "X-Amz-Date": "20260101T000000Z",
+        "Authorization": AUTH,
+    }
+
+
+def _call(conn: http.client.HTTPConnection, target: str, body: dict[str, Any]) -> bytes:
+    conn.request("POST", "/", json.dumps(body).encode(), _headers(target))
+    response = conn.getresponse()
+    data = response.read()
+    if response.status != 200:
+        raise RuntimeError(f"{target}: {response.status} {data[:200]!r}")
+    return data
+
+
+def _item(pk: str, sk: str, rng: random.Random) -> dict[str, Any]:
+    """A ~200-byte item, as dynabench writes them: the key, a number and a random string."""
+    data = "".join(rng.choice(_ALPHABET) for _ in range(170))
+    return {"pk": {"S": pk}, "sk": {"S": sk}, "n": {"N": str(rng.randrange(1, 10**9))}, "data": {"S": data}}
+
+
+def _existing_key(rng: random.Random) -> tuple[str, str]:
+    return f"p{rng.randrange(PARTITIONS):06d}", f"s{rng.randrange(PER_PARTITION):05d}"
+
+
+def _requests(table: str, workload: str, seed: int, count: int = 4000) -> list[tuple[bytes, dict[str, str]]]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        if workload == "put":
+            item = _item(f"new-{seed}-{time.time_ns()}-{i}", "s00000", rng)
+            out.append((json.dumps({"TableName": table, "Item": item}).encode(), _headers("PutItem")))
+        elif rng.random() < 0.5:
+            pk, sk = _existing_key(rng)
+            body = {"TableName": table, "Key": {"pk": {"S": pk}, "sk": {"S": sk}}}
+            out.append((json.dumps(body).encode(), _headers("GetItem")))
+        else:
+            item = _item(*_existing_key(rng), rng)
+            out.append((json.dumps({"TableName": table, "Item": item}).encode(), _headers("PutItem")))
+    return out
+
+
+def _raw_request(body: bytes, headers: dict[str, str]) -> bytes:
+    lines = [b"POST / HTTP/1.1", b"Host: localhost", f"Content-Length: {len(body)}".encode()]
+    lines.extend(f"{name}: {value}".encode() for name, value in headers.items())
+    return b"\r\n".join(lines) + b"\r\n\r\n" + body
+
+
+class _Connection:
+    """One keep-alive connection sending a request, waiting for its whole answer, and sending the next."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buffer = b""
+
+    def answered(self) -> bool:
+        """Read what arrived; True once the answer to the request sent is complete (and 200)."""
+        self.buffer += self.sock.recv(65536)
+        head, sep, body = self.buffer.partition(b"\r\n\r\n")
+        if not sep:
+            return False
+        length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))  # type: ignore[union-attr]
+        if len(body) < length:
+            return False
+        if not head.startswith(b"HTTP/1.1 200"):
+            raise RuntimeError(head[:100].decode())
+        self.buffer = body[length:]
+        return True
+
+
+def _client(port: int, table: str, workload: str, seconds: float, seed: int, conns: int, results: Any) -> None:
+    requests = [_raw_request(body, headers) for body, headers in _requests(table, workload, seed)]
+    selector = selectors.DefaultSelector()
+    connections = [_Connection(port) for _ in range(conns)]
+    sent = 0
+    for conn in connections:
+        conn.sock.sendall(requests[sent % len(requests)])  # a put pool replayed turns inserts into overwrites
+        sent += 1
+        selector.register(conn.sock, selectors.EVENT_READ, conn)
+    count = 0
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        for key, _ in selector.select(timeout=1.0):
+            conn = key.data
+            if conn.answered():
+                count += 1
+                conn.sock.sendall(requests[sent % len(requests)])
+                sent += 1
+    for conn in connections:
+        conn.sock.close()
+    results.put(count)
+
+
+def _cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _round(port: int, pid: int, table: str, workload: str, seconds: float, procs: int, conns: int) -> tuple[float, float]:
+    results: Any = multiprocessing.Queue()
+    seeds = [random.randrange(1 << 30) for _ in range(procs)]
+    workers = [
+        multiprocessing.Process(target=_client, args=(port, table, workload, seconds, seed, conns, results))
+        for seed in seeds
+    ]
+    cpu = _cpu_seconds(pid)
+    for worker in workers:
+        worker.start()
+    total = sum(results.get() for _ in workers)
+    for worker in workers:
+        worker.join()
+    cpu = _cpu_seconds(pid) - cpu
+    return total / seconds, cpu / total * 1e6
+
+
+def _create_tables(conn: http.client.HTTPConnection) -> None:
+    for kind, table in TABLES.items():
+        create: dict[str, Any] = {
+            "TableName": table,
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+            "AttributeDefinitions": [
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "S"},
+            ],
+            "BillingMode": "PAY_PER_REQUEST",
+        }
+        if kind == "stream":
+            create["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
+        _call(conn, "CreateTable", create)
+        rng = random.Random(1)
+        for p in range(PARTITIONS):
+            requests = [
+                {"PutRequest": {"Item": _item(f"p{p:06d}", f"s{s:05d}", rng)}} for s in range(PER_PARTITION)
+            ]
+            _call(conn, "BatchWriteItem", {"RequestItems": {table: requests}})
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _connect(port: int) -> http.client.HTTPConnection:
+    for _ in range(200):
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port)
+            _call(conn, "ListTables", {})
+            return conn
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("the server did not start")
+
+
+def _report(figures: dict[tuple[str, str], list[tuple[float, float]]]) -> None:
+    for workload in WORKLOADS:
+        medians = {}
+        for kind in TABLES:
+            runs = figures[(kind, workload)]
+            rate, cpu = statistics.median(r for r, _ in runs), statistics.median(c for _, c in runs)
+            medians[kind] = (rate, cpu)
+            print(
+                f"{workload:6s} {kind:7s} {rate:8.0f} requests/s  {cpu:6.1f} us server CPU/request  (CPU rounds: "
+                + ", ".join(f"{c:.0f}" for _, c in runs)
+                + ")"
+            )
+        (plain_rate, plain_cpu), (stream_rate, stream_cpu) = medians["plain"], medians["stream"]
+        print(
+            f"{workload:6s} stream/plain: CPU per request {plain_cpu / stream_cpu:.2f} of the plain table's "
+            f"throughput (+{stream_cpu - plain_cpu:.1f} us), measured throughput {stream_rate / plain_rate:.2f}"
+        )
+
+
+def main() -> None:
+    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 4.0
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    procs = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+    conns = int(sys.argv[4]) if len(sys.argv) > 4 else 8
+    port = _free_port()
+    with tempfile.TemporaryDirectory() as data_dir:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "dynastore", "serve", "--port", str(port), "--data-dir", data_dir,
+             "--disk-reserve", "0", "--no-metrics"],  # fmt: skip
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            _create_tables(_connect(port))
+            figures: dict[tuple[str, str], list[tuple[float, float]]] = {}
+            for _ in range(rounds):
+                for workload in WORKLOADS:
+                    for kind, table in TABLES.items():
+                        run = _round(port, server.pid, table, workload, seconds, procs, conns)
+                        figures.setdefault((kind, workload), []).append(run)
+            _report(figures)
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()
