@@ -3,11 +3,15 @@ on one real server process, in interleaved rounds (A B A B ...).
 
 Workloads (dynabench's): ``put`` writes new ~200-byte items, ``mixed`` is half GetItem of a random existing key
 and half PutItem overwriting a random existing item with new data. Each runs for a fixed time from client
-processes, each holding several keep-alive connections, that send pre-built raw requests (no signing, no boto3: the client stays
-cheap); the figure that counts is the server's CPU time per request (from /proc, steadier than throughput on a
-shared machine), and the streamed table's throughput relative to the plain table's. Medians of the rounds. The
-server is durable (LMDB in a temporary directory), as a user runs it. Run:
-``python benchmarks/stream_overhead.py [seconds] [rounds] [processes] [connections each]`` (defaults 4, 5, 2, 8).
+processes, each holding several keep-alive connections that send pre-built raw requests (no signing, no boto3:
+the client stays cheap); the figure that counts is the server's CPU time per request (from /proc, steadier than
+throughput on a shared machine): the plain table's over the streamed table's is the share of the plain table's
+throughput the stream keeps when the server's CPU is the limit. Medians of the rounds. The server is durable
+(LMDB in a temporary directory), as a user runs it. Then the same requests go to an in-process dynastore's
+``Protocol.handle`` (the whole request below HTTP, on its own loop, in-memory store), timed by this thread's CPU
+time: the steadiest figure on a busy machine, fine enough to see a few microseconds. Run:
+``python benchmarks/stream_overhead.py [seconds] [rounds] [processes] [connections each]`` (defaults 4, 5, 2, 8;
+seconds 0: in process only).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import tempfile
 import time
 from typing import Any
 
+SERVE = [sys.executable, "-m", "dynastore", "serve", "--disk-reserve", "0", "--no-metrics"]
 TABLES = {"plain": "bench_plain", "stream": "bench_stream"}
 WORKLOADS = ("put", "mixed")
 PARTITIONS, PER_PARTITION = 200, 10  # the items the mixed workload reads and overwrites
@@ -72,7 +77,7 @@ def _requests(table: str, workload: str, seed: int, count: int = 4000) -> list[t
         if workload == "put":
             item = _item(f"new-{seed}-{time.time_ns()}-{i}", "s00000", rng)
             out.append((json.dumps({"TableName": table, "Item": item}).encode(), _headers("PutItem")))
-        elif rng.random() < 0.5:
+        elif workload == "mixed" and rng.random() < 0.5:
             pk, sk = _existing_key(rng)
             body = {"TableName": table, "Key": {"pk": {"S": pk}, "sk": {"S": sk}}}
             out.append((json.dumps(body).encode(), _headers("GetItem")))
@@ -140,7 +145,9 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _round(port: int, pid: int, table: str, workload: str, seconds: float, procs: int, conns: int) -> tuple[float, float]:
+def _round(
+    port: int, pid: int, table: str, workload: str, seconds: float, procs: int, conns: int
+) -> tuple[float, float]:
     results: Any = multiprocessing.Queue()
     seeds = [random.randrange(1 << 30) for _ in range(procs)]
     workers = [
@@ -173,10 +180,68 @@ def _create_tables(conn: http.client.HTTPConnection) -> None:
         _call(conn, "CreateTable", create)
         rng = random.Random(1)
         for p in range(PARTITIONS):
-            requests = [
-                {"PutRequest": {"Item": _item(f"p{p:06d}", f"s{s:05d}", rng)}} for s in range(PER_PARTITION)
-            ]
+            requests = [{"PutRequest": {"Item": _item(f"p{p:06d}", f"s{s:05d}", rng)}} for s in range(PER_PARTITION)]
             _call(conn, "BatchWriteItem", {"RequestItems": {table: requests}})
+
+
+def _in_process(rounds: int, calls: int = 2000) -> None:
+    """Protocol.handle alone, per request: the lowest and the median of ``rounds`` interleaved rounds."""
+    from dynastore.testing import InProcess
+
+    dynastore = InProcess(hook_clients=False, capacity="report")  # thousands of writes a second to one key range
+    dynastore.start()
+    try:
+        assert dynastore.app is not None and dynastore._loop is not None
+        handle = dynastore.app.protocol.handle
+        _create_tables(_InProcessConnection(handle))  # type: ignore[arg-type]
+        figures: dict[tuple[str, str], list[float]] = {}
+        for round_number in range(rounds):
+            for workload in (*WORKLOADS, "overwrite"):
+                for kind, table in TABLES.items():
+                    requests = _requests(table, workload, round_number, calls)
+                    run = _handled(handle, requests)
+                    figures.setdefault((kind, workload), []).append(dynastore._loop.run_until_complete(run))
+        for workload in (*WORKLOADS, "overwrite"):
+            plain, stream = figures[("plain", workload)], figures[("stream", workload)]
+            print(
+                f"in process {workload:9s} plain {min(plain):6.1f} / {statistics.median(plain):6.1f} us, "
+                f"stream {min(stream):6.1f} / {statistics.median(stream):6.1f} us (lowest / median): "
+                f"+{statistics.median(stream) - statistics.median(plain):.1f} us, "
+                f"plain/stream {statistics.median(plain) / statistics.median(stream):.2f}"
+            )
+    finally:
+        dynastore.stop()
+
+
+async def _handled(handle: Any, requests: list[tuple[bytes, dict[str, str]]]) -> float:
+    """CPU microseconds a request, on the loop's thread (the caller drives the loop: no other thread runs it)."""
+    lowered = [(body, {name.lower(): value for name, value in headers.items()}) for body, headers in requests]
+    start = time.thread_time()
+    for body, headers in lowered:
+        if handle("POST", headers, body, "/").status != 200:
+            raise RuntimeError("request refused")
+    return (time.thread_time() - start) / len(lowered) * 1e6
+
+
+class _InProcessConnection:
+    """What ``_call`` sends through, for the in-process dynastore's setup."""
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+        self._answer: Any = None
+
+    def request(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> None:
+        self._answer = self._handle(method, {k.lower(): v for k, v in headers.items()}, body, path)
+
+    def getresponse(self) -> Any:
+        return self
+
+    @property
+    def status(self) -> int:
+        return int(self._answer.status)
+
+    def read(self) -> bytes:
+        return bytes(self._answer.body)
 
 
 def _free_port() -> int:
@@ -220,11 +285,16 @@ def main() -> None:
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     procs = int(sys.argv[3]) if len(sys.argv) > 3 else 2
     conns = int(sys.argv[4]) if len(sys.argv) > 4 else 8
+    if seconds > 0:
+        _on_a_server(seconds, rounds, procs, conns)
+    _in_process(rounds * 3)
+
+
+def _on_a_server(seconds: float, rounds: int, procs: int, conns: int) -> None:
     port = _free_port()
     with tempfile.TemporaryDirectory() as data_dir:
         server = subprocess.Popen(
-            [sys.executable, "-m", "dynastore", "serve", "--port", str(port), "--data-dir", data_dir,
-             "--disk-reserve", "0", "--no-metrics"],  # fmt: skip
+            [*SERVE, "--port", str(port), "--data-dir", data_dir],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

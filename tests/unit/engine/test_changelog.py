@@ -59,10 +59,12 @@ def test_each_change_is_logged_with_its_images_and_an_unchanged_write_is_not() -
 def test_an_overwrite_with_the_same_values_written_otherwise_is_no_change() -> None:
     ctx, _ = make_ctx()
     table = create(ctx, stream=STREAM)
-    first = {"pk": {"S": "a"}, "n": {"N": "1"}, "s": {"SS": ["x", "y"]}, "b": {"B": "AQ=="}}
+    first: Item = {"pk": {"S": "a"}, "n": {"N": "1"}, "s": {"SS": ["x", "y"]}, "b": {"B": "AQ=="}}
     _put(ctx, table, first)
-    # Other bytes, the same values: attributes in another order, a set's members reordered, binary unpadded.
-    _put(ctx, table, {"b": {"B": "AQ"}, "s": {"SS": ["y", "x"]}, "n": {"N": "1"}, "pk": {"S": "a"}})
+    # Other bytes, the same values: attributes in another order, a set reordered, a number and a binary spelled
+    # otherwise.
+    reordered: Item = {"b": {"B": "AQ"}, "s": {"SS": ["y", "x"]}, "n": {"N": "1.0"}, "pk": {"S": "a"}}
+    _put(ctx, table, reordered)
     _put(ctx, table, first | {"n": {"N": "2"}})
     assert [r.event_name for r in _records(ctx, table)] == ["INSERT", "MODIFY"]
 
