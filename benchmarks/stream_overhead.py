@@ -4,12 +4,13 @@ on one real server process, in interleaved rounds (A B A B ...).
 Workloads (dynabench's): ``put`` writes new ~200-byte items, ``mixed`` is half GetItem of a random existing key
 and half PutItem overwriting a random existing item with new data. Each runs for a fixed time from client
 processes, each holding several keep-alive connections that send pre-built raw requests (no signing, no boto3:
-the client stays cheap); the figure that counts is the server's CPU time per request (from /proc, steadier than
-throughput on a shared machine): the plain table's over the streamed table's is the share of the plain table's
-throughput the stream keeps when the server's CPU is the limit. Medians of the rounds. The server is durable
-(LMDB in a temporary directory), as a user runs it. Then the same requests go to an in-process dynastore's
-``Protocol.handle`` (the whole request below HTTP, on its own loop, in-memory store), timed by this thread's CPU
-time: the steadiest figure on a busy machine, fine enough to see a few microseconds. Run:
+the client stays cheap); the figure that counts is the server's CPU time per request (from /proc, its child
+processes included, steadier than throughput on a shared machine): the plain table's over the streamed table's
+is the share of the plain table's throughput the stream keeps when the server's CPU is the limit. Medians of the
+rounds. The server is durable (LMDB in a temporary directory), as a user runs it. Then the same requests go to an
+in-process dynastore's ``Protocol.handle`` (the whole request below HTTP, on its own loop, in-memory store),
+timed by this thread's CPU time: the steadiest figure on a busy machine, fine enough to see a few microseconds
+(``overwrite``: the mixed workload's puts alone). Run:
 ``python benchmarks/stream_overhead.py [seconds] [rounds] [processes] [connections each]`` (defaults 4, 5, 2, 8;
 seconds 0: in process only).
 """
@@ -140,9 +141,30 @@ def _client(port: int, table: str, workload: str, seconds: float, seed: int, con
 
 
 def _cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU time of the server and of its child processes (the process that syncs the write-ahead log)."""
+    total = 0
+    for process in _process_tree(pid):
+        try:
+            with open(f"/proc/{process}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _process_tree(pid: int) -> list[int]:
+    found, pending = [], [pid]
+    while pending:
+        process = pending.pop()
+        found.append(process)
+        for task in os.listdir(f"/proc/{process}/task"):
+            try:
+                with open(f"/proc/{process}/task/{task}/children") as children:
+                    pending.extend(int(child) for child in children.read().split())
+            except OSError:
+                continue
+    return found
 
 
 def _round(
