@@ -83,7 +83,8 @@ def test_an_overwrite_logs_the_stored_bytes_without_decoding_them_for_the_write(
     modify = _records(ctx, table)[-1]
     assert modify.event_name == "MODIFY" and modify.old == stored
     assert modify.new == encode_item(new, item_size(new))
-    returned = writes.execute(ctx, table, key, writes.PutPlan(item("a", x="3"), size=7, return_old=True))
+    third = item("a", x="3")
+    returned = writes.execute(ctx, table, key, writes.PutPlan(third, size=item_size(third), return_old=True))
     assert returned.old == new  # asked for: decoded as before
 
 
