@@ -245,6 +245,20 @@ def test_a_write_that_changes_nothing_writes_no_record(server: ServerProcess) ->
     assert events(stream_records(server, arn)) == [("INSERT", "a")]
 
 
+def test_an_overwrite_with_the_same_values_written_otherwise_writes_no_record(server: ServerProcess) -> None:
+    name, arn = stream_table(server)
+    ddb = server.ddb
+    ddb.put_item(TableName=name, Item={"pk": {"S": "a"}, "n": {"N": "1"}, "s": {"SS": ["x", "y"]}})
+    # The same values in other words: attributes in another order, the set's members reordered.
+    ddb.put_item(TableName=name, Item={"s": {"SS": ["y", "x"]}, "n": {"N": "1.0"}, "pk": {"S": "a"}})
+    ddb.put_item(TableName=name, Item={"pk": {"S": "a"}, "n": {"N": "2"}, "s": {"SS": ["x", "y"]}})
+    records = stream_records(server, arn)
+    assert events(records) == [("INSERT", "a"), ("MODIFY", "a")]
+    modify = records[1]["dynamodb"]
+    assert modify["OldImage"]["n"] == {"N": "1"} and sorted(modify["OldImage"]["s"]["SS"]) == ["x", "y"]
+    assert modify["NewImage"] == {"pk": {"S": "a"}, "n": {"N": "2"}, "s": {"SS": ["x", "y"]}}
+
+
 @pytest.mark.parametrize("view_type", VIEW_TYPES)
 def test_images_by_view_type(server: ServerProcess, view_type: str) -> None:
     name, arn = stream_table(server, view_type)

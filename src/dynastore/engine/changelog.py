@@ -36,8 +36,9 @@ import orjson
 
 from dynastore.model.namespace import Origin
 from dynastore.model.table_schema import TableDef
-from dynastore.model.values import Item, values_equal
+from dynastore.model.values import Item, items_equal
 from dynastore.storage import keyspace
+from dynastore.storage.itemcodec import decode_item
 from dynastore.storage.kv import KV, WriteTxn
 from dynastore.util.clock import Clock
 
@@ -200,10 +201,14 @@ class LogPlan:
         self.versioner = versioner  # the consumer stamping each change (global tables), if it follows the table
 
 
-def _sized(value: bytes | None) -> list[bytes]:
-    if value is None:
-        return [_ABSENT.to_bytes(4, "big")]
-    return [len(value).to_bytes(4, "big"), value]
+_HEAD_AND_KEY_LENGTH = struct.Struct(">BdIIH")  # _HEAD, then the key's length
+_LENGTH = struct.Struct(">I")
+_ABSENT_LENGTH = _LENGTH.pack(_ABSENT)
+_NOTHING = b""
+
+
+def _length_of(value: bytes | None) -> bytes:
+    return _ABSENT_LENGTH if value is None else _LENGTH.pack(len(value))
 
 
 def encode_record(
@@ -218,16 +223,21 @@ def encode_record(
     gsi: list[GsiChange],
     kept: bool = False,
 ) -> bytes:
+    """One record as stored: the images are the items' stored bytes, copied once into the record."""
     flags = event | (_BY_SERVICE if by_service else 0) | (_KEPT if kept else 0)
-    parts = [_HEAD.pack(flags, at, table_id, shard)]
-    parts.append(len(key).to_bytes(2, "big"))
-    parts.append(key)
-    parts.extend(_sized(old))
-    parts.extend(_sized(new))
+    parts = [
+        _HEAD_AND_KEY_LENGTH.pack(flags, at, table_id, shard, len(key)),
+        key,
+        _length_of(old),
+        old or _NOTHING,
+        _length_of(new),
+        new or _NOTHING,
+    ]
     for entry_key, value in gsi:
         parts.append(len(entry_key).to_bytes(2, "big"))
         parts.append(entry_key)
-        parts.extend(_sized(value))
+        parts.append(_length_of(value))
+        parts.append(value or _NOTHING)
     return b"".join(parts)
 
 
@@ -261,6 +271,17 @@ def decode_record(seq: int, raw: bytes) -> ChangeRecord:
 
 def seq_of(key: bytes) -> int:
     return int.from_bytes(key[1:9], "big")
+
+
+def _changed(old: Item | None, old_raw: bytes | None, new: Item | None, new_raw: bytes | None) -> bool:
+    """Whether a write changed the item's data (DynamoDB logs no stream record for one that did not). ``old``: the
+    stored item decoded, or None when the write path did not need it (then it is decoded here, and only when
+    the stored bytes differ)."""
+    if old_raw == new_raw:
+        return False
+    if old_raw is None or new is None:
+        return True
+    return not items_equal(old if old is not None else decode_item(old_raw), new)
 
 
 class ChangeLog:
@@ -358,14 +379,12 @@ class ChangeLog:
         change) with the stored old and new item when a consumer needs images, the GSI entry changes for
         propagation; nothing at all when neither is wanted. The plan's versioner, if any, stamps every item
         write, one that changed nothing included (``origin``: who made it), and such a write is logged too (as
-        NO_EVENT: no stream shows it)."""
+        NO_EVENT: no stream shows it). ``change``: the old item (None when the write path did not decode it), its
+        stored bytes, the new item and its stored bytes; the images logged are those bytes, never re-encoded."""
         old, old_raw, new, new_raw = change
         event = NO_EVENT
         if plan.events:
-            unchanged = old_raw == new_raw or (
-                old is not None and new is not None and values_equal({"M": old}, {"M": new})
-            )
-            event = event_of(old_raw, new_raw, not unchanged)
+            event = event_of(old_raw, new_raw, _changed(old, old_raw, new, new_raw))
         if plan.need < INDEX_CHANGES:
             gsi = []
         versioner = plan.versioner

@@ -311,11 +311,12 @@ def _apply(
     logged: LogPlan | None = None,
 ) -> WriteResult:
     """With ``table``, ``ctx`` and ``logged`` (a table with indexes or followed by a change log consumer, and the
-    change log's plan for it) the old item is always decoded, the indexes are maintained and the change log is
-    asked to log the change in ``txn``."""
+    change log's plan for it) the indexes are maintained and the change log is asked to log the change in
+    ``txn``. The old item is decoded when the plan or the indexes need it; the change log decodes it only when it
+    must (to tell an overwrite that changed nothing), and logs the stored bytes as they are."""
     raw = txn.get(key)
-    followed = ctx is not None and table is not None
-    old = decode_item(raw) if raw is not None and (followed or plan.needs_old) else None
+    indexed = table is not None and bool(table.lsis or table.gsis)
+    old = decode_item(raw) if raw is not None and (indexed or plan.needs_old) else None
     applied = plan.apply(old)
     if applied is CONDITION_FAILED:
         raise ConditionFailedError(old)

@@ -147,6 +147,25 @@ def compare_scalars(type_name: str, left: Any, right: Any) -> int:
     return int(a > b) - int(a < b)
 
 
+def items_equal(left: Item, right: Item) -> bool:
+    """DynamoDB equality of two items (``values_equal`` of them as M values), cheaply: attribute values equal as
+    wire values are equal values, and two strings (what an overwrite usually changes) that differ as text differ
+    as values; only the other attributes that differ as text are compared by value, and only when no string
+    settled it first."""
+    if len(left) != len(right):
+        return False
+    by_value: list[tuple[AttributeValue, AttributeValue]] = []
+    for name, value in left.items():
+        other = right.get(name)
+        if other is None:
+            return False  # the same number of names, not the same names
+        if value != other:
+            if "S" in value and "S" in other:
+                return False
+            by_value.append((value, other))
+    return all(values_equal(value, other) for value, other in by_value)
+
+
 def values_equal(left: AttributeValue, right: AttributeValue) -> bool:
     """DynamoDB equality: same type and same value (numbers by value, sets regardless of order)."""
     ((lt, lv),) = left.items()

@@ -56,6 +56,38 @@ def test_each_change_is_logged_with_its_images_and_an_unchanged_write_is_not() -
     assert {r.key for r in records} == {storage_key(table, item("a"))}
 
 
+def test_an_overwrite_with_the_same_values_written_otherwise_is_no_change() -> None:
+    ctx, _ = make_ctx()
+    table = create(ctx, stream=STREAM)
+    first: Item = {"pk": {"S": "a"}, "n": {"N": "1"}, "s": {"SS": ["x", "y"]}, "b": {"B": "AQ=="}}
+    _put(ctx, table, first)
+    # Other bytes, the same values: attributes in another order, a set reordered, a number and a binary spelled
+    # otherwise.
+    reordered: Item = {"b": {"B": "AQ"}, "s": {"SS": ["y", "x"]}, "n": {"N": "1.0"}, "pk": {"S": "a"}}
+    _put(ctx, table, reordered)
+    _put(ctx, table, first | {"n": {"N": "2"}})
+    assert [r.event_name for r in _records(ctx, table)] == ["INSERT", "MODIFY"]
+
+
+def test_an_overwrite_logs_the_stored_bytes_without_decoding_them_for_the_write() -> None:
+    ctx, _ = make_ctx()
+    table = create(ctx, stream=STREAM)
+    key = storage_key(table, item("a"))
+    _put(ctx, table, item("a", x="1"))
+    with ctx.kv.read() as txn:
+        stored = txn.get(key)
+    new = item("a", x="2")
+    result = writes.execute(ctx, table, key, writes.PutPlan(new, size=item_size(new)))
+    # A plain overwrite does not need the old item: the stream's old image is the stored value as it was.
+    assert result.old is None and result.existed
+    modify = _records(ctx, table)[-1]
+    assert modify.event_name == "MODIFY" and modify.old == stored
+    assert modify.new == encode_item(new, item_size(new))
+    third = item("a", x="3")
+    returned = writes.execute(ctx, table, key, writes.PutPlan(third, size=item_size(third), return_old=True))
+    assert returned.old == new  # asked for: decoded as before
+
+
 def test_a_table_without_stream_or_gsi_logs_nothing() -> None:
     ctx, _ = make_ctx()
     table = create(ctx)

@@ -10,10 +10,12 @@ import pytest
 from dynastore.errors import ValidationException
 from dynastore.model.values import (
     AttributeValue,
+    Item,
     NumberError,
     add_numbers,
     compare_scalars,
     decode_binary,
+    items_equal,
     normalize_number,
     parse_number,
     subtract_numbers,
@@ -129,3 +131,24 @@ def test_scalars_compare_as_dynamodb_orders_them(type_name: str, left: str, righ
 )
 def test_values_are_equal_as_dynamodb_compares_them(left: AttributeValue, right: AttributeValue, equal: bool) -> None:
     assert values_equal(left, right) is equal
+
+
+@pytest.mark.parametrize(
+    ("left", "right", "equal"),
+    [
+        ({"a": {"S": "x"}, "n": {"N": "1"}}, {"n": {"N": "1"}, "a": {"S": "x"}}, True),  # attribute order
+        ({"a": {"S": "x"}, "n": {"N": "1"}}, {"a": {"S": "x"}, "n": {"N": "1.0"}}, True),
+        ({"s": {"SS": ["a", "b"]}, "b": {"B": "AQ=="}}, {"s": {"SS": ["b", "a"]}, "b": {"B": "AQ"}}, True),
+        ({"m": {"M": {"l": {"L": [{"N": "2"}]}}}}, {"m": {"M": {"l": {"L": [{"N": "2.00"}]}}}}, True),
+        ({"a": {"S": "x"}, "n": {"N": "1"}}, {"a": {"S": "y"}, "n": {"N": "1"}}, False),
+        ({"a": {"S": "x"}, "n": {"N": "1"}}, {"a": {"S": "x"}, "n": {"N": "2"}}, False),
+        ({"a": {"S": "1"}}, {"a": {"N": "1"}}, False),
+        ({"a": {"S": "x"}}, {"a": {"S": "x"}, "b": {"S": "x"}}, False),
+        ({"a": {"S": "x"}}, {"b": {"S": "x"}}, False),
+        ({}, {}, True),
+    ],
+)
+def test_items_are_equal_as_their_values_are(left: Item, right: Item, equal: bool) -> None:
+    assert items_equal(left, right) is equal
+    assert items_equal(right, left) is equal
+    assert values_equal({"M": left}, {"M": right}) is equal  # the same answer as comparing them as M values
