@@ -188,12 +188,17 @@ def main() -> None:
             process.wait()
 
     results = {name: median_pair(values) for name, values in samples.items()}
-    base_get, base_put = results["boto3 alone (canned response)"]
+    canned_rounds = samples["boto3 alone (canned response)"]
     print(f"median of {rounds} interleaved rounds of {calls} calls, microseconds a call (thread CPU time; the")
-    print("rows of other processes: wall time)")
+    print("rows of other processes: wall time); +Get and +Put: the median of each round's difference to boto3 alone")
     print(f"{'':36} {'GetItem':>8} {'PutItem':>8} {'+Get':>7} {'+Put':>7}")
     for name, (get, put) in results.items():
-        print(f"{name:36} {get:8.1f} {put:8.1f} {get - base_get:7.1f} {put - base_put:7.1f}")
+        added_get, added_put = median_pair(paired_differences(samples[name], canned_rounds))
+        print(f"{name:36} {get:8.1f} {put:8.1f} {added_get:7.1f} {added_put:7.1f}")
+    spread = paired_differences(samples["in-process dynastore"], canned_rounds)
+    low = (min(s[0] for s in spread), min(s[1] for s in spread))
+    high = (max(s[0] for s in spread), max(s[1] for s in spread))
+    print(f"{'in-process rounds +Get lo,hi +Put lo,hi':36} {low[0]:8.1f} {high[0]:8.1f} {low[1]:7.1f} {high[1]:7.1f}")
     handle_get, handle_put = median_pair(handle)
     print(f"{'Protocol.handle alone (on its loop)':36} {handle_get:8.1f} {handle_put:8.1f}")
     serve_get, serve_put = median_pair(handoff)
@@ -215,6 +220,14 @@ def wrap_serve(ds: InProcess) -> list[float]:
 
     ds._serve = timed  # type: ignore[method-assign]
     return spent
+
+
+def paired_differences(
+    values: list[tuple[float, float]], baseline: list[tuple[float, float]]
+) -> list[tuple[float, float]]:
+    """Each round's (GetItem, PutItem) minus the same round's baseline: a round's calls run close together, so
+    their difference varies less than the calls do on a busy machine."""
+    return [(get - base_get, put - base_put) for (get, put), (base_get, base_put) in zip(values, baseline, strict=True)]
 
 
 def median_pair(values: list[tuple[float, float]]) -> tuple[float, float]:
