@@ -441,19 +441,9 @@ def _response_headers(response: RawResponse) -> list[tuple[str, str]]:
 
 
 def _aws_response(url: str, response: RawResponse) -> Any:
-    """botocore's response to a request, from ``response``. Its headers go straight into the dict botocore's
-    case-insensitive mapping keeps them in, under keys it made once per name: filling the mapping through its
-    interface (a key object made and hashed per header, through MutableMapping.update) cost a tenth of what
-    in-process mode adds to a call."""
+    """botocore's response to a request, from ``response``."""
     answer = _botocore_response_class()(url, response.status, (), _Raw(response.body))
-    keyed = getattr(answer.headers, "_dict", None)
-    if type(keyed) is not dict or keyed:
-        answer.headers.update(_response_headers(response))  # another botocore's layout: its mapping interface
-        return answer
-    keyed[_header_key("Content-Type")] = response.content_type
-    keyed[_header_key("Content-Length")] = str(len(response.body))
-    for name, value in response.headers:
-        keyed[_header_key(name)] = value
+    answer.headers = _response_headers_class()(_response_headers(response))
     return answer
 
 
@@ -465,13 +455,45 @@ def _botocore_response_class() -> Any:
 
 
 @functools.cache
-def _header_key(name: str) -> Any:
-    """The key botocore's header mapping files ``name`` under (the names a response has are few and fixed)."""
+def _response_headers_class() -> Any:
+    """botocore's case-insensitive header mapping, kept as a plain dict by lower-case name. botocore reads a
+    response's headers a dozen times (its metadata copies them all, its CRC32 check and request id read them):
+    through its own mapping each read makes a key object, which cost a tenth of what in-process mode adds to a
+    call. Same behaviour: names keep their case when iterated, any case finds them."""
     from botocore.awsrequest import HeadersDict
 
-    probe = HeadersDict()
-    probe[name] = ""
-    return next(iter(probe._dict))
+    class ResponseHeaders(HeadersDict):  # type: ignore[misc]  # botocore is untyped
+        def __init__(self, headers: list[tuple[str, str]]) -> None:
+            self._by_lower = {name.lower(): (name, value) for name, value in headers}
+
+        def __getitem__(self, name: str) -> str:
+            return self._by_lower[name.lower()][1]
+
+        def __setitem__(self, name: str, value: str) -> None:
+            lower = name.lower()
+            found = self._by_lower.get(lower)
+            self._by_lower[lower] = (name if found is None else found[0], value)  # the first case is kept
+
+        def __delitem__(self, name: str) -> None:
+            del self._by_lower[name.lower()]
+
+        def __iter__(self) -> Iterator[str]:
+            return (name for name, _ in self._by_lower.values())
+
+        def __len__(self) -> int:
+            return len(self._by_lower)
+
+        def __contains__(self, name: Any) -> bool:
+            return name.lower() in self._by_lower
+
+        def get(self, name: str, default: Any = None) -> Any:
+            found = self._by_lower.get(name.lower())
+            return default if found is None else found[1]
+
+        def __repr__(self) -> str:
+            return repr(dict(self._by_lower.values()))
+
+    return ResponseHeaders
 
 
 def _failed_write(error: BaseException) -> RawResponse:
