@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import re
 import statistics
 import subprocess
@@ -126,16 +127,7 @@ def create(client: Any) -> None:
 def handle_alone(ds: InProcess, client: Any, calls: int) -> tuple[float, float]:
     """Protocol.handle on the dynastore's loop for the same signed requests: the dynastore's own work, the same as a
     server's (what in-process mode adds is the rest)."""
-    captured: dict[str, tuple[str, dict[str, str], bytes, str]] = {}
-
-    def capture(request: Any, **_: Any) -> None:
-        headers = {k.lower(): v if isinstance(v, str) else v.decode() for k, v in request.headers.items()}
-        captured[request.headers["X-Amz-Target"].decode().split(".")[1]] = ("POST", headers, request.body, "/")
-
-    client.meta.events.register_first("before-send.dynamodb", capture)
-    client.get_item(TableName=TABLE, Key=KEY)
-    client.put_item(TableName=TABLE, Item=ITEM)
-    client.meta.events.unregister("before-send.dynamodb", capture)
+    captured = captured_requests(client)
     assert ds.app is not None and ds._loop is not None
     handle = ds.app.protocol.handle
 
@@ -188,12 +180,17 @@ def main() -> None:
             process.wait()
 
     results = {name: median_pair(values) for name, values in samples.items()}
-    base_get, base_put = results["boto3 alone (canned response)"]
+    canned_rounds = samples["boto3 alone (canned response)"]
     print(f"median of {rounds} interleaved rounds of {calls} calls, microseconds a call (thread CPU time; the")
-    print("rows of other processes: wall time)")
+    print("rows of other processes: wall time); +Get and +Put: the median of each round's difference to boto3 alone")
     print(f"{'':36} {'GetItem':>8} {'PutItem':>8} {'+Get':>7} {'+Put':>7}")
     for name, (get, put) in results.items():
-        print(f"{name:36} {get:8.1f} {put:8.1f} {get - base_get:7.1f} {put - base_put:7.1f}")
+        added_get, added_put = median_pair(paired_differences(samples[name], canned_rounds))
+        print(f"{name:36} {get:8.1f} {put:8.1f} {added_get:7.1f} {added_put:7.1f}")
+    spread = paired_differences(samples["in-process dynastore"], canned_rounds)
+    low = (min(s[0] for s in spread), min(s[1] for s in spread))
+    high = (max(s[0] for s in spread), max(s[1] for s in spread))
+    print(f"{'in-process rounds +Get lo,hi +Put lo,hi':36} {low[0]:8.1f} {high[0]:8.1f} {low[1]:7.1f} {high[1]:7.1f}")
     handle_get, handle_put = median_pair(handle)
     print(f"{'Protocol.handle alone (on its loop)':36} {handle_get:8.1f} {handle_put:8.1f}")
     serve_get, serve_put = median_pair(handoff)
@@ -217,12 +214,88 @@ def wrap_serve(ds: InProcess) -> list[float]:
     return spent
 
 
+def paired_differences(
+    values: list[tuple[float, float]], baseline: list[tuple[float, float]]
+) -> list[tuple[float, float]]:
+    """Each round's (GetItem, PutItem) minus the same round's baseline: a round's calls run close together, so
+    their difference varies less than the calls do on a busy machine."""
+    return [(get - base_get, put - base_put) for (get, put), (base_get, base_put) in zip(values, baseline, strict=True)]
+
+
 def median_pair(values: list[tuple[float, float]]) -> tuple[float, float]:
     return statistics.median(v[0] for v in values), statistics.median(v[1] for v in values)
+
+
+def instruction_phases(calls: int) -> None:
+    """For a count of instructions, which a busy machine does not disturb: GetItem and PutItem through boto3 alone
+    (canned response) and through an in-process dynastore, then Protocol.handle alone, ``calls`` each, every phase
+    preceded by a call of getppid(), at which callgrind (``--dump-before=getppid``) writes its counts:
+    ``valgrind --tool=callgrind --dump-before=getppid --callgrind-out-file=cg.out python
+    benchmarks/in_process.py --instructions 100``, then ``python benchmarks/in_process.py --count cg.out.*``."""
+    nothing = boto3.client("dynamodb", config=CONFIG, **CREDENTIALS)
+    nothing.meta.events.register("before-send.dynamodb", canned)
+    with in_process(capacity="report", hook_clients=False) as ds:
+        local = ds.client(config=CONFIG)
+        create(local)
+        handle = ds.app.protocol.handle if ds.app is not None else None
+        assert handle is not None
+        requests = captured_requests(local)
+        phases: list[Callable[[], Any]] = []
+        for client in (nothing, local):
+            phases.append(functools.partial(client.get_item, TableName=TABLE, Key=KEY))
+            phases.append(functools.partial(client.put_item, TableName=TABLE, Item=ITEM))
+        phases.extend(functools.partial(handle, *requests[name]) for name in ("GetItem", "PutItem"))
+        for phase in phases:  # warm: caches filled, the table's capacity state made
+            for _ in range(30):
+                phase()
+        for phase in phases:
+            os.getppid()
+            for _ in range(calls):
+                phase()
+        os.getppid()
+    print(f"{calls} calls a phase: " + ", ".join(INSTRUCTION_PHASES))
+
+
+INSTRUCTION_PHASES = ("boto3 alone GetItem", "boto3 alone PutItem", "in-process GetItem", "in-process PutItem",
+                      "Protocol.handle GetItem", "Protocol.handle PutItem")  # fmt: skip
+
+
+def count_instructions(files: list[str], calls: int) -> None:
+    """Thousands of instructions a call in each phase, from callgrind's dumps (the first one is the start-up)."""
+    dumps = sorted(files, key=lambda name: int(name.rsplit(".", 1)[1]))
+    totals: list[int] = []
+    for name in dumps:
+        with open(name) as dump:
+            totals.extend(int(line.split()[1]) for line in dump if line.startswith("totals:"))
+    counts = dict(zip(INSTRUCTION_PHASES, (total / calls / 1000 for total in totals[1:]), strict=False))
+    for phase, count in counts.items():
+        print(f"{phase:36} {count:9.1f}k")
+    for operation in ("GetItem", "PutItem"):
+        added = counts[f"in-process {operation}"] - counts[f"boto3 alone {operation}"]
+        print(f"in-process adds to a {operation}: {added:.1f}k ({added / counts[f'boto3 alone {operation}']:.1%})")
+
+
+def captured_requests(client: Any) -> dict[str, tuple[str, dict[str, str], bytes, str]]:
+    """The signed GetItem and PutItem requests of ``client`` as Protocol.handle takes them."""
+    captured: dict[str, tuple[str, dict[str, str], bytes, str]] = {}
+
+    def capture(request: Any, **_: Any) -> None:
+        headers = {k.lower(): v if isinstance(v, str) else v.decode() for k, v in request.headers.items()}
+        captured[request.headers["X-Amz-Target"].decode().split(".")[1]] = ("POST", headers, request.body, "/")
+
+    client.meta.events.register_first("before-send.dynamodb", capture)
+    client.get_item(TableName=TABLE, Key=KEY)
+    client.put_item(TableName=TABLE, Item=ITEM)
+    client.meta.events.unregister("before-send.dynamodb", capture)
+    return captured
 
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--serve-nothing"]:
         serve_nothing()
+    elif sys.argv[1:2] == ["--instructions"]:
+        instruction_phases(int(sys.argv[2]) if len(sys.argv) > 2 else 100)
+    elif sys.argv[1:2] == ["--count"]:
+        count_instructions(sys.argv[2:], int(os.environ.get("CALLS", "100")))
     else:
         main()

@@ -219,11 +219,8 @@ class InProcess:
 
     def _before_send(self, request: Any, **_: Any) -> Any:
         """botocore's before-send handler: the HTTP response for a prepared request, from Protocol.handle."""
-        from botocore.awsrequest import AWSResponse
-
         method, headers, body, path = _request_parts(request)
-        response = self._serve(method, headers, body, path)
-        return AWSResponse(request.url, response.status, _response_headers(response), _Raw(response.body))
+        return _aws_response(request.url, self._serve(method, headers, body, path))
 
     async def _before_send_async(self, request: Any, **_: Any) -> Any:
         """aiobotocore's before-send handler: the same answer, served from a worker thread so that the caller's
@@ -443,6 +440,62 @@ def _response_headers(response: RawResponse) -> list[tuple[str, str]]:
     return headers
 
 
+def _aws_response(url: str, response: RawResponse) -> Any:
+    """botocore's response to a request, from ``response``."""
+    answer = _botocore_response_class()(url, response.status, (), _Raw(response.body))
+    answer.headers = _response_headers_class()(_response_headers(response))
+    return answer
+
+
+@functools.cache
+def _botocore_response_class() -> Any:
+    from botocore.awsrequest import AWSResponse
+
+    return AWSResponse
+
+
+@functools.cache
+def _response_headers_class() -> Any:
+    """botocore's case-insensitive header mapping, kept as a plain dict by lower-case name. botocore reads a
+    response's headers a dozen times (its metadata copies them all, its CRC32 check and request id read them):
+    through its own mapping each read makes a key object, which cost a tenth of what in-process mode adds to a
+    call. Same behaviour: names keep their case when iterated, any case finds them."""
+    from botocore.awsrequest import HeadersDict
+
+    class ResponseHeaders(HeadersDict):  # type: ignore[misc]  # botocore is untyped
+        def __init__(self, headers: list[tuple[str, str]]) -> None:
+            self._by_lower = {name.lower(): (name, value) for name, value in headers}
+
+        def __getitem__(self, name: str) -> str:
+            return self._by_lower[name.lower()][1]
+
+        def __setitem__(self, name: str, value: str) -> None:
+            lower = name.lower()
+            found = self._by_lower.get(lower)
+            self._by_lower[lower] = (name if found is None else found[0], value)  # the first case is kept
+
+        def __delitem__(self, name: str) -> None:
+            del self._by_lower[name.lower()]
+
+        def __iter__(self) -> Iterator[str]:
+            return (name for name, _ in self._by_lower.values())
+
+        def __len__(self) -> int:
+            return len(self._by_lower)
+
+        def __contains__(self, name: Any) -> bool:
+            return name.lower() in self._by_lower
+
+        def get(self, name: str, default: Any = None) -> Any:
+            found = self._by_lower.get(name.lower())
+            return default if found is None else found[1]
+
+        def __repr__(self) -> str:
+            return repr(dict(self._by_lower.values()))
+
+    return ResponseHeaders
+
+
 def _failed_write(error: BaseException) -> RawResponse:
     """What the server answers for a write the store could not make durable (protocol/http_server.py)."""
     failure = durability_failure(error)
@@ -456,8 +509,11 @@ def _lower_case_headers(headers: Any) -> dict[str, str]:
     through its mapping interface (a quarter of what in-process mode adds to a call)."""
     keyed = getattr(headers, "_dict", None)
     if isinstance(keyed, dict):
-        try:
-            return {key._lower: _text(value) for key, value in keyed.items()}
+        try:  # the values are text or bytes (latin-1, as HTTP sends them); decoded here, not by a call each
+            return {
+                key._lower: value.decode("latin-1") if isinstance(value, bytes) else value
+                for key, value in keyed.items()
+            }
         except AttributeError:
             pass  # another botocore's layout: the mapping interface below
     return {name.lower(): _text(value) for name, value in headers.items()}
@@ -511,10 +567,7 @@ def _aiobotocore_creator() -> Any:
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
+    return asyncio._get_running_loop()  # None outside a running loop (get_running_loop raises, which costs more)
 
 
 def _new_loop() -> asyncio.AbstractEventLoop:

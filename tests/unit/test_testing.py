@@ -13,7 +13,7 @@ from typing import Any
 
 import boto3
 import pytest
-from botocore.awsrequest import AWSResponse
+from botocore.awsrequest import AWSResponse, HeadersDict
 from botocore.config import Config as BotoConfig
 from botocore.exceptions import ClientError, EndpointConnectionError
 
@@ -73,6 +73,32 @@ def test_a_client_made_in_the_block_is_answered_as_the_server_answers(ds: InProc
     body = b'{"Item":{"pk":{"S":"a"},"n":{"N":"1"}}}'
     assert headers["x-amz-crc32"] == str(zlib.crc32(body))
     assert headers["content-type"] == "application/x-amz-json-1.0"
+
+
+def test_a_responses_headers_behave_as_botocores_own_mapping(ds: InProcess) -> None:
+    """The mapping botocore and its event handlers read a response's headers from: any case finds a name, names
+    keep the case they were sent in, and it answers every read as botocore's HeadersDict of the same headers."""
+    seen: list[Any] = []
+    client = boto3.client("dynamodb", config=NO_RETRIES)
+    client.meta.events.register("before-parse.dynamodb", lambda response_dict, **_: seen.append(response_dict))
+    create(client)
+    headers = seen[-1]["headers"]
+    same = HeadersDict(list(headers.items()))
+    assert isinstance(headers, HeadersDict)
+    assert list(headers) == list(same) == ["Content-Type", "Content-Length", "x-amzn-RequestId", "x-amz-crc32"]
+    assert dict(headers) == dict(same) and len(headers) == len(same) == 4
+    assert headers["X-AMZN-REQUESTID"] == headers.get("x-amzn-requestid") == same["x-amzn-requestid"]
+    assert "content-type" in headers and "x-amz-crc32" in headers and "etag" not in headers
+    assert headers.get("etag") is None and headers.get("etag", "-") == "-"
+    with pytest.raises(KeyError):
+        headers["etag"]
+    headers["CONTENT-TYPE"] = "text/plain"  # a new value under the name as first sent, as botocore's keeps it
+    same["CONTENT-TYPE"] = "text/plain"
+    del headers["content-length"]
+    del same["content-length"]
+    assert list(headers.items()) == list(same.items())
+    assert repr(headers) == repr(same)
+    assert dict(headers.copy()) == dict(headers)
 
 
 def test_errors_carry_dynamodbs_codes_messages_and_status(ds: InProcess) -> None:
