@@ -6,14 +6,21 @@
    ``--auth sigv4``: the whole request path, HTTP aside.
 
 Run: ``python benchmarks/auth.py [requests] [rounds]``.
+
+Instruction counts, which a busy machine does not disturb: ``valgrind --tool=callgrind --dump-before=getppid
+--callgrind-out-file=cg.out python benchmarks/auth.py --instructions 200``, then ``python benchmarks/auth.py --count
+200 cg.out.*``: ``Protocol.handle`` of a signed GetItem and PutItem with ``--auth none`` and ``--auth sigv4``, each
+phase preceded by a call of getppid(), at which callgrind writes its counts.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
@@ -95,7 +102,64 @@ def main() -> None:
         print(f"{operation:8} body {len(body):3} B: {_compare(times)}")
 
 
-def handle_rounds(count: int, rounds: int) -> None:
+class _Transport:
+    """What HttpConnection writes to: the responses, kept until taken."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+
+    def set_write_buffer_limits(self, high: int) -> None:
+        pass
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return default
+
+    def is_closing(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+
+def _raw(headers: dict[str, str], body: bytes) -> bytes:
+    """The request as a client sends it over HTTP/1.1."""
+    head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    return f"POST / HTTP/1.1\r\n{head}\r\n".encode("latin-1") + body
+
+
+def _http_handlers(handlers: dict[str, Callable[..., Any]]) -> dict[str, Callable[[bytes], bytes]]:
+    """Each mode's request path from the bytes of a request to those of its response: an HttpConnection (the
+    server's, header strings made fresh by its parser for every request) over ``Protocol.handle``."""
+    from dynastore.protocol.http_server import HttpConnection
+
+    out: dict[str, Callable[[bytes], bytes]] = {}
+    for mode, handle in handlers.items():
+        protocol, committer = handle.__self__, _COMMITTERS[mode]  # type: ignore[attr-defined]
+        connection = HttpConnection(protocol, committer)
+        transport = _Transport()
+        connection.connection_made(transport)  # type: ignore[arg-type]
+
+        def serve(
+            raw: bytes, c: HttpConnection = connection, t: _Transport = transport, committer: Any = committer
+        ) -> bytes:
+            c.data_received(raw)
+            while not t.written:
+                committer.poll()
+            return t.written.pop()
+
+        out[mode] = serve
+    return out
+
+
+_COMMITTERS: dict[str, Any] = {}  # each mode's group committer (HttpConnection holds responses until durable)
+
+
+def _handlers(signed_at: float) -> dict[str, Callable[..., Any]]:
+    """``Protocol.handle`` of two in-memory dynastores, ``--auth none`` and ``--auth sigv4`` with an admin key,
+    each with the benchmark's table and item."""
     import asyncio
 
     from dynastore.app import Dynastore
@@ -105,9 +169,8 @@ def handle_rounds(count: int, rounds: int) -> None:
         b'{"TableName":"bench_table","KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],'
         b'"AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}],"BillingMode":"PAY_PER_REQUEST"}'
     )
-    create_headers, signed_at = signed_headers("CreateTable", create)
+    create_headers, _ = signed_headers("CreateTable", create)
     put_headers, _ = signed_headers("PutItem", BODIES["PutItem"])
-    get_headers, _ = signed_headers("GetItem", BODIES["GetItem"])
     handlers = {}
     for mode in ("none", "sigv4"):
         config = Config(
@@ -115,10 +178,16 @@ def handle_rounds(count: int, rounds: int) -> None:
             admin_secret_access_key=SECRET, clock=ManualClock(signed_at),
         )  # fmt: skip
         app = Dynastore(config)
-        app.start(asyncio.new_event_loop())
+        _COMMITTERS[mode] = app.start(asyncio.new_event_loop())
         assert app.protocol.handle("POST", create_headers, create, "/").status == 200
         assert app.protocol.handle("POST", put_headers, BODIES["PutItem"], "/").status == 200
         handlers[mode] = app.protocol.handle
+    return handlers
+
+
+def handle_rounds(count: int, rounds: int) -> None:
+    get_headers, signed_at = signed_headers("GetItem", BODIES["GetItem"])
+    handlers = _handlers(signed_at)
     times: dict[str, list[float]] = {"none": [], "sigv4": []}
     body = BODIES["GetItem"]
     for _ in range(rounds):
@@ -131,6 +200,77 @@ def handle_rounds(count: int, rounds: int) -> None:
     print(f"Protocol.handle GetItem: {_compare(times)}")
 
 
+INSTRUCTION_PHASES = (
+    "GetItem none", "GetItem sigv4", "PutItem none", "PutItem sigv4",
+    "HTTP GetItem none", "HTTP GetItem sigv4", "HTTP PutItem none", "HTTP PutItem sigv4",
+)  # fmt: skip
+
+
+def _http_phase(serve: Callable[[bytes], bytes], raw: bytes) -> Callable[[], object]:
+    def one() -> object:
+        response = serve(raw)
+        assert response.startswith(b"HTTP/1.1 200 "), response
+        return response
+
+    return one
+
+
+def _handle_phase(handle: Callable[..., Any], headers: dict[str, str], body: bytes) -> Callable[[], object]:
+    def one() -> object:
+        response = handle("POST", headers, body, "/")
+        assert response.status == 200, response.body
+        return response
+
+    return one
+
+
+def instruction_phases(calls: int) -> None:
+    """``calls`` requests a phase (INSTRUCTION_PHASES), each phase preceded by a call of getppid()."""
+    requests = {operation: signed_headers(operation, body) for operation, body in BODIES.items()}
+    handlers = _handlers(max(signed_at for _, signed_at in requests.values()))
+    served = _http_handlers(handlers)
+    phases: list[Callable[[], object]] = []
+    for phase in INSTRUCTION_PHASES:
+        *http, operation, mode = phase.split()
+        headers, body = requests[operation][0], BODIES[operation]
+        if http:
+            phases.append(_http_phase(served[mode], _raw(headers, body)))
+        else:
+            phases.append(_handle_phase(handlers[mode], headers, body))
+    for phase_call in phases:  # warm: caches filled
+        for _ in range(30):
+            phase_call()
+    for phase_call in phases:
+        os.getppid()
+        for _ in range(calls):
+            phase_call()
+    os.getppid()
+    print(f"{calls} calls a phase: " + ", ".join(INSTRUCTION_PHASES))
+
+
+def count_instructions(calls: int, files: list[str]) -> None:
+    """Thousands of instructions a request in each phase, from callgrind's dumps (the first one is the start-up)."""
+    dumps = sorted(files, key=lambda name: int(name.rsplit(".", 1)[1]))
+    totals: list[int] = []
+    for name in dumps:
+        with open(name) as dump:
+            totals.extend(int(line.split()[1]) for line in dump if line.startswith("totals:"))
+    counts = dict(zip(INSTRUCTION_PHASES, (total / calls / 1000 for total in totals[1:]), strict=False))
+    for phase, count in counts.items():
+        path = "HTTP server" if phase.startswith("HTTP ") else "Protocol.handle"
+        print(f"{path:15} {phase.removeprefix('HTTP '):14} {count:8.1f}k instructions")
+    for prefix in ("", "HTTP "):
+        for operation in BODIES:
+            none, sigv4 = counts[f"{prefix}{operation} none"], counts[f"{prefix}{operation} sigv4"]
+            path = "HTTP server" if prefix else "Protocol.handle"
+            print(f"{path:15} --auth sigv4 adds to a {operation}: {sigv4 - none:.1f}k ({(sigv4 - none) / none:.1%})")
+
+
 if __name__ == "__main__":
-    main()
-    handle_rounds(int(sys.argv[1]) if len(sys.argv) > 1 else 20_000, int(sys.argv[2]) if len(sys.argv) > 2 else 7)
+    if sys.argv[1:2] == ["--instructions"]:
+        instruction_phases(int(sys.argv[2]) if len(sys.argv) > 2 else 200)
+    elif sys.argv[1:2] == ["--count"]:
+        count_instructions(int(sys.argv[2]), sys.argv[3:])
+    else:
+        main()
+        handle_rounds(int(sys.argv[1]) if len(sys.argv) > 1 else 20_000, int(sys.argv[2]) if len(sys.argv) > 2 else 7)

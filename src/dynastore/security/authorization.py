@@ -28,7 +28,7 @@ from dynastore.security.policy_evaluation import DENY, RequestContext, decide, r
 from dynastore.util.arn import account_of
 from dynastore.util.clock import Clock
 
-__all__ = ["Check", "Values", "authorize", "refuse_self_lockout", "resource_policy"]
+__all__ = ["Check", "Values", "authorize", "authorize_by", "reads_request", "refuse_self_lockout", "resource_policy"]
 
 # A check's condition keys, by lower-case name (``dynamodb:leadingkeys``).
 Values = dict[str, ConditionValue]
@@ -61,13 +61,60 @@ def authorize(
 ) -> None:
     """Raise AccessDeniedException unless ``caller`` is allowed every check. ``account_id`` owns the resources
     that name no other account (the namespace the request runs in); ``clock`` gives ``aws:CurrentTime``."""
-    identity = policies.for_caller(caller)
+    authorize_by(checks, caller, policies.for_caller(caller), account_id, clock)
+
+
+def authorize_by(
+    checks: Iterable[Check], caller: Caller, identity: tuple[Policy, ...], account_id: str, clock: Clock | None
+) -> None:
+    """``authorize`` with the caller's identity policies already looked up (``IdentityPolicies.for_caller``)."""
+    plain = not reads_request(caller, identity)
     for check in checks:
         owner = account_of(check.resource) or account_id
         policy = resource_policy(check)
-        denied = decide(caller, check.action, check.resource, check.values, identity, policy, owner, clock)
+        if plain and (policy is None or not policy.reads_request):
+            denied = _remembered_decision(caller, check, identity, policy, owner)
+        else:
+            denied = decide(caller, check.action, check.resource, check.values, identity, policy, owner, clock)
         if denied is not None:
             raise AccessDeniedException(denied)
+
+
+def reads_request(caller: Caller, identity: tuple[Policy, ...]) -> bool:
+    """Whether the caller's identity policies (and a role session's session policies) read anything of a request
+    but its action and resource: a condition, or a resource with policy variables (``Policy.reads_request``).
+    When none does, a check's condition keys are never looked at."""
+    for policy in identity:
+        if policy.reads_request:
+            return True
+    for policy in caller.session_policies:  # noqa: SIM110
+        if policy.reads_request:
+            return True
+    return False
+
+
+# Decisions of checks whose policies read nothing of the request (neither the caller's nor the resource's): the
+# decision is then a function of the caller, its policies, the action, the resource and the resource's account,
+# so the last one made for those is kept. An entry serves only while the caller, its identity policies and the
+# resource policy are the very objects it was made with: a change of any of them (a policy put or removed, the
+# credentials reloaded) makes new ones, and the entry is made again.
+_DECISIONS: dict[tuple[str, str, str, str], tuple[Caller, tuple[Policy, ...], Policy | None, str | None]] = {}
+_DECISIONS_LIMIT = 4096
+
+
+def _remembered_decision(
+    caller: Caller, check: Check, identity: tuple[Policy, ...], policy: Policy | None, owner: str
+) -> str | None:
+    key = (caller.arn, check.action, check.resource, owner)
+    found = _DECISIONS.get(key)
+    if found is not None and found[0] is caller and found[1] is identity and found[2] is policy:
+        return found[3]
+    # No clock: a policy that reads nothing of the request reads no time either.
+    denied = decide(caller, check.action, check.resource, check.values, identity, policy, owner)
+    if len(_DECISIONS) >= _DECISIONS_LIMIT:
+        _DECISIONS.clear()
+    _DECISIONS[key] = (caller, identity, policy, denied)
+    return denied
 
 
 def resource_policy(check: Check) -> Policy | None:

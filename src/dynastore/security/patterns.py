@@ -65,6 +65,11 @@ class Pattern:
         else:
             self._literal = text.lower() if fold else text
 
+    @property
+    def has_variables(self) -> bool:
+        """Whether matching reads the request's values (``lookup``)."""
+        return self._parts is not None
+
     def matches(self, value: str, lookup: VariableLookup) -> bool:
         literal = self._literal
         if literal is not None:

@@ -116,14 +116,18 @@ class Statement:
 
 
 class Policy:
-    """A compiled policy document; ``text`` is its JSON without insignificant whitespace."""
+    """A compiled policy document; ``text`` is its JSON without insignificant whitespace. ``reads_request``: whether
+    any statement has a condition or a resource with policy variables, the only parts of a policy that read a
+    request's condition keys (or the caller's, or the time): without them its decision on a request depends on the
+    action, the resource and the principal alone."""
 
-    __slots__ = ("kind", "text", "statements")
+    __slots__ = ("kind", "text", "statements", "reads_request")
 
     def __init__(self, kind: str, text: str, statements: tuple[Statement, ...]) -> None:
         self.kind = kind
         self.text = text
         self.statements = statements
+        self.reads_request = any(st.conditions or any(p.has_variables for p in st.resources) for st in statements)
 
 
 def _no_variables(name: str) -> str | None:

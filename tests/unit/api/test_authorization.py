@@ -456,3 +456,42 @@ def test_exports_and_imports_check_the_table_export_and_import_arns(server: Serv
     assert server.alice("DescribeImport", ImportArn=started["ImportArn"])["ImportTableDescription"]["TableArn"] == (
         TABLE + "Songs"
     )
+
+
+def test_a_decision_made_without_condition_keys_follows_policy_changes(server: Server) -> None:
+    # Policies without conditions or variables decide by action and resource alone: the decision is remembered,
+    # and must not outlive a change of the policies.
+    server.grant(allow("dynamodb:GetItem", TABLE + "Music"))
+    assert server.alice("GetItem", TableName="Music", Key=key("a")) == {}
+    assert server.alice("GetItem", TableName="Music", Key=key("a")) == {}
+    server.grant({"Effect": "Deny", "Action": "dynamodb:GetItem", "Resource": "*"}, name="D")
+    assert server.refused("GetItem", TableName="Music", Key=key("a")) == denial(
+        "dynamodb:GetItem", TABLE + "Music", "with an explicit deny in an identity-based policy"
+    )
+    server.services.policies.remove(ACCOUNT, USER, "alice", "D")
+    assert server.alice("GetItem", TableName="Music", Key=key("a")) == {}
+    server.grant(allow("dynamodb:GetItem", TABLE + "Music", **OWN_ITEMS))  # replaces P: now conditional
+    assert server.refused("GetItem", TableName="Music", Key=key("a")) == denial("dynamodb:GetItem", TABLE + "Music")
+    assert server.alice("GetItem", TableName="Music", Key=key("AIDAALICE#1")) == {}
+
+
+def test_a_plain_identity_allow_still_meets_the_resource_policys_conditions(server: Server) -> None:
+    # The caller's own policies read no condition key, the table's policy does: the check must carry them.
+    server.grant(allow("dynamodb:*"))
+    statement = {
+        "Effect": "Deny",
+        "Principal": {"AWS": ALICE.arn},
+        "Action": ["dynamodb:GetItem", "dynamodb:PutItem"],
+        "Resource": TABLE + "Music",
+        "Condition": {"ForAnyValue:StringEquals": {"dynamodb:LeadingKeys": ["secret"]}},
+    }
+    server.admin("PutResourcePolicy", ResourceArn=TABLE + "Music",
+                 Policy=json.dumps({"Version": "2012-10-17", "Statement": [statement]}))  # fmt: skip
+    assert server.alice("GetItem", TableName="Music", Key=key("open")) == {}
+    why = "with an explicit deny in a resource-based policy"
+    assert server.refused("GetItem", TableName="Music", Key=key("secret")) == denial(
+        "dynamodb:GetItem", TABLE + "Music", why
+    )
+    assert server.refused("PutItem", TableName="Music", Item=key("secret")) == denial(
+        "dynamodb:PutItem", TABLE + "Music", why
+    )

@@ -11,9 +11,11 @@ import pytest
 
 from dynastore.errors import AccessDeniedException
 from dynastore.model.table_schema import KeyAttr, KeySchema, TableDef
-from dynastore.security.authorization import Check, authorize, refuse_self_lockout, resource_policy
+from dynastore.security.authorization import Check, authorize, reads_request, refuse_self_lockout, resource_policy
 from dynastore.security.caller import Caller
 from dynastore.security.identity_policies import USER, IdentityPolicies
+from dynastore.security.policy_documents import IDENTITY, compiled
+from dynastore.util.clock import ManualClock
 
 ACCOUNT = "111122223333"
 OTHER = "444455556666"
@@ -135,3 +137,37 @@ def test_a_policy_denying_its_writer_put_resource_policy_is_refused() -> None:
     )
     refuse_self_lockout(MUSIC, document(statement("Deny", "dynamodb:GetItem", MUSIC, ALICE.arn)), ALICE)
     refuse_self_lockout(MUSIC, "not a policy", ALICE)  # refused by the operation, with the document's error
+
+
+@pytest.mark.parametrize(
+    ("condition", "resource", "reads"),
+    [
+        (None, "*", False),
+        (None, MUSIC, False),
+        (None, "arn:aws:dynamodb:us-east-1:111122223333:table/${aws:username}", True),
+        ({"StringEquals": {"dynamodb:Select": "ALL_ATTRIBUTES"}}, "*", True),
+        ({"DateLessThan": {"aws:CurrentTime": "2030-01-01T00:00:00Z"}}, MUSIC, True),
+    ],
+)
+def test_a_policy_reads_the_request_only_by_conditions_and_variables(
+    condition: dict[str, Any] | None, resource: str, reads: bool
+) -> None:
+    st = statement("Allow", "dynamodb:GetItem", resource)
+    if condition is not None:
+        st["Condition"] = condition
+    policy = compiled(document(st), IDENTITY)
+    assert policy.reads_request is reads
+    assert reads_request(ALICE, (policy,)) is reads
+
+
+def test_a_time_condition_is_evaluated_on_every_request() -> None:
+    # aws:CurrentTime is read from the clock: a decision by such a policy is never remembered.
+    clock = ManualClock(1_900_000_000.0)  # 2030-03-17
+    st = statement("Allow", "dynamodb:GetItem", MUSIC)
+    st["Condition"] = {"DateLessThan": {"aws:CurrentTime": "2030-03-18T00:00:00Z"}}
+    store = policies(alice=document(st))
+    check = Check("dynamodb:GetItem", MUSIC, {})
+    authorize([check], ALICE, store, ACCOUNT, clock)
+    clock.advance(86_400)
+    with pytest.raises(AccessDeniedException):
+        authorize([check], ALICE, store, ACCOUNT, clock)
