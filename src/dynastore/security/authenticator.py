@@ -98,11 +98,18 @@ class Authenticator:
         signature itself. ``service``: the credential scope's service the request must be signed for (``sts``
         for the STS endpoint)."""
         route, _, query = path.partition("?")
-        if "authorization" in headers or not is_presigned(path):
-            check_form(headers)
+        authorization = headers.get("authorization")
+        if authorization is not None or not is_presigned(path):
+            # What SDKs send is read once, for its form and its parts; anything else is checked first.
+            signed = None if authorization is None else _from_sdk_header(authorization, headers)
+            if signed is None:
+                check_form(headers)
             if "X-Amz-Algorithm=" in query:
                 raise IncompleteSignatureException(messages.AUTH_QUERY_AND_HEADER)
-            signed = _from_header(headers, query)
+            if signed is None:
+                signed = _from_header(headers, query)
+            elif query:
+                signed.query = canonical_query(query)
         else:
             signed = _from_query(query)
         return self._verify(method, route, headers, body, signed, service)
@@ -254,6 +261,35 @@ def check_form(headers: dict[str, str], path: str = "/") -> None:
         problems += messages.AUTH_REQUIRES_DATE
     if problems:
         raise IncompleteSignatureException(problems + "Authorization=" + authorization)
+
+
+def _from_sdk_header(authorization: str, headers: dict[str, str]) -> _Signed | None:
+    """The signature of a request whose Authorization header has the form SDKs send (``_well_formed``) and that
+    has a date: one that passes ``check_form``, read in the same pass. None for any other request. (Its query
+    string is left to the caller: ``query`` is "".)"""
+    parts = authorization.split(", ")
+    if len(parts) != 3:
+        return None
+    scheme, _, credential = parts[0].partition(" Credential=")
+    names, signature = parts[1][14:], parts[2][10:]
+    if not (
+        scheme.startswith("AWS4-")
+        and " " not in scheme
+        and _plain_value(credential)
+        and parts[1].startswith("SignedHeaders=")
+        and _plain_value(names)
+        and parts[2].startswith("Signature=")
+        and _plain_value(signature)
+    ):
+        return None
+    amz_date = headers.get("x-amz-date")
+    if amz_date is None:
+        date = headers.get("date")
+        if date is None:
+            return None
+        amz_date = _from_http_date(date)
+    token = headers.get("x-amz-security-token", "")
+    return _Signed(scheme, credential, names, signature, amz_date, token, "", -1)
 
 
 def _well_formed(authorization: str) -> bool:

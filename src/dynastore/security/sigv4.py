@@ -90,8 +90,8 @@ def canonical_query(query: str, drop_signature: bool = False) -> str:
 
 def canonical_headers(signed_headers: str, headers: dict[str, str]) -> str:
     """``name:value\\n`` for each signed header (a header the request lacks signs as empty, and so mismatches)."""
-    block = ""
-    for name in signed_headers.split(";"):
+    lines = []
+    for name in _names(signed_headers):
         value = headers.get(name, "")
         trimmed = _TRIMMED.get(value)
         if trimmed is None:
@@ -100,8 +100,23 @@ def canonical_headers(signed_headers: str, headers: dict[str, str]) -> str:
                 if len(_TRIMMED) >= _TRIMMED_LIMIT:
                     _TRIMMED.clear()
                 _TRIMMED[value] = trimmed
-        block += f"{name}:{trimmed}\n"
-    return block
+        lines.append(f"{name}:{trimmed}\n")
+    return "".join(lines)
+
+
+def _names(signed_headers: str) -> tuple[str, ...]:
+    """The names of a SignedHeaders list (a client signs the same list again and again: cached)."""
+    names = _SIGNED_NAMES.get(signed_headers)
+    if names is None:
+        names = tuple(signed_headers.split(";"))
+        if len(signed_headers) <= _TRIMMED_VALUE_BYTES:
+            if len(_SIGNED_NAMES) >= _TRIMMED_LIMIT:
+                _SIGNED_NAMES.clear()
+            _SIGNED_NAMES[signed_headers] = names
+    return names
+
+
+_SIGNED_NAMES: dict[str, tuple[str, ...]] = {}
 
 
 # Header values already trimmed: a client sends the same Content-Type, Host, User-Agent and target again and again,
