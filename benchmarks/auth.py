@@ -1,7 +1,7 @@
 """What ``--auth sigv4`` costs a request, in interleaved rounds (medians, microseconds a request):
 
 1. SigV4 verification alone (security/authenticator.py) on botocore-signed GetItem and PutItem requests, against
-   the format check that ``--auth none`` makes (``check_form``, which ``authenticate`` makes first too);
+   the format check that ``--auth none`` makes (``check_form``, whose checks ``authenticate`` makes too);
 2. ``Protocol.handle`` of a signed GetItem by two in-memory dynastores, one with ``--auth none`` and one with
    ``--auth sigv4``: the whole request path, HTTP aside.
 
@@ -9,8 +9,9 @@ Run: ``python benchmarks/auth.py [requests] [rounds]``.
 
 Instruction counts, which a busy machine does not disturb: ``valgrind --tool=callgrind --dump-before=getppid
 --callgrind-out-file=cg.out python benchmarks/auth.py --instructions 200``, then ``python benchmarks/auth.py --count
-200 cg.out.*``: ``Protocol.handle`` of a signed GetItem and PutItem with ``--auth none`` and ``--auth sigv4``, each
-phase preceded by a call of getppid(), at which callgrind writes its counts.
+200 cg.out.*``: ``Protocol.handle`` of a signed GetItem and PutItem with ``--auth none`` and ``--auth sigv4``, then
+the same requests' bytes through the HTTP server's connection (its parser making fresh header strings for each),
+each phase preceded by a call of getppid(), at which callgrind writes its counts.
 """
 
 from __future__ import annotations
