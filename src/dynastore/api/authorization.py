@@ -37,6 +37,7 @@ from dynastore.security import authorization
 from dynastore.security.authorization import Check, Values
 from dynastore.security.caller import Caller
 from dynastore.security.conditions import UNKNOWN
+from dynastore.security.policy_documents import Policy
 from dynastore.security.sigv4 import REGION_NAME
 from dynastore.util.arn import parse_dynamodb_arn
 
@@ -49,14 +50,43 @@ def authorize(operation: str, req: dict[str, Any], caller: Caller, ctx: Context,
     identity = services.policies.for_caller(caller)
     action = _PLAIN_ITEM_ACTIONS.get(operation)
     if action is not None and not authorization.reads_request(caller, identity):
-        checks = [_item_check(action, req, ctx, None, keys=False)]
-    else:
-        checks = checks_for(operation, req, ctx, services)
+        _authorize_plain_item(action, req, caller, identity, ctx)
+        return
+    checks = checks_for(operation, req, ctx, services)
     authorization.authorize_by(checks, caller, identity, ctx.namespace.account_id, ctx.clock)
     if operation == "PutResourcePolicy" and not req.get("ConfirmRemoveSelfResourceAccess"):
         arn, text = req.get("ResourceArn"), req.get("Policy")
         if isinstance(arn, str) and isinstance(text, str):
             authorization.refuse_self_lockout(arn, text, caller)
+
+
+# Item operations allowed to callers whose policies read no condition key, by (caller ARN, action, TableName,
+# account, region): the allow stands while the caller, its identity policies and the table (whose definition
+# holds its resource policy) are the very objects it was made with; anything else is decided again.
+_ALLOWED: dict[tuple[str, str, str, str, str], tuple[Caller, tuple[Policy, ...], TableDef | None]] = {}
+_ALLOWED_LIMIT = 4096
+
+
+def _authorize_plain_item(
+    action: str, req: dict[str, Any], caller: Caller, identity: tuple[Policy, ...], ctx: Context
+) -> None:
+    """A GetItem, PutItem, UpdateItem or DeleteItem of a caller whose policies read nothing of the request: on a
+    table named by its name, an allow already made for the same caller, policies and table stands (the table is
+    looked up on every request: its resource policy, or its being another table, changes the answer)."""
+    name = req.get("TableName")
+    namespace = ctx.namespace
+    key = None
+    if isinstance(name, str) and not name.startswith("arn:"):
+        key = (caller.arn, action, name, namespace.account_id, namespace.region)
+        found = _ALLOWED.get(key)
+        if found is not None and found[0] is caller and found[1] is identity and found[2] is _find(ctx, name):
+            return
+    check = _item_check(action, req, ctx, None, keys=False)
+    authorization.authorize_by([check], caller, identity, namespace.account_id, ctx.clock)
+    if key is not None and not check.values:  # the table's resource policy read nothing either
+        if len(_ALLOWED) >= _ALLOWED_LIMIT:
+            _ALLOWED.clear()
+        _ALLOWED[key] = (caller, identity, check.table)
 
 
 def checks_for(operation: str, req: dict[str, Any], ctx: Context, services: RequestServices) -> list[Check]:

@@ -495,3 +495,25 @@ def test_a_plain_identity_allow_still_meets_the_resource_policys_conditions(serv
     assert server.refused("PutItem", TableName="Music", Item=key("secret")) == denial(
         "dynamodb:PutItem", TABLE + "Music", why
     )
+
+
+def test_a_remembered_allow_gives_way_to_a_new_resource_policy_and_a_new_table(server: Server) -> None:
+    server.grant(allow("dynamodb:*"))
+    for _ in range(2):
+        assert server.alice("PutItem", TableName="Music", Item=key("a")) == {}
+    deny = {
+        "Effect": "Deny",
+        "Principal": {"AWS": ALICE.arn},
+        "Action": "dynamodb:PutItem",
+        "Resource": TABLE + "Music",
+    }
+    server.admin("PutResourcePolicy", ResourceArn=TABLE + "Music",
+                 Policy=json.dumps({"Version": "2012-10-17", "Statement": [deny]}))  # fmt: skip
+    assert server.refused("PutItem", TableName="Music", Item=key("a")) == denial(
+        "dynamodb:PutItem", TABLE + "Music", "with an explicit deny in a resource-based policy"
+    )
+    server.admin("DeleteTable", TableName="Music")
+    server.clock.advance(60)
+    server.table("Music")  # the same name, a new table without the policy
+    server.clock.advance(60)
+    assert server.alice("PutItem", TableName="Music", Item=key("a")) == {}
