@@ -1,0 +1,153 @@
+"""What durability adds to a PutItem: ``Protocol.handle`` for PutItems of distinct keys against an in-memory
+dynastore and against a durable one (a data directory: the write-ahead log and its sync helper process), each put
+answered the way the server answers a write: once ``response.commit_seq`` is durable (group commit's
+``when_durable``, the loop run until its callback), one put at a time (so each put pays a seal and a sync of its
+own: durability's whole cost, unshared).
+
+Instructions, which a busy machine does not change (callgrind; the sync helper is another process, not counted)::
+
+    valgrind --tool=callgrind --dump-before=getppid --callgrind-out-file=cg.out \\
+        python benchmarks/durable_put.py --instructions 300
+    python benchmarks/durable_put.py --count 300 cg.out.*
+
+``callgrind_annotate --inclusive=yes cg.out.3`` then shows where the durable put's instructions go (the seal, the
+log record, the hand-off to the helper, the waiters). Without arguments: CPU microseconds a put (this thread's
+time, noisy on a busy machine), ``python benchmarks/durable_put.py [puts] [rounds]``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from dynastore.testing import InProcess, in_process
+
+TABLE = "bench_table"
+HEADERS = {  # without --auth sigv4 the signature is not checked, only that the request has one
+    "content-type": "application/x-amz-json-1.0",
+    "host": "localhost",
+    "x-amz-date": "20260101T000000Z",
+    "authorization": "AWS4-HMAC-SHA256 Credential=a/20260101/us-east-1/dynamodb/aws4_request, "
+    "SignedHeaders=host;x-amz-date, Signature=0",
+}
+PHASES = ("in-memory PutItem", "durable PutItem")
+
+
+def request(operation: str, body: dict[str, object]) -> tuple[str, dict[str, str], bytes, str]:
+    headers = {**HEADERS, "x-amz-target": f"DynamoDB_20120810.{operation}"}
+    return "POST", headers, json.dumps(body).encode(), "/"
+
+
+def put_request(number: int) -> tuple[str, dict[str, str], bytes, str]:
+    item = {"pk": {"S": f"key-{number}"}, "value": {"S": "x" * 100}}
+    return request("PutItem", {"TableName": TABLE, "Item": item})
+
+
+def putter(ds: InProcess) -> Callable[[int], None]:
+    """A function that puts item ``number`` and returns once the put is durable, as the server answers it."""
+    assert ds.app is not None and ds._loop is not None and ds.app.committer is not None
+    loop, handle, committer = ds._loop, ds.app.protocol.handle, ds.app.committer
+    loop.run_until_complete(_call(handle, request("CreateTable", CREATE)))
+
+    def put(number: int) -> None:
+        response = handle(*put_request(number))
+        assert response.status == 200, response.body
+        seq = response.commit_seq
+        if seq and seq > committer.durable_seq:
+            done = loop.create_future()
+            committer.when_durable(seq, lambda error: done.set_result(error))
+            assert loop.run_until_complete(done) is None
+
+    return put
+
+
+async def _call(handle: Callable[..., object], args: tuple[str, dict[str, str], bytes, str]) -> object:
+    return handle(*args)
+
+
+CREATE = {
+    "TableName": TABLE,
+    "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+    "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+    "BillingMode": "PAY_PER_REQUEST",
+}
+
+
+def run_phases(puts: int, each: Callable[[Callable[[int], None], int], None]) -> None:
+    """``each(put, puts)`` for the in-memory store and then the durable one, both warmed first."""
+    with tempfile.TemporaryDirectory() as directory:
+        with in_process(hook_clients=False) as memory, in_process(hook_clients=False, data_dir=Path(directory)) as disk:
+            stores = [putter(memory), putter(disk)]
+            for put in stores:  # warm: caches filled, the table's state made, the helper started
+                for number in range(50):
+                    put(1_000_000 + number)
+            for put in stores:
+                each(put, puts)
+
+
+def instruction_phases(puts: int) -> None:
+    """Each phase preceded by getppid(), at which callgrind (``--dump-before=getppid``) writes its counts."""
+    small_map()
+
+    def each(put: Callable[[int], None], count: int) -> None:
+        os.getppid()
+        for number in range(count):
+            put(number)
+
+    run_phases(puts, each)
+    os.getppid()
+    print(f"{puts} puts a phase: " + ", ".join(PHASES))
+
+
+def small_map() -> None:
+    """Valgrind cannot map LMDB's default terabyte of address space: a gigabyte is plenty here."""
+    from dynastore.storage import lmdb_kv
+
+    opened = lmdb_kv.open_environment
+    lmdb_kv.open_environment = lambda path, _, *rest: opened(path, 1 << 30, *rest)  # type: ignore[assignment]
+
+
+def count_instructions(puts: int, files: list[str]) -> None:
+    """Thousands of instructions a put in each phase, from callgrind's dumps (the first is the start-up)."""
+    dumps = sorted(files, key=lambda name: int(name.rsplit(".", 1)[1]))
+    totals: list[int] = []
+    for name in dumps:
+        with open(name) as dump:
+            totals.extend(int(line.split()[1]) for line in dump if line.startswith("totals:"))
+    counts = dict(zip(PHASES, (total / puts / 1000 for total in totals[1:]), strict=False))
+    for phase, count in counts.items():
+        print(f"{phase:24} {count:8.1f}k instructions")
+    added = counts["durable PutItem"] - counts["in-memory PutItem"]
+    print(f"durability adds {added:.1f}k ({added / counts['in-memory PutItem']:.0%})")
+
+
+def cpu_times(puts: int, rounds: int) -> None:
+    samples: dict[int, list[float]] = {0: [], 1: []}
+    phase = [0]
+
+    def each(put: Callable[[int], None], count: int) -> None:
+        for round_ in range(rounds):
+            start = time.thread_time()
+            for number in range(count):
+                put(round_ * count + number)
+            samples[phase[0]].append((time.thread_time() - start) / count * 1e6)
+        phase[0] += 1
+
+    run_phases(puts, each)
+    for index, name in enumerate(PHASES):
+        print(f"{name:24} {statistics.median(samples[index]):8.1f} us CPU (this thread; median of {rounds})")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--instructions"]:
+        instruction_phases(int(sys.argv[2]) if len(sys.argv) > 2 else 300)
+    elif sys.argv[1:2] == ["--count"]:
+        count_instructions(int(sys.argv[2]), sys.argv[3:])
+    else:
+        cpu_times(int(sys.argv[1]) if len(sys.argv) > 1 else 1000, int(sys.argv[2]) if len(sys.argv) > 2 else 5)
