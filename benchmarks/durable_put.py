@@ -17,13 +17,14 @@ time, noisy on a busy machine), ``python benchmarks/durable_put.py [puts] [round
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from dynastore.testing import InProcess, in_process
@@ -36,7 +37,7 @@ HEADERS = {  # without --auth sigv4 the signature is not checked, only that the 
     "authorization": "AWS4-HMAC-SHA256 Credential=a/20260101/us-east-1/dynamodb/aws4_request, "
     "SignedHeaders=host;x-amz-date, Signature=0",
 }
-PHASES = ("in-memory PutItem", "durable PutItem")
+PHASES = ("in-memory PutItem", "durable PutItem", "durable PutItem, one sync for all")
 
 
 def request(operation: str, body: dict[str, object]) -> tuple[str, dict[str, str], bytes, str]:
@@ -49,29 +50,29 @@ def put_request(number: int) -> tuple[str, dict[str, str], bytes, str]:
     return request("PutItem", {"TableName": TABLE, "Item": item})
 
 
-def putter(ds: InProcess) -> Callable[[int], None]:
-    """A function that puts item ``number`` and returns once the put is durable, as the server answers it."""
-    assert ds.app is not None and ds._loop is not None and ds.app.committer is not None
-    loop, handle, committer = ds._loop, ds.app.protocol.handle, ds.app.committer
-    loop.run_until_complete(_call(handle, request("CreateTable", CREATE)))
+Put = Callable[[int, bool], Awaitable[None]]
+Phase = Callable[[Put, int], Awaitable[None]]
 
-    def put(number: int) -> None:
+
+def putter(ds: InProcess) -> Put:
+    """A coroutine function that puts item ``number`` and, if ``wait``, returns once the put is durable, as the
+    server answers it (otherwise at once, and the next put that waits waits for both). Run on ``ds``'s loop."""
+    assert ds.app is not None and ds.app.committer is not None
+    handle, committer = ds.app.protocol.handle, ds.app.committer
+
+    async def put(number: int, wait: bool) -> None:
         response = handle(*put_request(number))
         assert response.status == 200, response.body
         seq = response.commit_seq
-        if seq and seq > committer.durable_seq:
-            done = loop.create_future()
-            committer.when_durable(seq, lambda error: done.set_result(error))
-            assert loop.run_until_complete(done) is None
+        if wait and seq and seq > committer.durable_seq:
+            done: asyncio.Future[BaseException | None] = asyncio.get_running_loop().create_future()
+            committer.when_durable(seq, done.set_result)
+            assert await done is None
 
     return put
 
 
-async def _call(handle: Callable[..., object], args: tuple[str, dict[str, str], bytes, str]) -> object:
-    return handle(*args)
-
-
-CREATE = {
+CREATE: dict[str, object] = {
     "TableName": TABLE,
     "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
     "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
@@ -79,26 +80,47 @@ CREATE = {
 }
 
 
-def run_phases(puts: int, each: Callable[[Callable[[int], None], int], None]) -> None:
-    """``each(put, puts)`` for the in-memory store and then the durable one, both warmed first."""
-    with tempfile.TemporaryDirectory() as directory:
-        with in_process(hook_clients=False) as memory, in_process(hook_clients=False, data_dir=Path(directory)) as disk:
-            stores = [putter(memory), putter(disk)]
-            for put in stores:  # warm: caches filled, the table's state made, the helper started
-                for number in range(50):
-                    put(1_000_000 + number)
-            for put in stores:
-                each(put, puts)
+def run_phases(puts: int, each: Phase) -> None:
+    """``each(put, puts)`` on the in-memory store, the durable one, and the durable one with one sync for all
+    ``puts``, each store warmed first (caches filled, the table's state made, the sync helper started)."""
+    with (
+        tempfile.TemporaryDirectory() as directory,
+        in_process(hook_clients=False) as memory,
+        in_process(hook_clients=False, data_dir=Path(directory)) as disk,
+    ):
+        stores = [(store._loop, putter(store)) for store in (memory, disk)]
+        for (loop, put), store in zip(stores, (memory, disk), strict=True):
+            assert loop is not None and store.app is not None
+            loop.run_until_complete(_call(store.app.protocol.handle, request("CreateTable", CREATE)))
+            loop.run_until_complete(_warm(put))
+        for loop, put in [*stores, (stores[1][0], one_sync_for(stores[1][1], puts))]:
+            assert loop is not None
+            loop.run_until_complete(each(put, puts))
+
+
+async def _call(handle: Callable[..., object], args: tuple[str, dict[str, str], bytes, str]) -> object:
+    return handle(*args)
+
+
+async def _warm(put: Put) -> None:
+    for number in range(50):
+        await put(1_000_000 + number, True)
+
+
+def one_sync_for(put: Put, puts: int) -> Put:
+    """``put`` waiting only for the last of every ``puts``: what each put costs when one loop turn, one seal and
+    one sync serve them all (a busy server's case), so the rest of the durable put's cost is per turn and sync."""
+    return lambda number, _: put(number, number % puts == puts - 1)
 
 
 def instruction_phases(puts: int) -> None:
     """Each phase preceded by getppid(), at which callgrind (``--dump-before=getppid``) writes its counts."""
     small_map()
 
-    def each(put: Callable[[int], None], count: int) -> None:
+    async def each(put: Put, count: int) -> None:
         os.getppid()
         for number in range(count):
-            put(number)
+            await put(number, True)
 
     run_phases(puts, each)
     os.getppid()
@@ -107,10 +129,10 @@ def instruction_phases(puts: int) -> None:
 
 def small_map() -> None:
     """Valgrind cannot map LMDB's default terabyte of address space: a gigabyte is plenty here."""
-    from dynastore.storage import lmdb_kv
+    from dynastore.storage import lmdb_kv, lmdb_startup
 
-    opened = lmdb_kv.open_environment
-    lmdb_kv.open_environment = lambda path, _, *rest: opened(path, 1 << 30, *rest)  # type: ignore[assignment]
+    opened = lmdb_startup.open_environment
+    lmdb_kv.open_environment = lambda path, _, *rest: opened(path, 1 << 30, *rest)  # type: ignore[attr-defined]
 
 
 def count_instructions(puts: int, files: list[str]) -> None:
@@ -128,14 +150,14 @@ def count_instructions(puts: int, files: list[str]) -> None:
 
 
 def cpu_times(puts: int, rounds: int) -> None:
-    samples: dict[int, list[float]] = {0: [], 1: []}
+    samples: dict[int, list[float]] = {0: [], 1: [], 2: []}
     phase = [0]
 
-    def each(put: Callable[[int], None], count: int) -> None:
+    async def each(put: Put, count: int) -> None:
         for round_ in range(rounds):
             start = time.thread_time()
             for number in range(count):
-                put(round_ * count + number)
+                await put(round_ * count + number, True)
             samples[phase[0]].append((time.thread_time() - start) / count * 1e6)
         phase[0] += 1
 
