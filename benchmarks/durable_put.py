@@ -1,18 +1,18 @@
-"""What durability adds to a PutItem: ``Protocol.handle`` for PutItems of distinct keys against an in-memory
-dynastore and against a durable one (a data directory: the write-ahead log and its sync helper process), each put
-answered the way the server answers a write: once ``response.commit_seq`` is durable (group commit's
-``when_durable``, the loop run until its callback), one put at a time (so each put pays a seal and a sync of its
-own: durability's whole cost, unshared).
+"""What durability adds to a PutItem: ``Protocol.handle`` for PutItems of distinct keys, each answered the way
+the server answers a write (once ``response.commit_seq`` is durable: group commit's ``when_durable``), on uvloop's
+loop as in the server, in three phases: an in-memory dynastore; a durable one (a data directory: the write-ahead
+log and its sync helper process), one put at a time, so that each pays a loop turn, a seal, a log record and a
+sync of its own; and the durable one with one sync for every ``puts`` puts (a put's own durable work, what a busy
+server pays a write when one turn and one sync serve many).
 
 Instructions, which a busy machine does not change (callgrind; the sync helper is another process, not counted)::
 
     valgrind --tool=callgrind --dump-before=getppid --callgrind-out-file=cg.out \\
-        python benchmarks/durable_put.py --instructions 300
-    python benchmarks/durable_put.py --count 300 cg.out.*
+        python benchmarks/durable_put.py --instructions 200
+    python benchmarks/durable_put.py --count 200 cg.out.*
 
-``callgrind_annotate --inclusive=yes cg.out.3`` then shows where the durable put's instructions go (the seal, the
-log record, the hand-off to the helper, the waiters). Without arguments: CPU microseconds a put (this thread's
-time, noisy on a busy machine), ``python benchmarks/durable_put.py [puts] [rounds]``.
+Without arguments: CPU microseconds a put (this thread's time, noisy on a busy machine),
+``python benchmarks/durable_put.py [puts] [rounds]``.
 """
 
 from __future__ import annotations
@@ -24,10 +24,14 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from dynastore.testing import InProcess, in_process
+import uvloop
+
+from dynastore.app import Dynastore
+from dynastore.config import Config
 
 TABLE = "bench_table"
 HEADERS = {  # without --auth sigv4 the signature is not checked, only that the request has one
@@ -54,11 +58,11 @@ Put = Callable[[int, bool], Awaitable[None]]
 Phase = Callable[[Put, int], Awaitable[None]]
 
 
-def putter(ds: InProcess) -> Put:
+def putter(app: Dynastore) -> Put:
     """A coroutine function that puts item ``number`` and, if ``wait``, returns once the put is durable, as the
-    server answers it (otherwise at once, and the next put that waits waits for both). Run on ``ds``'s loop."""
-    assert ds.app is not None and ds.app.committer is not None
-    handle, committer = ds.app.protocol.handle, ds.app.committer
+    server answers it (otherwise at once, and the next put that waits waits for both). Run on ``app``'s loop."""
+    assert app.committer is not None
+    handle, committer = app.protocol.handle, app.committer
 
     async def put(number: int, wait: bool) -> None:
         response = handle(*put_request(number))
@@ -70,6 +74,19 @@ def putter(ds: InProcess) -> Put:
             assert await done is None
 
     return put
+
+
+@contextmanager
+def started(config: Config) -> Iterator[tuple[asyncio.AbstractEventLoop, Dynastore]]:
+    """A dynastore running on a loop of its own: uvloop's, as the server's."""
+    loop = uvloop.new_event_loop()
+    app = Dynastore(config)
+    app.start(loop)
+    try:
+        yield loop, app
+    finally:
+        loop.run_until_complete(app.stop())
+        loop.close()
 
 
 CREATE: dict[str, object] = {
@@ -85,16 +102,14 @@ def run_phases(puts: int, each: Phase) -> None:
     ``puts``, each store warmed first (caches filled, the table's state made, the sync helper started)."""
     with (
         tempfile.TemporaryDirectory() as directory,
-        in_process(hook_clients=False) as memory,
-        in_process(hook_clients=False, data_dir=Path(directory)) as disk,
+        started(Config(in_memory=True)) as memory,
+        started(Config(in_memory=False, data_dir=Path(directory))) as disk,
     ):
-        stores = [(store._loop, putter(store)) for store in (memory, disk)]
-        for (loop, put), store in zip(stores, (memory, disk), strict=True):
-            assert loop is not None and store.app is not None
-            loop.run_until_complete(_call(store.app.protocol.handle, request("CreateTable", CREATE)))
+        stores = [(loop, putter(app)) for loop, app in (memory, disk)]
+        for (loop, put), (_, app) in zip(stores, (memory, disk), strict=True):
+            loop.run_until_complete(_call(app.protocol.handle, request("CreateTable", CREATE)))
             loop.run_until_complete(_warm(put))
         for loop, put in [*stores, (stores[1][0], one_sync_for(stores[1][1], puts))]:
-            assert loop is not None
             loop.run_until_complete(each(put, puts))
 
 
