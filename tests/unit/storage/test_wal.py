@@ -87,7 +87,6 @@ _WRITER = textwrap.dedent(
     sys.path.insert(0, {src!r})
     from dynastore.storage import wal
     from dynastore.storage.lmdb_kv import LmdbKV
-from dynastore.storage.local_log import HelperSync
     wal.CHECKPOINT_BYTES = 8192  # segments are retired and checkpointed while the writes go on
     kv = LmdbKV({path!r}, map_size=1 << 30)
     kv.enable_batching(lambda: None)  # the server's way: commits reach the file only at checkpoints
