@@ -50,9 +50,8 @@ class GroupCommitter:
         self._waiters: list[tuple[int, int, DurableCallback]] = []  # heap of (seq, tiebreak, callback)
         self._tiebreak = itertools.count()
         self._flushing_to: int | None = None  # the seq the running flush makes durable
-        self._start_scheduled = False
+        self._turn_scheduled = False  # _turn_over runs once the loop has handled what is ready now
         self._futures: set[asyncio.Future[int]] = set()
-        self._seal_scheduled = False
         kv.enable_batching(self._batch_opened)
         kv.watch_losses(self._lost)
         self._failure: BaseException | None = None  # the last flush error
@@ -87,16 +86,19 @@ class GroupCommitter:
         ``seq`` must already be committed (``seq <= kv.commit_seq``); otherwise ValueError.
         On a flush failure ``callback(error)`` is called instead.
         """
-        if self.lost(seq):
+        first_lost, last_lost = self._lost_range  # (self.lost(seq), inlined: twice a write)
+        if first_lost < seq <= last_lost:
             _safe_call(callback, self._failure_for_late_waiter())
             return
-        if self._kv.durable_seq >= seq:
+        kv = self._kv
+        if kv.durable_seq >= seq:
             _safe_call(callback, None)
             return
-        if seq > self._kv.commit_seq:
-            raise ValueError(f"seq {seq} is not committed yet (commit_seq={self._kv.commit_seq})")
+        if seq > kv.commit_seq:
+            raise ValueError(f"seq {seq} is not committed yet (commit_seq={kv.commit_seq})")
         heapq.heappush(self._waiters, (seq, next(self._tiebreak), callback))
-        self._schedule_flush()
+        if not self._turn_scheduled:  # (else the turn's flush is due already)
+            self._schedule_flush()
 
     def close(self) -> None:
         """Stop watching the engine's background flushes (after ``drain``)."""
@@ -150,19 +152,30 @@ class GroupCommitter:
     # ------------------------------------------------------------ internals
 
     def _schedule_flush(self) -> None:
-        if self._flushing_to is None and not self._start_scheduled:
+        if self._flushing_to is None:
             # Not at once: the requests the loop is still handling in this turn join the same flush.
-            self._start_scheduled = True
-            self._loop.call_soon(self._start_flush)
+            self._schedule_turn_over()
 
     def _batch_opened(self) -> None:
         # The writes of this loop turn share one storage commit, written out once the turn is over.
-        if not self._seal_scheduled:
-            self._seal_scheduled = True
-            self._loop.call_soon(self._seal)
+        self._schedule_turn_over()
+
+    def _schedule_turn_over(self) -> None:
+        # One callback a loop turn does both the seal and the start of a flush: each scheduled callback costs the
+        # loop a handle and a dispatch, which a durable write would otherwise pay twice.
+        if not self._turn_scheduled:
+            self._turn_scheduled = True
+            self._loop.call_soon(self._turn_over)
+
+    def _turn_over(self) -> None:
+        """The turn's writes are sealed into one storage commit; a flush starts if someone waits and none runs."""
+        self._turn_scheduled = False
+        # A failed seal has taken back what it could not log (and failed those waiters): the others still wait.
+        self._seal()
+        if self._flushing_to is None and self._waiters:
+            self._start_flush()
 
     def _seal(self) -> bool:
-        self._seal_scheduled = False
         try:
             self._kv.seal()
         except Exception as e:
@@ -172,11 +185,7 @@ class GroupCommitter:
         return True
 
     def _start_flush(self) -> None:
-        self._start_scheduled = False
-        if self._flushing_to is not None or not self._waiters:
-            return
-        if not self._seal():
-            return
+        """Sealed: make every sealed commit durable."""
         self._flush_started = time.perf_counter()
         self._durable_before = self._kv.durable_seq
         if self._background is not None:

@@ -127,6 +127,7 @@ class HelperSync:
         self._log = log_
         self._proc = SyncProcess()
         self._known: set[int] = set()  # file numbers the helper holds
+        self._changes = log_.changes  # the log's segments when the helper last dropped files (none to drop yet)
 
     def fileno(self) -> int:
         return self._proc.fileno()
@@ -139,11 +140,17 @@ class HelperSync:
             if number not in known:
                 self._proc.add_file(number, fd)
                 known.add(number)
-        gone = known.difference(log_.numbers(), (wal.DIRECTORY,))
+        if log_.changes != self._changes:  # (only then can a file the helper holds be gone)
+            self._changes = log_.changes
+            self._drop_gone()
+        self._proc.request([number for number, _ in files])
+
+    def _drop_gone(self) -> None:
+        """Let the helper close the files of the segments the log has dropped."""
+        gone = self._known.difference(self._log.numbers(), (wal.DIRECTORY,))
         for number in gone:
             self._proc.drop_file(number)
-        known -= gone
-        self._proc.request([number for number, _ in files])
+        self._known -= gone
 
     def finish(self) -> bool:
         return self._proc.answer()

@@ -110,7 +110,7 @@ class SyncProcess:
         """Ask for an fdatasync of each file, in order; ``answer()`` tells when it is done."""
         if self._pending:
             raise DurabilityError("a sync is already requested")
-        self._send(b" ".join([b"s", *(b"%d" % n for n in numbers)]))
+        self._send(b"s %d" % numbers[0] if len(numbers) == 1 else b" ".join([b"s", *(b"%d" % n for n in numbers)]))
         self._pending = True
 
     def answer(self) -> bool:

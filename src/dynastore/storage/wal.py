@@ -155,8 +155,13 @@ class WriteAheadLog:
         for seg in old:
             sync_data(seg.fd)
         self._segments = [*old, _Segment(directory, first_number)]
+        self.changes = 0  # counts the changes of the set of open segments (a syncer's file list follows it)
         self._dir_dirty = True  # a new segment's name must be durable before its records are called durable
         self._sync_lock = threading.Lock()  # sync (a worker thread) and drop never use the same descriptor at once
+
+    def _set_segments(self, segments: list[_Segment]) -> None:
+        self._segments = segments
+        self.changes += 1
 
     def _check(self, point: str) -> None:
         if self._faults is not None:
@@ -185,7 +190,7 @@ class WriteAheadLog:
                 for seg in self._segments[len(keep) :]:
                     os.close(seg.fd)
                     os.unlink(seg.path)
-                self._segments = keep
+                self._set_segments(keep)
                 seg = keep[-1]
                 os.ftruncate(seg.fd, size)
                 os.fsync(seg.fd)
@@ -226,7 +231,7 @@ class WriteAheadLog:
         except OSError as e:
             raise DurabilityError(f"write-ahead log segment cannot be created: {e}") from e
         self._dir_dirty = True
-        self._segments = [*self._segments, seg]  # a new list: sync() may be iterating the old one
+        self._set_segments([*self._segments, seg])  # a new list: sync() may be iterating the old one
         return [s.number for s in self._segments[:-1]]
 
     def take_dirty(self) -> list[tuple[int, int]]:
@@ -266,7 +271,7 @@ class WriteAheadLog:
         with self._sync_lock:
             segments = self._segments
             gone = [s for s in segments[:-1] if s.number in numbers]
-            self._segments = [s for s in segments if s not in gone]
+            self._set_segments([s for s in segments if s not in gone])
             for seg in gone:
                 os.close(seg.fd)
                 os.unlink(seg.path)
@@ -279,7 +284,7 @@ class WriteAheadLog:
                 os.close(seg.fd)
                 if remove:
                     os.unlink(seg.path)
-            self._segments = []
+            self._set_segments([])
             if remove:
                 os.fsync(self.dir_fd)
             os.close(self.dir_fd)

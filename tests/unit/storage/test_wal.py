@@ -13,6 +13,7 @@ import pytest
 from dynastore.storage import lmdb_kv, wal
 from dynastore.storage.kv import BackgroundSync, DurabilityError
 from dynastore.storage.lmdb_kv import LmdbKV
+from dynastore.storage.local_log import HelperSync
 from dynastore.storage.syncer import SyncProcess
 from tests.unit.storage.durable_log_spy import DurableLogSpy
 from tests.unit.storage.killed_writer import SRC, first_line_then_kill_9
@@ -220,6 +221,41 @@ def test_sync_helper_syncs_skips_forgotten_files_and_reports_failures(tmp_path: 
     finally:
         proc.close()
     assert proc._proc.returncode == 0  # it exited on its own when its socket closed
+
+
+def test_the_sync_helper_closes_the_files_of_dropped_segments_once(tmp_path: Path) -> None:
+    log = wal.WriteAheadLog(str(tmp_path / "wal"), 1)
+    sync = HelperSync(log)
+    dropped: list[int] = []
+    drop_file = sync._proc.drop_file
+
+    def spied(number: int) -> None:
+        dropped.append(number)
+        drop_file(number)
+
+    sync._proc.drop_file = spied  # type: ignore[method-assign]
+    try:
+        for step in range(4):
+            log.append([wal.encode_put(b"k", b"v"), b"k", b"v"])
+            if step == 1:
+                log.rotate()
+            if step == 2:
+                log.drop([1])  # the store's file holds segment 1's records now
+            sync.begin()
+            assert answered_sync(sync)
+            assert dropped == ([1] if step >= 2 else [])  # told once, when the segments changed, never again
+    finally:
+        sync.close()
+        log.close()
+
+
+def answered_sync(sync: HelperSync) -> bool:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if sync.finish():
+            return True
+        time.sleep(0.001)
+    return False
 
 
 def answered(proc: SyncProcess) -> bool:
