@@ -67,7 +67,7 @@ def parallel_scan(server: ServerProcess, table: str) -> tuple[int, float]:
         kwargs: dict[str, Any] = {"TableName": table, "Segment": number, "TotalSegments": THREADS}
         while True:
             page = ddb.scan(**kwargs)
-            seen += page["Count"]
+            seen += int(page["Count"])
             if "LastEvaluatedKey" not in page:
                 return seen
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]

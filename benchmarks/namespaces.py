@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dynastore.app import build_context
+from dynastore.app import build_context, request_services
 from dynastore.build_kind import build_kind
 from dynastore.config import Config
 from dynastore.protocol import dispatch
@@ -61,7 +61,7 @@ def list_tables(policies: Path) -> Callable[[str], Callable[[], object]]:
     config = Config(in_memory=True, auth="sigv4", capacity="report", policies_file=policies, clock=ManualClock(1e9))
     kv = MemoryKV()
     ctx = build_context(config, kv, Catalog.load(kv, config))
-    operations = dispatch.bind(ctx)
+    operations = dispatch.bind(ctx, request_services(config))
     for region in (REGION, "eu-west-1"):
         operations["CreateTable"].run(CREATE, caller(region))
     run = operations["ListTables"].run
