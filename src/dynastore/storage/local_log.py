@@ -10,6 +10,7 @@ cleanly leaves segments behind: they are the recovered batches of the next start
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator
 
 from dynastore.storage import wal
@@ -126,7 +127,9 @@ class HelperSync:
     def __init__(self, log_: wal.WriteAheadLog) -> None:
         self._log = log_
         self._proc = SyncProcess()
-        self._known: set[int] = set()  # file numbers the helper holds
+        # The files the helper holds: number -> the file's inode. A number alone is not enough: a log cut back
+        # (truncate) and rotated again reopens a number it deleted, and the helper must then sync the new file.
+        self._known: dict[int, int] = {}
         self._changes = log_.changes  # the log's segments when the helper last dropped files (none to drop yet)
 
     def fileno(self) -> int:
@@ -135,22 +138,25 @@ class HelperSync:
     def begin(self) -> None:
         log_ = self._log
         files = log_.take_dirty()
+        if log_.changes != self._changes:  # (only then can a file the helper holds be gone or replaced)
+            self._changes = log_.changes
+            self._drop_gone(files)
         known = self._known
         for number, fd in files:
             if number not in known:
                 self._proc.add_file(number, fd)
-                known.add(number)
-        if log_.changes != self._changes:  # (only then can a file the helper holds be gone)
-            self._changes = log_.changes
-            self._drop_gone()
+                known[number] = os.fstat(fd).st_ino
         self._proc.request([number for number, _ in files])
 
-    def _drop_gone(self) -> None:
-        """Let the helper close the files of the segments the log has dropped."""
-        gone = self._known.difference(self._log.numbers(), (wal.DIRECTORY,))
+    def _drop_gone(self, files: list[tuple[int, int]]) -> None:
+        """Let the helper close the files of the segments the log has dropped or replaced (before it is handed
+        a replacement under the same number: the helper reads its messages in order)."""
+        known = self._known
+        gone = set(known).difference(self._log.numbers(), (wal.DIRECTORY,))
+        gone.update(number for number, fd in files if number in known and os.fstat(fd).st_ino != known[number])
         for number in gone:
             self._proc.drop_file(number)
-        self._known -= gone
+            del known[number]
 
     def finish(self) -> bool:
         return self._proc.answer()

@@ -291,3 +291,42 @@ def test_sync_helper_outlives_stop_signals_sent_to_the_group(tmp_path: Path) -> 
         os.close(fd)
     finally:
         proc.close()
+
+
+def test_a_segment_number_reopened_after_a_cut_back_is_synced_as_the_new_file(tmp_path: Path) -> None:
+    # A log cut back to its synced end deletes the segments after it; rotating again reopens the next number. The
+    # helper held the deleted file under that number and went on syncing it: the new segment's records were
+    # called durable without a sync of their file.
+    log = wal.WriteAheadLog(str(tmp_path / "wal"), 1)
+    sync = HelperSync(log)
+    told: list[tuple[str, int]] = []
+    add_file, drop_file = sync._proc.add_file, sync._proc.drop_file
+
+    def added(number: int, fd: int) -> None:
+        told.append(("add", number))
+        add_file(number, fd)
+
+    def dropped(number: int) -> None:
+        told.append(("drop", number))
+        drop_file(number)
+
+    sync._proc.add_file = added  # type: ignore[method-assign]
+    sync._proc.drop_file = dropped  # type: ignore[method-assign]
+    try:
+        log.append([wal.encode_put(b"k", b"v"), b"k", b"v"])
+        synced_end = log.position()
+        log.rotate()
+        log.append([wal.encode_put(b"k", b"v2"), b"k", b"v2"])
+        sync.begin()
+        assert answered_sync(sync)
+        assert ("add", 2) in told
+        told.clear()
+        log.truncate(synced_end)  # segment 2 deleted
+        log.rotate()  # segment 2 again, a new file
+        log.append([wal.encode_put(b"k", b"v3"), b"k", b"v3"])
+        sync.begin()
+        assert answered_sync(sync)
+        assert told == [("drop", 2), ("add", 2)]
+    finally:
+        sync.close()
+        log.close()
