@@ -11,12 +11,11 @@ Instruction counts, which a busy machine does not disturb: ``valgrind --tool=cal
 --callgrind-out-file=cg.out python benchmarks/auth.py --instructions 200``, then ``python benchmarks/auth.py --count
 200 cg.out.*``: ``Protocol.handle`` of a signed GetItem and PutItem with ``--auth none`` and ``--auth sigv4``, then
 the same requests' bytes through the HTTP server's connection (its parser making fresh header strings for each),
-each phase preceded by a call of getppid(), at which callgrind writes its counts.
+each phase preceded by a mark at which callgrind writes its counts (callgrind_phases.py).
 """
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import time
@@ -26,6 +25,7 @@ from typing import Any
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
+from callgrind_phases import phase_counts, run_phases
 
 from dynastore.build_kind import build_kind
 from dynastore.security import authenticator as authenticator_module
@@ -226,7 +226,7 @@ def _handle_phase(handle: Callable[..., Any], headers: dict[str, str], body: byt
 
 
 def instruction_phases(calls: int) -> None:
-    """``calls`` requests a phase (INSTRUCTION_PHASES), each phase preceded by a call of getppid()."""
+    """``calls`` requests a phase (INSTRUCTION_PHASES), between callgrind_phases' marks."""
     requests = {operation: signed_headers(operation, body) for operation, body in BODIES.items()}
     handlers = _handlers(max(signed_at for _, signed_at in requests.values()))
     served = _http_handlers(handlers)
@@ -238,25 +238,13 @@ def instruction_phases(calls: int) -> None:
             phases.append(_http_phase(served[mode], _raw(headers, body)))
         else:
             phases.append(_handle_phase(handlers[mode], headers, body))
-    for phase_call in phases:  # warm: caches filled
-        for _ in range(30):
-            phase_call()
-    for phase_call in phases:
-        os.getppid()
-        for _ in range(calls):
-            phase_call()
-    os.getppid()
+    run_phases(phases, calls)
     print(f"{calls} calls a phase: " + ", ".join(INSTRUCTION_PHASES))
 
 
 def count_instructions(calls: int, files: list[str]) -> None:
     """Thousands of instructions a request in each phase, from callgrind's dumps (the first one is the start-up)."""
-    dumps = sorted(files, key=lambda name: int(name.rsplit(".", 1)[1]))
-    totals: list[int] = []
-    for name in dumps:
-        with open(name) as dump:
-            totals.extend(int(line.split()[1]) for line in dump if line.startswith("totals:"))
-    counts = dict(zip(INSTRUCTION_PHASES, (total / calls / 1000 for total in totals[1:]), strict=False))
+    counts = phase_counts(files, INSTRUCTION_PHASES, calls)
     for phase, count in counts.items():
         path = "HTTP server" if phase.startswith("HTTP ") else "Protocol.handle"
         print(f"{path:15} {phase.removeprefix('HTTP '):14} {count:8.1f}k instructions")

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import uvloop
+from callgrind_phases import mark_phase, phase_counts
 
 from dynastore.app import Dynastore
 from dynastore.config import Config
@@ -129,16 +129,16 @@ def one_sync_for(put: Put, puts: int) -> Put:
 
 
 def instruction_phases(puts: int) -> None:
-    """Each phase preceded by getppid(), at which callgrind (``--dump-before=getppid``) writes its counts."""
+    """Each phase between callgrind_phases' marks, at which callgrind writes its counts."""
     small_map()
 
     async def each(put: Put, count: int) -> None:
-        os.getppid()
+        mark_phase()
         for number in range(count):
             await put(number, True)
 
     run_phases(puts, each)
-    os.getppid()
+    mark_phase()
     print(f"{puts} puts a phase: " + ", ".join(PHASES))
 
 
@@ -152,12 +152,7 @@ def small_map() -> None:
 
 def count_instructions(puts: int, files: list[str]) -> None:
     """Thousands of instructions a put in each phase, from callgrind's dumps (the first is the start-up)."""
-    dumps = sorted(files, key=lambda name: int(name.rsplit(".", 1)[1]))
-    totals: list[int] = []
-    for name in dumps:
-        with open(name) as dump:
-            totals.extend(int(line.split()[1]) for line in dump if line.startswith("totals:"))
-    counts = dict(zip(PHASES, (total / puts / 1000 for total in totals[1:]), strict=False))
+    counts = phase_counts(files, PHASES, puts)
     for phase, count in counts.items():
         print(f"{phase:24} {count:8.1f}k instructions")
     added = counts["durable PutItem"] - counts["in-memory PutItem"]

@@ -28,6 +28,7 @@ from typing import Any
 import boto3
 from botocore.awsrequest import AWSResponse
 from botocore.config import Config as BotoConfig
+from callgrind_phases import phase_counts, run_phases
 
 from dynastore.testing import InProcess, in_process
 
@@ -245,14 +246,7 @@ def instruction_phases(calls: int) -> None:
             phases.append(functools.partial(client.get_item, TableName=TABLE, Key=KEY))
             phases.append(functools.partial(client.put_item, TableName=TABLE, Item=ITEM))
         phases.extend(functools.partial(handle, *requests[name]) for name in ("GetItem", "PutItem"))
-        for phase in phases:  # warm: caches filled, the table's capacity state made
-            for _ in range(30):
-                phase()
-        for phase in phases:
-            os.getppid()
-            for _ in range(calls):
-                phase()
-        os.getppid()
+        run_phases(phases, calls)
     print(f"{calls} calls a phase: " + ", ".join(INSTRUCTION_PHASES))
 
 
@@ -262,12 +256,7 @@ INSTRUCTION_PHASES = ("boto3 alone GetItem", "boto3 alone PutItem", "in-process 
 
 def count_instructions(files: list[str], calls: int) -> None:
     """Thousands of instructions a call in each phase, from callgrind's dumps (the first one is the start-up)."""
-    dumps = sorted(files, key=lambda name: int(name.rsplit(".", 1)[1]))
-    totals: list[int] = []
-    for name in dumps:
-        with open(name) as dump:
-            totals.extend(int(line.split()[1]) for line in dump if line.startswith("totals:"))
-    counts = dict(zip(INSTRUCTION_PHASES, (total / calls / 1000 for total in totals[1:]), strict=False))
+    counts = phase_counts(files, INSTRUCTION_PHASES, calls)
     for phase, count in counts.items():
         print(f"{phase:36} {count:9.1f}k")
     for operation in ("GetItem", "PutItem"):
