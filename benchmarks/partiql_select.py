@@ -24,30 +24,10 @@ import sys
 import time
 from typing import Any
 
+from raw_requests import call, request_headers
+
 TABLE = "bench_partiql"
 ITEMS = 1000
-AUTH = (
-    "AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/dynamodb/aws4_request, "
-    "SignedHeaders=host;x-amz-date;x-amz-target, Signature=abc"
-)
-
-
-def _headers(target: str) -> dict[str, str]:
-    return {
-        "Content-Type": "application/x-amz-json-1.0",
-        "X-Amz-Target": f"DynamoDB_20120810.{target}",
-        "X-Amz-Date": "20260101T000000Z",
-        "Authorization": AUTH,
-    }
-
-
-def _call(conn: http.client.HTTPConnection, target: str, body: dict[str, Any]) -> bytes:
-    conn.request("POST", "/", json.dumps(body).encode(), _headers(target))
-    response = conn.getresponse()
-    data = response.read()
-    if response.status != 200:
-        raise RuntimeError(f"{target}: {response.status} {data[:200]!r}")
-    return data
 
 
 def _requests(workload: str) -> list[tuple[bytes, dict[str, str]]]:
@@ -57,10 +37,10 @@ def _requests(workload: str) -> list[tuple[bytes, dict[str, str]]]:
         body: dict[str, Any]
         if workload == "get":
             body = {"TableName": TABLE, "Key": {"pk": key}}
-            out.append((json.dumps(body).encode(), _headers("GetItem")))
+            out.append((json.dumps(body).encode(), request_headers("GetItem")))
         else:
             body = {"Statement": f'SELECT * FROM "{TABLE}" WHERE pk = ?', "Parameters": [key]}
-            out.append((json.dumps(body).encode(), _headers("ExecuteStatement")))
+            out.append((json.dumps(body).encode(), request_headers("ExecuteStatement")))
     return out
 
 
@@ -114,10 +94,10 @@ def _in_process(rounds: int, calls: int = 5000) -> None:
             "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
             "BillingMode": "PAY_PER_REQUEST",
         }
-        dynastore.request("POST", "/", json.dumps(create).encode(), _headers("CreateTable"))
+        dynastore.request("POST", "/", json.dumps(create).encode(), request_headers("CreateTable"))
         for i in range(ITEMS):
             item = {"TableName": TABLE, "Item": {"pk": {"S": f"key-{i}"}, "v": {"S": "x" * 100}}}
-            dynastore.request("POST", "/", json.dumps(item).encode(), _headers("PutItem"))
+            dynastore.request("POST", "/", json.dumps(item).encode(), request_headers("PutItem"))
         figures: dict[str, list[float]] = {"get": [], "select": []}
         for _ in range(rounds):
             for workload, runs in figures.items():
@@ -161,11 +141,11 @@ def main() -> None:
         for _ in range(100):
             try:
                 conn = http.client.HTTPConnection("127.0.0.1", port)
-                _call(conn, "ListTables", {})
+                call(conn, "ListTables", {})
                 break
             except OSError:
                 time.sleep(0.1)
-        _call(
+        call(
             conn,
             "CreateTable",
             {
@@ -176,7 +156,7 @@ def main() -> None:
             },
         )
         for i in range(ITEMS):
-            _call(conn, "PutItem", {"TableName": TABLE, "Item": {"pk": {"S": f"key-{i}"}, "v": {"S": "x" * 100}}})
+            call(conn, "PutItem", {"TableName": TABLE, "Item": {"pk": {"S": f"key-{i}"}, "v": {"S": "x" * 100}}})
         figures: dict[str, list[tuple[float, float]]] = {"get": [], "select": []}
         for _ in range(rounds):
             for workload in ("get", "select"):

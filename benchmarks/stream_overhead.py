@@ -32,33 +32,13 @@ import tempfile
 import time
 from typing import Any
 
+from raw_requests import call, request_headers
+
 SERVE = [sys.executable, "-m", "dynastore", "serve", "--disk-reserve", "0", "--no-metrics"]
 TABLES = {"plain": "bench_plain", "stream": "bench_stream"}
 WORKLOADS = ("put", "mixed")
 PARTITIONS, PER_PARTITION = 200, 10  # the items the mixed workload reads and overwrites
-AUTH = (
-    "AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/dynamodb/aws4_request, "
-    "SignedHeaders=host;x-amz-date;x-amz-target, Signature=abc"
-)
 _ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-
-
-def _headers(target: str) -> dict[str, str]:
-    return {
-        "Content-Type": "application/x-amz-json-1.0",
-        "X-Amz-Target": f"DynamoDB_20120810.{target}",
-        "X-Amz-Date": "20260101T000000Z",
-        "Authorization": AUTH,
-    }
-
-
-def _call(conn: http.client.HTTPConnection, target: str, body: dict[str, Any]) -> bytes:
-    conn.request("POST", "/", json.dumps(body).encode(), _headers(target))
-    response = conn.getresponse()
-    data = response.read()
-    if response.status != 200:
-        raise RuntimeError(f"{target}: {response.status} {data[:200]!r}")
-    return data
 
 
 def _item(pk: str, sk: str, rng: random.Random) -> dict[str, Any]:
@@ -77,14 +57,14 @@ def _requests(table: str, workload: str, seed: int, count: int = 4000) -> list[t
     for i in range(count):
         if workload == "put":
             item = _item(f"new-{seed}-{time.time_ns()}-{i}", "s00000", rng)
-            out.append((json.dumps({"TableName": table, "Item": item}).encode(), _headers("PutItem")))
+            out.append((json.dumps({"TableName": table, "Item": item}).encode(), request_headers("PutItem")))
         elif workload == "mixed" and rng.random() < 0.5:
             pk, sk = _existing_key(rng)
             body = {"TableName": table, "Key": {"pk": {"S": pk}, "sk": {"S": sk}}}
-            out.append((json.dumps(body).encode(), _headers("GetItem")))
+            out.append((json.dumps(body).encode(), request_headers("GetItem")))
         else:
             item = _item(*_existing_key(rng), rng)
-            out.append((json.dumps({"TableName": table, "Item": item}).encode(), _headers("PutItem")))
+            out.append((json.dumps({"TableName": table, "Item": item}).encode(), request_headers("PutItem")))
     return out
 
 
@@ -199,11 +179,11 @@ def _create_tables(conn: http.client.HTTPConnection) -> None:
         }
         if kind == "stream":
             create["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
-        _call(conn, "CreateTable", create)
+        call(conn, "CreateTable", create)
         rng = random.Random(1)
         for p in range(PARTITIONS):
             requests = [{"PutRequest": {"Item": _item(f"p{p:06d}", f"s{s:05d}", rng)}} for s in range(PER_PARTITION)]
-            _call(conn, "BatchWriteItem", {"RequestItems": {table: requests}})
+            call(conn, "BatchWriteItem", {"RequestItems": {table: requests}})
 
 
 def _in_process(rounds: int, calls: int = 2000) -> None:
@@ -276,7 +256,7 @@ def _connect(port: int) -> http.client.HTTPConnection:
     for _ in range(200):
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port)
-            _call(conn, "ListTables", {})
+            call(conn, "ListTables", {})
             return conn
         except OSError:
             time.sleep(0.1)
