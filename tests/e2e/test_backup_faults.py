@@ -5,6 +5,7 @@ with a clear error and loses nothing acknowledged."""
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from tests.e2e.conftest import create_table, make_client
+from tests.e2e.conftest import create_table, make_client, retrying_throttled
 from tests.e2e.server_process import ServerProcess
 from tests.e2e.test_disk_full import FLAGS
 
@@ -43,7 +44,8 @@ def small_fs(tmp_path: Path) -> Iterator[Path]:
 
 
 def load(url: str, table: str, count: int, value: str = "v") -> None:
-    """``count`` items written by 8 clients at once (BatchWriteItem)."""
+    """``count`` items written by 8 clients at once (BatchWriteItem); a burst that passes a new on-demand table's
+    initial throughput is throttled, as in DynamoDB, and sent again as an SDK would."""
 
     def write(worker: int) -> None:
         client = make_client(url)
@@ -54,7 +56,8 @@ def load(url: str, table: str, count: int, value: str = "v") -> None:
             ]
             pending: dict[str, Any] = {table: batch}
             while pending:
-                pending = client.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
+                answer = retrying_throttled(functools.partial(client.batch_write_item, RequestItems=pending))
+                pending = answer.get("UnprocessedItems") or {}
 
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(write, range(8)))
