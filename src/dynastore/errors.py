@@ -13,7 +13,8 @@ Hierarchy::
       ResourceNotFoundException, ResourceInUseException, ConditionalCheckFailedException, PolicyNotFoundException,
       ProvisionedThroughputExceededException, LimitExceededException, ItemCollectionSizeLimitExceededException,
       TransactionCanceledException, TransactionConflictException, TransactionInProgressException,
-      IdempotentParameterMismatchException, RequestLimitExceeded     com.amazonaws.dynamodb.v20120810
+      IdempotentParameterMismatchException, RequestLimitExceeded,
+      ReplicatedWriteConflictException  com.amazonaws.dynamodb.v20120810
       ExpiredIteratorException, TrimmedDataAccessException         (DynamoDB Streams) the same namespace
       BackupInUseException, BackupNotFoundException, ContinuousBackupsUnavailableException,
       TableAlreadyExistsException, TableInUseException, TableNotFoundException      (backups) the same namespace
@@ -54,6 +55,7 @@ __all__ = [
     "ServiceUnavailable",
     "ThrottlingException",
     "TransactionCanceledException",
+    "ReplicatedWriteConflictException",
     "TransactionConflictException",
     "TransactionInProgressException",
     "TrimmedDataAccessException",
@@ -308,6 +310,13 @@ class TransactionConflictException(DynamoError):
 
 class TransactionInProgressException(DynamoError):
     message_key = "Message"
+
+
+class ReplicatedWriteConflictException(DynamoError):
+    """A write of a global table with multi-region strong consistency met a concurrent write of the same item
+    committed from another region first: nothing was written, and it may be retried."""
+
+    default_message = messages.REPLICATED_WRITE_CONFLICT
 
 
 class IdempotentParameterMismatchException(DynamoError):

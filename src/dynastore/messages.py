@@ -442,6 +442,13 @@ REPLICA_UPDATE_NOTHING = (
     "At least one of KMSMasterKeyId, ProvisionedThroughputOverride, OnDemandThroughputOverride, "
     "GlobalSecondaryIndexes or TableClassOverride is required to update a replica"
 )
+# Multi-region strong consistency (global_tables/strong.py; docs/global-tables.md "Strong consistency").
+REPLICATED_WRITE_CONFLICT = (  # the exception's documented meaning; DynamoDB's wording is not public
+    "One or more items in the request are being modified by a request in another Region"
+)
+STRONG_LOG_UNAVAILABLE = (  # ours
+    "The table's strong log cannot be reached from this region right now: the request was not carried out"
+)
 MRSC_NOT_SUPPORTED = (
     "MultiRegionConsistency STRONG is not supported by dynastore: its global tables replicate with multi-Region "
     "eventual consistency (EVENTUAL) only"

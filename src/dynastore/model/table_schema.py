@@ -370,6 +370,11 @@ class TableDef:
     # changed in this region since (global_tables/replicas.py ``synchronized_settings``).
     settings_version: tuple[int, str] | None = None
     settings_digest: str | None = None
+    # Multi-region strong consistency (MultiRegionConsistency STRONG, global_tables/strong.py): the id of the
+    # strong log every replica of the set commits its writes to (None: the table is not an MRSC global table),
+    # and the set's witness region (it holds the log and serves no table) if it has one.
+    strong_log: str | None = None
+    witness_region: str | None = None
 
     # ---- lookups ------------------------------------------------------------------------------------------
     def attribute_type(self, name: str) -> str | None:
@@ -392,6 +397,11 @@ class TableDef:
             if replica.region == region:
                 return replica
         return None
+
+    @property
+    def is_strong(self) -> bool:
+        """Whether the table is a replica of a global table with multi-region strong consistency."""
+        return self.strong_log is not None
 
     @property
     def is_active(self) -> bool:
@@ -463,6 +473,8 @@ class TableDef:
             "gtc": self.global_table_created_at,
             "gsv": None if self.settings_version is None else list(self.settings_version),
             "gsd": self.settings_digest,
+            "slog": self.strong_log,
+            "wit": self.witness_region,
         }
 
     @classmethod
@@ -507,6 +519,8 @@ class TableDef:
             global_table_created_at=rec.get("gtc"),
             settings_version=None if rec.get("gsv") is None else (int(rec["gsv"][0]), str(rec["gsv"][1])),
             settings_digest=rec.get("gsd"),
+            strong_log=rec.get("slog"),
+            witness_region=rec.get("wit"),
         )
 
     # ---- names --------------------------------------------------------------------------------------------
