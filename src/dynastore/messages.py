@@ -488,6 +488,10 @@ MRSC_DELETE = (  # ours
     "Cannot delete a single replica or the witness of table {name} (MultiRegionConsistency STRONG): delete both "
     "other replicas, or one replica and the witness, in one request"
 )
+MRSC_DELETE_TABLE = (  # ours
+    "Cannot delete table {name}: it is a replica of a global table with MultiRegionConsistency STRONG; delete its "
+    "other Regions first (UpdateTable ReplicaUpdates and GlobalTableWitnessUpdates Delete actions)"
+)
 MRSC_TTL = (  # ours
     "Time to Live is not supported for table {name}: it is a global table with MultiRegionConsistency STRONG"
 )
