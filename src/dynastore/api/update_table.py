@@ -363,8 +363,9 @@ class _Update:
         else:
             if not enabled_now:
                 raise ValidationException(messages.STREAM_NOTHING_TO_DISABLE.format(name=td.name), bare=True)
-            if any(r.status != DELETING for r in td.replicas):
-                # Replication reads the stream's change log: a global table keeps its stream (DynamoDB's rule).
+            if any(r.status != DELETING for r in td.replicas) and not td.is_strong:
+                # An MREC global table keeps its stream (DynamoDB's rule: its replication reads it); an MRSC
+                # table's stream is its own to enable and disable (MRSC replication does not use it).
                 raise ValidationException(messages.REPLICA_STREAM_DISABLE.format(name=td.name), bare=True)
             stream = StreamSpec(False, None, td.stream.label if td.stream is not None else None)
         self.async_change = True
