@@ -8,8 +8,9 @@ show only once the table is ACTIVE again.
 
 WarmThroughput (of the table, and of a GSI in an Update action) is stored and described (model/warm_throughput.py).
 The global-table members (ReplicaUpdates, MultiRegionConsistency, GlobalTableWitnessUpdates) are
-api/replica_updates.py's: a ReplicaUpdates request changes one replica and nothing else. The daily limit on
-throughput decreases is engine/capacity/decreases.py's ``check_throughput_decrease``.
+api/replica_updates.py's (multi-Region strong consistency's rules: api/multi_region_strong.py): a ReplicaUpdates
+request changes one replica (an MRSC table's creation or deletion: its two other Regions) and nothing else. The
+daily limit on throughput decreases is engine/capacity/decreases.py's ``check_throughput_decrease``.
 """
 
 from __future__ import annotations
