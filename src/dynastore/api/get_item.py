@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
+from typing import Any, cast
 
 from dynastore import messages
 from dynastore.api import strong_items
@@ -10,18 +11,17 @@ from dynastore.api.consumed_capacity import consumed_capacity
 from dynastore.api.item_requests import expression_context
 from dynastore.api.read_requests import check_key_paths
 from dynastore.api.services import RequestServices
+from dynastore.api.strong_items import Answer
 from dynastore.engine.context import Context
 from dynastore.engine.item_reads import GetItemRequest, get_item
 from dynastore.engine.keys import check_table_key
 from dynastore.errors import ValidationException
 from dynastore.expressions import ExpressionCache, legacy, project
-from dynastore.model.table_schema import TableDef
-from dynastore.model.values import Item
 from dynastore.validation.attribute_values import check_item, check_name
 from dynastore.validation.common import check_expression_params
 
 
-def handle(req: dict[str, Any], ctx: Context, services: RequestServices) -> strong_items.Answer:
+def handle(req: dict[str, Any], ctx: Context, services: RequestServices, caught_up: bool = False) -> Answer:
     check_expression_params(req, ("ProjectionExpression",), ("AttributesToGet",))
     key = req["Key"]
     check_item(key)
@@ -32,14 +32,11 @@ def handle(req: dict[str, Any], ctx: Context, services: RequestServices) -> stro
     if projection is not None:
         check_key_paths(table, projection.paths)
     consistent = bool(req.get("ConsistentRead"))
-    if consistent and table.strong_log is not None:
-        return strong_items.read(ctx, services, [table], lambda: _read(req, ctx, table, key, projection))
-    return _read(req, ctx, table, key, projection)
-
-
-def _read(req: dict[str, Any], ctx: Context, table: TableDef, key: Item, projection: Any) -> dict[str, Any] | bytes:
+    if consistent and table.strong_log is not None and not caught_up:  # (an MRSC table: api/strong_items.py)
+        again = partial(handle, req, ctx, services, caught_up=True)  # answers at once: a response, never a future
+        return strong_items.read(ctx, services, [table], lambda: cast(strong_items.Response, again()))
     # Capacity (docs/capacity.md): a read has no effect, so it is admitted at its exact cost after it ran.
-    result = get_item(ctx, GetItemRequest(table, key, consistent=bool(req.get("ConsistentRead"))))
+    result = get_item(ctx, GetItemRequest(table, key, consistent=consistent))
 
     capacity_mode = req.get("ReturnConsumedCapacity")
     wants_capacity = capacity_mode is not None and capacity_mode != "NONE"

@@ -66,14 +66,6 @@ class WithServices:
     def __init__(self, handler: ServicesHandler) -> None:
         self.handler = handler
 
-    def bound(self, services: RequestServices) -> Handler:
-        handler = self.handler
-
-        def handle(request: dict[str, Any], ctx: Context) -> Any:
-            return handler(request, ctx, services)
-
-        return handle
-
 
 OPERATIONS: dict[str, tuple[Any, Handler | WithServices]] = {
     "CreateTable": (schemas.CREATE_TABLE, create_table.handle),
@@ -203,7 +195,7 @@ def bind(ctx: Context, services: RequestServices) -> dict[str, Operation]:
     """The operations bound to one server's engine (``ctx``: a context of it, any) and request-side services,
     ready for the protocol layer."""
     return {
-        name: Operation(name, _runner(name, shape, _bound(handler, services), ctx, services))
+        name: Operation(name, _runner(name, shape, handler, ctx, services))
         for name, (shape, handler) in OPERATIONS.items()
     }
 
@@ -216,12 +208,8 @@ def bind_streams(ctx: Context, services: RequestServices) -> dict[str, Operation
     }
 
 
-def _bound(handler: Handler | WithServices, services: RequestServices) -> Handler:
-    return handler.bound(services) if isinstance(handler, WithServices) else handler
-
-
 def _runner(
-    name: str, shape: Any, handler: Handler, ctx: Context, services: RequestServices
+    name: str, shape: Any, handler: Handler | WithServices, ctx: Context, services: RequestServices
 ) -> Callable[[Any, Caller], Any]:
     """The operation as the protocol calls it: run in the context of the call (``_Contexts``): the caller's
     namespace (its account and region; always the config's with --shared-namespace) and the caller as its origin.
@@ -229,6 +217,8 @@ def _runner(
     authorized (api/authorization.py) in that namespace, by the identity policies of ``services``, once its shape
     is valid and before the operation looks at anything."""
     context_of = _Contexts(ctx.engine).of
+    if isinstance(handler, WithServices):
+        return _runner_with_services(name, shape, handler.handler, context_of, services, ctx.config.auth == "none")
     if ctx.config.auth == "none":
 
         def run(body: Any, caller: Caller) -> Any:
@@ -246,6 +236,36 @@ def _runner(
             authorize(name, request, caller, scoped, services)
             scoped = _owner_context(request.get("TableName"), scoped)
         return handler(request, scoped)
+
+    return run_authorized
+
+
+def _runner_with_services(
+    name: str,
+    shape: Any,
+    handler: ServicesHandler,
+    context_of: Callable[[Caller], Context],
+    services: RequestServices,
+    auth_none: bool,
+) -> Callable[[Any, Caller], Any]:
+    """``_runner`` of a handler that takes the request-side services: given them directly (the item operations
+    are among them: no wrapper call on their path)."""
+    if auth_none:
+
+        def run(body: Any, caller: Caller) -> Any:
+            return handler(validate_request(shape, body), context_of(caller), services)
+
+        return run
+
+    authorize = authorization.authorize
+
+    def run_authorized(body: Any, caller: Caller) -> Any:
+        request = validate_request(shape, body)
+        scoped = context_of(caller)
+        if caller.authenticated:
+            authorize(name, request, caller, scoped, services)
+            scoped = _owner_context(request.get("TableName"), scoped)
+        return handler(request, scoped, services)
 
     return run_authorized
 
