@@ -28,13 +28,14 @@ WRITE_KINDS = frozenset({"cas", "put", "delete"})
 REGISTER_KINDS = frozenset({"read", "cas"})
 PLAIN_KINDS = frozenset({"put", "delete", "sread"})
 
-Value = str | None  # a plain key's value (None: no item)
+Value = str  # a plain key's value, ABSENT for no item (the search takes None for "no state": it cannot be one)
+ABSENT = ""  # no write stores an empty value
 
 
 @dataclass(frozen=True)
 class ValueOp:
-    """A plain key's operation as the search takes it: "write" of ``value`` (None: a delete) or "read" that
-    returned ``value``; ``maybe``: a write in doubt (it may never have taken effect)."""
+    """A plain key's operation as the search takes it: "put" or "delete" (``value`` ABSENT) that leaves ``value``,
+    or "read" that returned it; ``maybe``: a write in doubt (it may never have taken effect)."""
 
     kind: str
     value: Value
@@ -56,15 +57,17 @@ def plain_from_history(ops: Sequence[Op]) -> list[Timed[ValueOp]]:
     the next write replaced it (none returned its value), and an unconditional write does not depend on what it
     replaced, so the history without it is linearizable exactly when it is with it. One whose value was read took
     effect (only it writes that value), at some time after it was sent."""
-    seen = {op.result for op in ops if op.kind == "sread" and op.outcome is Outcome.OK}
+    seen = {op.result or ABSENT for op in ops if op.kind == "sread" and op.outcome is Outcome.OK}
     timed = []
     for op in ops:
         if op.outcome is Outcome.FAILED or (op.kind == "sread" and op.outcome is not Outcome.OK):
             continue
         if op.kind == "sread":
-            timed.append(Timed(op.invoke, op.complete, ValueOp("read", op.result, node=op.node, process=op.process)))
+            timed.append(
+                Timed(op.invoke, op.complete, ValueOp("read", op.result or ABSENT, node=op.node, process=op.process))
+            )
             continue
-        value = op.value if op.kind == "put" else None
+        value = op.value if op.kind == "put" else ABSENT
         maybe = op.outcome is Outcome.UNKNOWN
         if maybe and op.kind == "put":
             if value not in seen:
@@ -77,7 +80,7 @@ def plain_from_history(ops: Sequence[Op]) -> list[Timed[ValueOp]]:
 def check_plain_key(ops: Sequence[Op]) -> tuple[int, Verdict[ValueOp]]:
     """How many operations were checked, and whether they are linearizable (a key that starts absent)."""
     timed = plain_from_history(ops)
-    return len(timed), check(timed, None, value_step)
+    return len(timed), check(timed, ABSENT, value_step)
 
 
 def check_strong_reads(verdicts: Verdicts, ops: Sequence[Op]) -> None:
