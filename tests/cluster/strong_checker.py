@@ -56,8 +56,11 @@ def plain_from_history(ops: Sequence[Op]) -> list[Timed[ValueOp]]:
     nothing and go. A put in doubt whose value no read returned goes too: had it taken effect, no read came before
     the next write replaced it (none returned its value), and an unconditional write does not depend on what it
     replaced, so the history without it is linearizable exactly when it is with it. One whose value was read took
-    effect (only it writes that value), at some time after it was sent."""
-    seen = {op.result or ABSENT for op in ops if op.kind == "sread" and op.outcome is Outcome.OK}
+    effect (only it writes that value), at some time after it was sent. For the same reason a delete in doubt goes
+    when no read answered after it was sent found the item absent (each one left costs the search a doubling)."""
+    reads = [op for op in ops if op.kind == "sread" and op.outcome is Outcome.OK]
+    seen = {op.result or ABSENT for op in reads}
+    last_absent = max((op.complete for op in reads if op.result is None), default=-1.0)
     timed = []
     for op in ops:
         if op.outcome is Outcome.FAILED or (op.kind == "sread" and op.outcome is not Outcome.OK):
@@ -73,6 +76,8 @@ def plain_from_history(ops: Sequence[Op]) -> list[Timed[ValueOp]]:
             if value not in seen:
                 continue
             maybe = False
+        if maybe and op.invoke > last_absent:
+            continue
         timed.append(Timed(op.invoke, op.complete, ValueOp(op.kind, value, maybe, op.node, op.process)))
     return timed
 

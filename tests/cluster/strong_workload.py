@@ -25,11 +25,12 @@ from botocore.config import Config
 
 from tests.cluster.clients import until_done
 from tests.cluster.global_regions import Region
-from tests.cluster.history import History
+from tests.cluster.history import History, Outcome
 
 TABLE = "mrsc_convergence"
 REGISTERS = 3
 PLAIN_KEYS = 6
+BACK_OFF = 1.0  # seconds a thread waits after an answer in doubt, as a client would (each one costs the checker)
 SETUP_CONFIG = Config(parameter_validation=False, retries={"max_attempts": 0}, connect_timeout=2, read_timeout=30)
 
 
@@ -69,6 +70,8 @@ class StrongLoad:
             answer = call()
         except Exception as error:  # every way a request can end is recorded, none stops the thread
             self.history.failed(op, error)
+            if op.outcome is Outcome.UNKNOWN:
+                time.sleep(BACK_OFF)
             return None
         self.history.ok(op, answer)
         return answer

@@ -85,6 +85,13 @@ class TestStrongReads:
         ops = [op("put", "a", 0.0, 1.0), op("delete", "d", 1.1, INF, UNKNOWN), sread(seen, 2.0, 2.1)]
         assert linearizable(ops) is True
 
+    def test_a_delete_in_doubt_no_absent_read_followed_is_left_out(self) -> None:
+        ops = [op("put", "a", 0.0, 1.0), op("delete", "d", 1.1, INF, UNKNOWN), op("put", "b", 2.0, 2.1),
+               sread("b", 2.2, 2.3)]  # fmt: skip
+        assert check_plain_key(ops)[0] == 3
+        assert check_plain_key([*ops, sread(None, 2.4, 2.5)])[0] == 5
+        assert linearizable([*ops, sread(None, 2.4, 2.5)]) is True  # the delete landed after b
+
     def test_keys_are_checked_one_by_one(self) -> None:
         ops = [op("put", "a", 0.0, 1.0, key="k1"), sread("a", 1.1, 1.2, key="k1"), sread(None, 1.1, 1.2, key="k2")]
         verdicts = Verdicts()
