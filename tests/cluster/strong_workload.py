@@ -154,17 +154,19 @@ def create_strong_table(regions: list[Region], witness: str | None, timeout: flo
                        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
                        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}),
                accept=("ResourceInUseException",))  # fmt: skip
-    wait_active(regions[:1], [], timeout)
+    wait_active(regions[:1], [], None, timeout, strong=False)
     update: dict[str, Any] = {"ReplicaUpdates": [{"Create": {"RegionName": r.name}} for r in regions[1:]],
                               "MultiRegionConsistency": "STRONG"}  # fmt: skip
     if witness is not None:
         update["GlobalTableWitnessUpdates"] = [{"Create": {"RegionName": witness}}]
     until_done(partial(first.update_table, TableName=TABLE, **update), timeout=timeout)
-    wait_active(regions, [r.name for r in regions], timeout)
+    wait_active(regions, [r.name for r in regions], witness, timeout)
 
 
-def wait_active(regions: list[Region], names: list[str], timeout: float) -> None:
-    """Until each of ``regions`` shows the table ACTIVE with every other of ``names`` as an ACTIVE replica."""
+def wait_active(regions: list[Region], names: list[str], witness: str | None, timeout: float,
+                strong: bool = True) -> None:  # fmt: skip
+    """Until each of ``regions`` shows the table ACTIVE with every other of ``names`` as an ACTIVE replica, and
+    (``strong``) MultiRegionConsistency STRONG with ``witness`` as an ACTIVE witness."""
     deadline = time.monotonic() + timeout
     for region in regions:
         ddb = region.client(SETUP_CONFIG)
@@ -174,10 +176,17 @@ def wait_active(regions: list[Region], names: list[str], timeout: float) -> None
                                accept=("ResourceNotFoundException",))  # fmt: skip
             shown = (table or {}).get("Table", {})
             active = {r["RegionName"] for r in shown.get("Replicas", []) if r.get("ReplicaStatus") == "ACTIVE"}
-            if shown.get("TableStatus") == "ACTIVE" and wanted <= active:
+            witnesses = {w["RegionName"] for w in shown.get("GlobalTableWitnesses", [])
+                         if w.get("WitnessStatus") == "ACTIVE"}  # fmt: skip
+            mrsc = not strong or (shown.get("MultiRegionConsistency") == "STRONG" and
+                                  (witness is None or witness in witnesses))  # fmt: skip
+            if shown.get("TableStatus") == "ACTIVE" and wanted <= active and mrsc:
                 break
             if time.monotonic() > deadline:
-                raise RuntimeError(f"{region.name}: the table is not ACTIVE with replicas {sorted(wanted)}: {shown}")
+                raise RuntimeError(
+                    f"{region.name}: the table is not ACTIVE with replicas {sorted(wanted)}"
+                    f"{' (STRONG, witness ' + str(witness) + ')' if strong else ''}: {shown}"
+                )
             time.sleep(0.5)
 
 
