@@ -449,14 +449,65 @@ REPLICATED_WRITE_CONFLICT = (  # the exception's documented meaning; DynamoDB's 
 STRONG_LOG_UNAVAILABLE = (  # ours
     "The table's strong log cannot be reached from this region right now: the request was not carried out"
 )
-MRSC_NOT_SUPPORTED = (
-    "MultiRegionConsistency STRONG is not supported by dynastore: its global tables replicate with multi-Region "
-    "eventual consistency (EVENTUAL) only"
+# Multi-Region strong consistency, its control plane (api/multi_region_strong.py; docs/global-tables.md
+# "Multi-Region strong consistency (MRSC)"): DynamoDB's texts for these refusals are not public.
+MRSC_CONSISTENCY_WITHOUT_CREATE = (  # ours
+    "MultiRegionConsistency can only be specified with ReplicaUpdates Create actions, when a table becomes a "
+    "global table"
 )
-WITNESS_NOT_SUPPORTED = (
-    "GlobalTableWitnessUpdates is not supported by dynastore: a witness serves multi-Region strong consistency "
-    "(MultiRegionConsistency STRONG), which dynastore does not offer"
+MRSC_CONSISTENCY_UNCHANGEABLE = (  # ours
+    "The consistency mode of a global table cannot be set or changed after its creation: table {name} already "
+    "has replicas"
 )
+MRSC_THREE_REGIONS = (  # ours
+    "A global table with MultiRegionConsistency STRONG is created in exactly three Regions: with two ReplicaUpdates "
+    "Create actions, or with one Create action and one GlobalTableWitnessUpdates Create action"
+)
+MRSC_REGION_UNSUPPORTED = "Multi-Region strong consistency is not available in Region: {region}"  # ours
+MRSC_REGION_SET = (  # ours
+    "Every Region of a global table with MultiRegionConsistency STRONG must be in the Region set of {local}: "
+    "{region} is not"
+)
+MRSC_DUPLICATE_REGION = "Duplicate region in ReplicaUpdates: {region}"  # ours
+MRSC_TABLE_NOT_EMPTY = (  # ours
+    "Table {name} must be empty to become a global table with MultiRegionConsistency STRONG"
+)
+MRSC_LSI = (  # ours
+    "Local secondary indexes are not supported for global tables with MultiRegionConsistency STRONG: table {name} "
+    "has local secondary indexes"
+)
+MRSC_TTL_ENABLED = (  # ours
+    "Time to Live is not supported for global tables with MultiRegionConsistency STRONG: table {name} has Time to "
+    "Live enabled"
+)
+MRSC_ADD_REPLICA = (  # ours
+    "Replicas cannot be added to table {name}: a global table with MultiRegionConsistency STRONG keeps the three "
+    "Regions it was created in"
+)
+MRSC_DELETE = (  # ours
+    "Cannot delete a single replica or the witness of table {name} (MultiRegionConsistency STRONG): delete both "
+    "other replicas, or one replica and the witness, in one request"
+)
+MRSC_TTL = (  # ours
+    "Time to Live is not supported for table {name}: it is a global table with MultiRegionConsistency STRONG"
+)
+MRSC_TRANSACTION = (  # ours
+    "Transactions are not supported for table {name}: it is a global table with MultiRegionConsistency STRONG"
+)
+WITNESS_UPDATE_NO_ACTION = (  # ours, worded as ReplicaUpdates'
+    "One of GlobalTableWitnessGroupUpdate.Create, GlobalTableWitnessGroupUpdate.Delete must not be null"
+)
+WITNESS_UPDATE_MANY_ACTIONS = (  # ours
+    "Only one witness action is allowed per GlobalTableWitnessGroupUpdate object"
+)
+WITNESS_WITHOUT_STRONG = (  # ours
+    "A witness can only be added when a table becomes a global table with MultiRegionConsistency STRONG"
+)
+WITNESS_SAME_REGION = "The witness Region must differ from the Regions of the replicas: {region}"  # ours
+WITNESS_DELETE_ALONE = (  # ours
+    "A witness can only be deleted together with one replica (one ReplicaUpdates Delete action)"
+)
+WITNESS_NOT_FOUND = "Table {name} has no witness in Region: {region}"  # ours
 AUTO_SCALING_NOT_SUPPORTED = (
     "Auto scaling is not supported by dynastore: table: {name} keeps the capacity UpdateTable sets"
 )

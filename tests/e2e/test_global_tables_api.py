@@ -1,7 +1,8 @@
 """The API of global tables (docs/global-tables.md): UpdateTable's ReplicaUpdates, MultiRegionConsistency and
 GlobalTableWitnessUpdates, DescribeTable's Replicas and GlobalTableVersion, DescribeTableReplicaAutoScaling /
 UpdateTableReplicaAutoScaling and the legacy (2017.11.29) operations dynastore serves. Replication itself is
-tests/e2e/test_global_tables.py's."""
+tests/e2e/test_global_tables.py's; multi-Region strong consistency's control plane is
+tests/e2e/test_global_tables_strong_api.py's."""
 
 from __future__ import annotations
 
@@ -53,29 +54,12 @@ def wait_replica(ddb: Any, name: str, region: str, status: str) -> dict[str, Any
 
 
 class TestValidation:
-    def test_strong_consistency_is_refused(self, ddb: Any, table_s: str) -> None:
-        code, message = error_of(lambda: ddb.update_table(TableName=table_s, MultiRegionConsistency="STRONG"))
-        assert code == "ValidationException"
-        assert message == (
-            "MultiRegionConsistency STRONG is not supported by dynastore: its global tables replicate with "
-            "multi-Region eventual consistency (EVENTUAL) only"
-        )
-
     def test_consistency_outside_the_enum(self, ddb: Any, table_s: str) -> None:
         code, message = error_of(lambda: ddb.update_table(TableName=table_s, MultiRegionConsistency="SOMETIMES"))
         assert code == "ValidationException"
         assert message == (
             "1 validation error detected: Value at 'MultiRegionConsistency' failed to satisfy "
             "constraint: Member must satisfy enum value set: [EVENTUAL, STRONG]"
-        )
-
-    def test_witness_is_refused(self, ddb: Any, table_s: str) -> None:
-        witness = [{"Create": {"RegionName": "us-west-2"}}]
-        code, message = error_of(lambda: ddb.update_table(TableName=table_s, GlobalTableWitnessUpdates=witness))
-        assert code == "ValidationException"
-        assert message == (
-            "GlobalTableWitnessUpdates is not supported by dynastore: a witness serves multi-Region strong "
-            "consistency (MultiRegionConsistency STRONG), which dynastore does not offer"
         )
 
     def test_empty_replica_updates(self, ddb: Any, table_s: str) -> None:

@@ -5,7 +5,8 @@ A transaction is all reads (SELECT by full key: TransactGetItems) or all writes,
 a condition check (ConditionCheck). A statement that fails validation fails the request with
 ``Validation failed in TransactStatements[i]: ...``; a condition that fails cancels the transaction with
 CancellationReasons (an INSERT of a key that exists: ``DuplicateItem``). ClientRequestToken makes a write
-transaction idempotent, as TransactWriteItems' does.
+transaction idempotent, as TransactWriteItems' does. A global table with multi-Region strong consistency refuses
+transactions, as TransactWriteItems and TransactGetItems do (api/multi_region_strong.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from dynastore import messages
 from dynastore.api.consumed_capacity import consumed_capacity
+from dynastore.api.multi_region_strong import check_transaction_table
 from dynastore.api.partiql_requests import parameters, parsed_statement
 from dynastore.api.partiql_writes import KeyedRead, keyed_read, prepare_write
 from dynastore.api.services import RequestServices
@@ -64,6 +66,7 @@ def _read(
     actions: list[transactions.GetAction] = []
     seen: set[bytes] = set()
     for read in reads:
+        check_transaction_table(read.table)
         key = storage_key(read.table, read.key)
         if key in seen:
             raise ValidationException(messages.TRANSACTION_MULTIPLE_OPERATIONS_ON_ITEM, bare=True)
@@ -97,6 +100,7 @@ def _write(
             raise _in_statement(index, e) from None
     seen: set[bytes] = set()
     for action in actions:
+        check_transaction_table(action.table)
         if action.key in seen:
             raise ValidationException(messages.TRANSACTION_MULTIPLE_OPERATIONS_ON_ITEM, bare=True)
         seen.add(action.key)

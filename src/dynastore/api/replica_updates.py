@@ -1,12 +1,14 @@
 """UpdateTable's global-table members (version 2019.11.21): ReplicaUpdates, MultiRegionConsistency and
 GlobalTableWitnessUpdates.
 
-Request rules run first (``check_request``, no table looked up): STRONG consistency and witnesses are refused
-(dynastore replicates with multi-Region eventual consistency only), each ReplicationGroupUpdate holds one action,
-one replica changes per request and alone, the region is a region name other than the caller's. Then
-``handle`` checks the request against the table (its status, its replica set, its stream, billing mode,
-encryption and indexes) and hands the change to the control plane of global tables (global_tables/replicas.py),
-which records it and lets the replicator create, change or drop the replica in the background.
+Request rules run first (``check_request``, no table looked up): each ReplicationGroupUpdate holds one action;
+the rules of multi-Region strong consistency (api/multi_region_strong.py: MultiRegionConsistency only with
+Create actions, STRONG with three Regions of one Region set, a witness only with STRONG); one replica changes
+per request (STRONG creation takes its two Creates, and an MRSC table its two Deletes, in one) and alone; the
+region is a region name other than the caller's. Then ``handle`` checks the request against the table (its
+status, its replica set and consistency mode, its stream, billing mode, encryption and indexes) and hands the
+change to the control plane of global tables (global_tables/replicas.py), which records it and lets the
+replicator create, change or drop the replicas in the background.
 
 Where DynamoDB's own text for a refusal is not public, messages.py words it (docs/global-tables.md lists which).
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from dynastore import messages
+from dynastore.api import multi_region_strong as strong
 from dynastore.api.table_description import table_description
 from dynastore.api.table_requests import invalid
 from dynastore.engine.context import Context
@@ -37,24 +40,32 @@ NEW_AND_OLD_IMAGES = "NEW_AND_OLD_IMAGES"
 def check_request(req: dict[str, Any], region: str, other_members: list[str]) -> None:
     """The rules of the global-table members that need no table: ``region`` is the caller's, ``other_members``
     the other UpdateTable members the request sets."""
-    if req.get("MultiRegionConsistency") == "STRONG":
-        raise ValidationException(messages.MRSC_NOT_SUPPORTED, bare=True)
-    if req.get("GlobalTableWitnessUpdates"):
-        raise ValidationException(messages.WITNESS_NOT_SUPPORTED, bare=True)
     updates: list[dict[str, Any]] = req.get("ReplicaUpdates") or []
-    if not updates:
-        return
     for update in updates:
         present = [a for a in _ACTIONS if update.get(a) is not None]
         if not present:
             raise invalid(messages.REPLICA_UPDATE_NO_ACTION)
         if len(present) > 1:
             raise invalid(messages.REPLICA_UPDATE_MANY_ACTIONS)
-    if len(updates) > 1:
+    strong.check_request(req, region)
+    if not updates:
+        return
+    creating_strong = req.get("MultiRegionConsistency") == strong.STRONG
+    # Two Deletes may take both other replicas of an MRSC table away (whether it is one: handle's question).
+    two_deletes = len(updates) == 2 and all(u.get("Delete") is not None for u in updates)
+    if len(updates) > 1 and not creating_strong and not two_deletes:
         raise invalid(messages.REPLICA_UPDATES_ONE_AT_A_TIME)
     if other_members:
         raise invalid(messages.REPLICA_UPDATES_ALONE)
-    action, body = replica_action(updates[0])
+    for update in updates:
+        _check_update_request(update, region)
+    if creating_strong:
+        witness = strong.witness_action(req)
+        strong.check_region_set(region, strong.strong_creates(req) + ([witness[1]] if witness else []))
+
+
+def _check_update_request(update: dict[str, Any], region: str) -> None:
+    action, body = replica_action(update)
     target: str = body["RegionName"]
     if target == region:
         raise ValidationException(messages.REPLICA_LOCAL_REGION, bare=True)
@@ -83,23 +94,56 @@ def _check_gsi_names(body: dict[str, Any]) -> None:
 
 
 def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    """Apply the request's one ReplicationGroupUpdate (``check_request`` passed) to its table."""
-    action, body = replica_action(req["ReplicaUpdates"][0])
+    """Apply the request's ReplicationGroupUpdates (``check_request`` passed) to its table."""
     td = ctx.catalog.get(req["TableName"])  # ResourceNotFoundException before any rule of the change
     _check_table_status(td)
     if td.global_table_version == replicas.LEGACY_GLOBAL_TABLE_VERSION:
         raise ValidationException(messages.LEGACY_REPLICA_UPDATES.format(name=td.name), bare=True)
+    if req.get("MultiRegionConsistency") is not None:
+        strong.check_consistency_settable(td)
+    if req.get("MultiRegionConsistency") == strong.STRONG:
+        new = _create_strong(ctx, td, req)
+    elif strong.replica_deletes(req):
+        new = _delete(ctx, td, req)
+    else:
+        new = _create_or_update(ctx, td, req)
+    return {"TableDescription": table_description(ctx, new)}
+
+
+def _create_or_update(ctx: Context, td: TableDef, req: dict[str, Any]) -> TableDef:
+    action, body = replica_action(req["ReplicaUpdates"][0])
     region: str = body["RegionName"]
     if action == "Create":
+        strong.check_replica_addable(td)
         _check_create(ctx, td, region, body)
-        new = replicas.add_replica(ctx, td.name, region, _overrides(body))
-    elif action == "Update":
-        _check_update(td, region, body)
-        new = replicas.update_replica(ctx, td.name, region, _overrides(body))
-    else:
+        return replicas.add_replica(ctx, td.name, region, _overrides(body))
+    _check_update(td, region, body)
+    return replicas.update_replica(ctx, td.name, region, _overrides(body))
+
+
+def _create_strong(ctx: Context, td: TableDef, req: dict[str, Any]) -> TableDef:
+    """A single-Region table made an MRSC global table: its replicas and witness (no stream needed: the
+    strong log carries the writes)."""
+    strong.check_strong_table(ctx, td)
+    creates = [update["Create"] for update in req["ReplicaUpdates"]]
+    for body in creates:
+        _check_new_region(ctx, td, body["RegionName"])
+        _check_overrides(td, body)
+    witness = strong.witness_action(req)
+    added = [(str(body["RegionName"]), _overrides(body)) for body in creates]
+    return replicas.add_strong_replicas(ctx, td.name, added, witness[1] if witness else None)
+
+
+def _delete(ctx: Context, td: TableDef, req: dict[str, Any]) -> TableDef:
+    """One replica of an MREC table, or the two other Regions of an MRSC table (replicas, or a replica and the
+    witness) together."""
+    deletes = strong.replica_deletes(req)
+    strong.check_strong_deletes(td, deletes, strong.witness_action(req))
+    for region in deletes:
         _existing_replica(td, region, allowed=_REMOVABLE)
-        new = replicas.remove_replica(ctx, td.name, region)
-    return {"TableDescription": table_description(ctx, new)}
+    if td.is_strong:
+        return replicas.remove_replicas(ctx, td.name, deletes)
+    return replicas.remove_replica(ctx, td.name, deletes[0])
 
 
 def _check_table_status(td: TableDef) -> None:
@@ -112,13 +156,17 @@ def _check_table_status(td: TableDef) -> None:
 
 
 def _check_create(ctx: Context, td: TableDef, region: str, body: dict[str, Any]) -> None:
-    if td.replica(region) is not None or _table_there(ctx, td.name, region):
-        # DynamoDB's text: the replica (or a table of its name) already exists in that region.
-        raise ValidationException(messages.GT_REPLICA_EXISTS.format(name=td.name), bare=True)
+    _check_new_region(ctx, td, region)
     stream = td.stream
     if stream is None or not stream.enabled or stream.view_type != NEW_AND_OLD_IMAGES:
         raise ValidationException(messages.GT_STREAM_REQUIRED.format(name=td.name), bare=True)
     _check_overrides(td, body)
+
+
+def _check_new_region(ctx: Context, td: TableDef, region: str) -> None:
+    if td.replica(region) is not None or _table_there(ctx, td.name, region):
+        # DynamoDB's text: the replica (or a table of its name) already exists in that region.
+        raise ValidationException(messages.GT_REPLICA_EXISTS.format(name=td.name), bare=True)
 
 
 def _table_there(ctx: Context, name: str, region: str) -> bool:

@@ -6,7 +6,8 @@ optional members only when set. Choices where DynamoDB's behaviour is not pinned
 and for tables that were switched; ``TableClassSummary`` appears once a TableClass was given;
 ``AttributeDefinitions`` and ``NonKeyAttributes`` are sorted by name (as DynamoDB echoes them). A global table
 (global_tables/) shows ``GlobalTableVersion`` and ``Replicas``: the other regions of its replica set, not its own
-(``replica_description``).
+(``replica_description``); while it has replicas (version 2019.11.21), its ``MultiRegionConsistency`` (STRONG
+or EVENTUAL), and the witness of a strongly consistent one (``GlobalTableWitnesses``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from dynastore import limits
 from dynastore.engine.context import Context
+from dynastore.global_tables.replicas import GLOBAL_TABLE_VERSION, witness_status
 from dynastore.model.table_schema import (
     ACTIVE,
     CREATING,
@@ -97,6 +99,9 @@ def describe_table(
         desc["GlobalTableVersion"] = td.global_table_version
     if td.replicas:
         desc["Replicas"] = [replica_description(r, td) for r in td.replicas]
+    witness = witness_status(td)
+    if witness is not None:
+        desc["GlobalTableWitnesses"] = [{"RegionName": td.witness_region, "WitnessStatus": witness}]
     if td.restore is not None:
         desc["RestoreSummary"] = restore_summary_description(td.restore)
     if td.sse is not None:
@@ -116,6 +121,8 @@ def describe_table(
     if warm or td.warm is not None:
         # An UPDATING table's warm throughput is not itself changing: DynamoDB shows it ACTIVE.
         desc["WarmThroughput"] = warm_description(td.warm, ACTIVE if td.status == UPDATING else td.status)
+    if td.replicas and td.global_table_version == GLOBAL_TABLE_VERSION:
+        desc["MultiRegionConsistency"] = "STRONG" if td.is_strong else "EVENTUAL"
     return desc
 
 

@@ -1,5 +1,6 @@
 """UpdateTimeToLive / DescribeTimeToLive: the TTL setting stored on the TableDef (the sweeper is elsewhere).
 
+Time to live cannot be enabled on a global table with multi-Region strong consistency (api/multi_region_strong.py).
 Not modelled: DynamoDB's ENABLING/DISABLING states and its cooldown between TTL changes ("Time to live has
 been modified multiple times within a fixed interval").
 """
@@ -10,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from dynastore import messages
+from dynastore.api.multi_region_strong import check_ttl_enable
 from dynastore.engine import tables
 from dynastore.engine.context import Context
 from dynastore.errors import ValidationException
@@ -26,6 +28,7 @@ def handle_update(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     def mutate(td: TableDef) -> TableDef:
         current = td.ttl
         if enabled:
+            check_ttl_enable(td)
             if current is not None and current.enabled:
                 if current.attribute_name != attribute:
                     raise ValidationException(

@@ -1,7 +1,8 @@
 """TransactGetItems: up to 100 Gets across tables, read from one snapshot, with projections.
 
 Capacity (docs/capacity.md): a read has no effect, so, as for GetItem, each item is admitted after it was read, at
-its exact transactional cost (two strongly consistent reads). A refusal cancels the transaction, with
+its exact transactional cost (two strongly consistent reads). A global table with multi-Region strong
+consistency refuses transactions (api/multi_region_strong.py). A refusal cancels the transaction, with
 ``ProvisionedThroughputExceeded`` or ``ThrottlingError`` at the refused items' positions, and gives back what
 the other items took.
 """
@@ -12,6 +13,7 @@ from typing import Any
 
 from dynastore import messages
 from dynastore.api.consumed_capacity import consumed_capacity
+from dynastore.api.multi_region_strong import check_transaction_table
 from dynastore.api.read_requests import check_key_paths
 from dynastore.engine import transactions
 from dynastore.engine.context import Context
@@ -32,6 +34,7 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     misfit: tuple[int, str] | None = None
     for index, get in enumerate(gets):
         table = ctx.catalog.get_active(get["TableName"])
+        check_transaction_table(table)
         tables.append(table)
         problem = key_schema_problem(table, get["Key"], is_full_item=False)
         if problem is None:

@@ -1,7 +1,8 @@
 """TransactWriteItems: up to 100 Put, Update, Delete and ConditionCheck actions across tables, all or nothing.
 
 Phase 3 checks, in order: one action per entry; each action's expressions, item and key well-formed (in
-request order); the 4 MB payload; tables; key attributes against each schema; at most one action per item.
+request order); the 4 MB payload; tables (a global table with multi-Region strong consistency refuses
+transactions: api/multi_region_strong.py); key attributes against each schema; at most one action per item.
 Failures found only while applying (a condition, an updated item grown too large) cancel the transaction
 with CancellationReasons (engine/transactions.py).
 
@@ -23,6 +24,7 @@ import orjson
 from dynastore import messages
 from dynastore.api.consumed_capacity import consumed_capacity
 from dynastore.api.item_requests import item_collection_metrics
+from dynastore.api.multi_region_strong import check_transaction_table
 from dynastore.engine import transactions, writes
 from dynastore.engine.capacity.units import write_half_units
 from dynastore.engine.context import Context
@@ -84,6 +86,7 @@ def _check_keys(ctx: Context, parsed: list[_Parsed]) -> list[TableDef]:
     misfit: tuple[int, str] | None = None
     for index, p in enumerate(parsed):
         table = ctx.catalog.get_active(p.body["TableName"])
+        check_transaction_table(table)
         tables.append(table)
         source = p.body["Item"] if p.kind == "Put" else p.body["Key"]
         problem = key_schema_problem(table, source, is_full_item=p.kind == "Put")

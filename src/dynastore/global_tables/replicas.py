@@ -24,6 +24,14 @@ items, so two regions changing them at once end with the same settings.
 
 States: adding a replica makes it CREATING and the table UPDATING until the replica is ACTIVE; removing one makes
 it DELETING until its table is dropped, then it leaves every list.
+
+Multi-Region strong consistency (MultiRegionConsistency STRONG): ``add_strong_replicas`` makes a single-Region
+table a global table of three Regions at once (two replicas, or one replica and a witness), naming a new strong
+log (``TableDef.strong_log``) and the witness region (``TableDef.witness_region``: it holds the log and serves no
+table, so it is never one of ``TableDef.replicas``); the replica tables copy both from the source's record.
+``remove_replicas`` takes the two others away together (or one replica, whose witness goes with it); once a
+table's list is empty it is a single-Region table again: its strong log and witness are forgotten.
+``witness_status`` is what DescribeTable shows of the witness.
 """
 
 from __future__ import annotations
@@ -59,16 +67,19 @@ __all__ = [
     "LEGACY_GLOBAL_TABLE_VERSION",
     "ReplicaOverrides",
     "add_replica",
+    "add_strong_replicas",
     "drop_replica_table",
     "ensure_replica_table",
     "forget_replica",
     "is_global",
     "remove_replica",
+    "remove_replicas",
     "replica_set_definition",
     "set_replica_status",
     "stamp_settings",
     "synchronized_settings",
     "update_replica",
+    "witness_status",
 ]
 
 GLOBAL_TABLE_VERSION = "2019.11.21"
@@ -130,6 +141,74 @@ def add_replica(ctx: Context, table_name: str, region: str, overrides: ReplicaOv
         )
 
     return tables.change(ctx, table_name, mutate)
+
+
+def add_strong_replicas(
+    ctx: Context, table_name: str, creates: list[tuple[str, ReplicaOverrides]], witness_region: str | None
+) -> TableDef:
+    """Make the single-Region table ``table_name`` a global table with multi-Region strong consistency: the
+    replicas ``creates`` (region, overrides) CREATING, the table UPDATING until they are ACTIVE, a new strong
+    log, the witness region if any. The API checked the request against the table (api/multi_region_strong.py);
+    this checks again what may have changed since: the table ACTIVE and still without replicas."""
+
+    def mutate(td: TableDef) -> TableDef:
+        if td.status != ACTIVE:
+            raise ResourceInUseException(messages.TABLE_BEING_UPDATED.format(name=td.name))
+        if td.replicas:
+            raise ValidationException(messages.MRSC_CONSISTENCY_UNCHANGEABLE.format(name=td.name), bare=True)
+        added = tuple(
+            ReplicaDef(
+                region,
+                CREATING,
+                read_capacity_override=overrides.read_capacity_override,
+                gsi_overrides=overrides.gsi_overrides,
+                table_class=overrides.table_class,
+                progress="0",
+            )
+            for region, overrides in creates
+        )
+        return dataclasses.replace(
+            td,
+            replicas=added,
+            global_table_version=GLOBAL_TABLE_VERSION,
+            strong_log=uuid.uuid4().hex,
+            witness_region=witness_region,
+            status=UPDATING,
+            status_until=None,
+        )
+
+    return tables.change(ctx, table_name, mutate)
+
+
+def remove_replicas(ctx: Context, table_name: str, regions: list[str]) -> TableDef:
+    """Start removing the replicas of ``regions`` together (each DELETING until the replicator has dropped its
+    table): the two other replicas of a strongly consistent global table, or its one other replica (its witness
+    goes with it). The table is single-Region once they are gone (``_settled``)."""
+
+    def mutate(td: TableDef) -> TableDef:
+        for region in regions:
+            replica = _existing(td, region)
+            if replica.status in (CREATING, DELETING):
+                raise ResourceInUseException(
+                    messages.GT_REPLICA_BUSY.format(region=region, name=td.name, status=replica.status)
+                )
+            td = _with_replica(td, dataclasses.replace(replica, status=DELETING, progress=None))
+        return td
+
+    return tables.change(ctx, table_name, mutate)
+
+
+def witness_status(td: TableDef) -> str | None:
+    """The witness's status (None: the table has none): CREATING while a replica of the set is being created,
+    DELETING while one is being removed (a witness leaves only with a replica), else ACTIVE."""
+    if td.witness_region is None:
+        return None
+    statuses = {replica.status for replica in td.replicas}
+    if CREATING in statuses:
+        return CREATING
+    if DELETING in statuses:
+        return DELETING
+    return ACTIVE
 
 
 def update_replica(ctx: Context, table_name: str, region: str, overrides: ReplicaOverrides) -> TableDef:
@@ -423,7 +502,10 @@ def _with_replica(td: TableDef, changed: ReplicaDef) -> TableDef:
 
 
 def _settled(td: TableDef) -> TableDef:
-    """UPDATING while a replica is being created, ACTIVE once none is."""
+    """UPDATING while a replica is being created, ACTIVE once none is; a strongly consistent table whose last
+    replica left is a single-Region table again (no strong log, no witness)."""
+    if not td.replicas and td.strong_log is not None:
+        td = dataclasses.replace(td, strong_log=None, witness_region=None)
     creating = any(r.status == CREATING for r in td.replicas)
     if td.status == UPDATING and not creating and td.status_until is None:
         return dataclasses.replace(td, status=ACTIVE)

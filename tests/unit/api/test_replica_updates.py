@@ -27,16 +27,33 @@ def invalid(detail: str) -> str:
 
 
 class TestCheckRequest:
-    def test_strong_consistency_before_replica_rules(self) -> None:
+    def test_replica_actions_before_consistency_rules(self) -> None:
         req = {"MultiRegionConsistency": "STRONG", "ReplicaUpdates": [{}]}
-        assert refusal(req) == messages.MRSC_NOT_SUPPORTED
+        assert refusal(req) == invalid(messages.REPLICA_UPDATE_NO_ACTION)
 
-    def test_eventual_consistency_alone_passes(self) -> None:
-        check_request({"MultiRegionConsistency": "EVENTUAL"}, "us-east-1", [])
+    def test_consistency_alone(self) -> None:
+        for mode in ("EVENTUAL", "STRONG"):
+            assert refusal({"MultiRegionConsistency": mode}) == invalid(messages.MRSC_CONSISTENCY_WITHOUT_CREATE)
 
-    def test_witnesses(self) -> None:
-        assert refusal({"GlobalTableWitnessUpdates": [{"Create": {"RegionName": "x"}}]}) == (
-            messages.WITNESS_NOT_SUPPORTED
+    def test_witness_alone(self) -> None:
+        assert refusal({"GlobalTableWitnessUpdates": [{"Create": {"RegionName": "us-west-2"}}]}) == invalid(
+            messages.WITNESS_WITHOUT_STRONG
+        )
+
+    def test_strong_creation_passes_with_its_two_creates(self) -> None:
+        creates = [{"Create": {"RegionName": "us-east-2"}}, {"Create": {"RegionName": "us-west-2"}}]
+        check_request({"MultiRegionConsistency": "STRONG", "ReplicaUpdates": creates}, "us-east-1", [])
+
+    def test_two_deletes_wait_for_the_table(self) -> None:
+        deletes = [{"Delete": {"RegionName": "us-east-2"}}, {"Delete": {"RegionName": "us-west-2"}}]
+        check_request({"ReplicaUpdates": deletes}, "us-east-1", [])
+        mixed = [{"Delete": {"RegionName": "us-east-2"}}, {"Create": {"RegionName": "us-west-2"}}]
+        assert refusal({"ReplicaUpdates": mixed}) == invalid(messages.REPLICA_UPDATES_ONE_AT_A_TIME)
+
+    def test_strong_regions_checked_after_their_names(self) -> None:
+        creates = [{"Create": {"RegionName": "us-east-2"}}, {"Create": {"RegionName": "US-WEST-2"}}]
+        assert refusal({"MultiRegionConsistency": "STRONG", "ReplicaUpdates": creates}) == invalid(
+            messages.REPLICA_INVALID_REGION.format(region="US-WEST-2")
         )
 
     def test_actions_per_update(self) -> None:
