@@ -41,6 +41,8 @@ from dynastore.global_tables.hybrid_clock import HybridClock
 from dynastore.global_tables.links import RemoteLinkMaker
 from dynastore.global_tables.peers import remote_link_maker
 from dynastore.global_tables.replicator import GlobalReplicator, links_for
+from dynastore.global_tables.strong import StrongTables
+from dynastore.global_tables.strong_log import StrongLog
 from dynastore.partiql.cache import StatementCache
 from dynastore.protocol import dispatch
 from dynastore.protocol.metrics import Metrics, RequestMetrics, directory_bytes
@@ -74,6 +76,7 @@ __all__ = [
 log = logging.getLogger("dynastore")
 
 MAINTENANCE_INTERVAL = 0.5  # seconds between housekeeping passes
+STRONG_FOLLOW_INTERVAL = 0.05  # seconds between two rounds of applying the strong log's new records
 REPLICATION_INTERVAL = 0.02  # seconds the replicator of global tables rests after a round that moved nothing
 PROPAGATION_PAUSE = 0.001  # seconds the GSI propagator waits after a wake-up, to batch concurrent writes
 
@@ -115,10 +118,15 @@ def authenticator(config: Config) -> Authenticator | None:
     return Authenticator(CredentialStore(path, config.region, seed), config.region, config.clock)
 
 
-def request_services(config: Config) -> RequestServices:
-    """What requests use beside the engine (api/services.py): the PartiQL statement cache and the identity
-    policies of users and groups (read from the policies file, if any, on each change of it)."""
-    return RequestServices(StatementCache(), IdentityPolicies(policies_path(config)))
+def request_services(
+    config: Config, clock: HybridClock | None = None, strong_log: StrongLog | None = None
+) -> RequestServices:
+    """What requests use beside the engine (api/services.py): the PartiQL statement cache, the identity policies
+    of users and groups (read from the policies file, if any, on each change of it), and the writes and strong
+    reads of global tables with multi-region strong consistency (``clock``: the replicator's hybrid clock;
+    ``strong_log``: the strong log their writes are committed to, None when every region is this server's)."""
+    strong = StrongTables(clock or HybridClock(config.clock), strong_log, frozenset(config.peers))
+    return RequestServices(StatementCache(), IdentityPolicies(policies_path(config)), strong)
 
 
 def build_engine(config: Config, kv: KV, catalog: Catalog) -> Engine:
@@ -187,6 +195,7 @@ class Dynastore:
         config: Config,
         log_: DurableLog | None = None,
         cluster_status: Callable[[], dict[str, Any]] | None = None,
+        strong_log: StrongLog | None = None,
     ) -> None:
         self.config = config
         self._cluster_status = cluster_status  # a cluster node's status (GET /dynastore/cluster, /metrics)
@@ -198,8 +207,8 @@ class Dynastore:
         # what hosts, admin endpoints, triggers and background work drive it with (TTL deletions are the
         # service's: engine/ttl.py).
         self.engine = build_context(config, self.kv, self.catalog)
-        self.services = request_services(config)
         self.replicator = build_replicator(self.engine, config)  # global tables
+        self.services = request_services(config, self.replicator.clock, strong_log)
         # ... and the stream shards they may have opened or closed: read them again when next needed.
         self.kv.watch_losses(lambda durable, lost_through: self.engine.shards.clear())
         # Configured triggers (a wrong one raises TriggerConfigError); add_trigger adds Python ones before start.
@@ -328,6 +337,7 @@ class Dynastore:
             loop.create_task(self._maintain()),
             loop.create_task(self._propagate()),
             loop.create_task(self._replicate()),
+            loop.create_task(self._follow_strong_logs()),
         ]
         self.triggers.start(loop)
         return committer
@@ -427,6 +437,22 @@ class Dynastore:
             idle = REPLICATION_INTERVAL if self.replicator.active else MAINTENANCE_INTERVAL
             await asyncio.sleep(0 if moved else idle)
 
+    async def _follow_strong_logs(self) -> None:
+        """Global tables with multi-region strong consistency: apply what the other regions committed to the strong
+        log (global_tables/strong.py ``follow``), round after round; nothing to do without a strong log."""
+        strong = self.services.strong
+        if not strong.logged:
+            return
+        while True:
+            try:
+                await strong.follow(self.engine)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("following the strong log failed")
+                await asyncio.sleep(MAINTENANCE_INTERVAL)
+            await asyncio.sleep(STRONG_FOLLOW_INTERVAL)
+
     def _save_replication(self) -> None:
         """The replicator's cursors, saved at a stop (the changes since the last save are shipped again otherwise)."""
         if not self.kv.writable:
@@ -452,3 +478,4 @@ class Dynastore:
             # next start to replay.
             log.error("saving state at shutdown failed: %s", e)
         self.kv.close()
+        self.services.strong.close()

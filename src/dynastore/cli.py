@@ -400,10 +400,31 @@ def _add_global_table_flags(serve: argparse.ArgumentParser, defaults: Config) ->
         default=defaults.tombstone_retention_seconds,
         help="seconds a deleted item of a global table keeps its tombstone",
     )
+    serve.add_argument(
+        "--strong-etcd",
+        default=defaults.strong_etcd,
+        type=_etcd_members,
+        metavar="etcd://HOST:PORT[,HOST:PORT...]",
+        help="the etcd members (spanning the regions) that global tables with multi-region strong consistency "
+        "commit their writes to (docs/global-tables.md); without it, all their regions must be this server's",
+    )
+
+
+def _etcd_members(text: str) -> str:
+    """``--strong-etcd``: checked here, so that argparse names the flag in its error."""
+    from dynastore.replication.etcd_config import parse_endpoints
+
+    try:
+        parse_endpoints(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
 
 
 def _with_global_tables(config: Config, args: argparse.Namespace) -> Config:
-    config = dataclasses.replace(config, tombstone_retention_seconds=args.tombstone_retention_seconds)
+    config = dataclasses.replace(
+        config, tombstone_retention_seconds=args.tombstone_retention_seconds, strong_etcd=args.strong_etcd or None
+    )
     if args.peers is not None:  # the flags replace DYNASTORE_PEERS; a region given twice: the last one
         config = dataclasses.replace(config, peers=dict(args.peers))
     return config

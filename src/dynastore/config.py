@@ -147,6 +147,11 @@ class Config:
     peer_session_token: str = field(default="", repr=False)
     # The certificates an https:// peer's is checked against (DYNASTORE_PEER_CA_BUNDLE; default: the system's).
     peer_ca_bundle: Path | None = None
+    # Global tables with multi-region strong consistency (docs/global-tables.md "Multi-Region strong
+    # consistency"): the etcd members of the strong log their writes are committed to, one or more per region
+    # (``--strong-etcd``, DYNASTORE_STRONG_ETCD: etcd://HOST:PORT[,HOST:PORT...]). Without it, every region of
+    # such a table must be served by this server.
+    strong_etcd: str | None = None
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Config:
@@ -187,6 +192,7 @@ class Config:
                 env, "DYNASTORE_TOMBSTONE_RETENTION_SECONDS", base.tombstone_retention_seconds
             ),
             **_peers_from_env(env),
+            strong_etcd=env.get("DYNASTORE_STRONG_ETCD") or None,
         )
 
 

@@ -446,6 +446,10 @@ REPLICA_UPDATE_NOTHING = (
 REPLICATED_WRITE_CONFLICT = (  # the exception's documented meaning; DynamoDB's wording is not public
     "One or more items in the request are being modified by a request in another Region"
 )
+MRSC_BATCH_WRITE = (  # ours
+    "BatchWriteItem is not supported on a global table with multi-Region strong consistency served across "
+    "servers: write its items with PutItem, UpdateItem or DeleteItem"
+)
 STRONG_LOG_UNAVAILABLE = (  # ours
     "The table's strong log cannot be reached from this region right now: the request was not carried out"
 )
@@ -487,6 +491,10 @@ MRSC_ADD_REPLICA = (  # ours
 MRSC_DELETE = (  # ours
     "Cannot delete a single replica or the witness of table {name} (MultiRegionConsistency STRONG): delete both "
     "other replicas, or one replica and the witness, in one request"
+)
+MRSC_DELETE_TABLE = (  # ours
+    "Cannot delete table {name}: it is a replica of a global table with MultiRegionConsistency STRONG; delete its "
+    "other Regions first (UpdateTable ReplicaUpdates and GlobalTableWitnessUpdates Delete actions)"
 )
 MRSC_TTL = (  # ours
     "Time to Live is not supported for table {name}: it is a global table with MultiRegionConsistency STRONG"

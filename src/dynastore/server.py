@@ -14,6 +14,7 @@ from dynastore import messages
 from dynastore.app import Dynastore
 from dynastore.build_kind import PURE_PYTHON_NOTICE, is_compiled
 from dynastore.config import Config
+from dynastore.global_tables.strong_log import StrongLog
 from dynastore.protocol import http_server
 from dynastore.protocol.connections import ConnectionLimits, Registry
 from dynastore.protocol.hosts import HostGuard, HostRule
@@ -34,6 +35,17 @@ def _cluster_node(config: Config) -> ClusterNode:
     from dynastore.replication.node import ClusterNode
 
     return ClusterNode(config)
+
+
+def _strong_log(config: Config) -> StrongLog | None:
+    """The strong log of global tables with multi-region strong consistency kept in etcd (``--strong-etcd``),
+    else None (every region of such a table is this server's); etcd's client is loaded only then."""
+    if not config.strong_etcd:
+        return None
+    from dynastore.replication.etcd_config import parse_endpoints
+    from dynastore.replication.strong_log_etcd import EtcdStrongLog
+
+    return EtcdStrongLog(parse_endpoints(config.strong_etcd))
 
 
 def connection_limits(config: Config) -> ConnectionLimits:
@@ -66,7 +78,9 @@ class Server:
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.app: Dynastore | ClusterNode = Dynastore(config) if config.cluster is None else _cluster_node(config)
+        self.app: Dynastore | ClusterNode = (
+            Dynastore(config, strong_log=_strong_log(config)) if config.cluster is None else _cluster_node(config)
+        )
         self._stopping: asyncio.Event | None = None
         self._metrics_registry: Registry | None = None  # the --metrics-port listener's connections
         # Every listener answers only the Host and Origin headers this rule allows (DNS rebinding, other sites).

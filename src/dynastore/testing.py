@@ -284,6 +284,8 @@ class InProcess:
             return self._on_worker(lambda: self._serve(method, headers, body, path))
         with self._drive:
             response = app.protocol.handle(method, headers, body, path)
+            if response.later is not None:  # made by the loop (a global table's strong log: api/strong_items.py)
+                response = loop.run_until_complete(response.later)
             committer = self._committer
             assert committer is not None
             seq = response.commit_seq

@@ -416,6 +416,15 @@ class TestStrongTable:
         )
         assert message == f"Table {mrsc_with_witness} has no witness in Region: eu-west-1"
 
+    def test_delete_table_of_a_replica_refused(self, ddb: Any, ddb_ohio: Any, mrsc_with_witness: str) -> None:
+        for client in (ddb, ddb_ohio):
+            message = refusal(lambda c=client: c.delete_table(TableName=mrsc_with_witness))
+            assert message == (
+                f"Cannot delete table {mrsc_with_witness}: it is a replica of a global table with "
+                "MultiRegionConsistency STRONG; delete its other Regions first (UpdateTable ReplicaUpdates and "
+                "GlobalTableWitnessUpdates Delete actions)"
+            )
+
     def test_delete_a_replica_and_the_witness(self, ddb: Any, ddb_ohio: Any, mrsc_with_witness: str) -> None:
         name = mrsc_with_witness
         described = ddb.update_table(
@@ -431,6 +440,7 @@ class TestStrongTable:
         # A single-Region table again: time to live and transactions are its own.
         ddb.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "ttl"})
         ddb.transact_write_items(TransactItems=[{"Put": {"TableName": name, "Item": {"pk": {"S": "a"}}}}])
+        ddb.delete_table(TableName=name)
 
     def test_one_replica_of_three_is_not_deleted(self, ddb: Any, mrsc_of_three: str) -> None:
         message = refusal(lambda: ddb.update_table(TableName=mrsc_of_three, ReplicaUpdates=[delete_in("us-west-2")]))

@@ -5,19 +5,23 @@ from __future__ import annotations
 from typing import Any
 
 from dynastore import messages
+from dynastore.api import strong_items
 from dynastore.api.consumed_capacity import consumed_capacity
 from dynastore.api.item_requests import expression_context
 from dynastore.api.read_requests import check_key_paths
+from dynastore.api.services import RequestServices
 from dynastore.engine.context import Context
 from dynastore.engine.item_reads import GetItemRequest, get_item
 from dynastore.engine.keys import check_table_key
 from dynastore.errors import ValidationException
 from dynastore.expressions import ExpressionCache, legacy, project
+from dynastore.model.table_schema import TableDef
+from dynastore.model.values import Item
 from dynastore.validation.attribute_values import check_item, check_name
 from dynastore.validation.common import check_expression_params
 
 
-def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any] | bytes:
+def handle(req: dict[str, Any], ctx: Context, services: RequestServices) -> strong_items.Answer:
     check_expression_params(req, ("ProjectionExpression",), ("AttributesToGet",))
     key = req["Key"]
     check_item(key)
@@ -27,6 +31,13 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any] | bytes:
     check_table_key(table, key, is_full_item=False)
     if projection is not None:
         check_key_paths(table, projection.paths)
+    consistent = bool(req.get("ConsistentRead"))
+    if consistent and table.strong_log is not None:
+        return strong_items.read(ctx, services, [table], lambda: _read(req, ctx, table, key, projection))
+    return _read(req, ctx, table, key, projection)
+
+
+def _read(req: dict[str, Any], ctx: Context, table: TableDef, key: Item, projection: Any) -> dict[str, Any] | bytes:
     # Capacity (docs/capacity.md): a read has no effect, so it is admitted at its exact cost after it ran.
     result = get_item(ctx, GetItemRequest(table, key, consistent=bool(req.get("ConsistentRead"))))
 

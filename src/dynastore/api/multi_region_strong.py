@@ -9,7 +9,8 @@ The Developer Guide ("How DynamoDB global tables work", Multi-Region strong cons
   replicas, or one replica and a witness (a Region that holds the replicated log and serves no table);
 * every Region is in one Region set (``REGION_SETS``); the witness is in a Region of neither replica;
 * replicas cannot be added later; a single replica or the witness cannot be deleted: the two other replicas,
-  or one replica and the witness, are deleted together, leaving a single-Region table;
+  or one replica and the witness, are deleted together, leaving a single-Region table (so DeleteTable of a
+  replica whose set is still there is refused too);
 * time to live and local secondary indexes are not supported, nor are transactions (an error);
 * unlike MREC, replication does not read the table's stream: no stream is required.
 
@@ -26,7 +27,7 @@ from dynastore import messages
 from dynastore.api.table_requests import invalid
 from dynastore.engine.context import Context
 from dynastore.errors import ValidationException
-from dynastore.model.table_schema import TableDef
+from dynastore.model.table_schema import ACTIVE, TableDef
 
 __all__ = [
     "REGION_SETS",
@@ -37,6 +38,7 @@ __all__ = [
     "check_request",
     "check_strong_deletes",
     "check_strong_table",
+    "check_table_deletable",
     "check_transaction_table",
     "check_ttl_enable",
     "region_set",
@@ -179,6 +181,14 @@ def check_replica_addable(td: TableDef) -> None:
 
 
 # ---- elsewhere ------------------------------------------------------------------------------------------
+
+
+def check_table_deletable(ctx: Context, name: str) -> None:
+    """DeleteTable of an ACTIVE MRSC replica would take a single Region out of its three: refused while the
+    table has replicas (the other states are the catalog's to refuse)."""
+    td = ctx.catalog.find(name)
+    if td is not None and td.status == ACTIVE and td.is_strong and td.replicas:
+        raise ValidationException(messages.MRSC_DELETE_TABLE.format(name=td.name), bare=True)
 
 
 def check_ttl_enable(td: TableDef) -> None:

@@ -5,23 +5,26 @@ from __future__ import annotations
 from typing import Any
 
 from dynastore import messages
+from dynastore.api import strong_items
 from dynastore.api.item_requests import (
     add_write_capacity,
     conditional_check_failed,
     expression_context,
     write_condition,
 )
+from dynastore.api.services import RequestServices
 from dynastore.engine import writes
 from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key, storage_key
 from dynastore.errors import ValidationException
 from dynastore.limits import MAX_ITEM_BYTES
 from dynastore.model.item_size import item_size
+from dynastore.model.table_schema import TableDef
 from dynastore.validation.attribute_values import check_item
 from dynastore.validation.common import check_conditional_operator, check_expression_params
 
 
-def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
+def handle(req: dict[str, Any], ctx: Context, services: RequestServices) -> strong_items.Answer:
     check_expression_params(req, ("ConditionExpression",), ("Expected", "ConditionalOperator"))
     check_conditional_operator(req, "Expected")
     item = req["Item"]
@@ -39,13 +42,18 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
         raise ValidationException(messages.ITEM_TOO_LARGE, bare=True)
     check_table_key(table, item, is_full_item=True)
     plan = writes.PutPlan(item, condition, size, return_old=return_values == "ALL_OLD")
+    if table.strong_log is not None:
+        return strong_items.write(req, ctx, services, table, item, plan, lambda result: _answer(req, table, result))
     try:
         result = writes.perform(ctx, table, storage_key(table, item), plan)
     except writes.ConditionFailedError as e:
         raise conditional_check_failed(req, e) from None
+    return _answer(req, table, result)
 
+
+def _answer(req: dict[str, Any], table: TableDef, result: writes.WriteResult) -> dict[str, Any]:
     response: dict[str, Any] = {}
-    if return_values == "ALL_OLD" and result.old is not None:
+    if req.get("ReturnValues") == "ALL_OLD" and result.old is not None:
         response["Attributes"] = result.old
     add_write_capacity(response, req, table, result)
     return response

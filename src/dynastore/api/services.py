@@ -8,6 +8,7 @@ a request to its checks, security/authorization.py evaluates them). Every namesp
 
 from __future__ import annotations
 
+from dynastore.global_tables.strong import StrongTables
 from dynastore.partiql.cache import StatementCache
 from dynastore.security.identity_policies import IdentityPolicies
 
@@ -15,8 +16,9 @@ __all__ = ["RequestServices"]
 
 
 class RequestServices:
-    __slots__ = ("statements", "policies")
+    __slots__ = ("statements", "policies", "strong")
 
-    def __init__(self, statements: StatementCache, policies: IdentityPolicies) -> None:
+    def __init__(self, statements: StatementCache, policies: IdentityPolicies, strong: StrongTables) -> None:
         self.statements = statements  # parsed PartiQL statements, shared by all requests
         self.policies = policies  # users' and groups' identity policies (auth sigv4)
+        self.strong = strong  # writes and strong reads of global tables with multi-region strong consistency

@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from dynastore import messages
+from dynastore.api import strong_items
 from dynastore.api.item_requests import (
     add_write_capacity,
     conditional_check_failed,
     expression_context,
     write_condition,
 )
+from dynastore.api.services import RequestServices
 from dynastore.engine import writes
 from dynastore.engine.context import Context
 from dynastore.engine.keys import check_table_key, storage_key
@@ -21,7 +23,7 @@ from dynastore.validation.attribute_values import check_attribute_updates, check
 from dynastore.validation.common import check_conditional_operator, check_expression_params
 
 
-def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
+def handle(req: dict[str, Any], ctx: Context, services: RequestServices) -> strong_items.Answer:
     check_expression_params(
         req, ("UpdateExpression", "ConditionExpression"), ("AttributeUpdates", "Expected", "ConditionalOperator")
     )
@@ -45,11 +47,17 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     check_table_key(table, key, is_full_item=False)
     if update is not None:
         _check_key_untouched(table, update)
+    plan = writes.UpdatePlan(key, update, condition)
+    if table.strong_log is not None:
+        return strong_items.write(req, ctx, services, table, key, plan, lambda result: _answer(req, table, result))
     try:
-        result = writes.perform(ctx, table, storage_key(table, key), writes.UpdatePlan(key, update, condition))
+        result = writes.perform(ctx, table, storage_key(table, key), plan)
     except writes.ConditionFailedError as e:
         raise conditional_check_failed(req, e) from None
+    return _answer(req, table, result)
 
+
+def _answer(req: dict[str, Any], table: TableDef, result: writes.WriteResult) -> dict[str, Any]:
     response: dict[str, Any] = {}
     attributes = _returned_attributes(req.get("ReturnValues"), result)
     if attributes:

@@ -274,6 +274,24 @@ def execute_batch(ctx: Context, writes: list[tuple[TableDef, bytes, Plan]]) -> l
     return results
 
 
+def dry_run(ctx: Context, table: TableDef, key: bytes, plan: Plan) -> WriteResult:
+    """What ``plan`` would do to the item at ``key`` as it is stored now, without writing anything: the old and
+    new item and their sizes (no index effects). Raises ConditionFailedError, or ValidationException for a new
+    item the write path refuses. A global table with multi-region strong consistency (global_tables/strong.py)
+    evaluates a write here, commits its result to the table's strong log, then applies it."""
+    with ctx.kv.read() as txn:
+        raw = txn.get(key)
+    old = decode_item(raw) if raw is not None else None
+    applied = plan.apply(old)
+    if applied is CONDITION_FAILED:
+        raise ConditionFailedError(old)
+    new = applied.new
+    new_size = _new_size(plan, new)
+    _check_result(plan, new, new_size)
+    old_size = stored_size(raw) if raw is not None else 0
+    return WriteResult(raw is not None, old, new, old_size, new_size, applied.updated_paths)
+
+
 def prepare(ctx: Context, table: TableDef) -> None:
     """Before a write transaction: what logging a change of ``table`` reads must be current before the transaction
     opens (a stream's shards follow the partition map; bringing it up to date may write)."""

@@ -33,7 +33,14 @@ from dynastore.global_tables.hybrid_clock import HybridClock
 from dynastore.model.namespace import Origin
 from dynastore.model.table_schema import TableDef
 
-__all__ = ["REPLICATION", "REPLICATION_PRINCIPAL", "HeldByTransaction", "apply_changes", "as_replication"]
+__all__ = [
+    "REPLICATION",
+    "REPLICATION_PRINCIPAL",
+    "HeldByTransaction",
+    "applied_writes",
+    "apply_changes",
+    "as_replication",
+]
 
 REPLICATION_PRINCIPAL = "replication.dynamodb.amazonaws.com"
 # Who makes replicated writes. Not ``is_service``: a replicated write's stream record carries no service
@@ -57,6 +64,13 @@ def apply_changes(
 ) -> int:
     """Apply the changes newer than the local versions of their items to ``table`` (of ``ctx``'s namespace) in one
     transaction; returns how many were applied. ``clock``: this server's hybrid clock, told every stamp seen."""
+    return len(applied_writes(ctx, table, changes, clock))
+
+
+def applied_writes(
+    ctx: Context, table: TableDef, changes: list[ReplicatedChange], clock: HybridClock | None = None
+) -> list[writes.WriteResult]:
+    """``apply_changes``, returning the write of each change applied (in the order of ``changes``)."""
     ctx = as_replication(ctx)
     for index, change in enumerate(changes):
         try:
@@ -83,7 +97,7 @@ def apply_changes(
     _record_stats(ctx, table, results)
     if clock is not None and changes:
         clock.observe(max(change.version.stamp for change in changes))
-    return len(results)
+    return results
 
 
 def _check_not_held(ctx: Context, table: TableDef, changes: list[ReplicatedChange], item_keys: list[bytes]) -> None:

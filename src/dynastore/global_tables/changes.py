@@ -20,7 +20,7 @@ import orjson
 from dynastore.global_tables.versions import Version
 from dynastore.model.values import Item
 
-__all__ = ["ChangeRefused", "ReplicatedChange", "from_wire", "to_wire"]
+__all__ = ["ChangeRefused", "ReplicatedChange", "change_from_bytes", "change_to_bytes", "from_wire", "to_wire"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,11 +66,22 @@ def to_wire(changes: list[ReplicatedChange]) -> bytes:
 def from_wire(body: bytes) -> list[ReplicatedChange]:
     """The changes of a batch; raises ValueError (or KeyError/TypeError) on a body that is not one."""
     doc = orjson.loads(body)
-    out: list[ReplicatedChange] = []
-    for entry in doc["Changes"]:
-        key, item = entry["Key"], entry["Item"]
-        if not isinstance(key, dict) or not (item is None or isinstance(item, dict)):
-            raise ValueError("a replicated change's Key and Item are maps of attribute values")
-        version = Version(int(entry["Stamp"]), str(entry["Region"]), bool(entry["Deleted"]))
-        out.append(ReplicatedChange(key, item, version, float(entry["At"])))
-    return out
+    return [_change_from_json(entry) for entry in doc["Changes"]]
+
+
+def _change_from_json(entry: dict[str, Any]) -> ReplicatedChange:
+    key, item = entry["Key"], entry["Item"]
+    if not isinstance(key, dict) or not (item is None or isinstance(item, dict)):
+        raise ValueError("a replicated change's Key and Item are maps of attribute values")
+    version = Version(int(entry["Stamp"]), str(entry["Region"]), bool(entry["Deleted"]))
+    return ReplicatedChange(key, item, version, float(entry["At"]))
+
+
+def change_to_bytes(change: ReplicatedChange) -> bytes:
+    """One change in the JSON form of a batch's entry (a strong log's record, global_tables/strong_log.py)."""
+    return orjson.dumps(_change_to_json(change))
+
+
+def change_from_bytes(data: bytes) -> ReplicatedChange:
+    """The change ``change_to_bytes`` made; raises ValueError (or KeyError/TypeError) on anything else."""
+    return _change_from_json(orjson.loads(data))

@@ -159,6 +159,10 @@ class Protocol:
             response = self._dispatch(method, headers, body, path)
             if "origin" in headers and method != "OPTIONS":
                 response.headers.extend(cors.response_headers())
+        later = response.later
+        if later is not None:  # (a global table's strongly consistent request: protocol/protocol.py ``_later``)
+            response.later = _headed(later, response.headers, request_id)
+            return response
         response.headers.append(("x-amzn-RequestId", request_id))
         response.headers.append(("x-amz-crc32", str(zlib.crc32(response.body))))
         return response
@@ -281,6 +285,8 @@ class Protocol:
             if caller.region in OLD_FORM_REGIONS:
                 error.in_old_form()
             raise
+        if result.__class__ is not dict and isinstance(result, asyncio.Future):
+            return _later(result, caller.region)
         seq_after = self._commit_seq()
         payload = result if isinstance(result, bytes) else orjson.dumps(result)
         return RawResponse(200, payload, commit_seq=seq_after if seq_after != seq_before else 0)
@@ -301,6 +307,57 @@ class Protocol:
                     raise UnknownOperationException(messages.OPERATION_NOT_SERVED.format(operation=name))
                 break
         raise UnknownOperationException()
+
+
+def _later(pending: asyncio.Future[Any], region: str) -> RawResponse:
+    """The response of an operation that answered with a future of its result (a write or strong read of a global
+    table with multi-region strong consistency, api/strong_items.py): sent once the future is done, with what it
+    holds or the error it raised, as ``_call`` would have sent them."""
+    placeholder = RawResponse(200, b"")
+    made: asyncio.Future[RawResponse] = pending.get_loop().create_future()
+
+    def finish(done: asyncio.Future[Any]) -> None:
+        if not made.done():
+            made.set_result(_response_of(done, region))
+
+    pending.add_done_callback(finish)
+    placeholder.later = made
+    return placeholder
+
+
+def _response_of(done: asyncio.Future[Any], region: str) -> RawResponse:
+    error: BaseException | None = ServiceUnavailable() if done.cancelled() else done.exception()
+    if error is None:
+        result = done.result()
+        return RawResponse(200, result if isinstance(result, bytes) else orjson.dumps(result))
+    if isinstance(error, ValidationException) and region in OLD_FORM_REGIONS:
+        error.in_old_form()
+    if not isinstance(error, DynamoError):
+        log.error("a request failed", exc_info=error)
+        error = InternalServerError()
+    return _error_response(error)
+
+
+def _headed(
+    later: asyncio.Future[RawResponse], headers: list[tuple[str, str]], request_id: str
+) -> asyncio.Future[RawResponse]:
+    """``later``'s response with the headers every response carries (and those given to its placeholder)."""
+    headed: asyncio.Future[RawResponse] = later.get_loop().create_future()
+
+    def finish(done: asyncio.Future[RawResponse]) -> None:
+        if headed.done():
+            return
+        if done.cancelled() or done.exception() is not None:
+            headed.set_result(_error_response(InternalServerError()))
+            return
+        response = done.result()
+        response.headers.extend(headers)
+        response.headers.append(("x-amzn-RequestId", request_id))
+        response.headers.append(("x-amz-crc32", str(zlib.crc32(response.body))))
+        headed.set_result(response)
+
+    later.add_done_callback(finish)
+    return headed
 
 
 def is_extension_path(path: str) -> bool:
