@@ -20,9 +20,10 @@ from pathlib import Path
 from tests.cluster.checker import Verdicts
 from tests.cluster.global_checker import Replicas, check_identical
 from tests.cluster.global_regions import Region
-from tests.cluster.history import History, Outcome
+from tests.cluster.history import History, Op, Outcome
 from tests.cluster.nemesis import Fault
 from tests.cluster.strong_checker import (
+    WRITE_KINDS,
     WriteFigures,
     check_cas_registers,
     check_final,
@@ -75,6 +76,7 @@ class Report:
             f"faults injected: {len(self.faults)} ({self.fault_summary})",
             *(f"  {fault}" for fault in self.faults),
             self.figures.render(),
+            f"  failed and in doubt by cause: {_causes(ops)}",
             f"lost: {self.lost_writes + self.lost_deletes} (writes {self.lost_writes}, deletes {self.lost_deletes})",
             f"eventually consistent reads agreed with the strong ones {settled} once the load stopped",
             "checks:",
@@ -82,6 +84,12 @@ class Report:
             f"verdict: {'PASS' if self.passed else 'FAIL'}",
         ]
         return "\n".join(lines)
+
+
+def _causes(ops: list[Op]) -> str:
+    """What refused the writes, or left them in doubt (error codes, connection errors), most frequent first."""
+    causes = Counter(op.error for op in ops if op.kind in WRITE_KINDS and op.outcome is not Outcome.OK)
+    return ", ".join(f"{cause or 'timeout'} {n}" for cause, n in causes.most_common()) or "none"
 
 
 def run(witness: bool, duration: float, seed: int, workdir: Path, log: bool = True) -> Report:
