@@ -446,9 +446,9 @@ REPLICA_UPDATE_NOTHING = (
 REPLICATED_WRITE_CONFLICT = (  # the exception's documented meaning; DynamoDB's wording is not public
     "One or more items in the request are being modified by a request in another Region"
 )
-MRSC_BATCH_WRITE = (  # ours
-    "BatchWriteItem is not supported on a global table with multi-Region strong consistency served across "
-    "servers: write its items with PutItem, UpdateItem or DeleteItem"
+MRSC_BATCH_STATEMENT = (  # ours
+    "BatchExecuteStatement does not write to table {name}, a global table with multi-Region strong consistency "
+    "whose Regions are served by several servers: write its items with ExecuteStatement"
 )
 STRONG_LOG_UNAVAILABLE = (  # ours
     "The table's strong log cannot be reached from this region right now: the request was not carried out"

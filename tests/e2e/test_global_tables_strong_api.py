@@ -369,6 +369,14 @@ class TestStrongTable:
             f"{mrsc_with_witness} already has replicas"
         )
 
+    def test_stream_is_the_replicas_own(self, ddb: Any, ddb_ohio: Any, mrsc_with_witness: str) -> None:
+        ddb.update_table(TableName=mrsc_with_witness, StreamSpecification=NEW_AND_OLD)
+        wait_settled(ddb, mrsc_with_witness, 1)
+        ddb.update_table(TableName=mrsc_with_witness, StreamSpecification={"StreamEnabled": False})
+        table = wait_settled(ddb, mrsc_with_witness, 1)
+        assert "StreamSpecification" not in table
+        assert "StreamSpecification" not in ddb_ohio.describe_table(TableName=mrsc_with_witness)["Table"]
+
     def test_time_to_live_refused(self, ddb: Any, ddb_ohio: Any, mrsc_with_witness: str) -> None:
         for client in (ddb, ddb_ohio):
             message = refusal(

@@ -20,6 +20,7 @@ from dynastore.engine.context import Context
 from dynastore.engine.item_reads import GetItemRequest, get_item
 from dynastore.errors import DynamoError, ValidationException
 from dynastore.expressions import evaluate, project
+from dynastore.global_tables.strong import StrongTables
 from dynastore.partiql import ast
 
 
@@ -69,7 +70,7 @@ def handle(req: dict[str, Any], ctx: Context, services: RequestServices) -> dict
             responses.append(error_entry(statement))
             continue
         try:
-            responses.append(_run(ctx, entry, statement, tally))
+            responses.append(_run(ctx, entry, statement, tally, services.strong))
         except DynamoError as e:
             responses.append(error_entry(e))
     response: dict[str, Any] = {"Responses": responses}
@@ -79,7 +80,9 @@ def handle(req: dict[str, Any], ctx: Context, services: RequestServices) -> dict
     return response
 
 
-def _run(ctx: Context, entry: dict[str, Any], statement: ast.Statement, tally: _Tally) -> dict[str, Any]:
+def _run(
+    ctx: Context, entry: dict[str, Any], statement: ast.Statement, tally: _Tally, strong: StrongTables
+) -> dict[str, Any]:
     params = parameters(entry)
     if isinstance(statement, ast.Exists):
         raise ValidationException(messages.PARTIQL_EXISTS_OUTSIDE_TRANSACTION, bare=True)
@@ -100,8 +103,11 @@ def _run(ctx: Context, entry: dict[str, Any], statement: ast.Statement, tally: _
                 out["Item"] = item if read.projection is None else project(item, read.projection)
         return out
     prepared = prepare_write(ctx, statement, params)
+    if prepared.table.strong_log is not None and strong.logged:
+        # Each write of such a table waits for the strong log on its own: ExecuteStatement (or PutItem, ...) does.
+        raise ValidationException(messages.MRSC_BATCH_STATEMENT.format(name=statement.table), bare=True)
     written = perform(
-        ctx, prepared, return_old_on_failure=entry.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD"
+        ctx, prepared, strong, return_old_on_failure=entry.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD"
     )
     lsi, gsi = written.index_half_units()
     tally.add(statement.table, write_half_units(max(written.old_size, written.new_size)), lsi, gsi)

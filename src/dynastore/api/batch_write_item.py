@@ -16,16 +16,26 @@ transaction holds come back in ``UnprocessedItems`` too, after the refused ones 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from dynastore import messages
 from dynastore.api.consumed_capacity import consumed_capacity
 from dynastore.api.item_requests import item_collection_metrics
+from dynastore.api.services import RequestServices
+from dynastore.api.strong_items import Answer
 from dynastore.engine import writes
 from dynastore.engine.capacity.units import write_half_units
 from dynastore.engine.context import Context
-from dynastore.engine.keys import check_table_key, storage_key
-from dynastore.errors import ValidationException
+from dynastore.engine.keys import check_table_key, key_attributes, storage_key
+from dynastore.errors import (
+    DynamoError,
+    ProvisionedThroughputExceededException,
+    ReplicatedWriteConflictException,
+    ThrottlingException,
+    ValidationException,
+)
+from dynastore.global_tables.strong import StrongTables
 from dynastore.limits import MAX_BATCH_WRITE, MAX_ITEM_BYTES
 from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
@@ -34,7 +44,7 @@ from dynastore.validation.attribute_values import check_item
 Planned = tuple[TableDef, bytes, writes.Plan]
 
 
-def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
+def handle(req: dict[str, Any], ctx: Context, services: RequestServices) -> Answer:
     request_items: dict[str, list[dict[str, Any]]] = req["RequestItems"]
     if sum(len(requests) for requests in request_items.values()) > MAX_BATCH_WRITE:
         raise ValidationException(messages.BATCH_WRITE_TOO_MANY)
@@ -45,7 +55,62 @@ def handle(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
                 raise ValidationException(messages.BATCH_WRITE_REQUEST_SHAPE)
         checked_sizes.extend(_check_request(request) for request in requests)
     planned, sources = _plan(ctx, request_items, checked_sizes)
+    strong = [i for i, (table, _, _) in enumerate(planned) if table.strong_log is not None]
+    if strong and services.strong.logged:
+        return asyncio.ensure_future(_logged(req, ctx, services.strong, planned, sources, strong))
     outcome = writes.perform_batch(ctx, planned)
+    for i in strong:  # (regions of this server: each write applied to the others now)
+        if outcome.results[i] is not None:
+            table = planned[i][0]
+            services.strong.spread(ctx, table, key_attributes(table, _source(sources[i][1])))
+    return _answer(req, planned, sources, outcome)
+
+
+async def _logged(
+    req: dict[str, Any],
+    ctx: Context,
+    strong: StrongTables,
+    planned: list[Planned],
+    sources: list[tuple[str, dict[str, Any]]],
+    strong_writes: list[int],
+) -> dict[str, Any]:
+    """A batch with writes to MRSC tables whose writes are committed to a strong log: the others run as a batch,
+    then each of these on its own (global_tables/strong.py); one that met a concurrent write from another region
+    or was throttled is returned unprocessed, as DynamoDB returns an item it could not write now."""
+    results: list[writes.WriteResult | None] = [None] * len(planned)
+    refused: list[int] = []
+    deferred: list[int] = []
+    others = [i for i in range(len(planned)) if i not in set(strong_writes)]
+    if others:
+        batch = writes.perform_batch(ctx, [planned[i] for i in others])
+        for position, i in enumerate(others):
+            results[i] = batch.results[position]
+        refused.extend(others[position] for position in batch.refused)
+        deferred.extend(others[position] for position in batch.deferred)
+    first_refusal: DynamoError | None = None
+    for i in strong_writes:
+        table, _, plan = planned[i]
+        try:
+            results[i] = await strong.write(ctx, table, key_attributes(table, _source(sources[i][1])), plan)
+        except (ReplicatedWriteConflictException, ProvisionedThroughputExceededException, ThrottlingException) as e:
+            first_refusal = first_refusal or e
+            refused.append(i)
+    if first_refusal is not None and all(result is None for result in results):
+        raise first_refusal
+    return _answer(req, planned, sources, writes.BatchOutcome(results, sorted(refused), deferred))
+
+
+def _source(request: dict[str, Any]) -> dict[str, Any]:
+    put = request.get("PutRequest")
+    return put["Item"] if put is not None else request["DeleteRequest"]["Key"]  # type: ignore[no-any-return]
+
+
+def _answer(
+    req: dict[str, Any],
+    planned: list[Planned],
+    sources: list[tuple[str, dict[str, Any]]],
+    outcome: writes.BatchOutcome,
+) -> dict[str, Any]:
     response: dict[str, Any] = {"UnprocessedItems": _unprocessed(sources, outcome)}
     if not outcome.ran:
         return response  # every item is held by a transaction: nothing ran, nothing to report

@@ -20,10 +20,16 @@ from dynastore.api.partiql_requests import table_of
 from dynastore.engine import writes
 from dynastore.engine.capacity.units import write_half_units
 from dynastore.engine.context import Context
-from dynastore.engine.keys import check_table_key, storage_key
-from dynastore.errors import ConditionalCheckFailedException, DuplicateItemException, ValidationException
+from dynastore.engine.keys import check_table_key, key_attributes, storage_key
+from dynastore.errors import (
+    ConditionalCheckFailedException,
+    DuplicateItemException,
+    DynamoError,
+    ValidationException,
+)
 from dynastore.expressions import ResolvedCondition, ResolvedUpdate, updated_view
 from dynastore.expressions.ast import AndCondition, FunctionCondition, PathOperand, ResolvedNode
+from dynastore.global_tables.strong import StrongTables
 from dynastore.limits import MAX_ITEM_BYTES
 from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import TableDef
@@ -107,16 +113,37 @@ def _check_key_untouched(table: TableDef, update: ResolvedUpdate) -> None:
             raise ValidationException(messages.CANNOT_UPDATE_KEY.format(name=name), bare=True)
 
 
-def perform(ctx: Context, prepared: PreparedWrite, *, return_old_on_failure: bool) -> writes.WriteResult:
-    """Run the write (``writes.perform``: conflicts, capacity, one storage transaction), with PartiQL's errors."""
+def perform(
+    ctx: Context, prepared: PreparedWrite, strong: StrongTables, *, return_old_on_failure: bool
+) -> writes.WriteResult:
+    """Run the write (``writes.perform``: conflicts, capacity, one storage transaction), with PartiQL's errors; a
+    write to an MRSC table is applied to the set's other regions of this server too (``strong.spread``). (With a
+    strong log, such a write runs through ``perform_logged`` instead.)"""
     try:
-        return writes.perform(ctx, prepared.table, prepared.stored_key, prepared.plan)
+        result = writes.perform(ctx, prepared.table, prepared.stored_key, prepared.plan)
     except writes.ConditionFailedError as e:
-        if prepared.kind == "INSERT":
-            raise DuplicateItemException(messages.PARTIQL_DUPLICATE_ITEM) from None
-        if return_old_on_failure and e.old is not None:
-            raise ConditionalCheckFailedException(Item=e.old) from None
-        raise ConditionalCheckFailedException() from None
+        raise _condition_failed(prepared, e, return_old_on_failure) from None
+    if prepared.table.strong_log is not None:
+        strong.spread(ctx, prepared.table, key_attributes(prepared.table, prepared.key))
+    return result
+
+
+async def perform_logged(
+    ctx: Context, prepared: PreparedWrite, strong: StrongTables, *, return_old_on_failure: bool
+) -> writes.WriteResult:
+    """``perform`` of a write to an MRSC table whose writes are committed to a strong log."""
+    try:
+        return await strong.write(ctx, prepared.table, key_attributes(prepared.table, prepared.key), prepared.plan)
+    except writes.ConditionFailedError as e:
+        raise _condition_failed(prepared, e, return_old_on_failure) from None
+
+
+def _condition_failed(prepared: PreparedWrite, e: writes.ConditionFailedError, return_old: bool) -> DynamoError:
+    if prepared.kind == "INSERT":
+        return DuplicateItemException(messages.PARTIQL_DUPLICATE_ITEM)
+    if return_old and e.old is not None:
+        return ConditionalCheckFailedException(Item=e.old)
+    return ConditionalCheckFailedException()
 
 
 def returned_items(prepared: PreparedWrite, result: writes.WriteResult) -> list[Item]:

@@ -16,17 +16,15 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from dynastore import messages
 from dynastore.api.item_requests import conditional_check_failed
 from dynastore.api.services import RequestServices
 from dynastore.engine import writes
 from dynastore.engine.context import Context
 from dynastore.engine.keys import key_attributes, storage_key
-from dynastore.errors import ValidationException
 from dynastore.model.table_schema import TableDef
 from dynastore.model.values import Item
 
-__all__ = ["Answer", "Response", "consistently", "read", "spreading", "write"]
+__all__ = ["Answer", "Response", "consistently", "read", "write"]
 
 Response = dict[str, Any] | bytes
 # What a request answers with (a response, or a future of it for protocol/protocol.py to send once made).
@@ -94,25 +92,6 @@ def consistently(handler: Callable[[dict[str, Any], Context], Response]) -> Serv
     return handle
 
 
-def spreading(handler: Callable[[dict[str, Any], Context], Response]) -> ServicesHandler:
-    """BatchWriteItem: its writes to MRSC tables are applied to the set's other regions of this server once made
-    (without a strong log), or refused (with one: each write must be committed to the log on its own)."""
-
-    def handle(req: dict[str, Any], ctx: Context, services: RequestServices) -> Answer:
-        written = _strong_writes(req, ctx)
-        if not written:
-            return handler(req, ctx)
-        strong = services.strong
-        if strong.logged:
-            raise ValidationException(messages.MRSC_BATCH_WRITE, bare=True)
-        response = handler(req, ctx)
-        for table, key in written:
-            strong.spread(ctx, table, key)
-        return response
-
-    return handle
-
-
 def _strongly_read(req: dict[str, Any], ctx: Context) -> list[TableDef]:
     """The MRSC tables ``req`` reads with ConsistentRead (by name; a table named by its ARN is read as it is)."""
     named: list[str] = []
@@ -123,18 +102,3 @@ def _strongly_read(req: dict[str, Any], ctx: Context) -> list[TableDef]:
             named.append(name)
     found = (ctx.catalog.find(name) for name in named)
     return [table for table in found if table is not None and table.strong_log is not None]
-
-
-def _strong_writes(req: dict[str, Any], ctx: Context) -> list[tuple[TableDef, Item]]:
-    """The (MRSC table, key) pairs a BatchWriteItem writes."""
-    out: list[tuple[TableDef, Item]] = []
-    for name, requests in (req.get("RequestItems") or {}).items():
-        table = ctx.catalog.find(name)
-        if table is None or table.strong_log is None:
-            continue
-        for request in requests:
-            put, delete = request.get("PutRequest"), request.get("DeleteRequest")
-            source = put.get("Item") if put else delete.get("Key") if delete else None
-            if isinstance(source, dict):
-                out.append((table, key_attributes(table, source)))
-    return out

@@ -8,8 +8,9 @@ show only once the table is ACTIVE again.
 
 WarmThroughput (of the table, and of a GSI in an Update action) is stored and described (model/warm_throughput.py).
 The global-table members (ReplicaUpdates, MultiRegionConsistency, GlobalTableWitnessUpdates) are
-api/replica_updates.py's: a ReplicaUpdates request changes one replica and nothing else. The daily limit on
-throughput decreases is engine/capacity/decreases.py's ``check_throughput_decrease``.
+api/replica_updates.py's (multi-Region strong consistency's rules: api/multi_region_strong.py): a ReplicaUpdates
+request changes one replica (an MRSC table's creation or deletion: its two other Regions) and nothing else. The
+daily limit on throughput decreases is engine/capacity/decreases.py's ``check_throughput_decrease``.
 """
 
 from __future__ import annotations
@@ -363,8 +364,9 @@ class _Update:
         else:
             if not enabled_now:
                 raise ValidationException(messages.STREAM_NOTHING_TO_DISABLE.format(name=td.name), bare=True)
-            if any(r.status != DELETING for r in td.replicas):
-                # Replication reads the stream's change log: a global table keeps its stream (DynamoDB's rule).
+            if any(r.status != DELETING for r in td.replicas) and not td.is_strong:
+                # An MREC global table keeps its stream (DynamoDB's rule: its replication reads it); an MRSC
+                # table's stream is its own to enable and disable (MRSC replication does not use it).
                 raise ValidationException(messages.REPLICA_STREAM_DISABLE.format(name=td.name), bare=True)
             stream = StreamSpec(False, None, td.stream.label if td.stream is not None else None)
         self.async_change = True

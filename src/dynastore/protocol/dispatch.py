@@ -92,7 +92,7 @@ OPERATIONS: dict[str, tuple[Any, Handler | WithServices]] = {
     "GetItem": (schemas.GET_ITEM, WithServices(get_item.handle)),
     "UpdateItem": (schemas.UPDATE_ITEM, WithServices(update_item.handle)),
     "DeleteItem": (schemas.DELETE_ITEM, WithServices(delete_item.handle)),
-    "BatchWriteItem": (schemas.BATCH_WRITE_ITEM, WithServices(strong_items.spreading(batch_write_item.handle))),
+    "BatchWriteItem": (schemas.BATCH_WRITE_ITEM, WithServices(batch_write_item.handle)),
     "UpdateContributorInsights": (schemas.UPDATE_CONTRIBUTOR_INSIGHTS, contributor_insights.handle_update),
     "DescribeContributorInsights": (schemas.DESCRIBE_CONTRIBUTOR_INSIGHTS, contributor_insights.handle_describe),
     "ListContributorInsights": (schemas.LIST_CONTRIBUTOR_INSIGHTS, contributor_insights.handle_list),
