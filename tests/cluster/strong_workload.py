@@ -5,7 +5,7 @@ region's server, on a few hot keys every region writes.
   :v``, or ``attribute_not_exists(pk)``) writing version + 1 and a token no other write uses (in ``w``): a
   compare-and-set register per key (tests/cluster/cas_register.py).
 - **Plain keys** (``k0``...): PutItem of a value no other operation uses (in ``w``), DeleteItem (its value, in the
-  history only), and strongly consistent GetItem (``sread``): a read/write register per key.
+  history only), and strongly consistent GetItem or Query (``sread``): a read/write register per key.
 
 A write racing one of the same item from another region may be refused with ReplicatedWriteConflictException (a
 400: failed, nothing written); a region that cannot reach a majority of the strong log answers 503 (in doubt).
@@ -105,8 +105,9 @@ class StrongLoad:
         elif roll < 0.65:
             self.attempt(process, region, "delete", key, value, partial(ddb.delete_item, TableName=TABLE,
                                                                         Key={"pk": {"S": key}}))  # fmt: skip
-        else:
-            self.attempt(process, region, "sread", key, None, partial(read_value, ddb, key))
+        else:  # a GetItem or a Query, both strongly consistent
+            read = read_value if roll < 0.85 else query_value
+            self.attempt(process, region, "sread", key, None, partial(read, ddb, key))
 
 
 def read_register(ddb: Any, key: str) -> tuple[int, str | None]:
@@ -125,6 +126,12 @@ def write_register(ddb: Any, key: str, expected: int, token: str) -> Any:
 def read_value(ddb: Any, key: str) -> str | None:
     item = ddb.get_item(TableName=TABLE, Key={"pk": {"S": key}}, ConsistentRead=True).get("Item")
     return None if item is None else str(item["w"]["S"])
+
+
+def query_value(ddb: Any, key: str) -> str | None:
+    items = ddb.query(TableName=TABLE, KeyConditionExpression="pk = :k", ExpressionAttributeValues={":k": {"S": key}},
+                      ConsistentRead=True)["Items"]  # fmt: skip
+    return None if not items else str(items[0]["w"]["S"])
 
 
 def final_reads(regions: list[Region], history: History) -> None:
