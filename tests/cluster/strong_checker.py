@@ -7,7 +7,8 @@ the operations: one answered before another was sent took effect first (no margi
 
 - each register's reads and compare-and-set writes are linearizable (tests/cluster/cas_register.py);
 - each plain key's puts, deletes and strongly consistent reads are linearizable as a read/write register: no
-  strong read is stale, and the last read of each key after the run is the latest write;
+  strong read is stale, and the last read of each key after the run is the latest write; its eventually consistent
+  reads may lag, but show only values written and not refused;
 - every acknowledged write is present or overwritten by a later one, in every region (global_checker with a margin
   of 0), every value held was written and not refused, and the regions hold the same items.
 """
@@ -95,6 +96,26 @@ def check_strong_reads(verdicts: Verdicts, ops: Sequence[Op]) -> None:
         count, verdict = check_plain_key(by_key[key])
         verdicts.add(f"plain key {key}: strong reads never stale (linearizable)",
                      [] if verdict.ok else [verdict.describe(count)], verdict.describe(count))  # fmt: skip
+
+
+def check_eventual_reads(verdicts: Verdicts, ops: Sequence[Op]) -> None:
+    """Each value an eventually consistent read returned (it may be an older one) was written to that key by a put
+    sent before the read was answered, and not refused: a region shows only what the strong log committed."""
+    written = {op.value: op for op in ops if op.kind == "put"}
+    reads = [op for op in ops if op.kind == "eread" and op.outcome is Outcome.OK]
+    problems = []
+    for read in reads:
+        holder = written.get(read.result)
+        if read.result is None:
+            continue
+        if holder is None or holder.key != read.key:
+            problems.append(f"{read.node}: {read.key} read {read.result}, which no put of it wrote")
+        elif holder.outcome is Outcome.FAILED:
+            problems.append(f"{read.node}: {read.key} read {read.result}, whose put was refused ({holder.error})")
+        elif holder.invoke > read.complete:
+            problems.append(f"{read.node}: {read.key} read {read.result} at {read.complete:.3f} s, before it was sent")
+    verdicts.add("eventually consistent reads saw only written values, never refused ones", problems,
+                 f"{len(reads)} reads")  # fmt: skip
 
 
 def check_cas_registers(verdicts: Verdicts, ops: Sequence[Op]) -> None:

@@ -26,6 +26,7 @@ from tests.cluster.strong_checker import (
     WRITE_KINDS,
     WriteFigures,
     check_cas_registers,
+    check_eventual_reads,
     check_final,
     check_strong_reads,
     write_figures,
@@ -37,7 +38,7 @@ from tests.cluster.strong_workload import StrongLoad, create_strong_table, final
 QUIET_END = 8.0  # seconds of load after the last fault is healed
 QUIESCENCE = 60.0  # seconds the eventually consistent reads may take to show what the strong ones do
 SHOWN_ACTIVE = "every region shows the table STRONG, the other replicas (and the witness) ACTIVE"
-KINDS = ("read", "cas", "put", "delete", "sread")  # each must have been acknowledged at least once
+KINDS = ("read", "cas", "put", "delete", "sread", "eread")  # each must have been acknowledged at least once
 
 
 @dataclass
@@ -149,6 +150,7 @@ def check(regions: StrongRegions, report: Report) -> None:
     report.lost_writes, report.lost_deletes = len(losses.writes), len(losses.deletes)
     check_cas_registers(verdicts, history.ops)
     check_strong_reads(verdicts, history.ops)
+    check_eventual_reads(verdicts, history.ops)
     _check_eventual(regions.regions, report)
     if not verdicts.ok:
         regions.dump_stacks()  # into the servers' logs, kept with the run's data

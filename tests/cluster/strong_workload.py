@@ -5,7 +5,8 @@ region's server, on a few hot keys every region writes.
   :v``, or ``attribute_not_exists(pk)``) writing version + 1 and a token no other write uses (in ``w``): a
   compare-and-set register per key (tests/cluster/cas_register.py).
 - **Plain keys** (``k0``...): PutItem of a value no other operation uses (in ``w``), DeleteItem (its value, in the
-  history only), and strongly consistent GetItem or Query (``sread``): a read/write register per key.
+  history only), and strongly consistent GetItem or Query (``sread``): a read/write register per key; and
+  eventually consistent GetItem (``eread``), which may lag but must show only values written and not refused.
 
 A write racing one of the same item from another region may be refused with ReplicatedWriteConflictException (a
 400: failed, nothing written); a region that cannot reach a majority of the strong log answers 503 (in doubt).
@@ -99,15 +100,17 @@ class StrongLoad:
                                                                                  token))  # fmt: skip
 
     def plain(self, process: int, region: str, ddb: Any, key: str, value: str, roll: float) -> None:
-        if roll < 0.45:
+        if roll < 0.40:
             put = partial(ddb.put_item, TableName=TABLE, Item={"pk": {"S": key}, "w": {"S": value}})
             self.attempt(process, region, "put", key, value, put)
-        elif roll < 0.65:
+        elif roll < 0.60:
             self.attempt(process, region, "delete", key, value, partial(ddb.delete_item, TableName=TABLE,
                                                                         Key={"pk": {"S": key}}))  # fmt: skip
-        else:  # a GetItem or a Query, both strongly consistent
-            read = read_value if roll < 0.85 else query_value
+        elif roll < 0.90:  # a GetItem or a Query, both strongly consistent
+            read = read_value if roll < 0.80 else query_value
             self.attempt(process, region, "sread", key, None, partial(read, ddb, key))
+        else:
+            self.attempt(process, region, "eread", key, None, partial(read_value, ddb, key, consistent=False))
 
 
 def read_register(ddb: Any, key: str) -> tuple[int, str | None]:
@@ -123,8 +126,8 @@ def write_register(ddb: Any, key: str, expected: int, token: str) -> Any:
                         ExpressionAttributeValues={":v": {"N": str(expected)}})  # fmt: skip
 
 
-def read_value(ddb: Any, key: str) -> str | None:
-    item = ddb.get_item(TableName=TABLE, Key={"pk": {"S": key}}, ConsistentRead=True).get("Item")
+def read_value(ddb: Any, key: str, consistent: bool = True) -> str | None:
+    item = ddb.get_item(TableName=TABLE, Key={"pk": {"S": key}}, ConsistentRead=consistent).get("Item")
     return None if item is None else str(item["w"]["S"])
 
 

@@ -16,6 +16,7 @@ from tests.cluster.strong_checker import (
     CONFLICT,
     as_writes,
     check_cas_registers,
+    check_eventual_reads,
     check_final,
     check_plain_key,
     check_strong_reads,
@@ -100,6 +101,21 @@ class TestStrongReads:
             ("plain key k1: strong reads never stale (linearizable)", True),
             ("plain key k2: strong reads never stale (linearizable)", True),
         ]
+
+
+class TestEventualReads:
+    def test_an_older_value_is_fine_a_refused_or_unknown_one_is_not(self) -> None:
+        ops = [op("put", "a", 0.0, 1.0), op("put", "b", 1.1, 1.2), op("put", "c", 1.3, 1.4, FAILED),
+               op("eread", None, 2.0, 2.1, result="a"), op("eread", None, 2.0, 2.1, result=None),
+               op("eread", None, 2.0, 2.1, result="c"), op("eread", None, 2.0, 2.1, result="z"),
+               op("eread", None, 0.2, 0.3, result="b")]  # fmt: skip
+        verdicts = Verdicts()
+        check_eventual_reads(verdicts, ops)
+        [finding] = verdicts.findings
+        assert finding.detail == (
+            f"us-east-1: k0 read c, whose put was refused ({CONFLICT}); us-east-1: k0 read z, which no put of it "
+            "wrote; us-east-1: k0 read b at 0.300 s, before it was sent"
+        )
 
 
 def register_read(version: int, token: str | None, invoke: float, complete: float, process: int = 1) -> Op:
