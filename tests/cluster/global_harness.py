@@ -4,6 +4,8 @@ at once while the nemesis cuts regions off and kills servers; then, once replica
 (docs/fault-injection.md "Global tables").
 
     python -m tests.cluster.global_harness --regions 3 --duration 120 --seed 7
+    python -m tests.cluster.global_harness --strong --regions 3 --duration 120 --seed 7   # MRSC: strong_harness.py
+    python -m tests.cluster.global_harness --strong --witness --duration 120 --seed 7   # two replicas + a witness
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.cluster import strong_harness
 from tests.cluster.checker import Verdicts
 from tests.cluster.global_checker import (
     DELETES,
@@ -49,15 +52,17 @@ from tests.cluster.history import History, Outcome
 from tests.cluster.nemesis import Fault
 
 NEEDED = {"/usr/sbin/ip": "iproute2", "/usr/sbin/tc": "iproute2"}
+STRONG_NEEDED = {"/usr/bin/etcd": "Debian's etcd-server"}
 QUIET_END = 8.0  # seconds of load after the last fault is healed
 QUIESCENCE = 120.0  # seconds replication may take to settle once the load stopped
 KINDS = ("put", "cond-put", "update", "delete", "probe")  # each must have been acknowledged at least once
 
 
-def missing_prerequisites() -> list[str]:
-    """What this machine lacks to run the harness (it needs root for namespaces, links and tc)."""
+def missing_prerequisites(strong: bool = False) -> list[str]:
+    """What this machine lacks to run the harness (it needs root for namespaces, links and tc; an MRSC run, etcd)."""
     missing = [] if os.geteuid() == 0 else ["root (network namespaces, links and tc need it)"]
-    missing += [f"{path} ({package})" for path, package in NEEDED.items() if not shutil.which(path)]
+    needed = {**NEEDED, **(STRONG_NEEDED if strong else {})}
+    missing += [f"{path} ({package})" for path, package in needed.items() if not shutil.which(path)]
     return missing
 
 
@@ -238,13 +243,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=90, help="seconds of load (default: 90)")
     parser.add_argument("--seed", type=int, default=int(time.time()) % 10000, help="the nemesis's and load's seed")
     parser.add_argument("--workdir", type=Path, default=None, help="where data and logs go (default: a new one)")
+    parser.add_argument("--strong", action="store_true", help="multi-region strong consistency (3 regions, etcd)")
+    parser.add_argument("--witness", action="store_true", help="with --strong: two replicas and a witness region")
     args = parser.parse_args(argv)
-    missing = missing_prerequisites()
+    if args.witness and not args.strong:
+        parser.error("--witness needs --strong")
+    if args.strong and not args.witness and args.regions != 3:
+        parser.error("--strong needs 3 regions (or 2 and --witness)")
+    missing = missing_prerequisites(strong=args.strong)
     if missing:
         print(f"cannot run: missing {', '.join(missing)}", file=sys.stderr)
         return 2
-    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="dynastore-global-"))
-    report = run(args.regions, args.duration, args.seed, workdir)
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="dynastore-strong-" if args.strong else "dynastore-global-"))
+    report: Report | strong_harness.Report
+    if args.strong:
+        report = strong_harness.run(args.witness, args.duration, args.seed, workdir)
+    else:
+        report = run(args.regions, args.duration, args.seed, workdir)
     print(report.render())
     if report.passed:
         shutil.rmtree(workdir, ignore_errors=True)
