@@ -11,6 +11,7 @@ from __future__ import annotations
 import tempfile
 import threading
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,7 @@ def deployment() -> Iterator[Deployment]:
                 deployment = Deployment(etcd, servers)
                 _create_mrsc_table(deployment.client("us-east-1"))
                 for region in REGIONS:
-                    wait_for(f"the MRSC table in {region}", lambda r=region: _settled(deployment.client(r)))
+                    wait_for(f"the MRSC table in {region}", partial(_settled_in, deployment, region))
                 yield deployment
         finally:
             etcd.stop()
@@ -103,7 +104,7 @@ def test_eventually_consistent_reads_follow_the_log(deployment: Deployment) -> N
     deployment.client("us-west-2").put_item(TableName=TABLE, Item=key("follow"))
     for region in REGIONS:
         ddb = deployment.client(region)
-        wait_for(f"the write in {region}", lambda d=ddb: d.get_item(TableName=TABLE, Key=key("follow")).get("Item"))
+        wait_for(f"the write in {region}", partial(_eventually_read, ddb, "follow"))
 
 
 def test_concurrent_conditional_increments_from_two_regions_count_exactly(deployment: Deployment) -> None:
@@ -173,7 +174,16 @@ def test_a_server_killed_catches_up_from_the_log(deployment: Deployment) -> None
     ddb = deployment.client("us-west-2")
     wait_for("the restarted server", lambda: _settled(ddb))
     assert strongly_read(ddb, "while-down") == key("while-down")
-    wait_for("its follower", lambda: ddb.get_item(TableName=TABLE, Key=key("while-down")).get("Item"))
+    wait_for("its follower", partial(_eventually_read, ddb, "while-down"))
+
+
+def _settled_in(deployment: Deployment, region: str) -> bool:
+    return _settled(deployment.client(region))
+
+
+def _eventually_read(ddb: Any, pk: str) -> dict[str, Any] | None:
+    found: dict[str, Any] | None = ddb.get_item(TableName=TABLE, Key=key(pk)).get("Item")
+    return found
 
 
 def _put_succeeds(ddb: Any, item: dict[str, Any]) -> bool:
