@@ -52,7 +52,7 @@ class _Tally:
         return out
 
 
-def handle(req: dict[str, Any], ctx: Context, services: RequestServices) -> dict[str, Any]:
+def handle(services: RequestServices, req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     entries = req["Statements"]
     statements: list[ast.Statement | DynamoError] = []
     for entry in entries:

@@ -44,7 +44,7 @@ from dynastore.validation.attribute_values import check_item
 Planned = tuple[TableDef, bytes, writes.Plan]
 
 
-def handle(req: dict[str, Any], ctx: Context, services: RequestServices) -> Answer:
+def handle(services: RequestServices, req: dict[str, Any], ctx: Context) -> Answer:
     request_items: dict[str, list[dict[str, Any]]] = req["RequestItems"]
     if sum(len(requests) for requests in request_items.values()) > MAX_BATCH_WRITE:
         raise ValidationException(messages.BATCH_WRITE_TOO_MANY)

@@ -32,7 +32,7 @@ from dynastore.errors import ValidationException
 from dynastore.partiql import ast
 
 
-def handle(req: dict[str, Any], ctx: Context, services: RequestServices) -> Answer:
+def handle(services: RequestServices, req: dict[str, Any], ctx: Context) -> Answer:
     text = req["Statement"]
     params = parameters(req)
     statement = parsed_statement(services.statements, text, params).statement

@@ -31,7 +31,7 @@ from dynastore.partiql import ast
 _READ = dict(key_message=messages.PARTIQL_TRANSACTION_READ_KEY, index_message=messages.PARTIQL_TRANSACTION_INDEX_READ)
 
 
-def handle(req: dict[str, Any], ctx: Context, services: RequestServices) -> dict[str, Any]:
+def handle(services: RequestServices, req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     entries = req["TransactStatements"]
     statements: list[ast.Statement] = []
     for index, entry in enumerate(entries):

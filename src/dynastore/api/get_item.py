@@ -21,7 +21,7 @@ from dynastore.validation.attribute_values import check_item, check_name
 from dynastore.validation.common import check_expression_params
 
 
-def handle(req: dict[str, Any], ctx: Context, services: RequestServices, caught_up: bool = False) -> Answer:
+def handle(services: RequestServices, req: dict[str, Any], ctx: Context, caught_up: bool = False) -> Answer:
     check_expression_params(req, ("ProjectionExpression",), ("AttributesToGet",))
     key = req["Key"]
     check_item(key)
@@ -33,7 +33,7 @@ def handle(req: dict[str, Any], ctx: Context, services: RequestServices, caught_
         check_key_paths(table, projection.paths)
     consistent = bool(req.get("ConsistentRead"))
     if consistent and table.strong_log is not None and not caught_up:  # (an MRSC table: api/strong_items.py)
-        again = partial(handle, req, ctx, services, caught_up=True)  # answers at once: a response, never a future
+        again = partial(handle, services, req, ctx, caught_up=True)  # answers at once: a response, never a future
         return strong_items.read(ctx, services, [table], lambda: cast(strong_items.Response, again()))
     # Capacity (docs/capacity.md): a read has no effect, so it is admitted at its exact cost after it ran.
     result = get_item(ctx, GetItemRequest(table, key, consistent=consistent))

@@ -24,7 +24,7 @@ from dynastore.validation.attribute_values import check_item
 from dynastore.validation.common import check_conditional_operator, check_expression_params
 
 
-def handle(req: dict[str, Any], ctx: Context, services: RequestServices) -> strong_items.Answer:
+def handle(services: RequestServices, req: dict[str, Any], ctx: Context) -> strong_items.Answer:
     check_expression_params(req, ("ConditionExpression",), ("Expected", "ConditionalOperator"))
     check_conditional_operator(req, "Expected")
     item = req["Item"]

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dynastore.api.item_requests import conditional_check_failed
-from dynastore.api.services import RequestServices
+from dynastore.api.services import RequestServices, ServicesHandler
 from dynastore.engine import writes
 from dynastore.engine.context import Context
 from dynastore.engine.keys import key_attributes, storage_key
@@ -29,7 +29,6 @@ __all__ = ["Answer", "Response", "consistently", "read", "write"]
 Response = dict[str, Any] | bytes
 # What a request answers with (a response, or a future of it for protocol/protocol.py to send once made).
 Answer = Response | asyncio.Future[Response]
-ServicesHandler = Callable[[dict[str, Any], Context, RequestServices], Answer]
 
 
 def write(
@@ -82,7 +81,7 @@ def consistently(handler: Callable[[dict[str, Any], Context], Response]) -> Serv
     """``handler`` (Query, Scan, BatchGetItem) with its strongly consistent reads of MRSC tables made after their
     replicas caught up with the strong log (``read``)."""
 
-    def handle(req: dict[str, Any], ctx: Context, services: RequestServices) -> Answer:
+    def handle(services: RequestServices, req: dict[str, Any], ctx: Context) -> Answer:
         if services.strong.logged:
             tables = _strongly_read(req, ctx)
             if tables:

@@ -124,14 +124,7 @@ def add_replica(ctx: Context, table_name: str, region: str, overrides: ReplicaOv
         stream = td.stream
         if stream is None or not stream.enabled or stream.view_type != NEW_AND_OLD_IMAGES:
             raise ValidationException(messages.GT_STREAM_REQUIRED.format(name=td.name), bare=True)
-        replica = ReplicaDef(
-            region,
-            CREATING,
-            read_capacity_override=overrides.read_capacity_override,
-            gsi_overrides=overrides.gsi_overrides,
-            table_class=overrides.table_class,
-            progress="0",
-        )
+        replica = _new_replica(region, overrides)
         return dataclasses.replace(
             td,
             replicas=(*td.replicas, replica),
@@ -141,6 +134,18 @@ def add_replica(ctx: Context, table_name: str, region: str, overrides: ReplicaOv
         )
 
     return tables.change(ctx, table_name, mutate)
+
+
+def _new_replica(region: str, overrides: ReplicaOverrides) -> ReplicaDef:
+    """A replica the API adds: CREATING, with its own settings."""
+    return ReplicaDef(
+        region,
+        CREATING,
+        read_capacity_override=overrides.read_capacity_override,
+        gsi_overrides=overrides.gsi_overrides,
+        table_class=overrides.table_class,
+        progress="0",
+    )
 
 
 def add_strong_replicas(
@@ -156,17 +161,7 @@ def add_strong_replicas(
             raise ResourceInUseException(messages.TABLE_BEING_UPDATED.format(name=td.name))
         if td.replicas:
             raise ValidationException(messages.MRSC_CONSISTENCY_UNCHANGEABLE.format(name=td.name), bare=True)
-        added = tuple(
-            ReplicaDef(
-                region,
-                CREATING,
-                read_capacity_override=overrides.read_capacity_override,
-                gsi_overrides=overrides.gsi_overrides,
-                table_class=overrides.table_class,
-                progress="0",
-            )
-            for region, overrides in creates
-        )
+        added = tuple(_new_replica(region, overrides) for region, overrides in creates)
         return dataclasses.replace(
             td,
             replicas=added,

@@ -4,6 +4,7 @@ the same for the DynamoDB Streams API served on the same endpoint (target prefix
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from dynastore.api import (
@@ -43,7 +44,7 @@ from dynastore.api import (
     update_item,
     update_table,
 )
-from dynastore.api.services import RequestServices
+from dynastore.api.services import RequestServices, ServicesHandler
 from dynastore.engine.context import Context, Engine
 from dynastore.model.namespace import Namespace
 from dynastore.protocol.protocol import Operation
@@ -55,9 +56,6 @@ from dynastore.validation import validate_request
 # (its account and region), whose tables it finds in ``ctx.catalog`` and whose ARNs it builds from
 # ``ctx.namespace``, and the caller (``ctx.origin``); it serves every namespace without knowing which one it serves.
 Handler = Callable[[dict[str, Any], Context], Any]
-# The handler of an operation that also uses the request-side services (api/services.py: the PartiQL operations
-# parse through the statement cache), wrapped in WithServices; bind gives it the dynastore's services.
-ServicesHandler = Callable[[dict[str, Any], Context, RequestServices], Any]
 
 
 class WithServices:
@@ -217,13 +215,14 @@ def _runner(
     authorized (api/authorization.py) in that namespace, by the identity policies of ``services``, once its shape
     is valid and before the operation looks at anything."""
     context_of = _Contexts(ctx.engine).of
-    if isinstance(handler, WithServices):
-        return _runner_with_services(name, shape, handler.handler, context_of, services, ctx.config.auth == "none")
+    # A handler that takes the request-side services is given them by a partial (no wrapper call of its own on
+    # the item operations' path).
+    call: Handler = partial(handler.handler, services) if isinstance(handler, WithServices) else handler
     if ctx.config.auth == "none":
 
         def run(body: Any, caller: Caller) -> Any:
             request = validate_request(shape, body)
-            return handler(request, context_of(caller))
+            return call(request, context_of(caller))
 
         return run
 
@@ -235,37 +234,7 @@ def _runner(
         if caller.authenticated:
             authorize(name, request, caller, scoped, services)
             scoped = _owner_context(request.get("TableName"), scoped)
-        return handler(request, scoped)
-
-    return run_authorized
-
-
-def _runner_with_services(
-    name: str,
-    shape: Any,
-    handler: ServicesHandler,
-    context_of: Callable[[Caller], Context],
-    services: RequestServices,
-    auth_none: bool,
-) -> Callable[[Any, Caller], Any]:
-    """``_runner`` of a handler that takes the request-side services: given them directly (the item operations
-    are among them: no wrapper call on their path)."""
-    if auth_none:
-
-        def run(body: Any, caller: Caller) -> Any:
-            return handler(validate_request(shape, body), context_of(caller), services)
-
-        return run
-
-    authorize = authorization.authorize
-
-    def run_authorized(body: Any, caller: Caller) -> Any:
-        request = validate_request(shape, body)
-        scoped = context_of(caller)
-        if caller.authenticated:
-            authorize(name, request, caller, scoped, services)
-            scoped = _owner_context(request.get("TableName"), scoped)
-        return handler(request, scoped, services)
+        return call(request, scoped)
 
     return run_authorized
 
