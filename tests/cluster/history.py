@@ -39,6 +39,14 @@ class Op:
     node: str = ""  # the URL the request was sent to
 
 
+def ended(process: int, kind: str, key: str, value: Any, invoke: float, complete: float, outcome: Outcome,
+          result: Any = None, error: str = "", node: str = "") -> Op:  # fmt: skip
+    """An operation that ended with ``outcome``, as a history records it (one in doubt never completes, whatever
+    ``complete`` says): the checkers' tests make their histories of these."""
+    return Op(process, kind, key, value, invoke, complete if outcome is not Outcome.UNKNOWN else float("inf"),
+              outcome, result, error, node)  # fmt: skip
+
+
 def classify(error: Exception) -> tuple[Outcome, str]:
     """What an exception from a boto3 call says about whether the request took effect.
 

@@ -21,7 +21,7 @@ from tests.cluster.global_checker import (
 )
 from tests.cluster.global_harness import render_lags
 from tests.cluster.global_workload import Lag
-from tests.cluster.history import Op, Outcome
+from tests.cluster.history import Op, Outcome, ended
 from tests.cluster.nemesis import Fault
 
 INF = float("inf")
@@ -30,8 +30,8 @@ OK, FAILED, UNKNOWN = Outcome.OK, Outcome.FAILED, Outcome.UNKNOWN
 
 def op(kind: str, value: str, invoke: float, complete: float, outcome: Outcome = OK, key: str = "k",
        result: Any = None) -> Op:  # fmt: skip
-    return Op(1, kind, key, value, invoke, complete if outcome is not UNKNOWN else INF, outcome, result,
-              "ConditionalCheckFailedException" if outcome is FAILED else "", "us-east-1")  # fmt: skip
+    refusal = "ConditionalCheckFailedException" if outcome is FAILED else ""
+    return ended(1, kind, key, value, invoke, complete, outcome, result, refusal, "us-east-1")
 
 
 def item(value: str, key: str = "k", **extra: str) -> dict[str, Any]:

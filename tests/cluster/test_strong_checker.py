@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.cluster.checker import Verdicts
-from tests.cluster.history import History, Op, Outcome
+from tests.cluster.history import History, Op, Outcome, ended
 from tests.cluster.strong_checker import (
     CONFLICT,
     as_writes,
@@ -30,8 +30,8 @@ OK, FAILED, UNKNOWN = Outcome.OK, Outcome.FAILED, Outcome.UNKNOWN
 
 def op(kind: str, value: Any, invoke: float, complete: float, outcome: Outcome = OK, key: str = "k0",
        result: Any = None, error: str = "", process: int = 1) -> Op:  # fmt: skip
-    return Op(process, kind, key, value, invoke, complete if outcome is not UNKNOWN else INF, outcome, result,
-              error or (CONFLICT if outcome is FAILED else ""), "us-east-1")  # fmt: skip
+    refusal = error or (CONFLICT if outcome is FAILED else "")
+    return ended(process, kind, key, value, invoke, complete, outcome, result, refusal, "us-east-1")
 
 
 def sread(seen: str | None, invoke: float, complete: float, key: str = "k0") -> Op:
