@@ -6,22 +6,15 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Iterator, Sized
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol
 
 import pytest
 
+from tests.cluster import global_harness, harness, strong_harness
 
-class RunReport(Protocol):
-    @property
-    def passed(self) -> bool: ...
-
-    @property
-    def faults(self) -> Sized: ...
-
-    def render(self) -> str: ...
+RunReport = harness.Report | global_harness.Report | strong_harness.Report
 
 
 @contextmanager
