@@ -17,15 +17,13 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from tests.cluster import strong_harness
 from tests.cluster.checker import Verdicts
 from tests.cluster.global_checker import (
     DELETES,
@@ -48,12 +46,12 @@ from tests.cluster.global_workload import (
     scan,
     wait_replicas_active,
 )
-from tests.cluster.history import History, Outcome
+from tests.cluster.harness import load_under_faults, render_checks, render_faults, render_operations, utc_now
+from tests.cluster.history import History, Op, Outcome
 from tests.cluster.nemesis import Fault
 
 NEEDED = {"/usr/sbin/ip": "iproute2", "/usr/sbin/tc": "iproute2"}
 STRONG_NEEDED = {"/usr/bin/etcd": "Debian's etcd-server"}
-QUIET_END = 8.0  # seconds of load after the last fault is healed
 QUIESCENCE = 120.0  # seconds replication may take to settle once the load stopped
 KINDS = ("put", "cond-put", "update", "delete", "probe")  # each must have been acknowledged at least once
 
@@ -81,32 +79,28 @@ class Report:
     settled: float | None = None  # seconds replication took to be quiet once the load stopped (None: never)
     replicas: Replicas = field(default_factory=dict)  # what each region held once quiet
     metrics: list[str] = field(default_factory=list)  # the servers' replication figures after the run
-    started: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
+    started: str = field(default_factory=utc_now)
 
     @property
     def passed(self) -> bool:
         return self.verdicts.ok
 
     def render(self) -> str:
-        kinds = Counter(op.kind for op in self.history.ops)
         changes, reads = outcome_counts(self.history, WRITES | DELETES), outcome_counts(self.history, READS)
         ok, failed, doubt = Outcome.OK.value, Outcome.FAILED.value, Outcome.UNKNOWN.value
         settled = "never" if self.settled is None else f"after {self.settled:.1f} s"
         lines = [
             f"global tables: {len(self.regions)} regions ({', '.join(self.regions)}), seed {self.seed}, "
             f"{self.duration:.0f} s of load from {self.started} (fault times: seconds since then)",
-            f"operations: {len(self.history.ops)} ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))})",
-            f"faults injected: {len(self.faults)} ({self.fault_summary})",
-            *(f"  {fault}" for fault in self.faults),
+            render_operations(self.history.ops),
+            *render_faults(self.faults, self.fault_summary),
             f"writes and deletes: acknowledged {changes[ok]}  failed {changes[failed]}  in doubt {changes[doubt]}  "
             f"lost {self.lost_writes + self.lost_deletes} (writes {self.lost_writes}, deletes {self.lost_deletes})",
             f"reads: acknowledged {reads[ok]}  failed {reads[failed]}  in doubt {reads[doubt]}",
             *render_lags(self.lags, self.faults),
             f"replication quiet {settled} once the load stopped",
             *(f"  {line}" for line in self.metrics),
-            "checks:",
-            *(f"  {'ok  ' if f.ok else 'FAIL'} {f.check}: {f.detail}" for f in self.verdicts.findings),
-            f"verdict: {'PASS' if self.passed else 'FAIL'}",
+            *render_checks(self.verdicts),
         ]
         return "\n".join(lines)
 
@@ -153,24 +147,13 @@ def run(count: int, duration: float, seed: int, workdir: Path, log: bool = True)
         create_global_table(regions.regions)
         say(f"regions up: {', '.join(f'{r.name} {r.url}' for r in regions.regions)}; {TABLE} replicated")
         load = GlobalLoad(regions.regions, seed)
-        load.history.origin = time.monotonic()  # the clock of the report starts with the load
-        started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
-        nemesis = RegionNemesis(regions, seed, load.history.origin, say=say)
-        stop_at = time.monotonic() + max(0.0, duration - QUIET_END)
-        injector = threading.Thread(target=nemesis.run, args=(stop_at,), name="nemesis")
-        injector.start()
-        try:
-            load.run(duration)
-        finally:
-            nemesis.stop()
-            injector.join()
-        say(f"load done: {len(load.history.ops)} operations, {len(nemesis.faults)} faults; checking")
+        nemesis_from = partial(RegionNemesis, regions, seed, say=say)
+        started, nemesis = load_under_faults(load.history, load.run, nemesis_from, duration, say)
         report = Report(regions.names, duration, seed, load.history, load.lags, nemesis.faults, nemesis.summary(),
                         started=started)  # fmt: skip
         check(regions, report)
-        load.history.save(workdir / "history.jsonl")
+        save_run(workdir, load.history, report.replicas)
         save_lags(load.lags, workdir / "lags.jsonl")
-        (workdir / "replicas.json").write_text(json.dumps(report.replicas, indent=1, sort_keys=True))
         return report
     finally:
         regions.destroy()
@@ -180,10 +163,7 @@ def check(regions: Regions, report: Report) -> None:
     """Once replication is quiet: the checker's verdicts on what every region holds. A check that cannot read what
     it needs fails with what it got; the others still run."""
     verdicts, ops = report.verdicts, report.history.ops
-    idle = [kind for kind in KINDS if not any(op.kind == kind and op.outcome is Outcome.OK for op in ops)]
-    quiet = [r for r in regions.names if not any(op.node == r and op.outcome is Outcome.OK for op in ops)]
-    verdicts.add("the load got something done", [f"no {kind} acknowledged" for kind in idle] +
-                 [f"nothing acknowledged in {region}" for region in quiet], "every kind, in every region")  # fmt: skip
+    check_load_got_something_done(verdicts, ops, KINDS, regions.names)
     try:
         regions.wait_ready(60)
         wait_replicas_active(regions.regions, regions.names, 60)
@@ -202,6 +182,14 @@ def check(regions: Regions, report: Report) -> None:
     check_reads(verdicts, ops)
     if not verdicts.ok:
         regions.dump_stacks()  # into the servers' logs, kept with the run's data
+
+
+def check_load_got_something_done(verdicts: Verdicts, ops: list[Op], kinds: Sequence[str], regions: list[str]) -> None:
+    """Each of ``kinds`` acknowledged at least once, and something acknowledged in each of ``regions``."""
+    idle = [kind for kind in kinds if not any(op.kind == kind and op.outcome is Outcome.OK for op in ops)]
+    quiet = [r for r in regions if not any(op.node == r and op.outcome is Outcome.OK for op in ops)]
+    verdicts.add("the load got something done", [f"no {kind} acknowledged" for kind in idle] +
+                 [f"nothing acknowledged in {region}" for region in quiet], "every kind, in every region")  # fmt: skip
 
 
 def wait_quiet(regions: list[Region], timeout: float = QUIESCENCE) -> tuple[Replicas, float | None]:
@@ -230,6 +218,12 @@ def replication_metrics(regions: list[Region]) -> list[str]:
     return lines
 
 
+def save_run(workdir: Path, history: History, replicas: Replicas) -> None:
+    """What a run leaves for a look after it: its history (history.jsonl), what each region held (replicas.json)."""
+    history.save(workdir / "history.jsonl")
+    (workdir / "replicas.json").write_text(json.dumps(replicas, indent=1, sort_keys=True))
+
+
 def save_lags(lags: Sequence[Lag], path: Path) -> None:
     """Every probe's sample as a JSON line (times in seconds since the load started; seen null: never)."""
     with path.open("w") as out:
@@ -255,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cannot run: missing {', '.join(missing)}", file=sys.stderr)
         return 2
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="dynastore-strong-" if args.strong else "dynastore-global-"))
+    from tests.cluster import strong_harness  # here, not above: it is built on this module
+
     report: Report | strong_harness.Report
     if args.strong:
         report = strong_harness.run(args.witness, args.duration, args.seed, workdir)

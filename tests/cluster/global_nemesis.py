@@ -14,9 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tests.cluster.global_regions import Region, Regions
-from tests.cluster.nemesis import Schedule, each
+from tests.cluster.nemesis import LINK_KINDS, Schedule, cut_off, heal
+from tests.cluster.processes import Service
 
-KINDS = ("kill-server", "restart", "pause-server", "link-down", "one-way-out", "one-way-in")
+SERVER_KINDS = ("kill-server", "restart", "pause-server")
+KINDS = (*SERVER_KINDS, *LINK_KINDS)
 HOLD = (3.0, 10.0)  # seconds a fault lasts: a region cut off for some seconds must catch up when it returns
 GAP = (2.0, 5.0)
 
@@ -33,34 +35,27 @@ class RegionNemesis(Schedule[Region]):
         return self.rng.choice(self.regions.regions)
 
     def _apply(self, kind: str, region: Region) -> Callable[[], None]:
-        network, server = self.regions.network, region.server
-        others = [r.host.address for r in self.regions.regions if r is not region]
-        if kind == "kill-server":
-            server.kill()
-            return server.start
-        if kind == "restart":
-            server.stop()
-            return server.start
-        if kind == "pause-server":
-            server.pause()
-            return server.resume
-        if kind == "link-down":
-            network.unplug(region.host)
-            return lambda: network.plug(region.host)
-        if kind == "one-way-out":
-            network.drop_outgoing(region.host, others)
-            return lambda: network.restore_outgoing(region.host)
-        if kind == "one-way-in":
-            hosts = [r.host for r in self.regions.regions if r is not region]
-            for host in hosts:
-                network.drop_outgoing(host, [region.host.address])
-            return each(*(lambda h=h: network.restore_outgoing(h) for h in hosts))
-        raise ValueError(f"unknown fault {kind}")
+        if kind in SERVER_KINDS:
+            return server_fault(kind, region.server)
+        others = [r.host for r in self.regions.regions if r is not region]
+        return cut_off(self.regions.network, kind, region.host, others)
 
     def heal_all(self) -> None:
         """Every link plugged, every filter gone, every server resumed and running."""
         for region in self.regions.regions:
-            self.regions.network.plug(region.host)
-            self.regions.network.restore_outgoing(region.host)
-            region.server.resume()
-            region.server.start()
+            heal(self.regions.network, region.host, [region.server])
+
+
+def server_fault(kind: str, server: Service) -> Callable[[], None]:
+    """Inflict ``kind`` on a region's server: kill-server (kill -9), restart (SIGTERM), pause-server (SIGSTOP).
+    What heals it: the server started again on its data directory, or resumed."""
+    if kind == "kill-server":
+        server.kill()
+        return server.start
+    if kind == "restart":
+        server.stop()
+        return server.start
+    if kind == "pause-server":
+        server.pause()
+        return server.resume
+    raise ValueError(f"not a server fault: {kind}")

@@ -61,30 +61,40 @@ def server_argv(name: str, address: str, data_dir: Path, peers: dict[str, str]) 
     ]  # fmt: skip
 
 
-class Regions:
-    """Built by ``start``, taken down by ``destroy`` whatever happened in between (logs stay in ``workdir``)."""
+def region_server(name: str, host: Host, home: Path, urls: dict[str, str], *options: str) -> Region:
+    """Region ``name`` in ``host``'s namespace, its server told where every other of ``urls`` is served (and given
+    ``options`` besides), its data and log under ``home``."""
+    peers = {other: url for other, url in urls.items() if other != name}
+    argv = [*server_argv(name, host.address, home / "data", peers), *options]
+    return Region(name, host, Service(name, host.namespace, argv, home / "server.log", node_env()))
 
-    def __init__(self, workdir: Path, count: int) -> None:
-        if not 2 <= count <= len(REGION_NAMES):
-            raise ValueError(f"a run has 2 to {len(REGION_NAMES)} regions, not {count}")
+
+class RegionServers:
+    """What a run's regions share, whatever else runs in them: their network, their servers (``regions``, the
+    subclass's), a home per region in ``workdir``; waiting for the servers, their stacks, taking it all down."""
+
+    def __init__(self, workdir: Path, network: Network) -> None:
         self.workdir = workdir
-        self.network = Network(count, PREFIX)
-        self.regions: list[Region] = []
+        self.network = network
 
-    def start(self, timeout: float = 60) -> None:
-        self.network.create()
-        names = REGION_NAMES[: self.network.count]
-        urls = {name: region_url(host.address) for name, host in zip(names, self.network.hosts, strict=True)}
-        for name, host in zip(names, self.network.hosts, strict=True):
-            home = self.workdir / name
-            home.mkdir(parents=True, exist_ok=True)
-            peers = {other: url for other, url in urls.items() if other != name}
-            argv = server_argv(name, host.address, home / "data", peers)
-            self.regions.append(Region(name, host, Service(name, host.namespace, argv, home / "server.log",
-                                                           node_env())))  # fmt: skip
-        for region in self.regions:
-            region.server.start()
-        self.wait_ready(timeout)
+    @property
+    def regions(self) -> list[Region]:
+        """The regions that serve the table."""
+        raise NotImplementedError
+
+    @property
+    def names(self) -> list[str]:
+        return [region.name for region in self.regions]
+
+    def services(self) -> list[Service]:
+        """Every process of the run, in the order ``destroy`` kills them (the servers here)."""
+        return [region.server for region in self.regions]
+
+    def home(self, name: str) -> Path:
+        """Region ``name``'s directory (made if need be): its data and its logs."""
+        home = self.workdir / name
+        home.mkdir(parents=True, exist_ok=True)
+        return home
 
     def wait_ready(self, timeout: float) -> None:
         """Every server answers its health check."""
@@ -100,8 +110,8 @@ class Regions:
             time.sleep(0.2)
 
     def destroy(self) -> None:
-        for region in self.regions:
-            region.server.kill()
+        for service in self.services():
+            service.kill()
         self.network.destroy()
 
     def dump_stacks(self) -> None:
@@ -112,9 +122,29 @@ class Regions:
                     region.server.signal(signum)
             time.sleep(1.0)
 
+
+class Regions(RegionServers):
+    """Built by ``start``, taken down by ``destroy`` whatever happened in between (logs stay in ``workdir``)."""
+
+    def __init__(self, workdir: Path, count: int) -> None:
+        if not 2 <= count <= len(REGION_NAMES):
+            raise ValueError(f"a run has 2 to {len(REGION_NAMES)} regions, not {count}")
+        super().__init__(workdir, Network(count, PREFIX))
+        self._regions: list[Region] = []
+
     @property
-    def names(self) -> list[str]:
-        return [r.name for r in self.regions]
+    def regions(self) -> list[Region]:
+        return self._regions
+
+    def start(self, timeout: float = 60) -> None:
+        self.network.create()
+        names = REGION_NAMES[: self.network.count]
+        urls = {name: region_url(host.address) for name, host in zip(names, self.network.hosts, strict=True)}
+        for name, host in zip(names, self.network.hosts, strict=True):
+            self._regions.append(region_server(name, host, self.home(name), urls))
+        for region in self.regions:
+            region.server.start()
+        self.wait_ready(timeout)
 
 
 def healthy(url: str, timeout: float = 1.0) -> bool:

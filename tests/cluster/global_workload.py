@@ -5,6 +5,10 @@ Every write puts a value no other operation uses (``<region>/<thread>.<counter>`
 every delete gets one too (in the history only). Keys: a few hot keys that every region writes, reads and deletes
 (conflicts), fresh keys each written once by one region (nothing may hide their loss) and sometimes updated or
 deleted later by another region (which may not have them yet), and one probe key per region.
+
+``RegionLoad`` is what any load on regions shares (its threads, its clients, the recording of an operation), and
+the table's creation, waiting and scans take the table's name: the MRSC load (tests/cluster/strong_workload.py) is
+built on them.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 from botocore.config import Config
 
@@ -48,26 +52,24 @@ class Lag:
 
 
 @dataclass
-class GlobalLoad:
-    """``workers`` client threads per region plus one probe thread per region, until the deadline."""
+class RegionLoad:
+    """``workers`` client threads per region until the deadline, each sending every operation through its own
+    region's server (``operate``: the subclass's) and recording it in ``history``."""
 
     regions: list[Region]
     seed: int
     workers: int = 3
     history: History = field(default_factory=History)
     pause: float = 0.03  # between one thread's operations: bounded load on a machine of two cores
-    probe_every: tuple[float, float] = (0.3, 0.7)
-    lags: list[Lag] = field(default_factory=list)
     deadline: float = 0.0
-    _fresh: list[str] = field(default_factory=list)  # acknowledged fresh keys, the latest last
-    _lock: threading.Lock = field(default_factory=threading.Lock)
     _clients: dict[str, Any] = field(default_factory=dict)
-    _probe_clients: dict[str, Any] = field(default_factory=dict)
+
+    thread_prefix: ClassVar[str] = "w"  # a worker thread's name: the prefix, then its process number
+    back_off: ClassVar[float] = 0.0  # seconds a thread waits after an answer in doubt
 
     def __post_init__(self) -> None:
         # Made before the clock starts (making one takes a while); botocore clients are shared by threads.
         self._clients = {r.name: r.client() for r in self.regions}
-        self._probe_clients = {r.name: r.client(PROBE_CONFIG) for r in self.regions}
 
     def run(self, seconds: float) -> None:
         self.deadline = time.monotonic() + seconds
@@ -75,14 +77,17 @@ class GlobalLoad:
         for region in self.regions:
             for _ in range(self.workers):
                 process = len(threads)
-                threads.append(threading.Thread(target=self.work, args=(region.name, process), name=f"w{process}"))
-        for region in self.regions:
-            process = len(threads)
-            threads.append(threading.Thread(target=self.probe, args=(region.name, process), name=f"p{process}"))
+                threads.append(threading.Thread(target=self.work, args=(region.name, process),
+                                                name=f"{self.thread_prefix}{process}"))  # fmt: skip
+        threads += self.more_threads(len(threads))
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
+
+    def more_threads(self, first_process: int) -> list[threading.Thread]:
+        """Threads the load runs beside its workers, numbered from ``first_process`` (none here)."""
+        return []
 
     def running(self) -> bool:
         return time.monotonic() < self.deadline
@@ -95,25 +100,55 @@ class GlobalLoad:
             answer = call()
         except Exception as error:  # every way a request can end is recorded, none stops the thread
             self.history.failed(op, error)
+            if self.back_off and op.outcome is Outcome.UNKNOWN:
+                time.sleep(self.back_off)
             return None
         self.history.ok(op, answer)
         return answer
 
     def work(self, region: str, process: int) -> None:
+        """One worker: operations until the deadline, each written value ``<region>/<process>.<n>`` (no other
+        operation uses it), its random source seeded from the run's seed and the process."""
         rng = random.Random(self.seed * 1000 + process)
         ddb = self._clients[region]
         n = 0
         while self.running():
             n += 1
-            value = f"{region}/{process}.{n}"
-            roll = rng.random()
-            if roll < 0.70:
-                self._hot(process, region, ddb, rng, value, roll)
-            elif roll < 0.88:
-                self._put_fresh(process, region, ddb, f"f-{region}-{process}.{n}", value)
-            else:
-                self._touch_fresh(process, region, ddb, rng, value)
+            self.operate(process, region, ddb, rng, n, f"{region}/{process}.{n}")
             time.sleep(self.pause)
+
+    def operate(self, process: int, region: str, ddb: Any, rng: random.Random, n: int, value: str) -> None:
+        """The worker's ``n``th operation (or read then write), through ``ddb``, writing ``value`` if it writes."""
+        raise NotImplementedError
+
+
+@dataclass
+class GlobalLoad(RegionLoad):
+    """``workers`` client threads per region plus one probe thread per region, until the deadline."""
+
+    probe_every: tuple[float, float] = (0.3, 0.7)
+    lags: list[Lag] = field(default_factory=list)
+    _fresh: list[str] = field(default_factory=list)  # acknowledged fresh keys, the latest last
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _probe_clients: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._probe_clients = {r.name: r.client(PROBE_CONFIG) for r in self.regions}
+
+    def more_threads(self, first_process: int) -> list[threading.Thread]:
+        """One probe thread per region."""
+        return [threading.Thread(target=self.probe, args=(region.name, process), name=f"p{process}")
+                for process, region in enumerate(self.regions, start=first_process)]  # fmt: skip
+
+    def operate(self, process: int, region: str, ddb: Any, rng: random.Random, n: int, value: str) -> None:
+        roll = rng.random()
+        if roll < 0.70:
+            self._hot(process, region, ddb, rng, value, roll)
+        elif roll < 0.88:
+            self._put_fresh(process, region, ddb, f"f-{region}-{process}.{n}", value)
+        else:
+            self._touch_fresh(process, region, ddb, rng, value)
 
     def _hot(self, process: int, region: str, ddb: Any, rng: random.Random, value: str, roll: float) -> None:
         """A write, conditional write, update or delete of a key every region writes."""
@@ -247,11 +282,7 @@ def create_global_table(regions: list[Region], timeout: float = 120) -> None:
     """The table created in the first region, then a replica added in each other region (UpdateTable with
     ReplicaUpdates, one at a time), and every region waited for until it shows the table and each replica ACTIVE."""
     first = regions[0].client(SETUP_CONFIG)
-    until_done(partial(first.create_table, TableName=TABLE, BillingMode="PAY_PER_REQUEST",
-                       KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-                       AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-                       StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}),
-               accept=("ResourceInUseException",))  # fmt: skip
+    create_table(first, TABLE)
     wait_replicas_active(regions[:1], [], timeout)
     for index, region in enumerate(regions[1:], start=1):
         create = [{"Create": {"RegionName": region.name}}]
@@ -259,31 +290,48 @@ def create_global_table(regions: list[Region], timeout: float = 120) -> None:
         wait_replicas_active(regions[: index + 1], [r.name for r in regions[: index + 1]], timeout)
 
 
-def wait_replicas_active(regions: list[Region], names: list[str], timeout: float) -> None:
-    """Until each of ``regions`` shows the table ACTIVE with every other of ``names`` as an ACTIVE replica."""
+def create_table(ddb: Any, table: str) -> None:
+    """``table`` (a string key ``pk``, on demand, a stream of new and old images: what a replica needs) created
+    through ``ddb``, retried until it is there."""
+    until_done(partial(ddb.create_table, TableName=table, BillingMode="PAY_PER_REQUEST",
+                       KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                       AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                       StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}),
+               accept=("ResourceInUseException",))  # fmt: skip
+
+
+def wait_replicas_active(regions: list[Region], names: list[str], timeout: float, table: str = TABLE,
+                         shows_also: Callable[[dict[str, Any]], bool] = lambda _: True,
+                         also_wanted: str = "") -> None:  # fmt: skip
+    """Until each of ``regions`` shows ``table`` ACTIVE with every other of ``names`` as an ACTIVE replica, and its
+    description passes ``shows_also`` (``also_wanted`` says what that wants, in the error past ``timeout``)."""
     deadline = time.monotonic() + timeout
     for region in regions:
         ddb = region.client(SETUP_CONFIG)
         wanted = {name for name in names if name != region.name}
         while True:
-            table = until_done(partial(ddb.describe_table, TableName=TABLE), timeout=timeout,
-                               accept=("ResourceNotFoundException",))  # fmt: skip
-            shown = (table or {}).get("Table", {})
+            described = until_done(partial(ddb.describe_table, TableName=table), timeout=timeout,
+                                   accept=("ResourceNotFoundException",))  # fmt: skip
+            shown = (described or {}).get("Table", {})
             active = {r["RegionName"] for r in shown.get("Replicas", []) if r.get("ReplicaStatus") == "ACTIVE"}
-            if shown.get("TableStatus") == "ACTIVE" and wanted <= active:
+            if shown.get("TableStatus") == "ACTIVE" and wanted <= active and shows_also(shown):
                 break
             if time.monotonic() > deadline:
-                raise RuntimeError(f"{region.name}: the table is not ACTIVE with replicas {sorted(wanted)}: {shown}")
+                raise RuntimeError(
+                    f"{region.name}: the table is not ACTIVE with replicas {sorted(wanted)}{also_wanted}: {shown}"
+                )
             time.sleep(0.5)
 
 
-def scan(region: Region, config: Config = SETUP_CONFIG) -> dict[str, dict[str, Any]]:
-    """Every item of the table in ``region``'s replica, by key (ConsistentRead: what the region holds now)."""
+def scan(region: Region, config: Config = SETUP_CONFIG, table: str = TABLE, consistent: bool = True,
+         timeout: float = 20) -> dict[str, dict[str, Any]]:  # fmt: skip
+    """Every item of ``table`` in ``region``'s replica, by key: a Scan with ConsistentRead (what the region holds
+    now), or eventually consistent; each page retried for up to ``timeout`` seconds."""
     ddb = region.client(config)
     items: dict[str, dict[str, Any]] = {}
     start: dict[str, Any] = {}
     while True:
-        page = until_done(partial(ddb.scan, TableName=TABLE, ConsistentRead=True, **start))
+        page = until_done(partial(ddb.scan, TableName=table, ConsistentRead=consistent, **start), timeout=timeout)
         assert page is not None
         items.update({item["pk"]["S"]: item for item in page["Items"]})
         if "LastEvaluatedKey" not in page:

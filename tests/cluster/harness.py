@@ -2,6 +2,10 @@
 then the checker (docs/fault-injection.md).
 
     python -m tests.cluster.harness --duration 600 --seed 7
+
+What every fault-injection run does the same way (the global tables' and MRSC runs too): ``load_under_faults``, the
+load while the nemesis works, and the report's common lines (``render_operations``, ``render_faults``,
+``render_checks``).
 """
 
 from __future__ import annotations
@@ -14,21 +18,23 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any, TypeVar
 
 from tests.cluster import checker, gather
 from tests.cluster.cluster import Cluster
-from tests.cluster.history import History, Outcome
-from tests.cluster.nemesis import Nemesis
+from tests.cluster.history import History, Op, Outcome
+from tests.cluster.nemesis import Nemesis, Schedule
 from tests.cluster.workloads import ACCOUNTS, OPENING_BALANCE, PUTS, STREAM, Load, create_tables
 
 WORKERS = {"puts": 2, "registers": 3, "transfers": 2, "balances": 1, "stream": 2}
 NEEDED = {"/usr/bin/etcd": "Debian's etcd-server", "/usr/sbin/ip": "iproute2", "/usr/sbin/tc": "iproute2"}
 KINDS = ("put", "read", "cas", "transfer", "balances", "stream-put")
 QUIET_END = 8.0  # seconds of load after the last fault is healed
+N = TypeVar("N", bound=Schedule[Any])
 
 
 def missing_prerequisites() -> list[str]:
@@ -36,6 +42,11 @@ def missing_prerequisites() -> list[str]:
     missing = [] if os.geteuid() == 0 else ["root (network namespaces, links and tc need it)"]
     missing += [f"{path} ({package})" for path, package in NEEDED.items() if not shutil.which(path)]
     return missing
+
+
+def utc_now() -> str:
+    """The time a report says its run's load started at."""
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
 
 
 @dataclass
@@ -46,7 +57,7 @@ class Report:
     faults: list[str] = field(default_factory=list)
     fault_summary: str = ""
     verdicts: checker.Verdicts = field(default_factory=checker.Verdicts)
-    started: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
+    started: str = field(default_factory=utc_now)
 
     @property
     def passed(self) -> bool:
@@ -57,20 +68,34 @@ class Report:
 
     def render(self) -> str:
         ops = [op for op in self.history.ops if op.process >= 0]
-        kinds = Counter(op.kind for op in ops)
         counts = self.counts()
         lines = [
             f"seed {self.seed}, {self.duration:.0f} s of load from {self.started} (fault times: seconds since then)",
-            f"operations: {len(ops)} ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))})",
-            f"faults injected: {len(self.faults)} ({self.fault_summary})",
-            *(f"  {fault}" for fault in self.faults),
+            render_operations(ops),
+            *render_faults(self.faults, self.fault_summary),
             f"acknowledged: {counts[Outcome.OK.value]}  failed: {counts[Outcome.FAILED.value]}  "
             f"in doubt: {counts[Outcome.UNKNOWN.value]}  lost: {self.verdicts.lost}",
-            "checks:",
-            *(f"  {'ok  ' if f.ok else 'FAIL'} {f.check}: {f.detail}" for f in self.verdicts.findings),
-            f"verdict: {'PASS' if self.passed else 'FAIL'}",
+            *render_checks(self.verdicts),
         ]
         return "\n".join(lines)
+
+
+def render_operations(ops: Sequence[Op]) -> str:
+    kinds = Counter(op.kind for op in ops)
+    return f"operations: {len(ops)} ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))})"
+
+
+def render_faults(faults: Sequence[object], summary: str) -> list[str]:
+    return [f"faults injected: {len(faults)} ({summary})", *(f"  {fault}" for fault in faults)]
+
+
+def render_checks(verdicts: checker.Verdicts) -> list[str]:
+    """Each check's finding, then the verdict: PASS when every check passed."""
+    return [
+        "checks:",
+        *(f"  {'ok  ' if f.ok else 'FAIL'} {f.check}: {f.detail}" for f in verdicts.findings),
+        f"verdict: {'PASS' if verdicts.ok else 'FAIL'}",
+    ]
 
 
 def run(duration: float, seed: int, workdir: Path, log: bool = True) -> Report:
@@ -82,18 +107,10 @@ def run(duration: float, seed: int, workdir: Path, log: bool = True) -> Report:
         say(f"cluster up: {', '.join(cluster.urls)} (leader {getattr(cluster.leader(), 'name', None)})")
         create_tables(cluster.urls[0])
         load = Load(cluster.urls, seed)
-        load.history.origin = time.monotonic()  # the clock of the report starts with the load
-        started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
-        nemesis = Nemesis(cluster, seed, load.history.origin, say=say)
-        stop_at = time.monotonic() + max(0.0, duration - QUIET_END)
-        injector = threading.Thread(target=nemesis.run, args=(stop_at,), name="nemesis")
-        injector.start()
-        try:
-            load.run(duration, WORKERS)
-        finally:
-            nemesis.stop()
-            injector.join()
-        say(f"load done: {len(load.history.ops)} operations, {len(nemesis.faults)} faults; checking")
+        nemesis_from = partial(Nemesis, cluster, seed, say=say)
+        started, nemesis = load_under_faults(
+            load.history, partial(load.run, workers=WORKERS), nemesis_from, duration, say
+        )
         report = Report(duration, seed, load.history, [str(f) for f in nemesis.faults], nemesis.summary(),
                         started=started)  # fmt: skip
         check(cluster, report)
@@ -101,6 +118,26 @@ def run(duration: float, seed: int, workdir: Path, log: bool = True) -> Report:
         return report
     finally:
         cluster.destroy()
+
+
+def load_under_faults(history: History, load: Callable[[float], None], nemesis_from: Callable[[float], N],
+                      duration: float, say: Callable[[str], object]) -> tuple[str, N]:  # fmt: skip
+    """``load(duration)``, recording in ``history``, while the nemesis (``nemesis_from(origin)``) injects faults, the
+    last one healed QUIET_END seconds before the load ends. The history's clock (``origin``) starts with the load;
+    when that was (for the report) and the nemesis (its faults) are returned."""
+    history.origin = time.monotonic()  # the clock of the report starts with the load
+    started = utc_now()
+    nemesis = nemesis_from(history.origin)
+    stop_at = time.monotonic() + max(0.0, duration - QUIET_END)
+    injector = threading.Thread(target=nemesis.run, args=(stop_at,), name="nemesis")
+    injector.start()
+    try:
+        load(duration)
+    finally:
+        nemesis.stop()
+        injector.join()
+    say(f"load done: {len(history.ops)} operations, {len(nemesis.faults)} faults; checking")
+    return started, nemesis
 
 
 def check(cluster: Cluster, report: Report) -> None:

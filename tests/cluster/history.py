@@ -16,6 +16,8 @@ from botocore.exceptions import (
     EndpointConnectionError,
 )
 
+NEVER = float("inf")  # when an operation in doubt completed: its effect may come at any time after it was sent
+
 
 class Outcome(enum.Enum):
     OK = "acknowledged"
@@ -32,11 +34,19 @@ class Op:
     key: str
     value: Any
     invoke: float
-    complete: float = float("inf")
+    complete: float = NEVER
     outcome: Outcome = Outcome.UNKNOWN
     result: Any = None
     error: str = ""
     node: str = ""  # the URL the request was sent to
+
+
+def ended(process: int, kind: str, key: str, value: Any, invoke: float, complete: float, outcome: Outcome,
+          result: Any = None, error: str = "", node: str = "") -> Op:  # fmt: skip
+    """An operation that ended with ``outcome``, as a history records it (one in doubt never completes, whatever
+    ``complete`` says): the checkers' tests make their histories of these."""
+    return Op(process, kind, key, value, invoke, complete if outcome is not Outcome.UNKNOWN else NEVER,
+              outcome, result, error, node)  # fmt: skip
 
 
 def classify(error: Exception) -> tuple[Outcome, str]:
@@ -85,7 +95,7 @@ class History:
         with path.open("w") as out:
             for op in self.ops:
                 fields = {**vars(op), "outcome": op.outcome.value}
-                fields["complete"] = None if op.complete == float("inf") else op.complete
+                fields["complete"] = None if op.complete == NEVER else op.complete
                 out.write(json.dumps(fields, default=str) + "\n")
 
     def of_kind(self, kind: str) -> list[Op]:

@@ -7,8 +7,9 @@ one-way-out / one-way-in           a host's packets to the other hosts dropped (
 pause-leader                       SIGSTOP the leader's node for longer than its lease, then SIGCONT
 restart                            SIGTERM a node (a clean stop) and start it again
 
-``Schedule`` is the part any nemesis shares (when, what kind, for how long); ``Nemesis`` is the etcd cluster's, and
-tests/cluster/global_nemesis.py the global tables' regions'.
+``Schedule`` is the part any nemesis shares (when, what kind, for how long), ``cut_off`` the link faults and ``heal``
+what heals a host whatever struck it; ``Nemesis`` is the etcd cluster's, tests/cluster/global_nemesis.py the global
+tables' regions' and tests/cluster/strong_nemesis.py the MRSC regions'.
 """
 
 from __future__ import annotations
@@ -23,10 +24,13 @@ from typing import Generic, Protocol, TypeVar
 
 from dynastore.replication import lease
 from tests.cluster.cluster import Cluster, Member
+from tests.cluster.netns import Host, Network
+from tests.cluster.processes import Service
 
 LEASE_SECONDS = float(lease.LEASE_TTL)  # how long a silent leader keeps its lease
 NODE_KINDS = ("kill-node", "kill-both", "pause-leader", "restart")
-ETCD_KINDS = ("kill-etcd", "link-down", "one-way-out", "one-way-in")
+LINK_KINDS = ("link-down", "one-way-out", "one-way-in")
+ETCD_KINDS = ("kill-etcd", *LINK_KINDS)
 T = TypeVar("T", bound="Target")
 
 
@@ -165,26 +169,39 @@ class Nemesis(Schedule[Member]):
         if kind == "pause-leader" and node is not None:
             node.pause()
             return node.resume
-        if kind == "link-down":
-            network.unplug(member.host)
-            return lambda: network.plug(member.host)
-        if kind == "one-way-out":
-            network.drop_outgoing(member.host, [m.host.address for m in others])
-            return lambda: network.restore_outgoing(member.host)
-        if kind == "one-way-in":
-            for other in others:
-                network.drop_outgoing(other.host, [member.host.address])
-            return each(*(lambda o=o: network.restore_outgoing(o.host) for o in others))
+        if kind in LINK_KINDS:
+            return cut_off(network, kind, member.host, [m.host for m in others])
         raise ValueError(f"unknown fault {kind}")
 
     def heal_all(self) -> None:
         """Every link plugged, every filter gone, every process resumed and running."""
         for member in self.cluster.members:
-            self.cluster.network.plug(member.host)
-            self.cluster.network.restore_outgoing(member.host)
-            for service in member.services():
-                service.resume()
-                service.start()
+            heal(self.cluster.network, member.host, member.services())
+
+
+def cut_off(network: Network, kind: str, host: Host, others: list[Host]) -> Callable[[], None]:
+    """Inflict link fault ``kind`` on ``host``: link-down unplugs its link, one-way-out drops its packets to
+    ``others``, one-way-in theirs to it. What heals it."""
+    if kind == "link-down":
+        network.unplug(host)
+        return lambda: network.plug(host)
+    if kind == "one-way-out":
+        network.drop_outgoing(host, [other.address for other in others])
+        return lambda: network.restore_outgoing(host)
+    if kind == "one-way-in":
+        for other in others:
+            network.drop_outgoing(other, [host.address])
+        return each(*(lambda o=o: network.restore_outgoing(o) for o in others))
+    raise ValueError(f"not a link fault: {kind}")
+
+
+def heal(network: Network, host: Host, services: list[Service]) -> None:
+    """``host``'s link plugged and its filters gone, each of ``services`` (its processes) resumed and running."""
+    network.plug(host)
+    network.restore_outgoing(host)
+    for service in services:
+        service.resume()
+        service.start()
 
 
 def each(*heals: Callable[[], None]) -> Callable[[], None]:

@@ -9,17 +9,18 @@ checker (docs/fault-injection.md "Multi-region strong consistency").
 
 from __future__ import annotations
 
-import json
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from tests.cluster.checker import Verdicts
 from tests.cluster.global_checker import Replicas, check_identical
+from tests.cluster.global_harness import check_load_got_something_done, save_run
 from tests.cluster.global_regions import Region
+from tests.cluster.harness import load_under_faults, render_checks, render_faults, render_operations, utc_now
 from tests.cluster.history import History, Op, Outcome
 from tests.cluster.nemesis import Fault
 from tests.cluster.strong_checker import (
@@ -35,7 +36,6 @@ from tests.cluster.strong_nemesis import StrongNemesis
 from tests.cluster.strong_regions import StrongRegions
 from tests.cluster.strong_workload import StrongLoad, create_strong_table, final_reads, scan, wait_active
 
-QUIET_END = 8.0  # seconds of load after the last fault is healed
 QUIESCENCE = 60.0  # seconds the eventually consistent reads may take to show what the strong ones do
 SHOWN_ACTIVE = "every region shows the table STRONG, the other replicas (and the witness) ACTIVE"
 KINDS = ("read", "cas", "put", "delete", "sread", "eread")  # each must have been acknowledged at least once
@@ -55,7 +55,7 @@ class Report:
     lost_deletes: int = 0
     settled: float | None = None  # seconds the eventually consistent reads took to agree (None: never)
     replicas: Replicas = field(default_factory=dict)  # what each region held once quiet (strongly consistent)
-    started: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
+    started: str = field(default_factory=utc_now)
 
     @property
     def passed(self) -> bool:
@@ -67,22 +67,18 @@ class Report:
 
     def render(self) -> str:
         ops = [op for op in self.history.ops if op.process >= 0]
-        kinds = Counter(op.kind for op in ops)
         settled = "never" if self.settled is None else f"after {self.settled:.1f} s"
         witness = f" + witness {self.witness}" if self.witness else ""
         lines = [
             f"MRSC: {len(self.regions)} regions ({', '.join(self.regions)}){witness}, seed {self.seed}, "
             f"{self.duration:.0f} s of load from {self.started} (fault times: seconds since then)",
-            f"operations: {len(ops)} ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))})",
-            f"faults injected: {len(self.faults)} ({self.fault_summary})",
-            *(f"  {fault}" for fault in self.faults),
+            render_operations(ops),
+            *render_faults(self.faults, self.fault_summary),
             self.figures.render(),
             f"  failed and in doubt by cause: {_causes(ops)}",
             f"lost: {self.lost_writes + self.lost_deletes} (writes {self.lost_writes}, deletes {self.lost_deletes})",
             f"eventually consistent reads agreed with the strong ones {settled} once the load stopped",
-            "checks:",
-            *(f"  {'ok  ' if f.ok else 'FAIL'} {f.check}: {f.detail}" for f in self.verdicts.findings),
-            f"verdict: {'PASS' if self.passed else 'FAIL'}",
+            *render_checks(self.verdicts),
         ]
         return "\n".join(lines)
 
@@ -102,23 +98,12 @@ def run(witness: bool, duration: float, seed: int, workdir: Path, log: bool = Tr
         create_strong_table(regions.regions, regions.witness_name)
         say(f"regions up: {', '.join(f'{r.name} {r.url}' for r in regions.regions)}; MRSC table ready")
         load = StrongLoad(regions.regions, seed)
-        load.history.origin = time.monotonic()  # the clock of the report starts with the load
-        started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
-        nemesis = StrongNemesis(regions, seed, load.history.origin, say=say)
-        stop_at = time.monotonic() + max(0.0, duration - QUIET_END)
-        injector = threading.Thread(target=nemesis.run, args=(stop_at,), name="nemesis")
-        injector.start()
-        try:
-            load.run(duration)
-        finally:
-            nemesis.stop()
-            injector.join()
-        say(f"load done: {len(load.history.ops)} operations, {len(nemesis.faults)} faults; checking")
+        nemesis_from = partial(StrongNemesis, regions, seed, say=say)
+        started, nemesis = load_under_faults(load.history, load.run, nemesis_from, duration, say)
         report = Report(regions.names, regions.witness_name, duration, seed, load.history, nemesis.faults,
                         nemesis.summary(), started=started)  # fmt: skip
         check(regions, report)
-        load.history.save(workdir / "history.jsonl")
-        (workdir / "replicas.json").write_text(json.dumps(report.replicas, indent=1, sort_keys=True))
+        save_run(workdir, load.history, report.replicas)
         return report
     finally:
         regions.destroy()
@@ -128,11 +113,7 @@ def check(regions: StrongRegions, report: Report) -> None:
     """Once healed: the checker's verdicts. A check that cannot read what it needs fails with what it got; the
     others still run."""
     verdicts, history = report.verdicts, report.history
-    ops = history.ops
-    idle = [kind for kind in KINDS if not any(op.kind == kind and op.outcome is Outcome.OK for op in ops)]
-    quiet = [r for r in regions.names if not any(op.node == r and op.outcome is Outcome.OK for op in ops)]
-    verdicts.add("the load got something done", [f"no {kind} acknowledged" for kind in idle] +
-                 [f"nothing acknowledged in {region}" for region in quiet], "every kind, in every region")  # fmt: skip
+    check_load_got_something_done(verdicts, history.ops, KINDS, regions.names)
     try:
         regions.wait_ready(60)
         wait_active(regions.regions, regions.names, regions.witness_name, 60)

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tests.cluster.nemesis import Schedule, each
+from tests.cluster.global_nemesis import server_fault
+from tests.cluster.nemesis import LINK_KINDS, Schedule, cut_off, heal
 from tests.cluster.strong_regions import Site, StrongRegions
 
-KINDS = ("kill-server", "pause-server", "kill-etcd", "link-down", "one-way-out", "one-way-in")
+KINDS = ("kill-server", "pause-server", "kill-etcd", *LINK_KINDS)
 SERVER_KINDS = ("kill-server", "pause-server")
 HOLD = (3.0, 8.0)
 PAUSE_HOLD = (2.0, 5.0)  # SIGSTOP: a few seconds
@@ -40,36 +41,16 @@ class StrongNemesis(Schedule[Site]):
         return self.rng.choice([s for s in sites if s.region is not None] if kind in SERVER_KINDS else sites)
 
     def _apply(self, kind: str, site: Site) -> Callable[[], None]:
-        network = self.regions.network
-        others = [s.host for s in self.regions.sites if s is not site]
         if kind in SERVER_KINDS:
             assert site.region is not None
-            server = site.region.server
-            if kind == "kill-server":
-                server.kill()
-                return server.start
-            server.pause()
-            return server.resume
+            return server_fault(kind, site.region.server)
         if kind == "kill-etcd":
             site.etcd.kill()
             return site.etcd.start
-        if kind == "link-down":
-            network.unplug(site.host)
-            return lambda: network.plug(site.host)
-        if kind == "one-way-out":
-            network.drop_outgoing(site.host, [host.address for host in others])
-            return lambda: network.restore_outgoing(site.host)
-        if kind == "one-way-in":
-            for host in others:
-                network.drop_outgoing(host, [site.host.address])
-            return each(*(lambda h=h: network.restore_outgoing(h) for h in others))
-        raise ValueError(f"unknown fault {kind}")
+        others = [s.host for s in self.regions.sites if s is not site]
+        return cut_off(self.regions.network, kind, site.host, others)
 
     def heal_all(self) -> None:
         """Every link plugged, every filter gone, every process resumed and running."""
         for site in self.regions.sites:
-            self.regions.network.plug(site.host)
-            self.regions.network.restore_outgoing(site.host)
-            for service in site.services:
-                service.resume()
-                service.start()
+            heal(self.regions.network, site.host, site.services)

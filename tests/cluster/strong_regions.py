@@ -5,15 +5,13 @@ member and no server."""
 
 from __future__ import annotations
 
-import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from tests.cluster import etcd
-from tests.cluster.global_regions import Region, healthy, region_url, server_argv
+from tests.cluster.global_regions import Region, RegionServers, region_server, region_url
 from tests.cluster.netns import Host, Network
-from tests.cluster.nodes import node_env
 from tests.cluster.processes import Service
 
 REGION_NAMES = ("us-east-1", "us-east-2", "us-west-2")  # one region set, as DynamoDB requires of MRSC replicas
@@ -39,14 +37,13 @@ def strong_endpoints(addresses: list[str]) -> str:
     return ",".join(f"{address}:{etcd.CLIENT_PORT}" for address in addresses)
 
 
-class StrongRegions:
+class StrongRegions(RegionServers):
     """Built by ``start``, taken down by ``destroy`` whatever happened in between (logs stay in ``workdir``).
     With ``witness`` the last region is the set's witness."""
 
     def __init__(self, workdir: Path, witness: bool = False) -> None:
-        self.workdir = workdir
+        super().__init__(workdir, Network(len(REGION_NAMES), PREFIX))
         self.witness = witness
-        self.network = Network(len(REGION_NAMES), PREFIX)
         self.sites: list[Site] = []
 
     def start(self, timeout: float = 60) -> None:
@@ -57,17 +54,13 @@ class StrongRegions:
         urls = {name: region_url(host.address) for name, host in zip(REGION_NAMES, self.network.hosts, strict=True)
                 if name in serving}  # fmt: skip
         for name, host in zip(REGION_NAMES, self.network.hosts, strict=True):
-            home = self.workdir / name
-            home.mkdir(parents=True, exist_ok=True)
+            home = self.home(name)
             member = Service(f"etcd {name}", host.namespace,
                              etcd.etcd_argv(host.index, host.address, home / "etcd", addresses, token),
                              home / "etcd.log")  # fmt: skip
             region = None
             if name in serving:
-                peers = {other: url for other, url in urls.items() if other != name}
-                argv = [*server_argv(name, host.address, home / "data", peers),
-                        f"--strong-etcd={strong_endpoints(addresses)}"]  # fmt: skip
-                region = Region(name, host, Service(name, host.namespace, argv, home / "server.log", node_env()))
+                region = region_server(name, host, home, urls, f"--strong-etcd={strong_endpoints(addresses)}")
             self.sites.append(Site(name, host, member, region))
         for site in self.sites:
             site.etcd.start()
@@ -81,9 +74,9 @@ class StrongRegions:
         """The regions that serve the table (the witness serves none)."""
         return [site.region for site in self.sites if site.region is not None]
 
-    @property
-    def names(self) -> list[str]:
-        return [region.name for region in self.regions]
+    def services(self) -> list[Service]:
+        """Every region's etcd member and server."""
+        return [service for site in self.sites for service in site.services]
 
     @property
     def witness_name(self) -> str | None:
@@ -101,30 +94,3 @@ class StrongRegions:
                 return
             time.sleep(0.2)
         raise RuntimeError(f"etcd members not healthy after {timeout} s: {self.workdir}/*/etcd.log")
-
-    def wait_ready(self, timeout: float) -> None:
-        """Every server answers its health check."""
-        deadline = time.monotonic() + timeout
-        waiting = list(self.regions)
-        while waiting:
-            waiting = [r for r in waiting if not healthy(r.url)]
-            for region in waiting:
-                if not region.server.running:
-                    raise RuntimeError(f"the server of {region.name} exited; see {region.server.log}")
-            if waiting and time.monotonic() > deadline:
-                raise RuntimeError(f"not answering after {timeout} s: {', '.join(r.name for r in waiting)}")
-            time.sleep(0.2)
-
-    def destroy(self) -> None:
-        for site in self.sites:
-            for service in site.services:
-                service.kill()
-        self.network.destroy()
-
-    def dump_stacks(self) -> None:
-        """Each running server writes its threads' and tasks' stacks to its log (tests/cluster/launch.py)."""
-        for signum in (signal.SIGUSR1, signal.SIGUSR2):
-            for region in self.regions:
-                if region.server.running:
-                    region.server.signal(signum)
-            time.sleep(1.0)

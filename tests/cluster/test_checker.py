@@ -8,14 +8,13 @@ import pytest
 from botocore.exceptions import ClientError, ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError
 
 from tests.cluster.checker import StreamRecord, Verdicts, check_bank, check_puts, check_replicas, check_stream
-from tests.cluster.history import History, Op, Outcome, classify
+from tests.cluster.history import NEVER, History, Op, Outcome, classify, ended
 
-INF = float("inf")
 NODE = "http://10.77.0.1:8000"
 
 
 def op(kind: str, key: str, outcome: Outcome, value: Any = None, result: Any = None, error: str = "") -> Op:
-    return Op(1, kind, key, value, 0.0, 1.0 if outcome is not Outcome.UNKNOWN else INF, outcome, result, error)
+    return ended(1, kind, key, value, 0.0, 1.0, outcome, result, error)
 
 
 def failures(verdicts: Verdicts) -> list[str]:
@@ -47,8 +46,8 @@ class TestClassify:
         history.failed(timed_out, ReadTimeoutError(endpoint_url=NODE))
         refused = history.invoke(1, "put", "k")
         history.failed(refused, client_error(400, "ValidationException"))
-        assert (timed_out.outcome, timed_out.complete) == (Outcome.UNKNOWN, INF)
-        assert refused.outcome is Outcome.FAILED and refused.complete < INF
+        assert (timed_out.outcome, timed_out.complete) == (Outcome.UNKNOWN, NEVER)
+        assert refused.outcome is Outcome.FAILED and refused.complete < NEVER
 
 
 class TestPuts:

@@ -5,25 +5,15 @@ without them it fails saying what is missing (a skip would hide that the proof w
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-from pathlib import Path
-
-import pytest
 
 from tests.cluster.harness import missing_prerequisites, run
+from tests.cluster.suite_runs import assert_passed_with_faults, run_workdir
 
 DURATION = float(os.environ.get("DYNASTORE_FAULTS_DURATION", "75"))
 SEED = int(os.environ.get("DYNASTORE_FAULTS_SEED", "29"))
 
 
 def test_a_short_run_with_faults_loses_nothing() -> None:
-    missing = missing_prerequisites()
-    if missing:
-        pytest.fail(f"the fault-injection run cannot start: missing {', '.join(missing)} (docs/fault-injection.md)")
-    # Not pytest's tmp_path: other sessions' runs rotate it away, and a failed run's logs must stay.
-    workdir = Path(tempfile.mkdtemp(prefix="dynastore-faults-"))
-    report = run(DURATION, SEED, workdir, log=False)
-    assert report.passed, f"{report.render()}\ndata, logs and history.jsonl kept in {workdir}"
-    assert report.faults, "the nemesis injected no fault"
-    shutil.rmtree(workdir, ignore_errors=True)
+    with run_workdir("the fault-injection run", missing_prerequisites(), "dynastore-faults-") as workdir:
+        report = run(DURATION, SEED, workdir, log=False)
+        assert_passed_with_faults(report, workdir)

@@ -21,17 +21,16 @@ from tests.cluster.global_checker import (
 )
 from tests.cluster.global_harness import render_lags
 from tests.cluster.global_workload import Lag
-from tests.cluster.history import Op, Outcome
+from tests.cluster.history import NEVER, Op, Outcome, ended
 from tests.cluster.nemesis import Fault
 
-INF = float("inf")
 OK, FAILED, UNKNOWN = Outcome.OK, Outcome.FAILED, Outcome.UNKNOWN
 
 
 def op(kind: str, value: str, invoke: float, complete: float, outcome: Outcome = OK, key: str = "k",
        result: Any = None) -> Op:  # fmt: skip
-    return Op(1, kind, key, value, invoke, complete if outcome is not UNKNOWN else INF, outcome, result,
-              "ConditionalCheckFailedException" if outcome is FAILED else "", "us-east-1")  # fmt: skip
+    refusal = "ConditionalCheckFailedException" if outcome is FAILED else ""
+    return ended(1, kind, key, value, invoke, complete, outcome, result, refusal, "us-east-1")
 
 
 def item(value: str, key: str = "k", **extra: str) -> dict[str, Any]:
@@ -55,13 +54,13 @@ class TestOrder:
             ((0.0, 1.0), (1.1, 1.2), True),
             ((0.0, 1.0), (1.004, 1.2), False),  # within the margin: the stamps may be in either order
             ((0.0, 1.0), (0.5, 1.2), False),  # overlapping
-            ((0.0, INF), (5.0, 6.0), False),  # in doubt: may have taken effect at any time after it was sent
+            ((0.0, NEVER), (5.0, 6.0), False),  # in doubt: may have taken effect at any time after it was sent
         ],
     )
     def test_certainly_before_only_when_answered_before_the_other_was_sent(
         self, first: tuple[float, float], second: tuple[float, float], expected: bool
     ) -> None:
-        a = op("put", "a", *first, outcome=OK if first[1] < INF else UNKNOWN)
+        a = op("put", "a", *first, outcome=OK if first[1] < NEVER else UNKNOWN)
         assert certainly_before(a, op("put", "b", *second)) is expected
 
 
@@ -86,11 +85,11 @@ class TestWhatLastWriterWinsMayDo:
         assert final_states(ops, everywhere(held))[0] == []
 
     def test_a_write_in_doubt_may_have_landed_after_a_delete(self) -> None:
-        ops = [op("put", "a", 0.0, INF, UNKNOWN), op("delete", "d1", 2.0, 3.0)]
+        ops = [op("put", "a", 0.0, NEVER, UNKNOWN), op("delete", "d1", 2.0, 3.0)]
         assert final_states(ops, everywhere({"k": item("a")}))[0] == []
 
     def test_a_delete_in_doubt_may_have_removed_a_later_acknowledged_write(self) -> None:
-        ops = [op("put", "a", 2.0, 3.0), op("delete", "d1", 0.0, INF, UNKNOWN)]
+        ops = [op("put", "a", 2.0, 3.0), op("delete", "d1", 0.0, NEVER, UNKNOWN)]
         assert final_states(ops, everywhere({}))[0] == []
 
     def test_a_refused_write_and_a_refused_delete_change_nothing(self) -> None:
@@ -98,7 +97,7 @@ class TestWhatLastWriterWinsMayDo:
         assert final_states(ops, everywhere({"k": item("a")}))[0] == []
 
     def test_an_item_written_only_in_doubt_may_be_absent(self) -> None:
-        assert final_states([op("put", "a", 0.0, INF, UNKNOWN)], everywhere({}))[0] == []
+        assert final_states([op("put", "a", 0.0, NEVER, UNKNOWN)], everywhere({}))[0] == []
 
 
 class TestLostWrites:
@@ -180,7 +179,7 @@ class TestIdentical:
 
 class TestReads:
     def test_reads_of_written_values(self) -> None:
-        ops = [op("put", "a", 0.0, 1.0), op("put", "b", 2.0, INF, UNKNOWN),
+        ops = [op("put", "a", 0.0, 1.0), op("put", "b", 2.0, NEVER, UNKNOWN),
                op("read", "", 1.5, 1.6, result="a"), op("read", "", 3.0, 3.1, result="b"),
                op("read", "", 0.0, 0.1, result=None)]  # fmt: skip
         verdicts = Verdicts()

@@ -6,13 +6,11 @@ would hide that the proof was not run)."""
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-from pathlib import Path
 
 import pytest
 
 from tests.cluster.global_harness import missing_prerequisites, run
+from tests.cluster.suite_runs import assert_passed_with_faults, run_workdir
 
 DURATION = float(os.environ.get("DYNASTORE_GLOBAL_FAULTS_DURATION", "40"))
 SEED = int(os.environ.get("DYNASTORE_GLOBAL_FAULTS_SEED", "38"))  # cuts a region off, kills one, drops one way
@@ -20,13 +18,7 @@ SEED = int(os.environ.get("DYNASTORE_GLOBAL_FAULTS_SEED", "38"))  # cuts a regio
 
 @pytest.mark.parametrize("regions", [2, 3])
 def test_a_short_run_with_faults_converges_and_loses_nothing(regions: int) -> None:
-    missing = missing_prerequisites()
-    if missing:
-        pytest.fail(f"the global tables run cannot start: missing {', '.join(missing)} (docs/fault-injection.md)")
-    # Not pytest's tmp_path: other sessions' runs rotate it away, and a failed run's logs must stay.
-    workdir = Path(tempfile.mkdtemp(prefix="dynastore-global-"))
-    report = run(regions, DURATION, SEED, workdir, log=False)
-    assert report.passed, f"{report.render()}\ndata, logs and history.jsonl kept in {workdir}"
-    assert report.faults, "the nemesis injected no fault"
-    assert any(lag.seen is not None for lag in report.lags), "no probe's write was seen in another region"
-    shutil.rmtree(workdir, ignore_errors=True)
+    with run_workdir("the global tables run", missing_prerequisites(), "dynastore-global-") as workdir:
+        report = run(regions, DURATION, SEED, workdir, log=False)
+        assert_passed_with_faults(report, workdir)
+        assert any(lag.seen is not None for lag in report.lags), "no probe's write was seen in another region"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.cluster.checker import Verdicts
-from tests.cluster.history import History, Op, Outcome
+from tests.cluster.history import NEVER, History, Op, Outcome, ended
 from tests.cluster.strong_checker import (
     CONFLICT,
     as_writes,
@@ -24,14 +24,13 @@ from tests.cluster.strong_checker import (
 )
 from tests.cluster.strong_harness import Report
 
-INF = float("inf")
 OK, FAILED, UNKNOWN = Outcome.OK, Outcome.FAILED, Outcome.UNKNOWN
 
 
 def op(kind: str, value: Any, invoke: float, complete: float, outcome: Outcome = OK, key: str = "k0",
        result: Any = None, error: str = "", process: int = 1) -> Op:  # fmt: skip
-    return Op(process, kind, key, value, invoke, complete if outcome is not UNKNOWN else INF, outcome, result,
-              error or (CONFLICT if outcome is FAILED else ""), "us-east-1")  # fmt: skip
+    refusal = error or (CONFLICT if outcome is FAILED else "")
+    return ended(process, kind, key, value, invoke, complete, outcome, result, refusal, "us-east-1")
 
 
 def sread(seen: str | None, invoke: float, complete: float, key: str = "k0") -> Op:
@@ -73,21 +72,21 @@ class TestStrongReads:
 
     @pytest.mark.parametrize("seen", ["a", "b"])
     def test_a_put_in_doubt_may_have_taken_effect_or_not(self, seen: str) -> None:
-        ops = [op("put", "a", 0.0, 1.0), op("put", "b", 1.1, INF, UNKNOWN), sread(seen, 2.0, 2.1)]
+        ops = [op("put", "a", 0.0, 1.0), op("put", "b", 1.1, NEVER, UNKNOWN), sread(seen, 2.0, 2.1)]
         assert linearizable(ops) is True
 
     def test_a_put_in_doubt_takes_effect_once_only(self) -> None:
-        ops = [op("put", "a", 0.0, 1.0), op("put", "b", 1.1, INF, UNKNOWN), sread("b", 2.0, 2.1),
+        ops = [op("put", "a", 0.0, 1.0), op("put", "b", 1.1, NEVER, UNKNOWN), sread("b", 2.0, 2.1),
                op("put", "c", 2.2, 2.3), sread("b", 2.4, 2.5)]  # fmt: skip
         assert linearizable(ops) is False
 
     @pytest.mark.parametrize("seen", ["a", None])
     def test_a_delete_in_doubt_may_have_taken_effect_or_not(self, seen: str | None) -> None:
-        ops = [op("put", "a", 0.0, 1.0), op("delete", "d", 1.1, INF, UNKNOWN), sread(seen, 2.0, 2.1)]
+        ops = [op("put", "a", 0.0, 1.0), op("delete", "d", 1.1, NEVER, UNKNOWN), sread(seen, 2.0, 2.1)]
         assert linearizable(ops) is True
 
     def test_a_delete_in_doubt_no_absent_read_followed_is_left_out(self) -> None:
-        ops = [op("put", "a", 0.0, 1.0), op("delete", "d", 1.1, INF, UNKNOWN), op("put", "b", 2.0, 2.1),
+        ops = [op("put", "a", 0.0, 1.0), op("delete", "d", 1.1, NEVER, UNKNOWN), op("put", "b", 2.0, 2.1),
                sread("b", 2.2, 2.3)]  # fmt: skip
         assert check_plain_key(ops)[0] == 3
         assert check_plain_key([*ops, sread(None, 2.4, 2.5)])[0] == 5
@@ -177,7 +176,7 @@ class TestFigures:
     def test_counts_and_latency_of_the_load_s_writes(self) -> None:
         ops = [op("put", "a", 0.0, 0.010), op("cas", (0, "b"), 1.0, 1.030, key="r0"), op("delete", "d", 2.0, 2.020),
                op("put", "c", 3.0, 3.1, FAILED), op("put", "e", 3.0, 3.1, FAILED, error="ValidationException"),
-               op("put", "f", 4.0, INF, UNKNOWN), sread("a", 0.5, 0.6),
+               op("put", "f", 4.0, NEVER, UNKNOWN), sread("a", 0.5, 0.6),
                op("put", "g", 5.0, 5.5, process=-1)]  # fmt: skip
         figures = write_figures(ops)
         assert (figures.acknowledged, figures.failed, figures.conflicts, figures.in_doubt) == (3, 2, 1, 1)

@@ -8,27 +8,17 @@ would hide that the proof was not run)."""
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-from pathlib import Path
-
-import pytest
 
 from tests.cluster.global_harness import missing_prerequisites
 from tests.cluster.strong_harness import run
+from tests.cluster.suite_runs import assert_passed_with_faults, run_workdir
 
 DURATION = float(os.environ.get("DYNASTORE_STRONG_FAULTS_DURATION", "35"))
 SEED = int(os.environ.get("DYNASTORE_STRONG_FAULTS_SEED", "179"))  # each fault kind once, the witness cut off
 
 
 def test_a_short_run_with_faults_stays_linearizable_and_loses_nothing() -> None:
-    missing = missing_prerequisites(strong=True)
-    if missing:
-        pytest.fail(f"the MRSC run cannot start: missing {', '.join(missing)} (docs/fault-injection.md)")
-    # Not pytest's tmp_path: other sessions' runs rotate it away, and a failed run's logs must stay.
-    workdir = Path(tempfile.mkdtemp(prefix="dynastore-strong-"))
-    report = run(True, DURATION, SEED, workdir, log=False)
-    assert report.passed, f"{report.render()}\ndata, logs and history.jsonl kept in {workdir}"
-    assert report.faults, "the nemesis injected no fault"
-    assert report.figures.acknowledged > 0, "no write was acknowledged"
-    shutil.rmtree(workdir, ignore_errors=True)
+    with run_workdir("the MRSC run", missing_prerequisites(strong=True), "dynastore-strong-") as workdir:
+        report = run(True, DURATION, SEED, workdir, log=False)
+        assert_passed_with_faults(report, workdir)
+        assert report.figures.acknowledged > 0, "no write was acknowledged"

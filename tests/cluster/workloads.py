@@ -99,25 +99,27 @@ def registers(load: Load, process: int) -> None:
     n = 0
     while load.running():
         key = f"r{rng.randrange(REGISTER_COUNT)}"
-        state = load.attempt(process, "read", key, None, partial(_read_register, pick(), key))
+        state = load.attempt(process, "read", key, None, partial(read_register, pick(), REGISTERS, key))
         if state is not None:
             n += 1
             token = f"w{process}-{n}"
-            write = partial(_write_register, pick(), key, state[0], token)
+            write = partial(write_register, pick(), REGISTERS, key, state[0], token)
             load.attempt(process, "cas", key, (state[0], token), write)
         time.sleep(load.pause)
 
 
-def _read_register(ddb: Any, key: str) -> tuple[int, str | None]:
-    item = ddb.get_item(TableName=REGISTERS, Key={"pk": {"S": key}}, ConsistentRead=True).get("Item")
-    return (0, None) if item is None else (int(item["ver"]["N"]), item["token"]["S"])
+def read_register(ddb: Any, table: str, key: str, token_attribute: str = "token") -> tuple[int, str | None]:
+    """A register's state, read strongly consistent: (version, token), or (0, None) while the item does not exist."""
+    item = ddb.get_item(TableName=table, Key={"pk": {"S": key}}, ConsistentRead=True).get("Item")
+    return (0, None) if item is None else (int(item["ver"]["N"]), str(item[token_attribute]["S"]))
 
 
-def _write_register(ddb: Any, key: str, expected: int, token: str) -> Any:
-    item = {"pk": {"S": key}, "ver": {"N": str(expected + 1)}, "token": {"S": token}}
+def write_register(ddb: Any, table: str, key: str, expected: int, token: str, token_attribute: str = "token") -> Any:
+    """The register's version ``expected`` + 1 with ``token``, on condition that it still holds ``expected``."""
+    item = {"pk": {"S": key}, "ver": {"N": str(expected + 1)}, token_attribute: {"S": token}}
     if expected == 0:
-        return ddb.put_item(TableName=REGISTERS, Item=item, ConditionExpression="attribute_not_exists(pk)")
-    return ddb.put_item(TableName=REGISTERS, Item=item, ConditionExpression="ver = :v",
+        return ddb.put_item(TableName=table, Item=item, ConditionExpression="attribute_not_exists(pk)")
+    return ddb.put_item(TableName=table, Item=item, ConditionExpression="ver = :v",
                         ExpressionAttributeValues={":v": {"N": str(expected)}})  # fmt: skip
 
 
