@@ -5,11 +5,12 @@ conditional write is evaluated against the newest write of any region."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import create_table, error_of
+from tests.e2e.conftest import aws, create_table, error_of, needs_aws_cli
 from tests.e2e.test_global_tables_strong_api import client_in, create_in, strong, wait_settled
 
 pytestmark = pytest.mark.not_on_cluster("global tables are served by a single dynastore and its peers")
@@ -98,3 +99,38 @@ def test_deletes_batches_and_statements_reach_every_region(regions: dict[str, An
     assert strongly_read(oregon, table, "p1") == {**key("p1"), "v": {"N": "7"}}
     ohio.batch_execute_statement(Statements=[{"Statement": f"DELETE FROM \"{table}\" WHERE pk = 'p1'"}])
     assert strongly_read(east, table, "p1") is None
+
+
+@needs_aws_cli
+def test_the_aws_cli_makes_and_uses_an_mrsc_table(endpoint: str, ddb: Any, signed_as: dict[str, str] | None) -> None:
+    name = create_table(ddb, "S")
+    replicas = json.dumps([{"Create": {"RegionName": region}} for region in OTHERS])
+    code, out, err = aws(
+        endpoint,
+        "update-table",
+        "--table-name", name,
+        "--replica-updates", replicas,
+        "--multi-region-consistency", "STRONG",
+        signed_as=signed_as,
+    )  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["TableDescription"]["TableStatus"] == "UPDATING"
+    wait_settled(ddb, name, 2)
+    code, out, err = aws(endpoint, "describe-table", "--table-name", name, "--region", "us-west-2", signed_as=signed_as)
+    assert code == 0, err
+    assert json.loads(out)["Table"]["MultiRegionConsistency"] == "STRONG"
+    item = json.dumps({"pk": {"S": "cli"}, "v": {"N": "1"}})
+    code, _, err = aws(endpoint, "put-item", "--table-name", name, "--item", item, signed_as=signed_as)
+    assert code == 0, err
+    key_json = json.dumps(key("cli"))
+    code, out, err = aws(
+        endpoint,
+        "get-item",
+        "--table-name", name,
+        "--key", key_json,
+        "--consistent-read",
+        "--region", "us-east-2",
+        signed_as=signed_as,
+    )  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["Item"] == {"pk": {"S": "cli"}, "v": {"N": "1"}}
