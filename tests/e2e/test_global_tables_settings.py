@@ -1,7 +1,7 @@
 """Global tables end to end: the settings DynamoDB keeps the same on every replica (version 2019.11.21: GSIs
-created or deleted, billing mode, write capacity, time to live) reach the other region when they are changed in
-one, through UpdateTable / UpdateTimeToLive; those each replica keeps for itself (read capacity, deletion
-protection, tags) do not. One server serves us-east-1 and us-west-2."""
+created or deleted, billing mode, write capacity, time to live, on-demand and warm throughput) reach the other
+region when they are changed in one, through UpdateTable / UpdateTimeToLive; those each replica keeps for
+itself (read capacity, deletion protection, tags) do not. One server serves us-east-1 and us-west-2."""
 
 from __future__ import annotations
 
@@ -113,3 +113,48 @@ def test_billing_mode_and_write_capacity_follow_and_read_capacity_and_own_settin
     assert described(west, table)["DeletionProtectionEnabled"] is False
     assert west.list_tags_of_resource(ResourceArn=described(west, table)["TableArn"])["Tags"] == []
     east.update_table(TableName=table, DeletionProtectionEnabled=False)
+
+
+def test_on_demand_and_warm_throughput_changed_in_one_region_reach_the_other(regions: tuple[Any, Any]) -> None:
+    east, west = regions
+    table = create_global_table(east, west)
+    east.update_table(
+        TableName=table,
+        AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexUpdates=[{"Create": GSI}],
+    )
+    assert eventually(lambda: indexes(west, table), lambda found: found == {"by_g": "ACTIVE"}) == {"by_g": "ACTIVE"}
+
+    def throughputs(ddb: Any) -> tuple[Any, ...]:
+        found = described(ddb, table)
+        gsi = found["GlobalSecondaryIndexes"][0]
+        table_warm = {k: v for k, v in found["WarmThroughput"].items() if k != "Status"}
+        gsi_warm = {k: v for k, v in gsi["WarmThroughput"].items() if k != "Status"}
+        return found.get("OnDemandThroughput"), table_warm, gsi.get("OnDemandThroughput"), gsi_warm
+
+    east.update_table(TableName=table, OnDemandThroughput={"MaxReadRequestUnits": 400, "MaxWriteRequestUnits": 300})
+    east.update_table(TableName=table, WarmThroughput={"ReadUnitsPerSecond": 15000, "WriteUnitsPerSecond": 6000})
+    east.update_table(
+        TableName=table,
+        GlobalSecondaryIndexUpdates=[
+            {"Update": {"IndexName": "by_g", "OnDemandThroughput": {"MaxWriteRequestUnits": 50}}}
+        ],
+    )
+    east.update_table(
+        TableName=table,
+        GlobalSecondaryIndexUpdates=[
+            {"Update": {"IndexName": "by_g", "WarmThroughput": {"ReadUnitsPerSecond": 14000}}}
+        ],
+    )
+    expected = eventually(lambda: throughputs(east), lambda found: found[3]["ReadUnitsPerSecond"] == 14000)
+    assert expected == (
+        {"MaxReadRequestUnits": 400, "MaxWriteRequestUnits": 300},
+        {"ReadUnitsPerSecond": 15000, "WriteUnitsPerSecond": 6000},
+        {"MaxWriteRequestUnits": 50},
+        {"ReadUnitsPerSecond": 14000, "WriteUnitsPerSecond": 4000},
+    )
+    assert eventually(lambda: throughputs(west), lambda found: found == expected) == expected
+
+    west.update_table(TableName=table, OnDemandThroughput={"MaxWriteRequestUnits": 900})
+    changed = eventually(lambda: throughputs(west), lambda found: found[0]["MaxWriteRequestUnits"] == 900)
+    assert eventually(lambda: throughputs(east), lambda found: found == changed) == changed

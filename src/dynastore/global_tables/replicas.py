@@ -14,9 +14,11 @@ synchronized settings.
 
 Synchronized settings (``synchronized_settings``): what DynamoDB keeps the same on every replica of a version
 2019.11.21 global table, whichever region it is changed in: the GSIs (created or deleted), the billing mode,
-the write capacity of the table and of its GSIs, time to live. The others stay each replica's own: read
-capacity (ReplicaUpdates' overrides), table class, point-in-time recovery, tags, deletion protection, resource
-policies. Each table notes the version of its settings (``settings_version``: the hybrid clock's stamp and the
+the write capacity of the table and of its GSIs, time to live, the on-demand throughput (MaxReadRequestUnits and
+MaxWriteRequestUnits) and the warm throughput of the table and of its GSIs. The others stay each replica's own:
+read capacity (ReplicaUpdates' overrides), table class, point-in-time recovery, tags, deletion protection,
+resource policies. (DynamoDB lets a replica override its on-demand MaxReadRequestUnits too, with
+OnDemandThroughputOverride; dynastore does not keep that override, so a replica's maximum follows the set's.) Each table notes the version of its settings (``settings_version``: the hybrid clock's stamp and the
 region of the change) and their digest as of that version; the replicator finds a table whose settings no
 longer match the digest (changed in its region), stamps a new version and announces the definition; a replica
 whose version is older takes the settings (``ensure_replica_table``) with that version, last writer wins as for
@@ -56,11 +58,13 @@ from dynastore.model.table_schema import (
     BillingMode,
     IndexDef,
     KeyAttr,
+    OnDemandThroughput,
     ProvisionedThroughput,
     ReplicaDef,
     StreamSpec,
     TableDef,
 )
+from dynastore.model.warm_throughput import WarmThroughput
 
 __all__ = [
     "GLOBAL_TABLE_VERSION",
@@ -343,8 +347,9 @@ def drop_replica_table(ctx: Context, table_name: str) -> None:
 
 def synchronized_settings(td: TableDef) -> tuple[Any, ...]:
     """The settings of ``td`` every replica of its global table shares (the module's docstring), comparable:
-    the billing mode, the table's write capacity (provisioned), time to live's attribute (None while off), and
-    each GSI not being deleted with its key schema, projection and write capacity."""
+    the billing mode, the table's write capacity (provisioned), time to live's attribute (None while off), each
+    GSI not being deleted with its key schema, projection, write capacity, on-demand and warm throughput, and
+    the table's on-demand and warm throughput."""
     provisioned = td.billing_mode is BillingMode.PROVISIONED
     gsis = sorted(
         (
@@ -353,13 +358,15 @@ def synchronized_settings(td: TableDef) -> tuple[Any, ...]:
             g.projection.type,
             g.projection.non_key_attributes,
             _write_capacity(g.pending_throughput or g.throughput) if provisioned else None,
+            _on_demand_units(g.on_demand),
+            _warm_units(g.warm),
         )
         for g in td.gsis
         if g.status != DELETING
     )
     ttl = td.ttl.attribute_name if td.ttl is not None and td.ttl.enabled else None
     write = _write_capacity(td.pending_throughput or td.throughput) if provisioned else None
-    return (td.billing_mode.value, write, tuple(gsis), ttl)
+    return (td.billing_mode.value, write, tuple(gsis), ttl, _on_demand_units(td.on_demand), _warm_units(td.warm))
 
 
 def settings_digest(td: TableDef) -> str:
@@ -397,6 +404,14 @@ def _write_capacity(throughput: ProvisionedThroughput | None) -> int | None:
     return None if throughput is None else throughput.write
 
 
+def _on_demand_units(on_demand: OnDemandThroughput | None) -> tuple[int | None, int | None] | None:
+    return None if on_demand is None else (on_demand.max_read, on_demand.max_write)
+
+
+def _warm_units(warm: WarmThroughput | None) -> tuple[int, int] | None:
+    return None if warm is None else (warm.read, warm.write)
+
+
 def _settings_version(definition: dict[str, Any]) -> tuple[int, str] | None:
     raw = definition.get("SettingsVersion")
     if raw is None or definition.get("Table") is None:
@@ -411,7 +426,7 @@ def _newer(incoming: tuple[int, str], local: tuple[int, str] | None) -> bool:
 def _synchronized(ctx: Context, td: TableDef, source: TableDef, version: tuple[int, str]) -> TableDef:
     """``td`` (a replica) with ``source``'s synchronized settings, of ``version``: its GSIs created (backfilled)
     or deleted as the source's, its billing mode and write capacities the source's (its read capacities its
-    own), the source's time to live."""
+    own), the source's time to live, on-demand throughput and warm throughput (of the table and its GSIs)."""
     now = ctx.clock.now()
     provisioned = source.billing_mode is BillingMode.PROVISIONED
     throughput = td.throughput
@@ -432,6 +447,8 @@ def _synchronized(ctx: Context, td: TableDef, source: TableDef, version: tuple[i
         gsis=gsis,
         attribute_definitions=tuple(defs),
         ttl=source.ttl,
+        on_demand=source.on_demand,
+        warm=source.warm,
         settings_version=version,
     )
     new = dataclasses.replace(new, settings_digest=settings_digest(new))
@@ -458,16 +475,25 @@ def _synchronized_gsis(
         elif src is None:
             out.append(dataclasses.replace(gsi, status=DELETING))
             changed = True
-        elif provisioned and gsi.throughput is not None and src.throughput is not None:
-            write = (src.pending_throughput or src.throughput).write
-            out.append(dataclasses.replace(gsi, throughput=dataclasses.replace(gsi.throughput, write=write)))
         else:
-            out.append(dataclasses.replace(gsi, throughput=src.throughput) if provisioned else gsi)
+            out.append(_synchronized_gsi(gsi, src, provisioned))
     for name, src in wanted.items():
         if td.index(name) is None:
             out.append(_created_gsi(ctx, src))
             changed = True
     return tuple(out), changed
+
+
+def _synchronized_gsi(gsi: IndexDef, src: IndexDef, provisioned: bool) -> IndexDef:
+    """A GSI both hold, with the source's write capacity (its read capacity this replica's own), on-demand
+    throughput and warm throughput."""
+    gsi = dataclasses.replace(gsi, on_demand=src.on_demand, warm=src.warm)
+    if not provisioned:
+        return gsi
+    if gsi.throughput is not None and src.throughput is not None:
+        write = (src.pending_throughput or src.throughput).write
+        return dataclasses.replace(gsi, throughput=dataclasses.replace(gsi.throughput, write=write))
+    return dataclasses.replace(gsi, throughput=src.throughput)
 
 
 def _created_gsi(ctx: Context, source: IndexDef) -> IndexDef:

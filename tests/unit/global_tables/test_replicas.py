@@ -1,11 +1,24 @@
-"""global_tables/replicas.py: the status DescribeTable shows of a strongly consistent table's witness."""
+"""global_tables/replicas.py: the status DescribeTable shows of a strongly consistent table's witness; the
+settings every replica shares."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from dynastore.global_tables.replicas import witness_status
-from dynastore.model.table_schema import ACTIVE, CREATING, DELETING, KeyAttr, KeySchema, ReplicaDef, TableDef
+from dynastore.global_tables.replicas import synchronized_settings, witness_status
+from dynastore.model.table_schema import (
+    ACTIVE,
+    CREATING,
+    DELETING,
+    IndexDef,
+    KeyAttr,
+    KeySchema,
+    OnDemandThroughput,
+    Projection,
+    ReplicaDef,
+    TableDef,
+)
+from dynastore.model.warm_throughput import WarmThroughput
 
 
 def table(*statuses: str, witness: str | None = "us-west-2") -> TableDef:
@@ -29,3 +42,30 @@ def test_follows_the_replicas() -> None:
     assert witness_status(table(CREATING)) == CREATING
     assert witness_status(table(ACTIVE)) == ACTIVE
     assert witness_status(table(DELETING)) == DELETING
+
+
+def with_gsi(td: TableDef, **settings: object) -> TableDef:
+    gsi = IndexDef("by_g", "GSI", KeySchema(KeyAttr("g", "S")), Projection("ALL"), index_id=2)
+    return dataclasses.replace(td, gsis=(dataclasses.replace(gsi, **settings),))  # type: ignore[arg-type]
+
+
+def test_on_demand_and_warm_throughput_of_the_table_and_its_gsis_are_synchronized() -> None:
+    base = with_gsi(table(ACTIVE, witness=None))
+    changes = [
+        dataclasses.replace(base, on_demand=OnDemandThroughput(max_write=10)),
+        dataclasses.replace(base, on_demand=OnDemandThroughput(max_read=10)),
+        dataclasses.replace(base, warm=WarmThroughput(13000, 4000)),
+        with_gsi(base, on_demand=OnDemandThroughput(max_write=10)),
+        with_gsi(base, warm=WarmThroughput(12000, 5000)),
+    ]
+    settings = [synchronized_settings(changed) for changed in changes]
+    assert all(found != synchronized_settings(base) for found in settings)
+    assert len(set(settings)) == len(settings)
+
+
+def test_a_replicas_own_settings_are_not_synchronized() -> None:
+    base = table(ACTIVE, witness=None)
+    own = dataclasses.replace(
+        base, deletion_protection=True, table_class="STANDARD_INFREQUENT_ACCESS", tags=(("k", "v"),)
+    )
+    assert synchronized_settings(own) == synchronized_settings(base)
