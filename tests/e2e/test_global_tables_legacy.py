@@ -51,9 +51,28 @@ def group(*regions: str) -> list[dict[str, str]]:
 
 
 def global_table(clients: dict[str, Any], *regions: str, **extra: Any) -> str:
+    """A legacy global table of ``regions``, every member ACTIVE (seeded)."""
     name = tables_in(clients, *regions, **extra)
     clients[regions[0]].create_global_table(GlobalTableName=name, ReplicationGroup=group(*regions))
+    assert statuses_once_settled(clients[regions[0]], name) == ("ACTIVE", {r: "ACTIVE" for r in sorted(regions)})
     return name
+
+
+def statuses(ddb: Any, name: str) -> tuple[str, dict[str, str]]:
+    """DescribeGlobalTable's GlobalTableStatus and each member's ReplicaStatus."""
+    desc = ddb.describe_global_table(GlobalTableName=name)["GlobalTableDescription"]
+    return desc["GlobalTableStatus"], {r["RegionName"]: r["ReplicaStatus"] for r in desc["ReplicationGroup"]}
+
+
+def statuses_once_settled(ddb: Any, name: str) -> tuple[str, dict[str, str]]:
+    """``statuses`` once no member is CREATING any more (or as they are after 20 seconds)."""
+    found = statuses(ddb, name)
+    for _ in range(400):
+        if "CREATING" not in found[1].values():
+            break
+        time.sleep(0.05)
+        found = statuses(ddb, name)
+    return found
 
 
 def wait_item(ddb: Any, name: str, key: dict[str, Any]) -> dict[str, Any] | None:
@@ -71,13 +90,28 @@ class TestCreateGlobalTable:
         answer = clients[EAST].create_global_table(GlobalTableName=name, ReplicationGroup=group(EAST, WEST))
         desc = answer["GlobalTableDescription"]
         assert desc["GlobalTableName"] == name
-        assert desc["GlobalTableStatus"] == "ACTIVE"
+        assert desc["GlobalTableStatus"] == "CREATING"
         assert desc["GlobalTableArn"] == f"arn:aws:dynamodb::{_account(clients)}:global-table/{name}"
         assert desc["ReplicationGroup"] == [
-            {"RegionName": EAST, "ReplicaStatus": "ACTIVE"},
-            {"RegionName": WEST, "ReplicaStatus": "ACTIVE"},
+            {"RegionName": EAST, "ReplicaStatus": "CREATING"},
+            {"RegionName": WEST, "ReplicaStatus": "CREATING"},
         ]
         assert "CreationDateTime" in desc
+
+    def test_the_members_are_creating_until_seeded_then_active(self, clients: dict[str, Any]) -> None:
+        name = tables_in(clients, EAST, WEST, CENTRAL)
+        clients[WEST].create_global_table(GlobalTableName=name, ReplicationGroup=group(EAST, WEST, CENTRAL))
+        settled = ("ACTIVE", {CENTRAL: "ACTIVE", EAST: "ACTIVE", WEST: "ACTIVE"})
+        assert statuses_once_settled(clients[CENTRAL], name) == settled
+        settings = clients[EAST].describe_global_table_settings(GlobalTableName=name)["ReplicaSettings"]
+        assert [(s["RegionName"], s["ReplicaStatus"]) for s in settings] == [
+            (CENTRAL, "ACTIVE"),
+            (EAST, "ACTIVE"),
+            (WEST, "ACTIVE"),
+        ]
+        clients[CENTRAL].put_item(TableName=name, Item={"pk": {"S": "c"}})
+        assert wait_item(clients[EAST], name, {"pk": {"S": "c"}}) == {"pk": {"S": "c"}}
+        assert wait_item(clients[WEST], name, {"pk": {"S": "c"}}) == {"pk": {"S": "c"}}
 
     def test_members_show_the_legacy_version(self, clients: dict[str, Any]) -> None:
         name = global_table(clients, EAST, WEST)
@@ -278,8 +312,15 @@ class TestUpdateGlobalTable:
         answer = clients[WEST].update_global_table(
             GlobalTableName=name, ReplicaUpdates=[{"Create": {"RegionName": CENTRAL}}]
         )
-        regions = [r["RegionName"] for r in answer["GlobalTableDescription"]["ReplicationGroup"]]
-        assert regions == [CENTRAL, EAST, WEST]
+        desc = answer["GlobalTableDescription"]
+        assert desc["GlobalTableStatus"] == "UPDATING"
+        assert desc["ReplicationGroup"] == [
+            {"RegionName": CENTRAL, "ReplicaStatus": "CREATING"},
+            {"RegionName": EAST, "ReplicaStatus": "ACTIVE"},
+            {"RegionName": WEST, "ReplicaStatus": "ACTIVE"},
+        ]
+        settled = ("ACTIVE", {CENTRAL: "ACTIVE", EAST: "ACTIVE", WEST: "ACTIVE"})
+        assert statuses_once_settled(clients[EAST], name) == settled
         clients[CENTRAL].put_item(TableName=name, Item={"pk": {"S": "c"}})
         assert wait_item(clients[EAST], name, {"pk": {"S": "c"}}) == {"pk": {"S": "c"}}
         assert wait_item(clients[WEST], name, {"pk": {"S": "c"}}) == {"pk": {"S": "c"}}

@@ -3,9 +3,15 @@ ListGlobalTables and DescribeGlobalTableSettings.
 
 A legacy global table is a set of same-named tables, one per region of this server, that the user created
 beforehand (empty, the same key schema and GSIs, a NEW_AND_OLD_IMAGES stream). CreateGlobalTable adopts them:
-each member notes the version "2017.11.29" and the creation time, and lists the other members as ACTIVE replicas
+each member notes the version "2017.11.29" and the creation time, and lists the other members as its replicas
 (``TableDef.replicas``), which is all the replicator (global_tables/replicator.py) needs to ship each member's
-changes to the others, exactly as for a version 2019.11.21 replica set. Nothing is seeded: every member is empty.
+changes to the others, exactly as for a version 2019.11.21 replica set.
+
+A joining member is CREATING until the replicator has seeded it, as a version 2019.11.21 replica is: one member,
+the seeder (the caller's region when it is a member, else the first), lists it CREATING with a progress, which
+has the replicator seed it (its items, none or few, and the position its changes are shipped from), mark it
+ACTIVE and announce the set; the other members list it CREATING until that announcement. CreateGlobalTable makes
+every member a joining one. A member's status is CREATING while any member lists it so (``_member_status``).
 
 The global table has no record of its own: its members are the legacy-version tables of that name in the
 caller's account, in any region of this server (``_members``), so it is seen from every region as DynamoDB's
@@ -65,8 +71,10 @@ def handle_create(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     candidates = {region: _candidate(ctx, name, region) for region in regions}
     _check_alike(name, candidates)
     created = ctx.clock.now()
+    seeder = _seeder(ctx, regions)
     for region in regions:
-        _adopt(ctx, name, region, [r for r in regions if r != region], created)
+        listed = tuple(_joining(other, seeds=region == seeder) for other in regions if other != region)
+        _adopt(ctx, name, region, listed, created)
     return {"GlobalTableDescription": _description(ctx, name, _members(ctx, name))}
 
 
@@ -111,7 +119,7 @@ def handle_describe(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
 def handle_describe_settings(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
     name: str = req["GlobalTableName"]
     members = _existing(ctx, name)
-    settings = [_replica_settings(region, td) for region, td in sorted(members.items())]
+    settings = [_replica_settings(region, td, members) for region, td in sorted(members.items())]
     return {"GlobalTableName": name, "ReplicaSettings": settings}
 
 
@@ -135,7 +143,10 @@ def handle_update_settings(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
         if change:
             update_table.handle({"TableName": name, **change}, _in_region(ctx, region))
     members = _existing(ctx, name)
-    return {"GlobalTableName": name, "ReplicaSettings": [_replica_settings(r, t) for r, t in sorted(members.items())]}
+    return {
+        "GlobalTableName": name,
+        "ReplicaSettings": [_replica_settings(r, t, members) for r, t in sorted(members.items())],
+    }
 
 
 def handle_list(req: dict[str, Any], ctx: Context) -> dict[str, Any]:
@@ -260,36 +271,48 @@ def _check_alike(name: str, candidates: dict[str, TableDef]) -> None:
             )
 
 
-def _adopt(ctx: Context, name: str, region: str, others: list[str], created: float) -> None:
-    """Make the table of ``region`` a member listing ``others`` as its ACTIVE replicas."""
+def _seeder(ctx: Context, regions: list[str]) -> str:
+    """The member that seeds the joining ones: the caller's region when it is a member, else the first."""
+    own = ctx.namespace.region
+    return own if own in regions else sorted(regions)[0]
+
+
+def _joining(region: str, *, seeds: bool) -> ReplicaDef:
+    """A joining member as a member lists it: CREATING; with a progress in the seeder's list (the replicator
+    then seeds it, as it seeds a replica ReplicaUpdates added)."""
+    return ReplicaDef(region, CREATING, progress="0" if seeds else None)
+
+
+def _adopt(ctx: Context, name: str, region: str, listed: tuple[ReplicaDef, ...], created: float) -> None:
+    """Make the table of ``region`` a member listing ``listed`` as its replicas."""
 
     def mutate(td: TableDef) -> TableDef:
         return dataclasses.replace(
-            td,
-            replicas=tuple(ReplicaDef(r, ACTIVE) for r in others),
-            global_table_version=LEGACY_VERSION,
-            global_table_created_at=created,
+            td, replicas=listed, global_table_version=LEGACY_VERSION, global_table_created_at=created
         )
 
     tables.change(_in_region(ctx, region), name, mutate)
 
 
-def _relist(ctx: Context, name: str, region: str, others: list[str]) -> None:
+def _relist(ctx: Context, name: str, region: str, *, joining: ReplicaDef | None = None, gone: str = "") -> None:
+    """The member of ``region`` lists ``joining`` too, or no longer lists ``gone`` (the others as they were)."""
+
     def mutate(td: TableDef) -> TableDef:
-        return dataclasses.replace(td, replicas=tuple(ReplicaDef(r, ACTIVE) for r in others))
+        kept = tuple(r for r in td.replicas if r.region != gone)
+        return dataclasses.replace(td, replicas=kept if joining is None else (*kept, joining))
 
     tables.change(_in_region(ctx, region), name, mutate)
 
 
 def _add_member(ctx: Context, name: str, region: str, members: dict[str, TableDef]) -> None:
-    """UpdateGlobalTable's Create: the global table stays empty (as every new member must be), so the new
-    member needs no seeding."""
+    """UpdateGlobalTable's Create: the new member lists the others ACTIVE; it is CREATING (in their lists)
+    until the seeder has seeded it."""
     _checked_newcomer(ctx, name, region, members)
     created = next(iter(members.values())).global_table_created_at or ctx.clock.now()
-    regions = [*members, region]
-    _adopt(ctx, name, region, [r for r in regions if r != region], created)
+    seeder = _seeder(ctx, list(members))
+    _adopt(ctx, name, region, tuple(ReplicaDef(r, ACTIVE) for r in members), created)
     for member_region in members:
-        _relist(ctx, name, member_region, [r for r in regions if r != member_region])
+        _relist(ctx, name, member_region, joining=_joining(region, seeds=member_region == seeder))
 
 
 def _checked_newcomer(ctx: Context, name: str, region: str, members: dict[str, TableDef]) -> TableDef:
@@ -317,9 +340,9 @@ def _remove_member(ctx: Context, name: str, region: str, members: dict[str, Tabl
         return dataclasses.replace(td, replicas=(), global_table_version=None, global_table_created_at=None)
 
     tables.change(_in_region(ctx, region), name, leave)
-    remaining = [r for r in members if r != region]
-    for member_region in remaining:
-        _relist(ctx, name, member_region, [r for r in remaining if r != member_region])
+    for member_region in members:
+        if member_region != region:
+            _relist(ctx, name, member_region, gone=region)
 
 
 # ---- settings ---------------------------------------------------------------------------------------------
@@ -423,25 +446,43 @@ def _in_region(ctx: Context, region: str) -> Context:
 # ---- wire shapes ------------------------------------------------------------------------------------------
 
 
+def _member_status(region: str, members: dict[str, TableDef]) -> str:
+    """CREATING while a member lists the member of ``region`` so (it is not seeded yet), else ACTIVE."""
+    for td in members.values():
+        listed = td.replica(region)
+        if listed is not None and listed.status == CREATING:
+            return CREATING
+    return ACTIVE
+
+
+def _global_status(statuses: list[str]) -> str:
+    """CREATING while every member is (a global table CreateGlobalTable just made), UPDATING while some are (a
+    member UpdateGlobalTable added), else ACTIVE."""
+    if all(status == CREATING for status in statuses):
+        return CREATING
+    return UPDATING if CREATING in statuses else ACTIVE
+
+
 def _description(ctx: Context, name: str, members: dict[str, TableDef]) -> dict[str, Any]:
     created = min((td.global_table_created_at or td.created_at) for td in members.values())
+    statuses = {region: _member_status(region, members) for region in sorted(members)}
     return {
-        "ReplicationGroup": [{"RegionName": r, "ReplicaStatus": ACTIVE} for r in sorted(members)],
+        "ReplicationGroup": [{"RegionName": r, "ReplicaStatus": status} for r, status in statuses.items()],
         "GlobalTableArn": f"arn:aws:dynamodb::{ctx.namespace.account_id}:global-table/{name}",
         "CreationDateTime": created,
-        "GlobalTableStatus": ACTIVE,
+        "GlobalTableStatus": _global_status(list(statuses.values())),
         "GlobalTableName": name,
     }
 
 
-def _replica_settings(region: str, td: TableDef) -> dict[str, Any]:
+def _replica_settings(region: str, td: TableDef, members: dict[str, TableDef]) -> dict[str, Any]:
     """One ReplicaSettingsDescription: the member's billing mode, capacities and GSIs (no auto scaling)."""
     provisioned = td.billing_mode is BillingMode.PROVISIONED
     # The capacity asked last (an increase under way included), as the settings operations set it.
     throughput = td.pending_throughput or td.throughput
     out: dict[str, Any] = {
         "RegionName": region,
-        "ReplicaStatus": ACTIVE,
+        "ReplicaStatus": _member_status(region, members),
         "ReplicaBillingModeSummary": {"BillingMode": td.billing_mode.value},
         "ReplicaProvisionedReadCapacityUnits": throughput.read if provisioned else 0,
         "ReplicaProvisionedWriteCapacityUnits": throughput.write if provisioned else 0,

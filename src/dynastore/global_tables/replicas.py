@@ -18,8 +18,9 @@ the write capacity of the table and of its GSIs, time to live, the on-demand thr
 MaxWriteRequestUnits) and the warm throughput of the table and of its GSIs. The others stay each replica's own:
 read capacity (ReplicaUpdates' overrides), table class, point-in-time recovery, tags, deletion protection,
 resource policies. (DynamoDB lets a replica override its on-demand MaxReadRequestUnits too, with
-OnDemandThroughputOverride; dynastore does not keep that override, so a replica's maximum follows the set's.) Each table notes the version of its settings (``settings_version``: the hybrid clock's stamp and the
-region of the change) and their digest as of that version; the replicator finds a table whose settings no
+OnDemandThroughputOverride; dynastore does not keep that override, so a replica's maximum follows the set's.)
+Each table notes the version of its settings (``settings_version``: the hybrid clock's stamp and the region of
+the change) and their digest as of that version; the replicator finds a table whose settings no
 longer match the digest (changed in its region), stamps a new version and announces the definition; a replica
 whose version is older takes the settings (``ensure_replica_table``) with that version, last writer wins as for
 items, so two regions changing them at once end with the same settings.

@@ -13,7 +13,8 @@ out the replica set's changes.
   version is this region's (every region ships its own changes to every other: a full mesh) through the
   target's link, and advances the cursor once the target acknowledged them. A region that cannot be reached
   (``LinkDown``) keeps its cursor and is retried with backoff: it catches up when it returns.
-* Seeding a replica the API added: create its table (``put_replica_set``), tell the set's other regions,
+* Seeding a replica the API added (or a member joining a legacy global table, whose table exists already:
+  api/legacy_global_tables.py): create its table (``put_replica_set``), tell the set's other regions,
   ship every item and tombstone of one consistent read transaction, start its cursor at the change log's
   position of that transaction, then mark it ACTIVE on every region of the set.
 * Cursors are saved in one catalog record (``#consumer:global-tables``: {table ARN: {region: sequence}}) at most
@@ -370,8 +371,10 @@ class GlobalReplicator:
 
     async def _seed(self, ctx: Context, td: TableDef, arn: str, region: str) -> bool:
         account, link = ctx.namespace.account_id, self.links.link(region)
+        # A legacy member joins with a table of its own: none is created for it.
+        create = td.global_table_version != replicas.LEGACY_GLOBAL_TABLE_VERSION
         try:
-            await link.put_replica_set(account, replicas.replica_set_definition(ctx, td))
+            await link.put_replica_set(account, replicas.replica_set_definition(ctx, td, create=create))
         except DynamoError as e:
             replicas.set_replica_status(ctx, td.name, region, "CREATION_FAILED", None, e.message)
             return True

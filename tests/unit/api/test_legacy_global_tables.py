@@ -12,11 +12,12 @@ from dynastore import messages
 from dynastore.api import create_table, legacy_global_tables
 from dynastore.engine.context import Context
 from dynastore.errors import DynamoError, ValidationException
+from dynastore.global_tables import replicas
 from dynastore.util.clock import ManualClock
 from tests.unit.api.test_authorization import ACCOUNT, TABLE, Server, allow, denial
 from tests.unit.engine.tables import make_ctx, restart
 
-EAST, WEST = "us-east-1", "us-west-2"
+EAST, WEST, CENTRAL = "us-east-1", "us-west-2", "eu-central-1"
 GLOBAL = f"arn:aws:dynamodb::{ACCOUNT}:global-table/"
 WEST_TABLE = f"arn:aws:dynamodb:{WEST}:{ACCOUNT}:table/"
 NEW_AND_OLD = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
@@ -73,8 +74,41 @@ class TestCreateRules:
         assert answer["GlobalTableDescription"]["CreationDateTime"] == ctx.clock.now()
         west = ctx.in_namespace(ACCOUNT, WEST).catalog.get("g1")
         assert west.global_table_version == "2017.11.29"
-        assert [(r.region, r.status) for r in west.replicas] == [(EAST, "ACTIVE")]
         assert west.global_table_created_at == ctx.clock.now()
+        # Every member joins CREATING; the caller's region seeds the others (a progress has the replicator seed).
+        east = ctx.in_namespace(ACCOUNT, EAST).catalog.get("g1")
+        assert [(r.region, r.status, r.progress) for r in east.replicas] == [(WEST, "CREATING", "0")]
+        assert [(r.region, r.status, r.progress) for r in west.replicas] == [(EAST, "CREATING", None)]
+
+    def test_a_member_added_is_creating_and_seeded_by_the_callers_region(self, ctx: Context) -> None:
+        for region in (EAST, WEST, CENTRAL):
+            make_table(ctx, region, "g1")
+        legacy_global_tables.handle_create(
+            {"GlobalTableName": "g1", "ReplicationGroup": [{"RegionName": EAST}, {"RegionName": WEST}]}, ctx
+        )
+        for region in (EAST, WEST):  # as the replicator leaves them once it has seeded them
+            replicas.set_replica_status(
+                ctx.in_namespace(ACCOUNT, region), "g1", WEST if region == EAST else EAST, "ACTIVE"
+            )
+        answer = legacy_global_tables.handle_update(
+            {"GlobalTableName": "g1", "ReplicaUpdates": [{"Create": {"RegionName": CENTRAL}}]},
+            ctx.in_namespace(ACCOUNT, WEST),
+        )
+        assert answer["GlobalTableDescription"]["GlobalTableStatus"] == "UPDATING"
+        group = answer["GlobalTableDescription"]["ReplicationGroup"]
+        assert [(r["RegionName"], r["ReplicaStatus"]) for r in group] == [
+            (CENTRAL, "CREATING"),
+            (EAST, "ACTIVE"),
+            (WEST, "ACTIVE"),
+        ]
+
+        def listed(region: str) -> list[tuple[str, str, str | None]]:
+            td = ctx.in_namespace(ACCOUNT, region).catalog.get("g1")
+            return [(r.region, r.status, r.progress) for r in td.replicas]
+
+        assert listed(WEST) == [(EAST, "ACTIVE", None), (CENTRAL, "CREATING", "0")]
+        assert listed(EAST) == [(WEST, "ACTIVE", None), (CENTRAL, "CREATING", None)]
+        assert listed(CENTRAL) == [(EAST, "ACTIVE", None), (WEST, "ACTIVE", None)]
 
     def test_the_membership_survives_a_restart(self, ctx: Context) -> None:
         make_table(ctx, EAST, "g1")
