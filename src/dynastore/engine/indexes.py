@@ -54,6 +54,7 @@ __all__ = [
     "TableLayout",
     "apply_write",
     "catch_up",
+    "copy_index_definition",
     "entry_for",
     "layout_of",
     "maintain",
@@ -61,6 +62,27 @@ __all__ = [
 ]
 
 log = logging.getLogger("dynastore")
+
+
+# ---------------------------------------------------------------------------------------------- definitions
+
+
+def copy_index_definition(ctx: Context, index: IndexDef, *, status: str, backfilling: bool, online: bool) -> IndexDef:
+    """``index``'s definition for another table (a restored table, a global table's replica): a new index id,
+    no items yet, the capacity asked last (an increase under way included) as its throughput, and the state the
+    caller gives: ``status``, ``backfilling`` (a backfill is to fill it from the table's items), ``online``
+    (added to a table that exists: DescribeTable then shows Backfilling)."""
+    return replace(
+        index,
+        index_id=ctx.catalog.next_table_id(),
+        status=status,
+        backfilling=backfilling,
+        online=online,
+        throughput=index.pending_throughput or index.throughput,
+        pending_throughput=None,
+        item_count=0,
+        size_bytes=0,
+    )
 
 
 # ---------------------------------------------------------------------------------------------- layouts

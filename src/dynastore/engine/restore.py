@@ -88,8 +88,8 @@ def restored_definition(ctx: Context, source: TableDef, name: str) -> TableDef:
         table_id=ctx.catalog.next_table_id(),
         uuid=str(uuid.uuid4()),
         created_at=ctx.clock.now(),
-        lsis=tuple(_fresh_index(ctx, i) for i in source.lsis),
-        gsis=tuple(_fresh_index(ctx, i) for i in source.gsis if i.status != DELETING),
+        lsis=tuple(_restored_index(ctx, i) for i in source.lsis),
+        gsis=tuple(_restored_index(ctx, i) for i in source.gsis if i.status != DELETING),
         stream=None,
         ttl=None,
         tags=(),
@@ -106,19 +106,9 @@ def restored_definition(ctx: Context, source: TableDef, name: str) -> TableDef:
     )
 
 
-def _fresh_index(ctx: Context, index: IndexDef) -> IndexDef:
-    throughput = index.pending_throughput or index.throughput
-    return dataclasses.replace(
-        index,
-        index_id=ctx.catalog.next_table_id(),
-        status=CREATING,
-        backfilling=False,
-        online=False,
-        throughput=throughput,
-        pending_throughput=None,
-        item_count=0,
-        size_bytes=0,
-    )
+def _restored_index(ctx: Context, index: IndexDef) -> IndexDef:
+    """An index of the restored table: CREATING with it (the restore loads its entries, no backfill)."""
+    return indexes.copy_index_definition(ctx, index, status=CREATING, backfilling=False, online=False)
 
 
 def progress_of(ctx: Context, table_name: str) -> Progress | None:

@@ -50,6 +50,7 @@ import orjson
 from dynastore import messages
 from dynastore.engine import tables
 from dynastore.engine.context import Context
+from dynastore.engine.indexes import copy_index_definition
 from dynastore.errors import ResourceInUseException, ValidationException
 from dynastore.model.table_schema import (
     ACTIVE,
@@ -499,17 +500,7 @@ def _synchronized_gsi(gsi: IndexDef, src: IndexDef, provisioned: bool) -> IndexD
 
 def _created_gsi(ctx: Context, source: IndexDef) -> IndexDef:
     """A GSI another region created: CREATING here until its backfill has copied this replica's items."""
-    return dataclasses.replace(
-        source,
-        index_id=ctx.catalog.next_table_id(),
-        status=CREATING,
-        backfilling=True,
-        online=True,
-        pending_throughput=None,
-        throughput=source.pending_throughput or source.throughput,
-        item_count=0,
-        size_bytes=0,
-    )
+    return copy_index_definition(ctx, source, status=CREATING, backfilling=True, online=True)
 
 
 def _existing(td: TableDef, region: str) -> ReplicaDef:
@@ -593,13 +584,5 @@ def _new_replica_table(ctx: Context, definition: dict[str, Any]) -> TableDef:
 
 
 def _new_index(ctx: Context, index: IndexDef) -> IndexDef:
-    return dataclasses.replace(
-        index,
-        index_id=ctx.catalog.next_table_id(),
-        status=ACTIVE,
-        backfilling=False,
-        pending_throughput=None,
-        online=False,
-        item_count=0,
-        size_bytes=0,
-    )
+    """An index of a new replica table: ACTIVE with it (the seeding writes its entries, no backfill)."""
+    return copy_index_definition(ctx, index, status=ACTIVE, backfilling=False, online=False)

@@ -14,7 +14,17 @@ from dynastore.engine.changelog import MODIFY, decode_record, encode_record
 from dynastore.engine.context import Context
 from dynastore.engine.keys import storage_key, table_item_key
 from dynastore.errors import ItemCollectionSizeLimitExceededException, ValidationException
-from dynastore.model.table_schema import ACTIVE, CREATING, IndexDef, KeyAttr, KeySchema, Projection, TableDef
+from dynastore.model.table_schema import (
+    ACTIVE,
+    CREATING,
+    UPDATING,
+    IndexDef,
+    KeyAttr,
+    KeySchema,
+    Projection,
+    ProvisionedThroughput,
+    TableDef,
+)
 from dynastore.storage import keyspace
 from dynastore.storage.itemcodec import decode_item
 from dynastore.storage.kv import KV
@@ -404,3 +414,28 @@ def test_backfill_waits_for_the_interval() -> None:
     clock.advance(5.0)
     indexes.maintain(ctx)
     assert len(index_items(ctx, index)) == 2
+
+
+def test_copy_index_definition_gives_a_new_id_no_items_the_capacity_asked_last_and_the_state_asked() -> None:
+    ctx = make_ctx()
+    source = IndexDef(
+        "by_g",
+        "GSI",
+        KeySchema(KeyAttr("g", "S")),
+        Projection("ALL"),
+        index_id=7,
+        throughput=ProvisionedThroughput(5, 5),
+        status=UPDATING,
+        pending_throughput=ProvisionedThroughput(5, 9),
+        item_count=3,
+        size_bytes=120,
+    )
+    first = indexes.copy_index_definition(ctx, source, status=CREATING, backfilling=True, online=True)
+    second = indexes.copy_index_definition(ctx, source, status=ACTIVE, backfilling=False, online=False)
+    assert first.index_id not in (source.index_id, second.index_id)
+    assert (first.status, first.backfilling, first.online) == (CREATING, True, True)
+    assert (second.status, second.backfilling, second.online) == (ACTIVE, False, False)
+    for copy in (first, second):
+        assert (copy.throughput, copy.pending_throughput) == (ProvisionedThroughput(5, 9), None)
+        assert (copy.item_count, copy.size_bytes) == (0, 0)
+        assert (copy.name, copy.key_schema, copy.projection) == (source.name, source.key_schema, source.projection)
