@@ -24,10 +24,10 @@ out the replica set's changes.
   ``REFUSED_ATTEMPTS`` times (a change that can never be applied: once), then skipped: counted, logged once with
   its key and the reason, and the changes after it flow. A region that cannot be reached is retried for ever.
 * Settings every replica shares (global_tables/replicas.py ``synchronized_settings``: GSIs, billing mode, write
-  capacity, time to live): a change of them made in this region (UpdateTable, UpdateTimeToLive: the settings
-  no longer match the digest noted with their version) is found by the round, given a new version (the hybrid
-  clock's stamp, this region) and announced to every other region of the set with the table's definition
-  (``put_replica_set``), which takes them if they are newer than its own (and notes their digest: a change
+  capacity, on-demand and warm throughput, time to live): a change of them made in this region (UpdateTable,
+  UpdateTimeToLive: the settings no longer match the digest noted with their version) is found by the round, given a
+  new version (the hybrid clock's stamp, this region) and announced to every other region of the set with the table's
+  definition (``put_replica_set``), which takes them if they are newer than its own (and notes their digest: a change
   taken from another region is not announced again).
 * Metrics per (table, source region, target region): the replication latency (the origin's commit time to the
   target's acknowledgement), the records not yet acknowledged and the changes skipped (``view``).

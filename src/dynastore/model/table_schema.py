@@ -365,9 +365,9 @@ class TableDef:
     global_table_version: str | None = None
     global_table_created_at: float | None = None
     # The version (hybrid clock stamp, region) of the settings every replica of a global table shares (GSIs,
-    # billing mode, write capacity, time to live), set when a change of them is announced or received (None
-    # until one is), and the digest of those settings as of that version: settings that no longer match it were
-    # changed in this region since (global_tables/replicas.py ``synchronized_settings``).
+    # billing mode, write capacity, on-demand and warm throughput, time to live), set when a change of them is
+    # announced or received (None until one is), and the digest of those settings as of that version: settings
+    # that no longer match it were changed in this region since (global_tables/replicas.py ``synchronized_settings``).
     settings_version: tuple[int, str] | None = None
     settings_digest: str | None = None
     # Multi-region strong consistency (MultiRegionConsistency STRONG, global_tables/strong.py): the id of the
