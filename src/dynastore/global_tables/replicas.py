@@ -307,7 +307,8 @@ def removal_notice(table_name: str, region: str) -> dict[str, Any]:
 def ensure_replica_table(ctx: Context, definition: dict[str, Any]) -> TableDef | None:
     """In ``ctx``'s region: create the replica a definition (``replica_set_definition``) describes if it is
     missing and the definition says so, else give the replica the set's regions; None when there is no replica
-    (and none to create). A table of that name that is no replica refuses (ValidationException)."""
+    (and none to create). A table of that name that is no replica refuses (ValidationException) to be created,
+    and is left alone otherwise."""
     name = str(definition["TableName"])
     own_region = ctx.namespace.region
     existing = ctx.catalog.find(name)
@@ -315,8 +316,11 @@ def ensure_replica_table(ctx: Context, definition: dict[str, Any]) -> TableDef |
         if not definition.get("Create") or definition.get("Table") is None or existing is not None:
             return None
         return tables.create(ctx, _new_replica_table(ctx, definition))
-    if definition.get("Create") and existing.global_table_version is None:
-        raise ValidationException(messages.GT_NAME_TAKEN.format(name=name, region=own_region), bare=True)
+    if existing.global_table_version is None:
+        if definition.get("Create"):
+            raise ValidationException(messages.GT_NAME_TAKEN.format(name=name, region=own_region), bare=True)
+        # No replica (a legacy member that left the set while a seeding of it was under way): it takes no list.
+        return None
 
     incoming = _settings_version(definition)
     if incoming is None or not _newer(incoming, existing.settings_version):

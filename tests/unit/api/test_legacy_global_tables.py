@@ -110,6 +110,22 @@ class TestCreateRules:
         assert listed(EAST) == [(WEST, "ACTIVE", None), (CENTRAL, "CREATING", None)]
         assert listed(CENTRAL) == [(EAST, "ACTIVE", None), (WEST, "ACTIVE", None)]
 
+    def test_a_member_that_left_takes_no_list_from_a_seeding_still_under_way(self, ctx: Context) -> None:
+        for region in (EAST, WEST):
+            make_table(ctx, region, "g1")
+        legacy_global_tables.handle_create(
+            {"GlobalTableName": "g1", "ReplicationGroup": [{"RegionName": EAST}, {"RegionName": WEST}]}, ctx
+        )
+        east_ctx, west_ctx = ctx.in_namespace(ACCOUNT, EAST), ctx.in_namespace(ACCOUNT, WEST)
+        # The seeding's definition, as the replicator made it before WEST left (EAST seeds WEST).
+        seeding = replicas.replica_set_definition(east_ctx, east_ctx.catalog.get("g1"), create=False)
+        legacy_global_tables.handle_update(
+            {"GlobalTableName": "g1", "ReplicaUpdates": [{"Delete": {"RegionName": WEST}}]}, ctx
+        )
+        assert replicas.ensure_replica_table(west_ctx, seeding) is None
+        west = west_ctx.catalog.get("g1")
+        assert (west.replicas, west.global_table_version) == ((), None)
+
     def test_the_membership_survives_a_restart(self, ctx: Context) -> None:
         make_table(ctx, EAST, "g1")
         clock = ctx.clock
