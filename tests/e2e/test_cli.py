@@ -123,6 +123,7 @@ def test_serve_help_shows_every_default_and_its_environment_variable() -> None:
         # global tables (docs/global-tables.md)
         "--tombstone-retention-seconds": "86400",
         "--peer": "none",
+        "--strong-etcd": "none",
     }
     assert set(options) == {"-h", *expected}
     for flag, default in expected.items():
