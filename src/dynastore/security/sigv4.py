@@ -39,9 +39,8 @@ def signature(key: bytes, amz_date: str, scope: str, canonical_request: str) -> 
 class KeyedHash:
     """HMAC-SHA256 under one signing key, for the strings to sign of its requests. The key's inner and outer pads
     are hashed once, and so is the start of a string to sign (algorithm, request time and scope: the same for every
-    request of one second), so signing a request hashes three blocks of SHA-256 (the canonical request's digest
-    and the padding, then the inner hash) instead of four, and copies two hash states instead of computing four
-    hashes."""
+    request of one second), so signing a request hashes the inner hash's last two blocks (the canonical request's
+    digest and the padding) and the outer hash's one, from copied states."""
 
     __slots__ = ("_inner", "_outer", "_dated")
 
