@@ -11,7 +11,10 @@ Host among the signed headers; the payload hash (an X-Amz-Content-Sha256 sent mu
 signature itself. The caller's region is the scope's: its tables are that region's.
 
 Per request this costs one SHA-256 of the body and of the canonical request and one HMAC: the signing key (four
-HMACs) is cached per access key and day, the request time's parse is cached for the second it names.
+HMACs) is cached per access key and day, the request time's parse is cached for the second it names, the hash
+states of what repeats between requests (a canonical request up to its payload hash, a string to sign up to the
+canonical request's digest) are kept (sigv4.py), and an SDK's Authorization header is read once per client key
+and day up to its signature.
 """
 
 from __future__ import annotations
