@@ -367,3 +367,19 @@ def test_the_readme_example_runs() -> None:
     code = "\n".join(line[6:] for line in block.group(1).splitlines())
     assert "in_process()" in code
     exec(compile(code, "README.md", "exec"), {})
+
+
+def test_botocores_response_holds_the_body_and_streams_it(ds: InProcess) -> None:
+    """The response handed to botocore is its own type, with the body read already and ``raw`` streaming it to
+    any handler that reads it."""
+    seen: list[Any] = []
+    client = ds.client(config=NO_RETRIES)
+    client.meta.events.register("after-call.dynamodb", lambda http_response, **_: seen.append(http_response))
+    create(client)
+    client.put_item(TableName="things", Item={"pk": {"S": "a"}})
+    client.get_item(TableName="things", Key={"pk": {"S": "a"}})
+    response = seen[-1]
+    body = b'{"Item":{"pk":{"S":"a"}}}'
+    assert isinstance(response, AWSResponse) and response.status_code == 200
+    assert response.content == body and b"".join(response.raw.stream()) == body
+    assert response.headers["Content-Length"] == str(len(body))

@@ -15,7 +15,6 @@ import zlib
 from collections.abc import Callable
 from itertools import count
 from typing import Any
-from urllib.parse import unquote
 
 import orjson
 
@@ -272,8 +271,8 @@ class Protocol:
         operation = self._operation(headers.get("x-amz-target", ""))
         authenticator = self.authenticator
         if authenticator is None:
-            check_form(headers, path)  # any access key is taken, but the signature's form is DynamoDB's
-            caller = self.anonymous.of(_credential_of(headers, path))
+            # Any access key is taken, but the signature's form is DynamoDB's; its scope names the caller's region.
+            caller = self.anonymous.in_region(check_form(headers, path))
         else:
             caller = authenticator.authenticate("POST", path, headers, sent)  # the signature covers the bytes sent
         if not body:
@@ -392,15 +391,6 @@ def _forbidden(text: str) -> RawResponse:
 
 def _error_response(error: DynamoError) -> RawResponse:
     return RawResponse(error.status, orjson.dumps(error.to_body()))
-
-
-def _credential_of(headers: dict[str, str], path: str) -> str:
-    """Where a request's credential scope is: its Authorization header, or for a presigned request the query
-    string's ``X-Amz-Credential`` (read as the header's ``Credential=...,`` form)."""
-    authorization = headers.get("authorization")
-    if authorization is not None:
-        return authorization
-    return unquote(path.partition("?")[2]).replace("&", ",")
 
 
 def durability_failure(error: BaseException) -> DynamoError:

@@ -11,7 +11,10 @@ Host among the signed headers; the payload hash (an X-Amz-Content-Sha256 sent mu
 signature itself. The caller's region is the scope's: its tables are that region's.
 
 Per request this costs one SHA-256 of the body and of the canonical request and one HMAC: the signing key (four
-HMACs) is cached per access key and day, the request time's parse is cached for the second it names.
+HMACs) is cached per access key and day, the request time's parse is cached for the second it names, the hash
+states of what repeats between requests (a canonical request up to its payload hash, a string to sign up to the
+canonical request's digest) are kept (sigv4.py), and an SDK's Authorization header is read once per client key
+and day up to its signature.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from dynastore.errors import (
     UnrecognizedClientException,
 )
 from dynastore.limits import SIGV4_MAX_PRESIGNED_EXPIRES, SIGV4_MAX_SKEW_SECONDS
-from dynastore.security.caller import Caller
+from dynastore.security.caller import Caller, scope_region
 from dynastore.security.credentials import CredentialStore, Identity
 from dynastore.security.sigv4 import (
     ALGORITHM,
@@ -40,8 +43,8 @@ from dynastore.security.sigv4 import (
     SERVICE,
     TERMINATOR,
     KeyedHash,
+    RequestDigests,
     canonical_query,
-    canonical_request,
     signing_key,
 )
 from dynastore.util.clock import Clock
@@ -52,25 +55,30 @@ _QUERY_PARAMS = ("X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature", "X-Am
 _HEADER_PARAMS = ("Credential", "Signature", "SignedHeaders")
 
 
-class _Signed:
-    """What a request's Authorization header (or presigned query string) says."""
+class _Head:
+    """What an Authorization header says before its signature (or a presigned query string's parameters): the
+    algorithm, the credential and its scope's five parts, and the signed headers' names. A client sends the same
+    head with every request it signs with one key on one day, so the SDK form's is read once and kept
+    (``_sdk_head``)."""
 
-    __slots__ = ("algorithm", "credential", "signed_headers", "signature", "amz_date", "token", "query", "expires")
+    __slots__ = ("algorithm", "credential", "signed_headers", "scope", "host_signed", "named_region")
 
-    def __init__(
-        self,
-        algorithm: str,
-        credential: str,
-        signed_headers: str,
-        signature: str,
-        amz_date: str,
-        token: str,
-        query: str,
-        expires: int,
-    ) -> None:
+    def __init__(self, algorithm: str, credential: str, signed_headers: str) -> None:
         self.algorithm = algorithm
         self.credential = credential
         self.signed_headers = signed_headers
+        self.scope = credential.split("/")  # key id, day, region, service and terminator, when it is well formed
+        self.host_signed = ";host;" in f";{signed_headers};"
+        self.named_region = ""  # the region --auth none's anonymous caller takes from the header (_sdk_head)
+
+
+class _Signed:
+    """What a request's Authorization header (or presigned query string) says."""
+
+    __slots__ = ("head", "signature", "amz_date", "token", "query", "expires")
+
+    def __init__(self, head: _Head, signature: str, amz_date: str, token: str, query: str, expires: int) -> None:
+        self.head = head
         self.signature = signature
         self.amz_date = amz_date
         self.token = token
@@ -84,11 +92,12 @@ class Authenticator:
         self._store = store
         self._region = region
         self._clock = clock
-        self._keys: dict[str, tuple[str, KeyedHash]] = {}  # "key id/day" -> (secret, signing key)
+        self._keys: dict[str, tuple[str, KeyedHash]] = {}  # credential -> (secret, signing key)
         # Request times already parsed: clients sign within the same few seconds, and a load generator that signs
         # ahead interleaves several of them, so a handful of entries serve nearly every request.
         self._epochs: dict[str, int] = {}
         self._callers: dict[str, Caller] = {}  # "key id/region" -> the caller in a region other than the server's
+        self._requests = RequestDigests()
 
     def authenticate(
         self, method: str, path: str, headers: dict[str, str], body: bytes, service: str = SERVICE
@@ -117,12 +126,12 @@ class Authenticator:
     def _verify(
         self, method: str, route: str, headers: dict[str, str], body: bytes, signed: _Signed, expected: str
     ) -> Caller:
-        if signed.algorithm != ALGORITHM:
-            raise IncompleteSignatureException(messages.AUTH_UNSUPPORTED_ALGORITHM.format(algorithm=signed.algorithm))
-        scope = signed.credential.split("/")
-        if len(scope) != 5:
-            raise IncompleteSignatureException(messages.AUTH_CREDENTIAL_ELEMENTS.format(credential=signed.credential))
-        key_id, day, region, service, terminator = scope
+        head = signed.head
+        if head.algorithm != ALGORITHM:
+            raise IncompleteSignatureException(messages.AUTH_UNSUPPORTED_ALGORITHM.format(algorithm=head.algorithm))
+        if len(head.scope) != 5:
+            raise IncompleteSignatureException(messages.AUTH_CREDENTIAL_ELEMENTS.format(credential=head.credential))
+        key_id, day, region, service, terminator = head.scope
         identity = self._store.find(key_id)
         if identity is None:
             raise UnrecognizedClientException(messages.AUTH_UNKNOWN_KEY)
@@ -131,17 +140,17 @@ class Authenticator:
         self._check_token(identity, signed.token, now)
         self._check_scope(signed.amz_date, day, region, service, terminator, expected)
         self._check_time(signed, signed_at, now)
-        if ";host;" not in f";{signed.signed_headers};":  # else a captured signature would serve for another host
+        if not head.host_signed:  # else a captured signature would serve for another host
             raise InvalidSignatureException(messages.AUTH_HOST_NOT_SIGNED)
         payload_hash = hashlib.sha256(body).hexdigest()
         declared = headers.get("x-amz-content-sha256")
         if declared is not None and declared != payload_hash:
             raise InvalidSignatureException(messages.AUTH_SIGNATURE_MISMATCH)
-        request = canonical_request(method, route, signed.query, headers, signed.signed_headers, payload_hash)
-        key = self._signing_key(key_id, day, region, identity, expected)
-        expected = key.signature(signed.amz_date, signed.credential[len(key_id) + 1 :], request)
+        digest = self._requests.hexdigest(method, route, signed.query, headers, head.signed_headers, payload_hash)
+        key = self._signing_key(head.credential, day, region, identity, expected)
+        calculated = key.signature(signed.amz_date, head.credential[len(key_id) + 1 :], digest)
         # As bytes: compare_digest refuses str with non-ASCII characters, which a hostile header may hold.
-        if not hmac.compare_digest(expected.encode(), signed.signature.encode("utf-8", "replace")):
+        if not hmac.compare_digest(calculated.encode(), signed.signature.encode("utf-8", "replace")):
             raise InvalidSignatureException(messages.AUTH_SIGNATURE_MISMATCH)
         caller = identity.caller
         return caller if region == caller.region else self._in_region(caller, region)
@@ -201,16 +210,16 @@ class Authenticator:
                 )
             )  # fmt: skip
 
-    def _signing_key(self, key_id: str, day: str, region: str, identity: Identity, service: str) -> KeyedHash:
-        # A string key: no tuple per request for the collector to track (STS's keys, rare, are named apart).
-        name = f"{key_id}/{day}/{region}" if service == SERVICE else f"{key_id}/{day}/{region}/{service}"
-        cached = self._keys.get(name)
+    def _signing_key(self, credential: str, day: str, region: str, identity: Identity, service: str) -> KeyedHash:
+        # Kept by the credential (key id, day, region, service and terminator; its scope is checked first): the
+        # same string object for every request of a kept head, whose hash is not computed again.
+        cached = self._keys.get(credential)
         if cached is not None and cached[0] is identity.secret:
             return cached[1]
         if len(self._keys) >= _KEY_CACHE_LIMIT:
             self._keys.clear()
         key = KeyedHash(signing_key(identity.secret, day, region, service))
-        self._keys[name] = (identity.secret, key)
+        self._keys[credential] = (identity.secret, key)
         return key
 
     def _epoch(self, amz_date: str) -> int:
@@ -241,16 +250,20 @@ def is_presigned(path: str) -> bool:
     return "X-Amz-Algorithm=" in path
 
 
-def check_form(headers: dict[str, str], path: str = "/") -> None:
+def check_form(headers: dict[str, str], path: str = "/") -> str:
     """Raise the error DynamoDB gives a request whose Authorization header is missing or incomplete. A request
     presigned in its query string instead (no Authorization header) must carry the signature's parameters (and
-    a valid X-Amz-Expires)."""
+    a valid X-Amz-Expires). Returns the region the credential scope names, as ``--auth none`` takes it for the
+    request's anonymous caller (caller.scope_region; "" when it names none)."""
     authorization = headers.get("authorization")
-    if authorization is not None and _well_formed(authorization) and ("x-amz-date" in headers or "date" in headers):
-        return
+    if authorization is not None and ("x-amz-date" in headers or "date" in headers):
+        sdk = _sdk_parts(authorization)
+        if sdk is not None:
+            return sdk[0].named_region
     if authorization is None and is_presigned(path):
-        _from_query(path.partition("?")[2])
-        return
+        query = path.partition("?")[2]
+        _from_query(query)
+        return scope_region(unquote(query).replace("&", ","))  # X-Amz-Credential=..., read as the header's form
     if not authorization or authorization.strip()[:5] != "AWS4-":
         raise MissingAuthenticationTokenException(messages.AUTH_MISSING_TOKEN)
     params = _header_params(authorization)
@@ -261,26 +274,15 @@ def check_form(headers: dict[str, str], path: str = "/") -> None:
         problems += messages.AUTH_REQUIRES_DATE
     if problems:
         raise IncompleteSignatureException(problems + "Authorization=" + authorization)
+    return scope_region(authorization)
 
 
 def _from_sdk_header(authorization: str, headers: dict[str, str]) -> _Signed | None:
     """The signature of a request whose Authorization header has the form SDKs send (``_well_formed``) and that
     has a date: one that passes ``check_form``, read in the same pass. None for any other request. (Its query
     string is left to the caller: ``query`` is "".)"""
-    parts = authorization.split(", ")
-    if len(parts) != 3:
-        return None
-    scheme, _, credential = parts[0].partition(" Credential=")
-    names, signature = parts[1][14:], parts[2][10:]
-    if not (
-        scheme.startswith("AWS4-")
-        and " " not in scheme
-        and _plain_value(credential)
-        and parts[1].startswith("SignedHeaders=")
-        and _plain_value(names)
-        and parts[2].startswith("Signature=")
-        and _plain_value(signature)
-    ):
+    sdk = _sdk_parts(authorization)
+    if sdk is None:
         return None
     amz_date = headers.get("x-amz-date")
     if amz_date is None:
@@ -288,27 +290,61 @@ def _from_sdk_header(authorization: str, headers: dict[str, str]) -> _Signed | N
         if date is None:
             return None
         amz_date = _from_http_date(date)
-    token = headers.get("x-amz-security-token", "")
-    return _Signed(scheme, credential, names, signature, amz_date, token, "", -1)
+    return _Signed(sdk[0], sdk[1], amz_date, headers.get("x-amz-security-token", ""), "", -1)
 
 
 def _well_formed(authorization: str) -> bool:
     """What SDKs send, `AWS4-<algorithm> Credential=<c>, SignedHeaders=<h>, Signature=<s>` with no spaces or
     commas in the values: a header of this form passes every check, so the request skips the parsing."""
-    parts = authorization.split(", ")
-    if len(parts) != 3:
-        return False
+    return _sdk_parts(authorization) is not None
+
+
+def _sdk_parts(authorization: str) -> tuple[_Head, str] | None:
+    """The head and the signature of an Authorization header of the SDK form (``_well_formed``); None for any
+    other. The signature is the part after the last ``, Signature=`` (it may hold no comma): the head before it is
+    then read as the header's first two parts, as splitting the whole header at ``, `` would read them."""
+    head, found, signature = authorization.rpartition(", Signature=")
+    if not found or not signature or " " in signature or "," in signature:
+        return None
+    known = _SDK_HEADS.get(head)
+    if known is None:
+        known = _sdk_head(head)
+        if known is None:
+            return None
+    return known, signature
+
+
+def _sdk_head(head: str) -> _Head | None:
+    """``AWS4-<algorithm> Credential=<c>, SignedHeaders=<h>`` read, and kept (a client sends the same one with
+    every request of a day); None if it is not of that form."""
+    parts = head.split(", ")
+    if len(parts) != 2:
+        return None
     scheme, _, credential = parts[0].partition(" Credential=")
-    signed, signature = parts[1], parts[2]
-    return (
+    names = parts[1][14:]
+    if not (
         scheme.startswith("AWS4-")
         and " " not in scheme
         and _plain_value(credential)
-        and signed.startswith("SignedHeaders=")
-        and _plain_value(signed[14:])
-        and signature.startswith("Signature=")
-        and _plain_value(signature[10:])
-    )
+        and parts[1].startswith("SignedHeaders=")
+        and _plain_value(names)
+    ):
+        return None
+    known = _Head(scheme, credential, names)
+    # Where the anonymous caller's region is read in the whole header: up to the first comma after the first
+    # "Credential=", which lies in the head or is the one that ends it.
+    known.named_region = scope_region(head + ",")
+    if len(head) <= _HEAD_BYTES:  # bounded: at most 1,024 heads of 1 KB held
+        if len(_SDK_HEADS) >= _HEADS_LIMIT:
+            _SDK_HEADS.clear()
+        _SDK_HEADS[head] = known
+    return known
+
+
+# Heads of SDK-form Authorization headers already read: one per client key, day, region and signed-headers list.
+_SDK_HEADS: dict[str, _Head] = {}
+_HEADS_LIMIT = 1024
+_HEAD_BYTES = 1024
 
 
 def _plain_value(value: str) -> bool:
@@ -348,16 +384,8 @@ def _from_header(headers: dict[str, str], query: str) -> _Signed:
     amz_date = headers.get("x-amz-date")
     if amz_date is None:
         amz_date = _from_http_date(headers.get("date", ""))
-    return _Signed(
-        algorithm,
-        credential,
-        signed_headers,
-        signature,
-        amz_date,
-        headers.get("x-amz-security-token", ""),
-        canonical_query(query),
-        -1,
-    )
+    token = headers.get("x-amz-security-token", "")
+    return _Signed(_Head(algorithm, credential, signed_headers), signature, amz_date, token, canonical_query(query), -1)
 
 
 def _from_http_date(text: str) -> str:
@@ -387,9 +415,7 @@ def _from_query(query: str) -> _Signed:
     if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= SIGV4_MAX_PRESIGNED_EXPIRES:
         raise IncompleteSignatureException(messages.AUTH_BAD_EXPIRES.format(expires=text))
     return _Signed(
-        params["X-Amz-Algorithm"],
-        params["X-Amz-Credential"],
-        params["X-Amz-SignedHeaders"],
+        _Head(params["X-Amz-Algorithm"], params["X-Amz-Credential"], params["X-Amz-SignedHeaders"]),
         params["X-Amz-Signature"],
         params["X-Amz-Date"],
         params.get("X-Amz-Security-Token", ""),

@@ -93,10 +93,14 @@ class AnonymousCallers:
         self._by_region: dict[str, Caller] = {}
 
     def of(self, authorization: str) -> Caller:
-        """The caller of a request whose Authorization header (checked by protocol/auth.py) is ``authorization``."""
+        """The caller of a request whose Authorization header is ``authorization``."""
+        return self.in_region(scope_region(authorization))
+
+    def in_region(self, region: str) -> Caller:
+        """The caller of a request whose credential scope names ``region`` (``scope_region`` of its Authorization
+        header, which security/authenticator.py ``check_form`` returns)."""
         if self._shared:
             return self.default
-        region = _scope_region(authorization)
         if region == self.default.region or not region:
             return self.default
         found = self._by_region.get(region)
@@ -109,7 +113,7 @@ class AnonymousCallers:
         return found
 
 
-def _scope_region(authorization: str) -> str:
+def scope_region(authorization: str) -> str:
     """The region of ``Credential=<key>/<date>/<region>/<service>/<terminator>`` in an Authorization header; "" if
     the credential is not five parts."""
     start = authorization.find("Credential=")

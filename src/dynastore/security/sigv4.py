@@ -37,24 +37,73 @@ def signature(key: bytes, amz_date: str, scope: str, canonical_request: str) -> 
 
 
 class KeyedHash:
-    """HMAC-SHA256 under one key with the key's inner and outer pads hashed once: signing a request then costs two
-    hash-state copies instead of the four hashes of a fresh HMAC (verification's one recurring cost besides the
-    request's own hashes)."""
+    """HMAC-SHA256 under one signing key, for the strings to sign of its requests. The key's inner and outer pads
+    are hashed once, and so is the start of a string to sign (algorithm, request time and scope: the same for every
+    request of one second), so signing a request hashes the inner hash's last two blocks (the canonical request's
+    digest and the padding) and the outer hash's one, from copied states."""
 
-    __slots__ = ("_inner", "_outer")
+    __slots__ = ("_inner", "_outer", "_dated")
 
     def __init__(self, key: bytes) -> None:
         padded = key.ljust(64, b"\0")  # a SHA-256 signing key is 32 bytes, shorter than the block
         self._inner = hashlib.sha256(bytes(b ^ 0x36 for b in padded))
         self._outer = hashlib.sha256(bytes(b ^ 0x5C for b in padded))
+        # "AWS4-HMAC-SHA256\n<time>\n<scope>\n" -> the inner hash with it taken in. Clients sign within the same
+        # few seconds (a load generator that signs ahead interleaves several), so a handful of entries serve.
+        self._dated: dict[str, hashlib._Hash] = {}
 
-    def signature(self, amz_date: str, scope: str, canonical_request: str) -> str:
-        digest = hashlib.sha256(canonical_request.encode("latin-1", "replace")).hexdigest()
-        inner = self._inner.copy()
-        inner.update(f"{ALGORITHM}\n{amz_date}\n{scope}\n{digest}".encode())
+    def signature(self, amz_date: str, scope: str, request_digest: str) -> str:
+        """The signature of a request: HMAC of the string to sign, whose last line is ``request_digest`` (the hex
+        SHA-256 of the canonical request)."""
+        start = f"{ALGORITHM}\n{amz_date}\n{scope}\n"
+        dated = self._dated.get(start)
+        if dated is None:
+            if len(self._dated) >= _DATED_LIMIT:
+                self._dated.clear()
+            dated = self._dated[start] = self._inner.copy()
+            dated.update(start.encode())
+        inner = dated.copy()
+        inner.update(request_digest.encode())
         outer = self._outer.copy()
         outer.update(inner.digest())
         return outer.hexdigest()
+
+
+_DATED_LIMIT = 16  # request times kept per signing key before that cache starts over
+
+
+class RequestDigests:
+    """The SHA-256 of requests' canonical forms, for one verifier. Between one second and the next a client's
+    requests differ only in their payload's hash, the canonical request's last line: the hash state of everything
+    before it (method, path, query, the signed headers' names and values, the request time among them) is kept per
+    those parts, so a request hashes one or two blocks instead of four or more, and builds no canonical text. A
+    kept state is only ever copied, never changed: each digest is of exactly the request's canonical bytes."""
+
+    __slots__ = ("_starts",)
+
+    def __init__(self) -> None:
+        self._starts: dict[tuple[str | None, ...], hashlib._Hash] = {}
+
+    def hexdigest(
+        self, method: str, path: str, query: str, headers: dict[str, str], signed_headers: str, payload_hash: str
+    ) -> str:
+        # A signed header the request lacks is None here and signs as empty: the key still tells it apart.
+        parts = (method, path, query, signed_headers, *map(headers.get, _names(signed_headers)))
+        start = self._starts.get(parts)
+        if start is None:
+            text = canonical_start(method, path, query, headers, signed_headers)
+            start = hashlib.sha256(text.encode("latin-1", "replace"))
+            if len(text) <= _START_BYTES:  # bounded: at most 256 starts of 2 KB held
+                if len(self._starts) >= _STARTS_LIMIT:
+                    self._starts.clear()
+                self._starts[parts] = start
+        state = start.copy()
+        state.update(payload_hash.encode("latin-1", "replace"))
+        return state.hexdigest()
+
+
+_STARTS_LIMIT = 256
+_START_BYTES = 2048
 
 
 def canonical_uri(path: str) -> str:
@@ -136,13 +185,15 @@ def _trimmed(value: str) -> str:
 _WHITE_RUNS = re.compile(r"[ \t\n\r\x0b\x0c]+")
 
 
+def canonical_start(method: str, path: str, query: str, headers: dict[str, str], signed_headers: str) -> str:
+    """A canonical request up to its last line, the payload's hash."""
+    return f"{method}\n{canonical_uri(path)}\n{query}\n{canonical_headers(signed_headers, headers)}\n{signed_headers}\n"
+
+
 def canonical_request(
     method: str, path: str, query: str, headers: dict[str, str], signed_headers: str, payload_hash: str
 ) -> str:
-    return (
-        f"{method}\n{canonical_uri(path)}\n{query}\n"
-        f"{canonical_headers(signed_headers, headers)}\n{signed_headers}\n{payload_hash}"
-    )
+    return canonical_start(method, path, query, headers, signed_headers) + payload_hash
 
 
 def sign_headers(

@@ -330,3 +330,47 @@ def test_a_header_signature_covers_its_query_string() -> None:
     assert verify.authenticate("POST", "/?b=2&a=1", headers, b"{}").authenticated
     with pytest.raises(DynamoError, match="does not match"):
         verify.authenticate("POST", "/?b=2&a=3", headers, b"{}")
+
+
+def test_kept_hash_states_digest_exactly_the_canonical_request() -> None:
+    """The verifier hashes a canonical request from a kept state of everything before its payload hash, and the
+    string to sign from a kept state of its first three lines: each digest must be the one of the whole text, for
+    requests that share those parts and for ones that differ in any of them (a header value, one missing)."""
+    import hashlib
+
+    from dynastore.security.sigv4 import KeyedHash, RequestDigests, canonical_request, signature, signing_key
+
+    digests = RequestDigests()
+    names = "content-type;host;x-amz-date"
+    base = {"content-type": "application/x-amz-json-1.0", "host": "localhost", "x-amz-date": "20260101T000000Z"}
+    variants = [base, {**base, "x-amz-date": "20260101T000001Z"}, {**base, "host": " local  host "}]
+    variants.append({name: value for name, value in base.items() if name != "host"})  # a signed header missing
+    key = signing_key(SECRET, "20260101", REGION, "dynamodb")
+    keyed = KeyedHash(key)
+    for headers in variants * 2:  # the second round is answered from the kept states
+        for body in (b"{}", b'{"TableName":"t"}'):
+            payload = hashlib.sha256(body).hexdigest()
+            text = canonical_request("POST", "/", "", headers, names, payload)
+            digest = digests.hexdigest("POST", "/", "", headers, names, payload)
+            assert digest == hashlib.sha256(text.encode("latin-1")).hexdigest()
+            for amz_date in ("20260101T000000Z", "20260101T000001Z"):
+                scope = f"20260101/{REGION}/dynamodb/aws4_request"
+                assert keyed.signature(amz_date, scope, digest) == signature(key, amz_date, scope, text)
+
+
+def test_the_form_check_names_the_region_the_anonymous_caller_reads() -> None:
+    """``check_form`` returns the credential scope's region as ``scope_region`` reads it from the whole header,
+    whether the header is of the SDK form (read from its kept head) or not."""
+    from dynastore.security.authenticator import check_form
+    from dynastore.security.caller import scope_region
+
+    rng = random.Random(20261128)
+    header = sign(b"{}").headers
+    for _ in range(2000):
+        authorization = _mutations(rng, header["authorization"])
+        headers = {**header, "authorization": authorization}
+        try:
+            region = check_form(headers)
+        except DynamoError:
+            continue
+        assert region == scope_region(authorization), authorization
