@@ -210,7 +210,8 @@ def _prepare(
         assert plan.hash_values is not None
         lookup = _whole_key(space, plan, plan.hash_values[0])
         if lookup is not None:
-            check_key_paths(table, projection.paths if projection is not None else ())
+            if projection is not None:
+                check_key_paths(table, projection.paths)
             return _Read(space, [], None, projection, False, None, lookup)
     reverse, hash_descending = _order(select, space, plan)
     check_key_paths(table, projection.paths if projection is not None else ())
