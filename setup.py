@@ -30,10 +30,12 @@ from setuptools.errors import CCompilerError, CompileError, LinkError
 SOURCE = Path("src")
 
 # Compiled: the modules that every item request runs through (PutItem, GetItem, Query, Scan, BatchWriteItem,
-# BatchGetItem, UpdateItem, DeleteItem), from the HTTP connection to storage, and nothing else: where a profile of the
-# request benchmark finds the server's CPU (docs/performance.md "Install: only the request path compiled"). Left as
-# Python: what runs once, in the background or only on failure (table and backup management, exports and imports,
-# PartiQL, transactions, triggers, the console, the commands, replication, the error classes, policy evaluation):
+# BatchGetItem, UpdateItem, DeleteItem, and a PartiQL statement once parsed: ExecuteStatement's SELECT by key is to
+# cost what GetItem costs, docs/performance.md "PartiQL key lookups"), from the HTTP connection to storage, and
+# nothing else: where a profile of the request benchmark finds the server's CPU (docs/performance.md "Install: only
+# the request path compiled"). Left as Python: what runs once, in the background or only on failure (table and backup
+# management, exports and imports, PartiQL's parser, transactions, triggers, the console, the commands, replication,
+# the error classes, policy evaluation):
 # about 1% of the package's CPU time under the benchmark, and more than half of the C to compile. A module not
 # listed here stays Python, so new code starts interpreted. Never listed: the top package (it answers attribute
 # look-ups lazily, which a compiled module cannot), start-up code, modules whose classes tests replace parts of
@@ -75,6 +77,13 @@ COMPILED = frozenset(
         "dynastore/api/read_requests.py",
         "dynastore/api/scan.py",
         "dynastore/api/update_item.py",
+        "dynastore/api/execute_statement.py",  # a parsed statement's request path (PartiQL's parser stays Python)
+        "dynastore/api/partiql_reads.py",
+        "dynastore/api/partiql_requests.py",
+        "dynastore/partiql/__init__.py",
+        "dynastore/partiql/translate.py",
+        "dynastore/partiql/bind.py",
+        "dynastore/partiql/cache.py",
         "dynastore/validation/__init__.py",
         "dynastore/validation/attribute_values.py",
         "dynastore/validation/common.py",

@@ -8,6 +8,13 @@ in-process dynastore (``dynastore.testing.InProcess``, the protocol layer and ev
 sequentially in interleaved rounds: CPU microseconds a request (the process's CPU time, all its threads), the
 steadiest figure on a busy machine. Medians of the rounds. Run:
 ``python benchmarks/partiql_select.py [seconds] [rounds] [processes]`` (defaults 3, 5, 2).
+
+Instruction counts, which a busy machine does not disturb: ``valgrind --tool=callgrind --dump-before=getppid
+--callgrind-out-file=cg.out python benchmarks/partiql_select.py --instructions 400``, then ``python
+benchmarks/partiql_select.py --count 400 cg.out.*``: ``Protocol.handle`` of an in-memory dynastore (as ``dynastore
+serve --in-memory`` runs) serving GetItem and the key-equality SELECT of the same keys (``WHERE pk = ?`` on a
+table with a partition key only, ``WHERE pk = ? AND sk = ?`` on one with a sort key; one statement text with new
+parameters each time, as a client repeats a prepared statement), each phase between callgrind_phases' marks.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import sys
 import time
 from typing import Any
 
+from callgrind_phases import mark_phase, phase_counts
 from raw_requests import call, request_headers
 
 TABLE = "bench_partiql"
@@ -178,5 +186,87 @@ def main() -> None:
     _in_process(rounds)
 
 
+INSTRUCTION_PHASES = ("GetItem pk", "SELECT pk", "GetItem pk+sk", "SELECT pk+sk")
+KEYS = 100  # items of each table the phases cycle through
+
+
+def _handle_requests(phase: str) -> list[tuple[dict[str, str], bytes]]:
+    """Each request of a phase: headers as the HTTP server hands them on (lower-case names) and the body."""
+    operation, key = phase.split()
+    table = TABLE if key == "pk" else f"{TABLE}_sk"
+    out = []
+    for i in range(KEYS):
+        pk, sk = {"S": f"key-{i}"}, {"N": str(i)}
+        body: dict[str, Any]
+        if operation == "GetItem":
+            body = {"TableName": table, "Key": {"pk": pk} if key == "pk" else {"pk": pk, "sk": sk}}
+        elif key == "pk":
+            body = {"Statement": f'SELECT * FROM "{table}" WHERE pk = ?', "Parameters": [pk]}
+        else:
+            body = {"Statement": f'SELECT * FROM "{table}" WHERE pk = ? AND sk = ?', "Parameters": [pk, sk]}
+        target = "GetItem" if operation == "GetItem" else "ExecuteStatement"
+        headers = {name.lower(): value for name, value in request_headers(target).items()}
+        out.append((headers, json.dumps(body).encode()))
+    return out
+
+
+def _handle() -> Any:
+    """``Protocol.handle`` of an in-memory dynastore holding both tables' items."""
+    from dynastore.app import Dynastore
+    from dynastore.config import Config
+
+    handle = Dynastore(Config(in_memory=True)).protocol.handle
+    for table, schema, defined in (
+        (TABLE, [("pk", "HASH")], [("pk", "S")]),
+        (f"{TABLE}_sk", [("pk", "HASH"), ("sk", "RANGE")], [("pk", "S"), ("sk", "N")]),
+    ):
+        create = {
+            "TableName": table,
+            "KeySchema": [{"AttributeName": name, "KeyType": kind} for name, kind in schema],
+            "AttributeDefinitions": [{"AttributeName": name, "AttributeType": kind} for name, kind in defined],
+            "BillingMode": "PAY_PER_REQUEST",
+        }
+        headers = {name.lower(): value for name, value in request_headers("CreateTable").items()}
+        assert handle("POST", headers, json.dumps(create).encode(), "/").status == 200
+        headers = {name.lower(): value for name, value in request_headers("PutItem").items()}
+        for i in range(KEYS):
+            item = {"pk": {"S": f"key-{i}"}, "sk": {"N": str(i)}, "v": {"S": "x" * 100}}
+            body = json.dumps({"TableName": table, "Item": item}).encode()
+            assert handle("POST", headers, body, "/").status == 200
+    return handle
+
+
+def instruction_phases(calls: int) -> None:
+    """``calls`` requests a phase (INSTRUCTION_PHASES), after a round of each to warm the caches."""
+    handle = _handle()
+    phases = [_handle_requests(phase) for phase in INSTRUCTION_PHASES]
+    for requests in phases:
+        for headers, body in requests:
+            response = handle("POST", dict(headers), body, "/")
+            assert response.status == 200 and b'"pk"' in response.body, response.body
+    for requests in phases:
+        mark_phase()
+        for i in range(calls):
+            headers, body = requests[i % KEYS]
+            handle("POST", dict(headers), body, "/")
+    mark_phase()
+    print(f"{calls} calls a phase: " + ", ".join(INSTRUCTION_PHASES))
+
+
+def count_instructions(calls: int, files: list[str]) -> None:
+    """Thousands of instructions a request in each phase, from callgrind's dumps (the first is the start-up)."""
+    counts = phase_counts(files, INSTRUCTION_PHASES, calls)
+    for phase, count in counts.items():
+        print(f"{phase:13} {count:8.1f}k instructions a request")
+    for key in ("pk", "pk+sk"):
+        get, select = counts[f"GetItem {key}"], counts[f"SELECT {key}"]
+        print(f"key {key:5}: SELECT / GetItem throughput {get / select:.3f} (SELECT +{select - get:.1f}k)")
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--instructions"]:
+        instruction_phases(int(sys.argv[2]) if len(sys.argv) > 2 else 400)
+    elif sys.argv[1:2] == ["--count"]:
+        count_instructions(int(sys.argv[2]), sys.argv[3:])
+    else:
+        main()

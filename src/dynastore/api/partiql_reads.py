@@ -171,6 +171,8 @@ def select_capacity(mode: str | None, table_name: str, page: SelectPage) -> dict
 
 
 def select_response(page: SelectPage, consumed: dict[str, Any] | None) -> bytes:
+    if page.next_token is None and page.last_key is None and consumed is None:
+        return b'{"Items":' + json_array(page.items) + b"}"  # (a key lookup's answer, most often)
     parts = [b'"Items":' + json_array(page.items)]
     if page.next_token is not None:
         parts.append(b'"NextToken":' + orjson.dumps(page.next_token))
@@ -202,6 +204,15 @@ def _prepare(
             plan = plan_multi_read(where, hash_keys, tuple((a.name, a.type) for a in schema.range_keys))
         else:
             plan = plan_read(where, hash_key, range_pair)
+    elif one_page and not select.order_by and space.index is None and len(plan.hash_values or ()) == 1:
+        # A key lookup's plan: what follows for others checks nothing here but the projection's key paths (no
+        # ORDER BY to check, no index to fetch from), so the item's key is had at once.
+        assert plan.hash_values is not None
+        lookup = _whole_key(space, plan, plan.hash_values[0])
+        if lookup is not None:
+            if projection is not None:
+                check_key_paths(table, projection.paths)
+            return _Read(space, [], None, projection, False, None, lookup)
     reverse, hash_descending = _order(select, space, plan)
     check_key_paths(table, projection.paths if projection is not None else ())
     fetch = _index_fetch(space, plan.filter, projection, consistent)

@@ -338,17 +338,8 @@ def partition_equality(
 ) -> ReadPlan | None:
     """The plan of the most common SELECT, ``WHERE <partition key> = value``, read off the syntax tree without
     translating it (the hot path of a key lookup); None for any other WHERE clause."""
-    if not isinstance(where, ast.Compare) or where.op != "=":
-        return None
-    path, operand = (where.right, where.left) if isinstance(where.right, ast.Path) else (where.left, where.right)
-    if not isinstance(path, ast.Path) or path.elements != (hash_key[0],):
-        return None
-    if not isinstance(operand, ast.Param | ast.Literal):
-        return None
-    value = bind_value(operand, params)
-    if hash_key[1] not in value:
-        return None
-    return ReadPlan([value], None, (), None)
+    value = _equal_value(where, params, hash_key)
+    return None if value is None else ReadPlan([value], None, (), None)
 
 
 def key_equality(
@@ -363,13 +354,30 @@ def key_equality(
     if range_key is None or not isinstance(where, ast.And):
         return partition_equality(where, params, hash_key)
     for hash_side, range_side in ((where.left, where.right), (where.right, where.left)):
-        plan = partition_equality(hash_side, params, hash_key)
-        if plan is not None:
-            sort = partition_equality(range_side, params, range_key)
-            if sort is None or sort.hash_values is None:
-                return None
-            return ReadPlan(plan.hash_values, "=", (sort.hash_values[0],), None)
+        hash_value = _equal_value(hash_side, params, hash_key)
+        if hash_value is not None:
+            range_value = _equal_value(range_side, params, range_key)
+            return None if range_value is None else ReadPlan([hash_value], "=", (range_value,), None)
     return None
+
+
+def _equal_value(
+    where: ast.Condition | None, params: list[AttributeValue], key: tuple[str, str]
+) -> AttributeValue | None:
+    """The value of ``<key> = value`` (either way round), a parameter or a literal of the key's type; None for any
+    other condition. (Every request of a repeated key lookup runs this: no plan or tuple is made on the way.)"""
+    if not isinstance(where, ast.Compare) or where.op != "=":
+        return None
+    path, operand = (where.right, where.left) if isinstance(where.right, ast.Path) else (where.left, where.right)
+    if not isinstance(path, ast.Path) or len(path.elements) != 1 or path.elements[0] != key[0]:
+        return None
+    if isinstance(operand, ast.Param):
+        value = params[operand.index]
+    elif isinstance(operand, ast.Literal):
+        value = bind_value(operand, params)
+    else:
+        return None
+    return value if key[1] in value else None
 
 
 def _hash_values(node: ResolvedNode, hash_key: tuple[str, str]) -> list[AttributeValue] | None:

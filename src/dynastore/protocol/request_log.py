@@ -48,11 +48,20 @@ _PLAIN = re.compile(r"[\w.\-/:,]+").fullmatch  # what table names, operations an
 # Lines wait for the end of the event loop's turn and are written together: one write for many requests (a write
 # per line cost as much as the rest of the line). At most this many wait, whatever the turn.
 _MOST_PENDING = 256
-_WORDS_KEPT = 1024  # text fields formatted once and kept (operations, table names and error types repeat)
+_TEXTS_KEPT = 1024  # texts formatted once and kept, of each kind (operations, tables, errors, units repeat)
+# The ends of the two fields that have milliseconds, by the count of thousandths: the time's (".042Z") and the
+# latency's (".042", ".5", ".0": its shortest form as a float, as the JSON format writes it).
+_MILLISECONDS = tuple(f".{thousandths:03d}Z" for thousandths in range(1000))
+_FRACTIONS = tuple(f"{thousandths / 1000:.3f}".rstrip("0")[1:] if thousandths else ".0" for thousandths in range(1000))
 
 
 class RequestLog:
-    """Formats and writes request lines (to stderr: stdout's first line is the server's "listening on")."""
+    """Formats and writes request lines (to stderr: stdout's first line is the server's "listening on").
+
+    A line costs a few look-ups and one string: nothing of it is formatted from a float (that alone cost more than
+    the rest of a line), what repeats from line to line is formatted once and kept (the time up to the second, the
+    operation, table, status and error, the capacity units), and lines are written a turn of the event loop at a
+    time."""
 
     def __init__(self, form: str = "text", write: Callable[[bytes], object] | None = None) -> None:
         if form not in FORMATS:
@@ -60,9 +69,10 @@ class RequestLog:
         self._json = form == "json"
         self._write = write if write is not None else _Stderr().write
         self._second = -1
-        self._stamp = ""
+        self._second_stamp = ""  # the time field up to the second of self._second
         self._pending: list[bytes] = []
-        self._words: dict[str, str] = {}
+        self._outcomes: dict[tuple[str, str | None, int, str | None], str] = {}
+        self._units: dict[tuple[float, float], str] = {}  # (read units, write units) -> their text
 
     def line(
         self,
@@ -75,37 +85,47 @@ class RequestLog:
         latency: float,
         units: tuple[float, float],
     ) -> None:
-        stamp = self._time(arrived)
-        ms = int(latency * 1_000_000) / 1000  # microsecond precision; round() costs more than the rest
+        # The time field in ISO 8601, UTC, with milliseconds; the latency with microsecond precision.
+        second = int(arrived)
+        thousandths = int((arrived - second) * 1000)
+        if second != self._second:
+            self._new_second(second)
+        micros = int(latency * 1_000_000)
         if self._json:
             fields = {
-                "time": stamp,
+                "time": self._second_stamp + _MILLISECONDS[thousandths],
                 "request_id": request_id,
                 "operation": operation,
                 "table": table,
                 "status": status,
                 "error": error,
-                "latency_ms": ms,
+                "latency_ms": micros / 1000,
                 "rcu": units[0],
                 "wcu": units[1],
             }
-            self._emit(orjson.dumps(fields) + b"\n")
+            line = orjson.dumps(fields, option=orjson.OPT_APPEND_NEWLINE)
         else:
-            self._emit(
-                f"time={stamp} request_id={request_id} operation={self._text(operation)} table={self._text(table)} "
-                f"status={status} error={self._text(error)} latency_ms={ms} rcu={units[0]:g} wcu={units[1]:g}\n"
-                "".encode()
+            # What repeats from request to request (operation, table, status and error; the capacity units) is one
+            # look-up of the text kept for it; a miss (falsy: a text is never empty) formats and keeps it.
+            outcome = (operation, table, status, error)
+            line = (
+                f"time={self._second_stamp}{_MILLISECONDS[thousandths]} request_id={request_id} "
+                f"{self._outcomes.get(outcome) or self._outcome(outcome)} latency_ms={micros // 1000}"
+                f"{_FRACTIONS[micros % 1000]} {self._units.get(units) or self._unit(units)}\n".encode()
             )
-
-    def _emit(self, line: bytes) -> None:
         pending = self._pending
         pending.append(line)
-        if len(pending) == 1:
-            try:
-                asyncio.get_running_loop().call_soon(self.flush)
-            except RuntimeError:  # no event loop runs (a host drives the protocol itself): written at once
-                self.flush()
-        elif len(pending) >= _MOST_PENDING:
+        if len(pending) == 1 or len(pending) >= _MOST_PENDING:
+            self._kept(pending)
+
+    def _kept(self, pending: list[bytes]) -> None:
+        """The first line of a turn has its writing scheduled for the turn's end; too many lines are written now."""
+        if len(pending) >= _MOST_PENDING:
+            self.flush()
+            return
+        try:
+            asyncio.get_running_loop().call_soon(self.flush)
+        except RuntimeError:  # no event loop runs (a host drives the protocol itself): written at once
             self.flush()
 
     def flush(self) -> None:
@@ -115,24 +135,22 @@ class RequestLog:
             self._pending = []
             self._write(b"".join(pending))
 
-    def _text(self, value: str | None) -> str:
-        if value is None:
-            return "-"
-        words = self._words
-        text = words.get(value)
-        if text is None:
-            text = _text(value)
-            if len(words) < _WORDS_KEPT:
-                words[value] = text
+    def _outcome(self, outcome: tuple[str, str | None, int, str | None]) -> str:
+        operation, table, status, error = outcome
+        text = f"operation={_text(operation)} table={_text(table)} status={status} error={_text(error)}"
+        if len(self._outcomes) < _TEXTS_KEPT:
+            self._outcomes[outcome] = text
         return text
 
-    def _time(self, t: float) -> str:
-        """ISO 8601 in UTC with milliseconds; the part up to the second is formatted once a second."""
-        second = int(t)
-        if second != self._second:
-            self._second = second
-            self._stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
-        return f"{self._stamp}.{int((t - second) * 1000):03d}Z"
+    def _unit(self, units: tuple[float, float]) -> str:
+        text = f"rcu={units[0]:g} wcu={units[1]:g}"
+        if len(self._units) < _TEXTS_KEPT:
+            self._units[units] = text
+        return text
+
+    def _new_second(self, second: int) -> None:
+        self._second = second
+        self._second_stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
 
 
 class _Stderr:
@@ -215,6 +233,7 @@ class LoggedProtocol(Protocol):
         self._meters = meters
         self._request: Any = None  # the decoded request of the operation being served
         self.durability: Durability | None = None  # set once the server runs: writes are logged when durable
+        self._operations_by_target: dict[str, str] = {}
 
     def _keeping(self, run: Callable[[Any, Caller], Any]) -> Callable[[Any, Caller], Any]:
         def keep(request: Any, caller: Caller) -> Any:
@@ -227,32 +246,70 @@ class LoggedProtocol(Protocol):
         arrived, started = time.time(), time.perf_counter()
         read_meter, write_meter = self._meters
         reads, writes = read_meter.units, write_meter.units
-        response = super().handle(method, headers, body, path)
+        response = Protocol.handle(self, method, headers, body, path)  # (super() costs an object a request)
         units = (read_meter.units - reads, write_meter.units - writes)
-        target = headers.get("x-amz-target")
-        if target and not path.startswith(EXTENSION_PREFIX):
-            operation = target.rpartition(".")[2]
-        else:
-            operation = f"{method} {path}"
-        # Kept by _keeping and Protocol._error during super().handle, read and cleared here. (Not cleared before
-        # the call: the type checker would take the attribute to be None after it, and compiled code checks that
-        # at run time.)
+        # Kept by _keeping and Protocol._error during the call, read and cleared here. (Not cleared before the
+        # call: the type checker would take the attribute to be None after it, and compiled code checks that at
+        # run time.)
         error, request = self._error_type, self._request
         self._error_type = self._request = None
         if error is None and response.status == 404 and response.body == UNKNOWN_OPERATION_XML:
             error = "UnknownOperationException"
-        request_id = next((value for name, value in reversed(response.headers) if name == _REQUEST_ID), "")
-        table = tables_of(request)
+        # The common request names one table: read here rather than through a call of tables_of.
+        table = request.get("TableName") if request.__class__ is dict else None
+        if table.__class__ is not str:
+            table = tables_of(request)
+        # Both looked up here for the common request, a call each only for others (see the two functions).
+        target = headers.get("x-amz-target")
+        operation = self._operations_by_target.get(target) if target is not None and path == "/" else None
+        if operation is None:
+            operation = self._operation_of(method, target, path)
+        answered = response.headers
+        request_id = answered[-2][1] if len(answered) > 1 and answered[-2][0] == _REQUEST_ID else _request_id(answered)
+        durability = self.durability
+        seq = response.commit_seq
+        if seq and durability is not None and seq > durability.durable_seq:
+            # Registered before the connection's own wait: logged first. (A method of its own, so that the
+            # closure is made only for a write that waits.)
+            self._when_durable(durability, seq, arrived, started, request_id, operation, table, response, error, units)
+        else:
+            latency = time.perf_counter() - started
+            self.request_log.line(arrived, request_id, operation, table, response.status, error, latency, units)
+        return response
 
+    def _when_durable(
+        self,
+        durability: Durability,
+        seq: int,
+        arrived: float,
+        started: float,
+        request_id: str,
+        operation: str,
+        table: str | None,
+        response: RawResponse,
+        error: str | None,
+        units: tuple[float, float],
+    ) -> None:
         def write(failure: BaseException | None) -> None:
             status, error_type = (500, "InternalServerError") if failure is not None else (response.status, error)
             latency = time.perf_counter() - started
             self.request_log.line(arrived, request_id, operation, table, status, error_type, latency, units)
 
-        durability = self.durability
-        seq = response.commit_seq
-        if durability is not None and seq and seq > durability.durable_seq:
-            durability.when_durable(seq, write)  # registered before the connection's own wait: logged first
-        else:
-            write(None)
-        return response
+        durability.when_durable(seq, write)
+
+    def _operation_of(self, method: str, target: str | None, path: str) -> str:
+        """The X-Amz-Target's operation (its text after the last dot, kept per target); ``METHOD /path`` for a
+        request without one and for dynastore's own endpoints."""
+        if not target or (path != "/" and path.startswith(EXTENSION_PREFIX)):
+            return f"{method} {path}"
+        operation = self._operations_by_target.get(target)
+        if operation is None:
+            operation = target.rpartition(".")[2]
+            if len(self._operations_by_target) < _TEXTS_KEPT:  # targets are the client's: any text at all
+                self._operations_by_target[target] = operation
+        return operation
+
+
+def _request_id(headers: list[tuple[str, str]]) -> str:
+    """The response's request id: its last x-amzn-RequestId header (Protocol puts it just before the CRC32)."""
+    return next((value for name, value in reversed(headers) if name == _REQUEST_ID), "")

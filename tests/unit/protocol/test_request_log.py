@@ -80,6 +80,33 @@ def test_json_line() -> None:
     assert out[0].endswith(b"\n") and out[0].count(b"\n") == 1
 
 
+@pytest.mark.parametrize(
+    ("request_id", "operation", "table", "error", "latency", "units"),
+    [
+        ("ABC123", "GetItem", "t", None, 0.0, (0.5, 0.0)),
+        ("", "POST /x", None, 'Bad "name"', 1.5, (0.0, 2.5)),
+        ('id "1"\\', 'op"', "tÉ\n", "É", 12.0004567, (123456.75, -0.5)),
+    ],
+)
+def test_json_line_is_the_fields_as_orjson_writes_them(
+    request_id: str, operation: str, table: str | None, error: str | None, latency: float, units: tuple[float, float]
+) -> None:
+    out: list[bytes] = []
+    RequestLog("json", out.append).line(1_700_000_000.0425, request_id, operation, table, 400, error, latency, units)
+    fields = {
+        "time": "2023-11-14T22:13:20.042Z",
+        "request_id": request_id,
+        "operation": operation,
+        "table": table,
+        "status": 400,
+        "error": error,
+        "latency_ms": int(latency * 1_000_000) / 1000,
+        "rcu": units[0],
+        "wcu": units[1],
+    }
+    assert out == [orjson.dumps(fields) + b"\n"]
+
+
 def test_lines_of_one_turn_of_the_event_loop_are_written_together_at_its_end() -> None:
     out: list[bytes] = []
     log = RequestLog("text", out.append)

@@ -1,0 +1,184 @@
+"""What ``--log-requests`` costs a request: GetItem and PutItem through ``Protocol.handle`` of in-memory dynastores
+with the request log off, on as text and on as JSON (``--capacity report``, metrics on, as ``dynastore serve``
+runs by default), the lines written to /dev/null (or to a file: ``LOG_TO=path``).
+
+The requests are served as a server's event loop serves them: eight a turn of a running loop, so that a turn's
+lines are written together at its end, as the server writes them (protocol/request_log.py).
+
+Instruction counts, which a busy machine does not disturb: ``valgrind --tool=callgrind --dump-before=getppid
+--callgrind-out-file=cg.out python benchmarks/request_log.py --instructions 400``, then ``python
+benchmarks/request_log.py --count 400 cg.out.*``: thousands of instructions a request in each phase, and on / off
+(the share of the throughput kept when the server's CPU is the limit is its inverse). Callgrind counts what the
+process runs, not the kernel's side of a ``write(2)``: the lines per write are what batching saves there.
+
+Without arguments (or ``[requests] [rounds]``): the same phases timed by this thread's CPU time, in interleaved
+rounds, medians, microseconds a request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from callgrind_phases import mark_phase, phase_counts
+
+from dynastore.app import Dynastore
+from dynastore.config import Config
+from dynastore.protocol.protocol import Protocol
+from dynastore.protocol.request_log import LoggedProtocol, RequestLog
+
+TABLE = "bench_table"
+AUTH = (
+    "AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/dynamodb/aws4_request, "
+    "SignedHeaders=host;x-amz-date;x-amz-target, Signature=abc"
+)
+BODIES = {
+    "GetItem": b'{"TableName":"bench_table","Key":{"pk":{"S":"user#000123"}}}',
+    "PutItem": b'{"TableName":"bench_table","Item":{"pk":{"S":"user#000123"},"payload":{"S":"' + b"x" * 180 + b'"}}}',
+}
+CREATE = (
+    b'{"TableName":"bench_table","KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],'
+    b'"AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}],"BillingMode":"PAY_PER_REQUEST"}'
+)
+MODES = ("off", "text", "json")
+PHASES = tuple(f"{operation} {mode}" for operation in BODIES for mode in MODES)
+PER_TURN = 8  # requests served in one turn of the event loop
+
+
+def headers(operation: str) -> dict[str, str]:
+    """A request's headers as the HTTP server hands them on (lower-case names, fresh strings)."""
+    return {
+        "host": "127.0.0.1:8000",
+        "content-type": "application/x-amz-json-1.0",
+        "x-amz-target": f"DynamoDB_20120810.{operation}",
+        "x-amz-date": "20260101T000000Z",
+        "authorization": AUTH,
+        "content-length": str(len(BODIES.get(operation, CREATE))),
+    }
+
+
+class Lines:
+    """Where the log's lines go: a file descriptor, written as the server writes stderr; counts the writes."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.writes = 0
+        self.bytes = 0
+
+    def write(self, data: bytes) -> None:
+        self.writes += 1
+        self.bytes += len(data)
+        os.write(self.fd, data)
+
+
+def protocols(lines: Lines) -> dict[str, Protocol]:
+    """A protocol of an in-memory dynastore for each mode, with the benchmark's table and item."""
+    out: dict[str, Protocol] = {}
+    for mode in MODES:
+        form = "json" if mode == "json" else "text"
+        config = Config(in_memory=True, capacity="report", log_requests=mode != "off", log_format=form)
+        app = Dynastore(config)
+        # Not started: its background work stays out of the counts (an in-memory store's writes are durable at
+        # once, so nothing waits for a group commit).
+        protocol = app.protocol
+        if isinstance(protocol, LoggedProtocol):
+            protocol.request_log = RequestLog(config.log_format, lines.write)
+        assert protocol.handle("POST", headers("CreateTable"), CREATE, "/").status == 200
+        assert protocol.handle("POST", headers("PutItem"), BODIES["PutItem"], "/").status == 200
+        out[mode] = protocol
+    return out
+
+
+def phase(protocol: Protocol, operation: str) -> Callable[[int], Coroutine[Any, Any, None]]:
+    """``requests`` calls of ``operation``, PER_TURN a turn of the running loop."""
+    body = BODIES[operation]
+    sent = headers(operation)
+
+    async def run(requests: int) -> None:
+        for turn in range(0, requests, PER_TURN):
+            for _ in range(min(PER_TURN, requests - turn)):
+                response = protocol.handle("POST", dict(sent), body, "/")
+                assert response.status == 200, response.body
+            await asyncio.sleep(0)  # the turn ends: its lines are written
+
+    return run
+
+
+def phases(lines: Lines) -> list[Callable[[int], Coroutine[Any, Any, None]]]:
+    served = protocols(lines)
+    return [phase(served[name.split()[1]], name.split()[0]) for name in PHASES]
+
+
+def log_target() -> Lines:
+    target = os.environ.get("LOG_TO", os.devnull)
+    return Lines(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND))
+
+
+def instruction_phases(requests: int) -> None:
+    """``requests`` requests a phase (PHASES), between callgrind_phases' marks, after 40 of each to warm up."""
+    lines = log_target()
+    runs = phases(lines)
+
+    async def run() -> None:
+        for one in runs:
+            await one(40)
+        for one in runs:
+            mark_phase()
+            await one(requests)
+        mark_phase()
+
+    asyncio.run(run())
+    print(f"{requests} requests a phase: {', '.join(PHASES)}; {lines.bytes} bytes of lines in {lines.writes} writes")
+
+
+def count_instructions(requests: int, files: list[str]) -> None:
+    """Thousands of instructions a request in each phase, from callgrind's dumps (the first is the start-up)."""
+    counts = phase_counts(files, PHASES, requests)
+    for name, count in counts.items():
+        print(f"{name:13} {count:8.1f}k instructions a request")
+    for operation in BODIES:
+        off = counts[f"{operation} off"]
+        for mode in MODES[1:]:
+            on = counts[f"{operation} {mode}"]
+            print(
+                f"{operation} log on ({mode}): +{on - off:.1f}k, on / off {on / off:.3f}"
+                f" (throughput kept {off / on:.1%})"
+            )
+
+
+def timed_rounds(requests: int, rounds: int) -> None:
+    lines = log_target()
+    runs = phases(lines)
+    times: dict[str, list[float]] = {name: [] for name in PHASES}
+
+    async def run() -> None:
+        for one in runs:
+            await one(200)
+        for _ in range(rounds):
+            for name, one in zip(PHASES, runs, strict=True):
+                started = time.thread_time()
+                await one(requests)
+                times[name].append((time.thread_time() - started) / requests * 1e6)
+
+    asyncio.run(run())
+    for name, values in times.items():
+        print(f"{name:13} {statistics.median(values):7.2f} us a request (fastest round {min(values):.2f})")
+    for operation in BODIES:
+        off = statistics.median(times[f"{operation} off"])
+        for mode in MODES[1:]:
+            on = statistics.median(times[f"{operation} {mode}"])
+            print(f"{operation} log on ({mode}): on / off {on / off:.3f}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--instructions"]:
+        instruction_phases(int(sys.argv[2]) if len(sys.argv) > 2 else 400)
+    elif sys.argv[1:2] == ["--count"]:
+        count_instructions(int(sys.argv[2]), sys.argv[3:])
+    else:
+        timed_rounds(int(sys.argv[1]) if len(sys.argv) > 1 else 5000, int(sys.argv[2]) if len(sys.argv) > 2 else 5)
