@@ -192,3 +192,19 @@ def _put_succeeds(ddb: Any, item: dict[str, Any]) -> bool:
     except ClientError:
         return False
     return True
+
+
+def test_partiql_writes_and_strong_selects_go_through_the_log(deployment: Deployment) -> None:
+    ohio, oregon = deployment.client("us-east-2"), deployment.client("us-west-2")
+    ohio.execute_statement(Statement=f"INSERT INTO \"{TABLE}\" VALUE {{'pk': 'statement', 'v': 1}}")
+    select = f"SELECT * FROM \"{TABLE}\" WHERE pk = 'statement'"
+    assert oregon.execute_statement(Statement=select, ConsistentRead=True)["Items"] == [
+        {**key("statement"), "v": {"N": "1"}}
+    ]
+    code, _ = error_of(
+        lambda: oregon.execute_statement(Statement=f"INSERT INTO \"{TABLE}\" VALUE {{'pk': 'statement', 'v': 2}}")
+    )
+    assert code == "DuplicateItemException"
+    answer = oregon.batch_write_item(RequestItems={TABLE: [{"PutRequest": {"Item": key("batched")}}]})
+    assert answer["UnprocessedItems"] == {}
+    assert strongly_read(ohio, "batched") == key("batched")
