@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import logging
 from collections.abc import Callable
@@ -236,11 +237,9 @@ class Dynastore:
     def _protocol(self) -> Protocol:
         operations = dispatch.bind(self.engine, self.services)
         admin = routes.bind(self.engine, self.triggers, self._cluster_status, self.replicator.clock)
-        kv = self.kv
-
-        def commit_seq() -> int:
-            return kv.commit_seq
-
+        # Read twice a request (protocol.py: whether it committed a write); a partial of getattr runs in C, where a
+        # function defined here would run as Python even in a compiled build (this module is not compiled).
+        commit_seq: Callable[[], int] = functools.partial(getattr, self.kv, "commit_seq")
         if not self.config.log_requests:
             return Protocol(
                 operations,

@@ -25,10 +25,9 @@ tail is never trusted again: it is cut off. A callback that raises is logged and
 from __future__ import annotations
 
 import asyncio
-import heapq
-import itertools
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 
 from dynastore.storage.kv import KV, BackgroundSync, DurabilityError, OutcomeUnknownError, WriteTakenBackError
@@ -47,8 +46,9 @@ class GroupCommitter:
     def __init__(self, kv: KV, loop: asyncio.AbstractEventLoop) -> None:
         self._kv = kv
         self._loop = loop
-        self._waiters: list[tuple[int, int, DurableCallback]] = []  # heap of (seq, tiebreak, callback)
-        self._tiebreak = itertools.count()
+        # (seq, callback) in the order of seq, and of arrival for one seq. Writes commit in order and ask at once, so
+        # a new waiter almost always goes last: a deque appends and answers it without a heap's comparisons.
+        self._waiters: deque[tuple[int, DurableCallback]] = deque()
         self._flushing_to: int | None = None  # the seq the running flush makes durable
         self._turn_scheduled = False  # _turn_over runs once the loop has handled what is ready now
         self._futures: set[asyncio.Future[int]] = set()
@@ -96,7 +96,11 @@ class GroupCommitter:
             return
         if seq > kv.commit_seq:
             raise ValueError(f"seq {seq} is not committed yet (commit_seq={kv.commit_seq})")
-        heapq.heappush(self._waiters, (seq, next(self._tiebreak), callback))
+        waiters = self._waiters
+        if waiters and seq < waiters[-1][0]:
+            _insert_in_order(waiters, seq, callback)
+        else:
+            waiters.append((seq, callback))
         if not self._turn_scheduled:  # (else the turn's flush is due already)
             self._schedule_flush()
 
@@ -244,7 +248,7 @@ class GroupCommitter:
             self._flushing_to = None  # its sync is done; the thread is only returning
         waiters = self._waiters
         while waiters and waiters[0][0] <= durable:
-            _safe_call(heapq.heappop(waiters)[2], None)
+            _safe_call(waiters.popleft()[1], None)
         if waiters:
             self._schedule_flush()
 
@@ -259,14 +263,14 @@ class GroupCommitter:
         """The engine took back commits ``durable + 1`` to ``lost_through``: fail their waiters."""
         self._lost_range = (durable, lost_through)
         error = self._failure_for_late_waiter()
-        waiters, self._waiters = self._waiters, []
-        for seq, tiebreak, callback in sorted(waiters):
+        waiters = self._waiters
+        # The ones still waiting are kept before any callback runs: a callback may ask for new waits.
+        self._waiters = deque(waiter for waiter in waiters if waiter[0] > lost_through)
+        for seq, callback in waiters:
             if seq <= durable:
                 _safe_call(callback, None)
             elif seq <= lost_through:
                 _safe_call(callback, error)
-            else:
-                heapq.heappush(self._waiters, (seq, tiebreak, callback))
 
     def _failure_for_late_waiter(self) -> BaseException:
         # (the store's own account of what it took back last: a failed seal reports its losses before the
@@ -288,6 +292,14 @@ def _as_durability_error(error: BaseException) -> BaseException:
     err = DurabilityError(f"flush failed: {error!r}")
     err.__cause__ = error
     return err
+
+
+def _insert_in_order(waiters: deque[tuple[int, DurableCallback]], seq: int, callback: DurableCallback) -> None:
+    """A waiter for an older commit than the last waiter's: after every waiter of a seq up to its own."""
+    at = len(waiters)
+    while at > 0 and waiters[at - 1][0] > seq:
+        at -= 1
+    waiters.insert(at, (seq, callback))
 
 
 def _safe_call(callback: DurableCallback, error: BaseException | None) -> None:

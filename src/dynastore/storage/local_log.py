@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import select
 from collections.abc import Iterator
 
 from dynastore.storage import wal
@@ -131,6 +132,11 @@ class HelperSync:
         # (truncate) and rotated again reopens a number it deleted, and the helper must then sync the new file.
         self._known: dict[int, int] = {}
         self._changes = log_.changes  # the log's segments when the helper last dropped files (none to drop yet)
+        # Whether the helper has answered, asked without reading: the server asks on every request that arrives
+        # while a sync runs (group_commit.poll), and a non-blocking read that finds nothing raises an exception,
+        # which cost about five times this zero-timeout poll (3.5 against 0.7 us).
+        self._answer = select.poll()
+        self._answer.register(self._proc.fileno(), select.POLLIN)
 
     def fileno(self) -> int:
         return self._proc.fileno()
@@ -159,10 +165,16 @@ class HelperSync:
             del known[number]
 
     def finish(self) -> bool:
+        # Any event reads: an answer, or the helper's end closed (the read then reports the helper gone).
+        if not self._answer.poll(0):
+            return False
         return self._proc.answer()
 
     def alive(self) -> bool:
         return self._proc.alive()
 
     def close(self) -> None:
+        fd = self._proc.fileno()
+        if fd >= 0:  # (-1 once closed)
+            self._answer.unregister(fd)
         self._proc.close()
