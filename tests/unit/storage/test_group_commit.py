@@ -137,6 +137,28 @@ def test_batches_waiters_behind_one_flush() -> None:
     run(body)
 
 
+def test_a_waiter_for_an_older_commit_than_the_last_waiters_is_answered_by_the_flush_that_covers_it() -> None:
+    async def body() -> None:
+        fake = FakeKV()
+        gc = make(fake)
+        fired: list[str] = []
+        s1 = fake.commit()
+        gc.when_durable(s1, lambda error: fired.append("first"))
+        await until(lambda: fake.flush_calls == 1)  # this flush covers s1 only
+        s2 = fake.commit()
+        gc.when_durable(s2, lambda error: fired.append("second"))
+        gc.when_durable(s1, lambda error: fired.append("first, asked late"))  # older than the last waiter's
+        fake.gate.release()
+        await until(lambda: len(fired) == 2)
+        assert fired == ["first", "first, asked late"]  # not held behind the waiter for s2
+        await until(lambda: fake.flush_calls == 2)
+        fake.gate.release()
+        await until(lambda: len(fired) == 3)
+        assert fired[2] == "second"
+
+    run(body)
+
+
 def test_a_flush_error_fails_the_commits_taken_back_and_later_ones_become_durable(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
