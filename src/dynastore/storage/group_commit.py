@@ -112,7 +112,7 @@ class GroupCommitter:
 
     def poll(self) -> None:
         """Answer the waiters that a finished sync covers, without waiting for the flush's completion callback
-        (cheap: nothing, or one non-blocking read of the sync helper's socket while a flush runs)."""
+        (cheap: nothing, or one zero-timeout poll of the sync helper's socket while a flush runs)."""
         waiters = self._waiters
         if not waiters:
             return
