@@ -11,7 +11,9 @@ Instruction counts, which a busy machine does not disturb: ``valgrind --tool=cal
 --callgrind-out-file=cg.out python benchmarks/auth.py --instructions 200``, then ``python benchmarks/auth.py --count
 200 cg.out.*``: ``Protocol.handle`` of a signed GetItem and PutItem with ``--auth none`` and ``--auth sigv4``, then
 the same requests' bytes through the HTTP server's connection (its parser making fresh header strings for each),
-each phase preceded by a mark at which callgrind writes its counts (callgrind_phases.py).
+then the signature alone (what each mode makes of a GetItem's Authorization header: the difference between these
+and the ``Protocol.handle`` phases is authorization's), each phase preceded by a mark at which callgrind writes
+its counts (callgrind_phases.py).
 """
 
 from __future__ import annotations
