@@ -35,7 +35,7 @@ SOURCE = Path("src")
 # nothing else: where a profile of the request benchmark finds the server's CPU (docs/performance.md "Install: only
 # the request path compiled"). Left as Python: what runs once, in the background or only on failure (table and backup
 # management, exports and imports, PartiQL's parser, transactions, triggers, the console, the commands, replication,
-# the error classes, policy evaluation):
+# the error classes, policy evaluation: security/policy_documents.py, policy_evaluation.py, conditions.py):
 # about 1% of the package's CPU time under the benchmark, and more than half of the C to compile. A module not
 # listed here stays Python, so new code starts interpreted. Never listed: the top package (it answers attribute
 # look-ups lazily, which a compiled module cannot), start-up code, modules whose classes tests replace parts of
@@ -132,6 +132,14 @@ COMPILED = frozenset(
         "dynastore/security/authenticator.py",
         "dynastore/security/caller.py",
         "dynastore/security/sigv4.py",
+        # --auth sigv4: what every authenticated item request runs through (its credentials' and policies' look-up,
+        # a kept allow); the evaluation of policies itself stays Python (a decision is kept, docs/performance.md
+        # "Authentication").
+        "dynastore/security/credentials.py",
+        "dynastore/security/identity_policies.py",
+        "dynastore/security/authorization.py",
+        "dynastore/api/authorization.py",
+        "dynastore/util/arn.py",
         "dynastore/util/clock.py",
     }
 )

@@ -11,7 +11,9 @@ Instruction counts, which a busy machine does not disturb: ``valgrind --tool=cal
 --callgrind-out-file=cg.out python benchmarks/auth.py --instructions 200``, then ``python benchmarks/auth.py --count
 200 cg.out.*``: ``Protocol.handle`` of a signed GetItem and PutItem with ``--auth none`` and ``--auth sigv4``, then
 the same requests' bytes through the HTTP server's connection (its parser making fresh header strings for each),
-each phase preceded by a mark at which callgrind writes its counts (callgrind_phases.py).
+then the signature alone (what each mode makes of a GetItem's Authorization header: the difference between these
+and the ``Protocol.handle`` phases is authorization's), each phase preceded by a mark at which callgrind writes
+its counts (callgrind_phases.py).
 """
 
 from __future__ import annotations
@@ -204,6 +206,7 @@ def handle_rounds(count: int, rounds: int) -> None:
 INSTRUCTION_PHASES = (
     "GetItem none", "GetItem sigv4", "PutItem none", "PutItem sigv4",
     "HTTP GetItem none", "HTTP GetItem sigv4", "HTTP PutItem none", "HTTP PutItem sigv4",
+    "Verify GetItem none", "Verify GetItem sigv4",
 )  # fmt: skip
 
 
@@ -225,6 +228,18 @@ def _handle_phase(handle: Callable[..., Any], headers: dict[str, str], body: byt
     return one
 
 
+def _verify_phase(handle: Callable[..., Any], headers: dict[str, str], body: bytes) -> Callable[[], object]:
+    """What the server makes of a request's signature alone: ``check_form`` and the anonymous caller with
+    ``--auth none``, ``Authenticator.authenticate`` with ``--auth sigv4`` (the rest of the added cost is
+    authorization)."""
+    protocol = handle.__self__  # type: ignore[attr-defined]
+    authenticator = protocol.authenticator
+    if authenticator is None:
+        anonymous = protocol.anonymous
+        return lambda: anonymous.in_region(check_form(headers, "/"))
+    return lambda: authenticator.authenticate("POST", "/", headers, body)
+
+
 def instruction_phases(calls: int) -> None:
     """``calls`` requests a phase (INSTRUCTION_PHASES), between callgrind_phases' marks."""
     requests = {operation: signed_headers(operation, body) for operation, body in BODIES.items()}
@@ -232,9 +247,11 @@ def instruction_phases(calls: int) -> None:
     served = _http_handlers(handlers)
     phases: list[Callable[[], object]] = []
     for phase in INSTRUCTION_PHASES:
-        *http, operation, mode = phase.split()
+        *path, operation, mode = phase.split()
         headers, body = requests[operation][0], BODIES[operation]
-        if http:
+        if path == ["Verify"]:
+            phases.append(_verify_phase(handlers[mode], headers, body))
+        elif path:
             phases.append(_http_phase(served[mode], _raw(headers, body)))
         else:
             phases.append(_handle_phase(handlers[mode], headers, body))
@@ -245,13 +262,17 @@ def instruction_phases(calls: int) -> None:
 def count_instructions(calls: int, files: list[str]) -> None:
     """Thousands of instructions a request in each phase, from callgrind's dumps (the first one is the start-up)."""
     counts = phase_counts(files, INSTRUCTION_PHASES, calls)
+    paths = {"HTTP": "HTTP server", "Verify": "signature only"}
     for phase, count in counts.items():
-        path = "HTTP server" if phase.startswith("HTTP ") else "Protocol.handle"
-        print(f"{path:15} {phase.removeprefix('HTTP '):14} {count:8.1f}k instructions")
-    for prefix in ("", "HTTP "):
+        first, _, rest = phase.partition(" ")
+        path, shown = (paths[first], rest) if first in paths else ("Protocol.handle", phase)
+        print(f"{path:15} {shown:14} {count:8.1f}k instructions")
+    for prefix in ("", "HTTP ", "Verify "):
         for operation in BODIES:
-            none, sigv4 = counts[f"{prefix}{operation} none"], counts[f"{prefix}{operation} sigv4"]
-            path = "HTTP server" if prefix else "Protocol.handle"
+            none, sigv4 = counts.get(f"{prefix}{operation} none"), counts.get(f"{prefix}{operation} sigv4")
+            if none is None or sigv4 is None:  # a phase this run did not have
+                continue
+            path = paths.get(prefix.strip(), "Protocol.handle")
             print(f"{path:15} --auth sigv4 adds to a {operation}: {sigv4 - none:.1f}k ({(sigv4 - none) / none:.1%})")
 
 

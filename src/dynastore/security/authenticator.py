@@ -49,6 +49,7 @@ from dynastore.security.sigv4 import (
 )
 from dynastore.util.clock import Clock
 
+_sha256 = hashlib.sha256
 _KEY_CACHE_LIMIT = 4096  # cached signing keys (access key and day) before the cache starts over
 _EPOCH_CACHE_LIMIT = 256  # parsed request times kept before that cache starts over
 _QUERY_PARAMS = ("X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature", "X-Amz-Date", "X-Amz-SignedHeaders")
@@ -61,13 +62,14 @@ class _Head:
     head with every request it signs with one key on one day, so the SDK form's is read once and kept
     (``_sdk_head``)."""
 
-    __slots__ = ("algorithm", "credential", "signed_headers", "scope", "host_signed", "named_region")
+    __slots__ = ("algorithm", "credential", "signed_headers", "scope", "scope_text", "host_signed", "named_region")
 
     def __init__(self, algorithm: str, credential: str, signed_headers: str) -> None:
         self.algorithm = algorithm
         self.credential = credential
         self.signed_headers = signed_headers
         self.scope = credential.split("/")  # key id, day, region, service and terminator, when it is well formed
+        self.scope_text = credential.partition("/")[2]  # the credential scope, as the string to sign holds it
         self.host_signed = ";host;" in f";{signed_headers};"
         self.named_region = ""  # the region --auth none's anonymous caller takes from the header (_sdk_head)
 
@@ -142,13 +144,13 @@ class Authenticator:
         self._check_time(signed, signed_at, now)
         if not head.host_signed:  # else a captured signature would serve for another host
             raise InvalidSignatureException(messages.AUTH_HOST_NOT_SIGNED)
-        payload_hash = hashlib.sha256(body).hexdigest()
+        payload_hash = _sha256(body).hexdigest()
         declared = headers.get("x-amz-content-sha256")
         if declared is not None and declared != payload_hash:
             raise InvalidSignatureException(messages.AUTH_SIGNATURE_MISMATCH)
         digest = self._requests.hexdigest(method, route, signed.query, headers, head.signed_headers, payload_hash)
         key = self._signing_key(head.credential, day, region, identity, expected)
-        calculated = key.signature(signed.amz_date, head.credential[len(key_id) + 1 :], digest)
+        calculated = key.signature(signed.amz_date, head.scope_text, digest)
         # As bytes: compare_digest refuses str with non-ASCII characters, which a hostile header may hold.
         if not hmac.compare_digest(calculated.encode(), signed.signature.encode("utf-8", "replace")):
             raise InvalidSignatureException(messages.AUTH_SIGNATURE_MISMATCH)

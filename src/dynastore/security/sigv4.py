@@ -48,20 +48,24 @@ class KeyedHash:
         padded = key.ljust(64, b"\0")  # a SHA-256 signing key is 32 bytes, shorter than the block
         self._inner = hashlib.sha256(bytes(b ^ 0x36 for b in padded))
         self._outer = hashlib.sha256(bytes(b ^ 0x5C for b in padded))
-        # "AWS4-HMAC-SHA256\n<time>\n<scope>\n" -> the inner hash with it taken in. Clients sign within the same
-        # few seconds (a load generator that signs ahead interleaves several), so a handful of entries serve.
-        self._dated: dict[str, hashlib._Hash] = {}
+        # Request time -> (scope, the inner hash with "AWS4-HMAC-SHA256\n<time>\n<scope>\n" taken in). A signing
+        # key signs for one scope, so the time tells the entries apart (the scope is compared all the same).
+        # Clients sign within the same few seconds (a load generator that signs ahead interleaves several), so a
+        # handful of entries serve.
+        self._dated: dict[str, tuple[str, hashlib._Hash]] = {}
 
     def signature(self, amz_date: str, scope: str, request_digest: str) -> str:
         """The signature of a request: HMAC of the string to sign, whose last line is ``request_digest`` (the hex
         SHA-256 of the canonical request)."""
-        start = f"{ALGORITHM}\n{amz_date}\n{scope}\n"
-        dated = self._dated.get(start)
-        if dated is None:
+        found = self._dated.get(amz_date)
+        if found is not None and found[0] == scope:
+            dated = found[1]
+        else:
             if len(self._dated) >= _DATED_LIMIT:
                 self._dated.clear()
-            dated = self._dated[start] = self._inner.copy()
-            dated.update(start.encode())
+            dated = self._inner.copy()
+            dated.update(f"{ALGORITHM}\n{amz_date}\n{scope}\n".encode())
+            self._dated[amz_date] = (scope, dated)
         inner = dated.copy()
         inner.update(request_digest.encode())
         outer = self._outer.copy()
@@ -82,13 +86,13 @@ class RequestDigests:
     __slots__ = ("_starts",)
 
     def __init__(self) -> None:
-        self._starts: dict[tuple[str | None, ...], hashlib._Hash] = {}
+        self._starts: dict[tuple[str, str, str, str, tuple[str | None, ...]], hashlib._Hash] = {}
 
     def hexdigest(
         self, method: str, path: str, query: str, headers: dict[str, str], signed_headers: str, payload_hash: str
     ) -> str:
         # A signed header the request lacks is None here and signs as empty: the key still tells it apart.
-        parts = (method, path, query, signed_headers, *map(headers.get, _names(signed_headers)))
+        parts = (method, path, query, signed_headers, tuple([headers.get(name) for name in _names(signed_headers)]))
         start = self._starts.get(parts)
         if start is None:
             text = canonical_start(method, path, query, headers, signed_headers)

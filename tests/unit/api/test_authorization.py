@@ -5,6 +5,7 @@ authenticated callers (the signature itself is authentication's business)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -517,3 +518,36 @@ def test_a_remembered_allow_gives_way_to_a_new_resource_policy_and_a_new_table(s
     server.table("Music")  # the same name, a new table without the policy
     server.clock.advance(60)
     assert server.alice("PutItem", TableName="Music", Item=key("a")) == {}
+
+
+def test_a_remembered_allow_gives_way_to_reloaded_credentials(server: Server, tmp_path: Path) -> None:
+    # The allow is kept for the caller object its credentials made: the store read again (here: alice taken out of
+    # the group whose policy allowed her) makes a new caller, whose request is decided again.
+    from dynastore.security.credentials import CredentialStore
+
+    path = tmp_path / "credentials.json"
+
+    def write(groups: list[str]) -> None:
+        user = {
+            "account": ACCOUNT,
+            "user_id": "AIDAALICE",
+            "groups": groups,
+            "keys": [{"id": "AKIAALICE", "secret": "s"}],
+        }
+        path.write_text(json.dumps({"version": 1, "users": {"alice": user}}))
+
+    write(["staff"])
+    store = CredentialStore(path, "us-east-1")
+    server.grant(allow("dynamodb:GetItem", TABLE + "Music"), group=True)
+    found = store.find("AKIAALICE")
+    assert found is not None
+    for _ in range(2):  # the second is answered by the kept allow
+        assert _decoded(server.ops["GetItem"].run({"TableName": "Music", "Key": key("a")}, found.caller)) == {}
+    write([])
+    path.touch()
+    store.refresh()
+    reloaded = store.find("AKIAALICE")
+    assert reloaded is not None and reloaded.caller.groups == ()
+    with pytest.raises(AccessDeniedException) as info:
+        server.ops["GetItem"].run({"TableName": "Music", "Key": key("a")}, reloaded.caller)
+    assert info.value.message == denial("dynamodb:GetItem", TABLE + "Music")
