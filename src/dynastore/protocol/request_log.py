@@ -122,16 +122,15 @@ class RequestLog:
         else:
             unit_text = self._unit(units)
         if self._json:
-            # The fields as orjson writes the dictionary of them (tests/unit/protocol/test_request_log.py compares
-            # the two): the kept texts are orjson's own, the request id is quoted as is when it needs no escape.
-            quoted_id = f'"{request_id}"' if request_id.isalnum() else orjson.dumps(request_id).decode()
-            latency_text = (
-                f"{micros // 1000}{_FRACTIONS[micros % 1000]}" if micros < _EXACT_MICROS else _json(micros / 1000)
-            )
-            text = (
-                f'{{"time":"{self._second_stamp}{_MILLISECONDS[thousandths]}","request_id":{quoted_id},'
-                f'{outcome},"latency_ms":{latency_text},{unit_text}}}\n'
-            )
+            if micros < _EXACT_MICROS and request_id.isalnum():
+                # The fields as orjson writes the dictionary of them (tests/unit/protocol/test_request_log.py
+                # compares the two): the kept texts are orjson's own, the request id needs no escape.
+                text = (
+                    f'{{"time":"{self._second_stamp}{_MILLISECONDS[thousandths]}","request_id":"{request_id}",'
+                    f'{outcome},"latency_ms":{micros // 1000}{_FRACTIONS[micros % 1000]},{unit_text}}}\n'
+                )
+            else:
+                text = self._json_line(thousandths, request_id, operation, table, status, error, micros, units)
         else:
             text = (
                 f"time={self._second_stamp}{_MILLISECONDS[thousandths]} request_id={request_id} "
@@ -141,6 +140,31 @@ class RequestLog:
         pending.append(text.encode())
         if len(pending) == 1 or len(pending) >= _MOST_PENDING:
             self._kept(pending)
+
+    def _json_line(
+        self,
+        thousandths: int,
+        request_id: str,
+        operation: str,
+        table: str | None,
+        status: int,
+        error: str | None,
+        micros: int,
+        units: tuple[float, float],
+    ) -> str:
+        """The JSON line of a request whose id needs escaping or whose latency is too long for _FRACTIONS."""
+        fields = {
+            "time": self._second_stamp + _MILLISECONDS[thousandths],
+            "request_id": request_id,
+            "operation": operation,
+            "table": table,
+            "status": status,
+            "error": error,
+            "latency_ms": micros / 1000,
+            "rcu": units[0],
+            "wcu": units[1],
+        }
+        return orjson.dumps(fields, option=orjson.OPT_APPEND_NEWLINE).decode()
 
     def _kept(self, pending: list[bytes]) -> None:
         """The first line of a turn has its writing scheduled for the turn's end; too many lines are written now."""
