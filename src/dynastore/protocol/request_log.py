@@ -39,7 +39,6 @@ from dynastore.protocol.protocol import (
     Protocol,
     RawResponse,
 )
-from dynastore.security.caller import Caller
 
 __all__ = ["FORMATS", "LoggedProtocol", "RequestLog", "tables_of"]
 
@@ -290,29 +289,20 @@ class LoggedProtocol(Protocol):
         account_id: str = "000000000000",
     ) -> None:
         super().__init__(
-            {name: Operation(name, self._keeping(op.run)) for name, op in operations.items()},
+            operations,
             region=region,
             commit_seq=commit_seq,
             extension=extension,
             not_served=not_served,
-            streams_operations={
-                name: Operation(name, self._keeping(op.run)) for name, op in (streams_operations or {}).items()
-            },
+            streams_operations=streams_operations,
             metrics=metrics,
             account_id=account_id,
         )
         self.request_log = request_log
         self._meters = meters
-        self._request: Any = None  # the decoded request of the operation being served
+        self.keeps_request = True  # Protocol keeps the decoded request of the operation it runs, read in handle
         self.durability: Durability | None = None  # set once the server runs: writes are logged when durable
         self._operations_by_target: dict[str, str] = {}
-
-    def _keeping(self, run: Callable[[Any, Caller], Any]) -> Callable[[Any, Caller], Any]:
-        def keep(request: Any, caller: Caller) -> Any:
-            self._request = request
-            return run(request, caller)
-
-        return keep
 
     def handle(self, method: str, headers: Headers, body: bytes, path: str = "/") -> RawResponse:
         arrived, started = time.time(), time.perf_counter()
@@ -320,11 +310,11 @@ class LoggedProtocol(Protocol):
         reads, writes = read_meter.units, write_meter.units
         response = Protocol.handle(self, method, headers, body, path)  # (super() costs an object a request)
         units = (read_meter.units - reads, write_meter.units - writes)
-        # Kept by _keeping and Protocol._error during the call, read and cleared here. (Not cleared before the
+        # Kept by Protocol (its _call and _error) during the call, read and cleared here. (Not cleared before the
         # call: the type checker would take the attribute to be None after it, and compiled code checks that at
         # run time.)
-        error, request = self._error_type, self._request
-        self._error_type = self._request = None
+        error, request = self._error_type, self.kept_request
+        self._error_type = self.kept_request = None
         if error is None and response.status == 404 and response.body == UNKNOWN_OPERATION_XML:
             error = "UnknownOperationException"
         # The common request names one table: read here rather than through a call of tables_of.
