@@ -129,6 +129,9 @@ class Protocol:
         self._ids = _RequestIds()
         self.metrics = metrics  # None: no /metrics, nothing counted (--no-metrics)
         self._error_type: str | None = None  # the error type of the request being answered (set by _error)
+        # The request log (request_log.LoggedProtocol) reads each request as decoded, kept when an operation runs.
+        self.keeps_request = False
+        self.kept_request: Any = None
 
     def handle(self, method: str, headers: Headers, body: bytes, path: str = "/") -> RawResponse:
         metrics = self.metrics
@@ -278,6 +281,8 @@ class Protocol:
         if not body:
             raise SerializationException()
         seq_before = self._commit_seq()
+        if self.keeps_request:
+            self.kept_request = data
         try:  # costs nothing unless an exception is raised
             result = operation.run(data, caller)
         except ValidationException as error:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import re
 import sys
@@ -38,7 +39,6 @@ from dynastore.protocol.protocol import (
     Protocol,
     RawResponse,
 )
-from dynastore.security.caller import Caller
 
 __all__ = ["FORMATS", "LoggedProtocol", "RequestLog", "tables_of"]
 
@@ -52,15 +52,20 @@ _TEXTS_KEPT = 1024  # texts formatted once and kept, of each kind (operations, t
 # The ends of the two fields that have milliseconds, by the count of thousandths: the time's (".042Z") and the
 # latency's (".042", ".5", ".0": its shortest form as a float, as the JSON format writes it).
 _MILLISECONDS = tuple(f".{thousandths:03d}Z" for thousandths in range(1000))
+_SECONDS = tuple(f"{seconds:02d}" for seconds in range(60))
+# Below this many microseconds the latency's text is had from _FRACTIONS in both formats (checked against str and
+# orjson for every value below 3,000,000 and a million random ones below it); above, orjson formats it.
+_EXACT_MICROS = 10**12
 _FRACTIONS = tuple(f"{thousandths / 1000:.3f}".rstrip("0")[1:] if thousandths else ".0" for thousandths in range(1000))
 
 
 class RequestLog:
     """Formats and writes request lines (to stderr: stdout's first line is the server's "listening on").
 
-    A line costs a few look-ups and one string: nothing of it is formatted from a float (that alone cost more than
-    the rest of a line), what repeats from line to line is formatted once and kept (the time up to the second, the
-    operation, table, status and error, the capacity units), and lines are written a turn of the event loop at a
+    A line costs a few look-ups and one string, in either format: nothing of it is formatted from a float (that
+    alone cost more than the rest of a line), what repeats from line to line is formatted once and kept (the time
+    up to the minute, the operation, table, status and error, the capacity units; the last of each is compared
+    first, which costs less than a look-up by a tuple), and lines are written a turn of the event loop at a
     time."""
 
     def __init__(self, form: str = "text", write: Callable[[bytes], object] | None = None) -> None:
@@ -70,9 +75,20 @@ class RequestLog:
         self._write = write if write is not None else _Stderr().write
         self._second = -1
         self._second_stamp = ""  # the time field up to the second of self._second
+        self._minute = -1
+        self._minute_stamp = ""  # the time field up to the minute of self._minute, with its colon
         self._pending: list[bytes] = []
         self._outcomes: dict[tuple[str, str | None, int, str | None], str] = {}
         self._units: dict[tuple[float, float], str] = {}  # (read units, write units) -> their text
+        # The last outcome and units, and their texts (a request is most often like the one before it).
+        self._last_operation = ""
+        self._last_table: str | None = None
+        self._last_status = -1
+        self._last_error: str | None = None
+        self._last_outcome = ""
+        self._last_reads = math.nan  # equal to no units at all
+        self._last_writes = math.nan
+        self._last_units = ""
 
     def line(
         self,
@@ -91,32 +107,64 @@ class RequestLog:
         if second != self._second:
             self._new_second(second)
         micros = int(latency * 1_000_000)
-        if self._json:
-            fields = {
-                "time": self._second_stamp + _MILLISECONDS[thousandths],
-                "request_id": request_id,
-                "operation": operation,
-                "table": table,
-                "status": status,
-                "error": error,
-                "latency_ms": micros / 1000,
-                "rcu": units[0],
-                "wcu": units[1],
-            }
-            line = orjson.dumps(fields, option=orjson.OPT_APPEND_NEWLINE)
+        if (
+            operation is self._last_operation
+            and status == self._last_status
+            and table == self._last_table
+            and error == self._last_error
+        ):
+            outcome = self._last_outcome
         else:
-            # What repeats from request to request (operation, table, status and error; the capacity units) is one
-            # look-up of the text kept for it; a miss (falsy: a text is never empty) formats and keeps it.
-            outcome = (operation, table, status, error)
-            line = (
+            outcome = self._outcome(operation, table, status, error)
+        if units[0] == self._last_reads and units[1] == self._last_writes:
+            unit_text = self._last_units
+        else:
+            unit_text = self._unit(units)
+        if self._json:
+            if micros < _EXACT_MICROS and request_id.encode().isalnum():
+                # The fields as orjson writes the dictionary of them (tests/unit/protocol/test_request_log.py
+                # compares the two): the kept texts are orjson's own, the request id needs no escape (only ASCII
+                # letters and digits pass; checked in its bytes, a fifth of the cost of the text's check).
+                text = (
+                    f'{{"time":"{self._second_stamp}{_MILLISECONDS[thousandths]}","request_id":"{request_id}",'
+                    f'{outcome},"latency_ms":{micros // 1000}{_FRACTIONS[micros % 1000]},{unit_text}}}\n'
+                )
+            else:
+                text = self._json_line(thousandths, request_id, operation, table, status, error, micros, units)
+        else:
+            text = (
                 f"time={self._second_stamp}{_MILLISECONDS[thousandths]} request_id={request_id} "
-                f"{self._outcomes.get(outcome) or self._outcome(outcome)} latency_ms={micros // 1000}"
-                f"{_FRACTIONS[micros % 1000]} {self._units.get(units) or self._unit(units)}\n".encode()
+                f"{outcome} latency_ms={micros // 1000}{_FRACTIONS[micros % 1000]} {unit_text}\n"
             )
         pending = self._pending
-        pending.append(line)
+        pending.append(text.encode())
         if len(pending) == 1 or len(pending) >= _MOST_PENDING:
             self._kept(pending)
+
+    def _json_line(
+        self,
+        thousandths: int,
+        request_id: str,
+        operation: str,
+        table: str | None,
+        status: int,
+        error: str | None,
+        micros: int,
+        units: tuple[float, float],
+    ) -> str:
+        """The JSON line of a request whose id needs escaping or whose latency is too long for _FRACTIONS."""
+        fields = {
+            "time": self._second_stamp + _MILLISECONDS[thousandths],
+            "request_id": request_id,
+            "operation": operation,
+            "table": table,
+            "status": status,
+            "error": error,
+            "latency_ms": micros / 1000,
+            "rcu": units[0],
+            "wcu": units[1],
+        }
+        return orjson.dumps(fields, option=orjson.OPT_APPEND_NEWLINE).decode()
 
     def _kept(self, pending: list[bytes]) -> None:
         """The first line of a turn has its writing scheduled for the turn's end; too many lines are written now."""
@@ -135,22 +183,42 @@ class RequestLog:
             self._pending = []
             self._write(b"".join(pending))
 
-    def _outcome(self, outcome: tuple[str, str | None, int, str | None]) -> str:
-        operation, table, status, error = outcome
-        text = f"operation={_text(operation)} table={_text(table)} status={status} error={_text(error)}"
-        if len(self._outcomes) < _TEXTS_KEPT:
-            self._outcomes[outcome] = text
+    def _outcome(self, operation: str, table: str | None, status: int, error: str | None) -> str:
+        """The text of the operation, table, status and error fields (kept, and remembered as the last)."""
+        key = (operation, table, status, error)
+        text = self._outcomes.get(key)
+        if text is None:
+            if self._json:
+                text = _json({"operation": operation, "table": table, "status": status, "error": error})[1:-1]
+            else:
+                text = f"operation={_text(operation)} table={_text(table)} status={status} error={_text(error)}"
+            if len(self._outcomes) < _TEXTS_KEPT:
+                self._outcomes[key] = text
+        self._last_operation, self._last_table, self._last_status, self._last_error = key
+        self._last_outcome = text
         return text
 
     def _unit(self, units: tuple[float, float]) -> str:
-        text = f"rcu={units[0]:g} wcu={units[1]:g}"
-        if len(self._units) < _TEXTS_KEPT:
-            self._units[units] = text
+        """The text of the rcu and wcu fields (kept, and remembered as the last)."""
+        text = self._units.get(units)
+        if text is None:
+            if self._json:
+                text = _json({"rcu": units[0], "wcu": units[1]})[1:-1]
+            else:
+                text = f"rcu={units[0]:g} wcu={units[1]:g}"
+            if len(self._units) < _TEXTS_KEPT:
+                self._units[units] = text
+        self._last_reads, self._last_writes = units
+        self._last_units = text
         return text
 
     def _new_second(self, second: int) -> None:
         self._second = second
-        self._second_stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        minute, seconds = divmod(second, 60)  # (POSIX time has no leap seconds: a minute is 60 of them)
+        if minute != self._minute:
+            self._minute = minute
+            self._minute_stamp = time.strftime("%Y-%m-%dT%H:%M:", time.gmtime(minute * 60))
+        self._second_stamp = self._minute_stamp + _SECONDS[seconds]
 
 
 class _Stderr:
@@ -164,6 +232,10 @@ class _Stderr:
             written = os.write(self._fd, data)
             while written < len(data):  # a pipe may take a part of a long write
                 written += os.write(self._fd, data[written:])
+
+
+def _json(value: object) -> str:
+    return orjson.dumps(value).decode()
 
 
 def _text(value: str | None) -> str:
@@ -218,29 +290,20 @@ class LoggedProtocol(Protocol):
         account_id: str = "000000000000",
     ) -> None:
         super().__init__(
-            {name: Operation(name, self._keeping(op.run)) for name, op in operations.items()},
+            operations,
             region=region,
             commit_seq=commit_seq,
             extension=extension,
             not_served=not_served,
-            streams_operations={
-                name: Operation(name, self._keeping(op.run)) for name, op in (streams_operations or {}).items()
-            },
+            streams_operations=streams_operations,
             metrics=metrics,
             account_id=account_id,
         )
         self.request_log = request_log
         self._meters = meters
-        self._request: Any = None  # the decoded request of the operation being served
+        self.keeps_request = True  # Protocol keeps the decoded request of the operation it runs, read in handle
         self.durability: Durability | None = None  # set once the server runs: writes are logged when durable
         self._operations_by_target: dict[str, str] = {}
-
-    def _keeping(self, run: Callable[[Any, Caller], Any]) -> Callable[[Any, Caller], Any]:
-        def keep(request: Any, caller: Caller) -> Any:
-            self._request = request
-            return run(request, caller)
-
-        return keep
 
     def handle(self, method: str, headers: Headers, body: bytes, path: str = "/") -> RawResponse:
         arrived, started = time.time(), time.perf_counter()
@@ -248,11 +311,11 @@ class LoggedProtocol(Protocol):
         reads, writes = read_meter.units, write_meter.units
         response = Protocol.handle(self, method, headers, body, path)  # (super() costs an object a request)
         units = (read_meter.units - reads, write_meter.units - writes)
-        # Kept by _keeping and Protocol._error during the call, read and cleared here. (Not cleared before the
+        # Kept by Protocol (its _call and _error) during the call, read and cleared here. (Not cleared before the
         # call: the type checker would take the attribute to be None after it, and compiled code checks that at
         # run time.)
-        error, request = self._error_type, self._request
-        self._error_type = self._request = None
+        error, request = self._error_type, self.kept_request
+        self._error_type = self.kept_request = None
         if error is None and response.status == 404 and response.body == UNKNOWN_OPERATION_XML:
             error = "UnknownOperationException"
         # The common request names one table: read here rather than through a call of tables_of.

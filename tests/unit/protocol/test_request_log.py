@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
+import re
 import sys
+import time
 from typing import Any
 
 import orjson
@@ -105,6 +108,66 @@ def test_json_line_is_the_fields_as_orjson_writes_them(
         "wcu": units[1],
     }
     assert out == [orjson.dumps(fields) + b"\n"]
+
+
+def _reference_line(form: str, fields: tuple[Any, ...]) -> bytes:
+    """A line formatted field by field, without anything kept: what the log must write."""
+    arrived, request_id, operation, table, status, error, latency, units = fields
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(int(arrived))) + f".{int((arrived % 1) * 1000):03d}Z"
+    latency_ms = int(latency * 1_000_000) / 1000
+    if form == "json":
+        return (
+            orjson.dumps(
+                {
+                    "time": stamp,
+                    "request_id": request_id,
+                    "operation": operation,
+                    "table": table,
+                    "status": status,
+                    "error": error,
+                    "latency_ms": latency_ms,
+                    "rcu": units[0],
+                    "wcu": units[1],
+                }
+            )
+            + b"\n"
+        )
+
+    def word(value: str | None) -> str:
+        return "-" if value is None else value if re.fullmatch(r"[\w.\-/:,]+", value) else orjson.dumps(value).decode()
+
+    return (
+        f"time={stamp} request_id={request_id} operation={word(operation)} table={word(table)} status={status} "
+        f"error={word(error)} latency_ms={latency_ms} rcu={units[0]:g} wcu={units[1]:g}\n"
+    ).encode()
+
+
+@pytest.mark.parametrize("form", ["text", "json"])
+def test_lines_with_kept_texts_are_the_lines_formatted_afresh(form: str) -> None:
+    """The kept texts (the last outcome and units, those of earlier lines, the minute) give the line formatted
+    field by field, whether a line repeats the one before it, part of it, or none of it."""
+    chosen = random.Random(32)
+    operations = ["GetItem", "PutItem", "POST /x", 'op"', ""]
+    tables = ["t", "bench_table", None, "a,b", "tÉ\n"]
+    errors = [None, None, "ValidationException", 'Bad "name"']
+    request_ids = ["A1B2" * 13, "", 'id "1"\\', "²", "a b"]
+    units = [(0.5, 0.0), (0.0, 1.0), (0.0, 0.0), (123456.75, 0.5), (2.5, 3.0)]
+    out: list[bytes] = []
+    log = RequestLog(form, out.append)
+    expected: list[bytes] = []
+    fields: tuple[Any, ...] = (1_700_000_000.0, "ID", "GetItem", "t", 200, None, 0.001, (0.5, 0.0))
+    for _ in range(3000):
+        changed = list(fields)
+        changed[0] = fields[0] + chosen.random() * chosen.choice([0.002, 2.0, 90.0])
+        changed[1] = f"{chosen.getrandbits(200):052X}" if chosen.random() < 0.8 else chosen.choice(request_ids)
+        changed[6] = chosen.random() * chosen.choice([0.001, 1.0, 1e4])
+        for index, choices in ((2, operations), (3, tables), (4, [200, 400, 500]), (5, errors), (7, units)):
+            if chosen.random() < 0.2:
+                changed[index] = chosen.choice(choices)
+        fields = tuple(changed)
+        log.line(*fields)
+        expected.append(_reference_line(form, fields))
+    assert out == expected
 
 
 def test_lines_of_one_turn_of_the_event_loop_are_written_together_at_its_end() -> None:
