@@ -17,10 +17,11 @@ seconds 0: in process only).
 Instructions, which a busy machine does not change (callgrind; the sync helper is another process, not counted):
 every workload of dynabench (``batch``: BatchWriteItem of 25 new items; ``get``; ``query``: one partition,
 ``Limit`` 10) and ``overwrite``, each on the plain and on the streamed table of a durable in-process dynastore on
-uvloop's loop, each request answered once durable as the server answers it::
+uvloop's loop, each request answered once durable as the server answers it; ``per-turn`` (default 1) requests are
+handled in one turn of the loop, as a busy server handles those of its connections (16: dynabench's)::
 
     valgrind --tool=callgrind --dump-before=getppid --callgrind-out-file=cg.out \\
-        python benchmarks/stream_overhead.py --instructions 200
+        python benchmarks/stream_overhead.py --instructions 200 [per-turn]
     python benchmarks/stream_overhead.py --count 200 cg.out.*
 """
 
@@ -311,8 +312,9 @@ def _report(figures: dict[tuple[str, str], list[tuple[float, float]]]) -> None:
         )
 
 
-def _instruction_phases(calls: int) -> None:
-    """Each workload on each table between callgrind_phases' marks, at which callgrind writes its counts."""
+def _instruction_phases(calls: int, per_turn: int) -> None:
+    """Each workload on each table between callgrind_phases' marks, at which callgrind writes its counts;
+    ``per_turn`` requests a turn of the loop (one storage commit, one log record and one sync serve them)."""
     import asyncio
     from pathlib import Path
 
@@ -333,14 +335,15 @@ def _instruction_phases(calls: int) -> None:
             _create_tables(_InProcessConnection(handle))  # type: ignore[arg-type]
 
             async def run(requests: list[tuple[bytes, dict[str, str]]]) -> None:
-                for body, headers in requests:
+                for number, (body, headers) in enumerate(requests, 1):
                     response = handle("POST", headers, body, "/")
                     if response.status != 200:
                         raise RuntimeError(bytes(response.body).decode())
                     seq = response.commit_seq
-                    if seq and seq > committer.durable_seq:  # answered once durable, as the server answers
+                    turn_ends = number % per_turn == 0 or number == len(requests)
+                    if turn_ends and seq and seq > committer.durable_seq:
                         done: asyncio.Future[BaseException | None] = loop.create_future()
-                        committer.when_durable(seq, done.set_result)
+                        committer.when_durable(seq, done.set_result)  # answered once durable, as the server does
                         await done
 
             phases = [(kind, workload) for workload in INSTRUCTION_WORKLOADS for kind in TABLES]
@@ -354,7 +357,9 @@ def _instruction_phases(calls: int) -> None:
         finally:
             loop.run_until_complete(app.stop())
             loop.close()
-    print(f"{calls} requests a phase: " + ", ".join(f"{kind} {workload}" for kind, workload in phases))
+    print(
+        f"{calls} requests a phase, {per_turn} a turn: " + ", ".join(f"{kind} {workload}" for kind, workload in phases)
+    )
 
 
 def _lowered(requests: list[tuple[bytes, dict[str, str]]]) -> list[tuple[bytes, dict[str, str]]]:
@@ -375,7 +380,9 @@ def _count_instructions(calls: int, files: list[str]) -> None:
 
 def main() -> None:
     if sys.argv[1:2] == ["--instructions"]:
-        _instruction_phases(int(sys.argv[2]) if len(sys.argv) > 2 else 200)
+        _instruction_phases(
+            int(sys.argv[2]) if len(sys.argv) > 2 else 200, int(sys.argv[3]) if len(sys.argv) > 3 else 1
+        )
         return
     if sys.argv[1:2] == ["--count"]:
         _count_instructions(int(sys.argv[2]), sys.argv[3:])

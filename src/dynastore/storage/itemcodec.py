@@ -56,7 +56,15 @@ def lacks_string(raw: bytes, name: str, text: str) -> bool:
     """Whether the stored item ``raw`` certainly has no attribute ``name`` holding the string ``text`` (False: it
     may have it), without decoding the item: its JSON would hold the attribute's text as orjson writes it. The
     text found somewhere else (inside a map) only makes the answer False."""
-    return raw.find(b"".join((orjson.dumps(name), b':{"S":', orjson.dumps(text), b"}"))) < 0
+    return raw.find(b"".join((_json_string(name), b':{"S":', _json_string(text), b"}"))) < 0
+
+
+def _json_string(text: str) -> bytes:
+    """``orjson.dumps(text)``: printable ASCII without quotes or backslashes, which no JSON writer escapes, is
+    quoted here (orjson's call costs several times more)."""
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return b'"' + text.encode() + b'"'
+    return orjson.dumps(text)
 
 
 def item_json(raw: bytes) -> memoryview:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from dynastore.model.item_size import item_size
 from dynastore.storage.itemcodec import (
     FORMAT_JSON_V1,
+    _json_string,
     decode_item,
     encode_item,
     item_json,
@@ -114,3 +115,8 @@ def test_lacks_string_is_never_wrong(item: dict[str, Any], name: str, text: str)
             assert not lacks_string(raw, attribute, value["S"])
     if lacks_string(raw, name, text):
         assert item.get(name) != {"S": text}
+
+
+@given(st.text(max_size=12) | st.text(alphabet=st.characters(max_codepoint=127), max_size=12))
+def test_a_string_is_quoted_as_orjson_quotes_it(text: str) -> None:
+    assert _json_string(text) == orjson.dumps(text)
