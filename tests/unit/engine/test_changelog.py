@@ -72,7 +72,7 @@ def test_an_overwrite_with_the_same_values_written_otherwise_is_no_change() -> N
 def test_an_overwrite_is_told_changed_by_its_strings_as_by_decoding_the_old_item() -> None:
     ctx, _ = make_ctx()
     table = create(ctx, stream=STREAM)
-    first: Item = {"pk": {"S": "a"}, "t": {"S": "caf\u00e9 \"q\""}, "m": {"M": {"u": {"S": "v"}}}, "n": {"N": "1"}}
+    first: Item = {"pk": {"S": "a"}, "t": {"S": 'caf\u00e9 "q"'}, "m": {"M": {"u": {"S": "v"}}}, "n": {"N": "1"}}
     _put(ctx, table, first)
     # The same strings in other bytes (attributes reordered, a number spelled otherwise): no change.
     _put(ctx, table, {"n": {"N": "1.0"}, "m": {"M": {"u": {"S": "v"}}}, "t": first["t"], "pk": {"S": "a"}})
