@@ -38,7 +38,7 @@ from dynastore.model.namespace import Origin
 from dynastore.model.table_schema import TableDef
 from dynastore.model.values import Item, items_equal
 from dynastore.storage import keyspace
-from dynastore.storage.itemcodec import decode_item, lacks_string
+from dynastore.storage.itemcodec import decode_item
 from dynastore.storage.kv import KV, WriteTxn
 from dynastore.util.clock import Clock
 
@@ -276,26 +276,12 @@ def seq_of(key: bytes) -> int:
 def _changed(old: Item | None, old_raw: bytes | None, new: Item | None, new_raw: bytes | None) -> bool:
     """Whether a write changed the item's data (DynamoDB logs no stream record for one that did not). ``old``: the
     stored item decoded, or None when the write path did not need it (then it is decoded here, and only when
-    the stored bytes differ, and no string attribute of the new item is missing from them)."""
+    the stored bytes differ)."""
     if old_raw == new_raw:
         return False
     if old_raw is None or new is None:
         return True
-    if old is None:
-        if _a_string_changed(old_raw, new):
-            return True  # what an overwrite usually changes, told without decoding the old item
-        old = decode_item(old_raw)
-    return not items_equal(old, new)
-
-
-def _a_string_changed(old_raw: bytes, new: Item) -> bool:
-    """Whether a string attribute of ``new`` is certainly not in the stored item ``old_raw`` as it is in ``new``
-    (then the items differ: two strings that differ as text differ as values)."""
-    for name, value in new.items():
-        text = value.get("S")
-        if text is not None and lacks_string(old_raw, name, text):
-            return True
-    return False
+    return not items_equal(old if old is not None else decode_item(old_raw), new)
 
 
 class ChangeLog:

@@ -7,9 +7,7 @@ Format versions (the first byte of every stored item). NEVER renumber or reuse a
   the wire, so a stored item can be spliced into a response (``item_json``) without being decoded, and its
   size (for capacity units, page limits and statistics) is known without decoding it (``stored_size``).
 
-Unknown versions raise ``StorageCorruptionError``. orjson writes a value the same way wherever it stands (no
-spaces, one escaping of strings), so a stored item that holds an attribute holds its exact text
-(``lacks_string`` relies on it): a serialization that differs must be a new format version.
+Unknown versions raise ``StorageCorruptionError``.
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ import orjson
 
 from dynastore.storage.kv import StorageCorruptionError
 
-__all__ = ["FORMAT_JSON_V1", "decode_item", "encode_item", "item_json", "lacks_string", "stored_size"]
+__all__ = ["FORMAT_JSON_V1", "decode_item", "encode_item", "item_json", "stored_size"]
 
 FORMAT_JSON_V1 = 0x01
 _V1 = b"\x01"
@@ -50,21 +48,6 @@ def decode_item(raw: bytes) -> dict[str, Any]:
     if not isinstance(item, dict):
         raise StorageCorruptionError("stored item is not a JSON object")
     return item
-
-
-def lacks_string(raw: bytes, name: str, text: str) -> bool:
-    """Whether the stored item ``raw`` certainly has no attribute ``name`` holding the string ``text`` (False: it
-    may have it), without decoding the item: its JSON would hold the attribute's text as orjson writes it. The
-    text found somewhere else (inside a map) only makes the answer False."""
-    return raw.find(b"".join((_json_string(name), b':{"S":', _json_string(text), b"}"))) < 0
-
-
-def _json_string(text: str) -> bytes:
-    """``orjson.dumps(text)``: printable ASCII without quotes or backslashes, which no JSON writer escapes, is
-    quoted here (orjson's call costs several times more)."""
-    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
-        return b'"' + text.encode() + b'"'
-    return orjson.dumps(text)
 
 
 def item_json(raw: bytes) -> memoryview:

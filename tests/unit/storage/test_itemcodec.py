@@ -10,15 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dynastore.model.item_size import item_size
-from dynastore.storage.itemcodec import (
-    FORMAT_JSON_V1,
-    _json_string,
-    decode_item,
-    encode_item,
-    item_json,
-    lacks_string,
-    stored_size,
-)
+from dynastore.storage.itemcodec import FORMAT_JSON_V1, decode_item, encode_item, item_json, stored_size
 from dynastore.storage.kv import StorageCorruptionError
 
 ITEM: dict[str, Any] = {
@@ -90,33 +82,3 @@ def test_roundtrip_property(item: dict[str, Any]) -> None:
     assert decode_item(encode(item)) == item
     assert orjson.loads(item_json(encode(item))) == item
     assert stored_size(encode(item)) == item_size(item)
-
-
-def test_lacks_string_tells_a_string_missing_without_decoding() -> None:
-    raw = encode(ITEM)
-    assert not lacks_string(raw, "pk", "user#1")
-    assert not lacks_string(raw, "u", "\u00e9\U0001f600\x00")  # escaped and multi-byte text as stored
-    assert lacks_string(raw, "pk", "user#2")
-    assert lacks_string(raw, "n", "-1.5")  # a number, not a string
-    assert lacks_string(raw, "absent", "user#1")
-    nested = encode({"pk": {"S": "a"}, "m": {"M": {"x": {"S": "v"}}}})
-    assert not lacks_string(nested, "x", "v")  # found inside a map: "may have it", never a wrong "lacks"
-
-
-@given(
-    st.dictionaries(st.text(min_size=1, max_size=8), attrs, max_size=6),
-    st.text(min_size=1, max_size=8),
-    st.text(max_size=8),
-)
-def test_lacks_string_is_never_wrong(item: dict[str, Any], name: str, text: str) -> None:
-    raw = encode(item)
-    for attribute, value in item.items():
-        if "S" in value:
-            assert not lacks_string(raw, attribute, value["S"])
-    if lacks_string(raw, name, text):
-        assert item.get(name) != {"S": text}
-
-
-@given(st.text(max_size=12) | st.text(alphabet=st.characters(max_codepoint=127), max_size=12))
-def test_a_string_is_quoted_as_orjson_quotes_it(text: str) -> None:
-    assert _json_string(text) == orjson.dumps(text)
