@@ -13,6 +13,16 @@ timed by this thread's CPU time: the steadiest figure on a busy machine, fine en
 (``overwrite``: the mixed workload's puts alone). Run:
 ``python benchmarks/stream_overhead.py [seconds] [rounds] [processes] [connections each]`` (defaults 4, 5, 2, 8;
 seconds 0: in process only).
+
+Instructions, which a busy machine does not change (callgrind; the sync helper is another process, not counted):
+every workload of dynabench (``batch``: BatchWriteItem of 25 new items; ``get``; ``query``: one partition,
+``Limit`` 10) and ``overwrite``, each on the plain and on the streamed table of a durable in-process dynastore on
+uvloop's loop, each request answered once durable as the server answers it; ``per-turn`` (default 1) requests are
+handled in one turn of the loop, as a busy server handles those of its connections (16: dynabench's)::
+
+    valgrind --tool=callgrind --dump-before=getppid --callgrind-out-file=cg.out \\
+        python benchmarks/stream_overhead.py --instructions 200 [per-turn]
+    python benchmarks/stream_overhead.py --count 200 cg.out.*
 """
 
 from __future__ import annotations
@@ -32,11 +42,14 @@ import tempfile
 import time
 from typing import Any
 
+from callgrind_phases import mark_phase, phase_counts
 from raw_requests import call, request_headers
 
 SERVE = [sys.executable, "-m", "dynastore", "serve", "--disk-reserve", "0", "--no-metrics"]
 TABLES = {"plain": "bench_plain", "stream": "bench_stream"}
 WORKLOADS = ("put", "mixed")
+INSTRUCTION_WORKLOADS = ("put", "get", "query", "batch", "mixed", "overwrite")
+BATCH = 25
 PARTITIONS, PER_PARTITION = 200, 10  # the items the mixed workload reads and overwrites
 _ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
@@ -58,6 +71,23 @@ def _requests(table: str, workload: str, seed: int, count: int = 4000) -> list[t
         if workload == "put":
             item = _item(f"new-{seed}-{time.time_ns()}-{i}", "s00000", rng)
             out.append((json.dumps({"TableName": table, "Item": item}).encode(), request_headers("PutItem")))
+        elif workload == "batch":
+            items = [_item(f"new-{seed}-{time.time_ns()}-{i}", f"s{n:05d}", rng) for n in range(BATCH)]
+            batch = {"RequestItems": {table: [{"PutRequest": {"Item": item}} for item in items]}}
+            out.append((json.dumps(batch).encode(), request_headers("BatchWriteItem")))
+        elif workload == "get":
+            pk, sk = _existing_key(rng)
+            body = {"TableName": table, "Key": {"pk": {"S": pk}, "sk": {"S": sk}}}
+            out.append((json.dumps(body).encode(), request_headers("GetItem")))
+        elif workload == "query":
+            pk, _ = _existing_key(rng)
+            query: dict[str, Any] = {
+                "TableName": table,
+                "KeyConditionExpression": "pk = :p",
+                "ExpressionAttributeValues": {":p": {"S": pk}},
+                "Limit": 10,
+            }
+            out.append((json.dumps(query).encode(), request_headers("Query")))
         elif workload == "mixed" and rng.random() < 0.5:
             pk, sk = _existing_key(rng)
             body = {"TableName": table, "Key": {"pk": {"S": pk}, "sk": {"S": sk}}}
@@ -282,7 +312,81 @@ def _report(figures: dict[tuple[str, str], list[tuple[float, float]]]) -> None:
         )
 
 
+def _instruction_phases(calls: int, per_turn: int) -> None:
+    """Each workload on each table between callgrind_phases' marks, at which callgrind writes its counts;
+    ``per_turn`` requests a turn of the loop (one storage commit, one log record and one sync serve them)."""
+    import asyncio
+    from pathlib import Path
+
+    import uvloop
+    from durable_put import small_map
+
+    from dynastore.app import Dynastore
+    from dynastore.config import Config
+
+    small_map()
+    loop = uvloop.new_event_loop()
+    with tempfile.TemporaryDirectory() as directory:
+        app = Dynastore(Config(in_memory=False, data_dir=Path(directory), capacity="report"))
+        app.start(loop)
+        try:
+            assert app.committer is not None
+            handle, committer = app.protocol.handle, app.committer
+            _create_tables(_InProcessConnection(handle))  # type: ignore[arg-type]
+
+            async def run(requests: list[tuple[bytes, dict[str, str]]]) -> None:
+                for number, (body, headers) in enumerate(requests, 1):
+                    response = handle("POST", headers, body, "/")
+                    if response.status != 200:
+                        raise RuntimeError(bytes(response.body).decode())
+                    seq = response.commit_seq
+                    turn_ends = number % per_turn == 0 or number == len(requests)
+                    if turn_ends and seq and seq > committer.durable_seq:
+                        done: asyncio.Future[BaseException | None] = loop.create_future()
+                        committer.when_durable(seq, done.set_result)  # answered once durable, as the server does
+                        await done
+
+            phases = [(kind, workload) for workload in INSTRUCTION_WORKLOADS for kind in TABLES]
+            built = {phase: _lowered(_requests(TABLES[phase[0]], phase[1], 7, calls)) for phase in phases}
+            for kind, workload in phases:  # warm: caches filled, the stream's shards opened
+                loop.run_until_complete(run(_lowered(_requests(TABLES[kind], workload, 3, 20))))
+            for phase in phases:
+                mark_phase()
+                loop.run_until_complete(run(built[phase]))
+            mark_phase()
+        finally:
+            loop.run_until_complete(app.stop())
+            loop.close()
+    print(
+        f"{calls} requests a phase, {per_turn} a turn: " + ", ".join(f"{kind} {workload}" for kind, workload in phases)
+    )
+
+
+def _lowered(requests: list[tuple[bytes, dict[str, str]]]) -> list[tuple[bytes, dict[str, str]]]:
+    return [(body, {name.lower(): value for name, value in headers.items()}) for body, headers in requests]
+
+
+def _count_instructions(calls: int, files: list[str]) -> None:
+    """Thousands of instructions a request on each table, and plain / streamed, from callgrind's dumps."""
+    names = [f"{kind} {workload}" for workload in INSTRUCTION_WORKLOADS for kind in TABLES]
+    counts = phase_counts(files, names, calls)
+    for workload in INSTRUCTION_WORKLOADS:
+        plain, stream = counts[f"plain {workload}"], counts[f"stream {workload}"]
+        print(
+            f"{workload:9s} plain {plain:8.1f}k  stream {stream:8.1f}k instructions a request: "
+            f"+{stream - plain:.1f}k, plain/stream {plain / stream:.3f}"
+        )
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--instructions"]:
+        _instruction_phases(
+            int(sys.argv[2]) if len(sys.argv) > 2 else 200, int(sys.argv[3]) if len(sys.argv) > 3 else 1
+        )
+        return
+    if sys.argv[1:2] == ["--count"]:
+        _count_instructions(int(sys.argv[2]), sys.argv[3:])
+        return
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 4.0
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     procs = int(sys.argv[3]) if len(sys.argv) > 3 else 2

@@ -69,6 +69,21 @@ def test_an_overwrite_with_the_same_values_written_otherwise_is_no_change() -> N
     assert [r.event_name for r in _records(ctx, table)] == ["INSERT", "MODIFY"]
 
 
+def test_an_overwrite_is_a_change_when_a_string_differs_and_not_when_only_its_bytes_do() -> None:
+    ctx, _ = make_ctx()
+    table = create(ctx, stream=STREAM)
+    first: Item = {"pk": {"S": "a"}, "t": {"S": 'caf\u00e9 "q"'}, "m": {"M": {"u": {"S": "v"}}}, "n": {"N": "1"}}
+    _put(ctx, table, first)
+    # The same strings in other bytes (attributes reordered, a number spelled otherwise): no change.
+    _put(ctx, table, {"n": {"N": "1.0"}, "m": {"M": {"u": {"S": "v"}}}, "t": first["t"], "pk": {"S": "a"}})
+    # A string added beside the same string inside a map: a change.
+    _put(ctx, table, {"pk": {"S": "a"}, "t": first["t"], "m": {"M": {"u": {"S": "v"}}}, "u": {"S": "v"}})
+    _put(ctx, table, {"pk": {"S": "a"}, "t": {"S": "other"}, "m": {"M": {"u": {"S": "v"}}}, "u": {"S": "v"}})
+    records = _records(ctx, table)
+    assert [r.event_name for r in records] == ["INSERT", "MODIFY", "MODIFY"]
+    assert records[-1].old is not None and decode_item(records[-1].old)["t"] == first["t"]
+
+
 def test_an_overwrite_logs_the_stored_bytes_without_decoding_them_for_the_write() -> None:
     ctx, _ = make_ctx()
     table = create(ctx, stream=STREAM)
