@@ -26,20 +26,23 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-import re
 import statistics
 import sys
 import time
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any
 
-import orjson
 from callgrind_phases import mark_phase, phase_counts
 
 from dynastore.app import Dynastore
 from dynastore.config import Config
 from dynastore.protocol.protocol import Protocol
 from dynastore.protocol.request_log import LoggedProtocol, RequestLog
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.unit.protocol.test_request_log import reference_line  # noqa: E402  (the lines the log must write)
 
 TABLE = "bench_table"
 AUTH = (
@@ -192,28 +195,6 @@ def timed_rounds(requests: int, rounds: int) -> None:
         for mode in MODES[1:]:
             on = statistics.median(times[f"{operation} {mode}"])
             print(f"{operation} log on ({mode}): on / off {on / off:.3f}")
-
-
-def reference_line(form: str, fields: tuple[Any, ...]) -> bytes:
-    """A line formatted field by field, with nothing kept: what the log must write."""
-    arrived, request_id, operation, table, status, error, latency, units = fields
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(int(arrived))) + f".{int((arrived % 1) * 1000):03d}Z"
-    latency_ms = int(latency * 1_000_000) / 1000
-    if form == "json":
-        named = zip(
-            ("time", "request_id", "operation", "table", "status", "error", "latency_ms", "rcu", "wcu"),
-            (stamp, request_id, operation, table, status, error, latency_ms, *units),
-            strict=True,
-        )
-        return orjson.dumps(dict(named), option=orjson.OPT_APPEND_NEWLINE)
-
-    def word(value: str | None) -> str:
-        return "-" if value is None else value if re.fullmatch(r"[\w.\-/:,]+", value) else orjson.dumps(value).decode()
-
-    return (
-        f"time={stamp} request_id={request_id} operation={word(operation)} table={word(table)} status={status} "
-        f"error={word(error)} latency_ms={latency_ms} rcu={units[0]:g} wcu={units[1]:g}\n"
-    ).encode()
 
 
 def check_lines(lines: int) -> None:

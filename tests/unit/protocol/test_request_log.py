@@ -110,7 +110,7 @@ def test_json_line_is_the_fields_as_orjson_writes_them(
     assert out == [orjson.dumps(fields) + b"\n"]
 
 
-def _reference_line(form: str, fields: tuple[Any, ...]) -> bytes:
+def reference_line(form: str, fields: tuple[Any, ...]) -> bytes:
     """A line formatted field by field, without anything kept: what the log must write."""
     arrived, request_id, operation, table, status, error, latency, units = fields
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(int(arrived))) + f".{int((arrived % 1) * 1000):03d}Z"
@@ -166,7 +166,7 @@ def test_lines_with_kept_texts_are_the_lines_formatted_afresh(form: str) -> None
                 changed[index] = chosen.choice(choices)
         fields = tuple(changed)
         log.line(*fields)
-        expected.append(_reference_line(form, fields))
+        expected.append(reference_line(form, fields))
     assert out == expected
 
 
