@@ -70,7 +70,7 @@ from dynastore.storage.lmdb_failures import FailureState, room_inside
 from dynastore.storage.lmdb_log_sync import LogSync
 from dynastore.storage.lmdb_startup import DIRECTORY_MODE as DIRECTORY_MODE
 from dynastore.storage.lmdb_startup import apply_operations, lock_directory, open_environment, replay
-from dynastore.storage.lmdb_txn import BatchReadTxn, LmdbReadTxn, LmdbWriteTxn
+from dynastore.storage.lmdb_txn import BatchReadTxn, BatchWriteTxn, LmdbReadTxn, LmdbWriteTxn
 from dynastore.storage.local_log import LOG_DIRECTORY, LocalLog
 
 if TYPE_CHECKING:
@@ -88,6 +88,10 @@ MAX_BATCH_BYTES = 16 << 20
 # With the write-ahead log, a batch stays open across seals until it holds MAX_BATCH_BYTES or is this old (s).
 BATCH_INTERVAL = 1.0
 RESERVE_FILE = "reserve"  # storage/disk_space.py
+# Writes go straight into a batch begun with this much of LMDB's map free (storage/lmdb_txn.py BatchWriteTxn): far
+# more than a batch can use before it is committed (MAX_BATCH_BYTES of writes, or a second of them, each write
+# copying a few pages), so that a full map, which would leave the batch unusable, cannot happen inside one.
+DIRECT_WRITE_ROOM = 4 << 30
 
 
 class LmdbKV:
@@ -98,6 +102,8 @@ class LmdbKV:
     write-ahead log in ``path``'s ``LOG_DIRECTORY`` (storage/local_log.py).
     ``faults``: a test seam that may fail the write path at named points (``lmdb.commit``, ``sync.helper`` here,
     and the local log's own, see storage/wal.py).
+    ``direct_write_room``: the free room in LMDB's map below which the batch's writes are child transactions
+    (``DIRECT_WRITE_ROOM``; tests choose either kind of write with it).
     """
 
     def __init__(
@@ -110,6 +116,7 @@ class LmdbKV:
         reserve_bytes: int = 0,
         durable_log: DurableLog | None = None,
         faults: FaultPoints | None = None,
+        direct_write_room: int = DIRECT_WRITE_ROOM,
     ):
         self._path = os.fspath(path)
         self._env, self._lay = open_environment(self._path, map_size, max_readers, ordered_sync)
@@ -135,6 +142,9 @@ class LmdbKV:
         self._batch: _Txn | None = None
         self._batch_bytes = 0
         self._batch_started = 0.0  # time.monotonic() when the open batch began
+        self._batch_direct = False  # the open batch's writes go straight into it (_open_batch)
+        self._direct_write_room = direct_write_room
+        self._page_size = int(self._env.stat()["psize"])
         self._unsealed = False  # the batch holds writes committed since the last seal
         self._batch_thread: int | None = None
         self._on_batch_open: Callable[[], None] | None = None
@@ -238,29 +248,46 @@ class LmdbKV:
         self._file_held = max(self._file_held - 1, 0)
 
     def write(self, frees_space: bool = False) -> LmdbWriteTxn:
-        txn, batched = self._begin_write(frees_space)
-        return LmdbWriteTxn(self, txn, self._lay, batched, self._log is not None)
-
-    def _begin_write(self, frees_space: bool) -> tuple[_Txn, bool]:
-        """A new write transaction, and whether it is a child of the open batch."""
         if self._writer_open:
             # LMDB's writer lock is not reentrant: a second begin would deadlock this thread.
             raise StorageError("a write transaction is already open")
         failures = self._failures
         if failures.refusal is not None and not (frees_space and failures.disk_full and failures.broken is None):
             raise StorageUnavailableError(f"the store refuses writes: {failures.refusal}")
+        logged = self._log is not None
         try:
-            parent = None
-            if self._on_batch_open is not None and threading.get_ident() == self._batch_thread:
-                parent = self._batch
-                if parent is None:
-                    parent = self._batch = self._env.begin(db=self._lay.main, write=True)
-                    self._batch_started = time.monotonic()
-            txn = self._env.begin(db=self._lay.main, write=True, parent=parent)
+            if self._on_batch_open is None or threading.get_ident() != self._batch_thread:
+                txn = self._env.begin(db=self._lay.main, write=True)
+                self._writer_open = True
+                return LmdbWriteTxn(self, txn, self._lay, False, logged)
+            batch = self._batch
+            if batch is None:
+                batch = self._open_batch()
+            if self._batch_direct:
+                self._writer_open = True
+                return BatchWriteTxn(self, batch, self._lay, logged)
+            txn = self._env.begin(db=self._lay.main, write=True, parent=batch)
         except lmdb.Error as e:
             raise StorageError(f"lmdb write transaction failed: {e}") from e
         self._writer_open = True
-        return txn, parent is not None
+        return LmdbWriteTxn(self, txn, self._lay, True, logged)
+
+    def _open_batch(self) -> _Txn:
+        """Begin the batch the owner thread's writes join. Its writes go straight into it (``BatchWriteTxn``)
+        while LMDB's map has ``direct_write_room`` bytes to spare, else each in a child transaction, which a full map
+        aborts alone (storage/lmdb_txn.py)."""
+        batch = self._batch = self._env.begin(db=self._lay.main, write=True)
+        self._batch_started = time.monotonic()
+        self._batch_direct = self._map_room() >= self._direct_write_room
+        return batch
+
+    def _map_room(self) -> int:
+        """Bytes of LMDB's map that no page uses yet."""
+        info = self._env.info()
+        return int(info["map_size"]) - (int(info["last_pgno"]) + 1) * self._page_size
+
+    def _batch_broken(self, error: BaseException) -> None:
+        self._take_back(error)
 
     def _write_closed(self) -> None:
         self._writer_open = False
@@ -432,6 +459,7 @@ class LmdbKV:
             return False
         self._batch = batch
         self._batch_started = time.monotonic()
+        self._batch_direct = self._map_room() >= self._direct_write_room
         self._failures.broken = None
         return True
 

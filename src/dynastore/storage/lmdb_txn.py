@@ -5,6 +5,15 @@ encoding) and, once LMDB committed it, hands that payload to the store that bega
 storage/lmdb_kv.py), which seals it into the log with the batch. lmdb errors become ``StorageError``; a write that
 finds no room (LMDB's map or a transaction's page list full) is ``StorageUnavailableError``: not applied, and
 answered as a refused write.
+
+Two kinds of write transaction on the owner thread's open batch (storage/lmdb_kv.py): an LMDB child transaction
+of the batch (``LmdbWriteTxn`` with ``batched``), which LMDB aborts on its own, and ``BatchWriteTxn``, which
+writes straight into the batch and keeps an undo journal (each key's value before its first change) to take its
+writes back itself. The second spares LMDB's copy of every page a child transaction first touches (an
+allocation, zeroing and copy of a 4 KB page, about as much as the rest of a small write), but an LMDB error
+inside the batch leaves the whole batch unusable: the store then takes back every write not yet durable, as
+for a failed seal. So the store uses it only while LMDB's map has room to spare (a full map is the one LMDB
+error a write can expect), docs/design.md "Storage failures and a full disk".
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ from dynastore.storage.lmdb_layout import Layout, delete_long, get_long, put_lon
 if TYPE_CHECKING:
     _Txn = lmdb.Transaction[bytes]
 
-__all__ = ["BatchReadTxn", "LmdbReadTxn", "LmdbWriteTxn", "WriteOwner"]
+__all__ = ["BatchReadTxn", "BatchWriteTxn", "LmdbReadTxn", "LmdbWriteTxn", "WriteOwner"]
 
 
 class WriteOwner(Protocol):
@@ -34,6 +43,9 @@ class WriteOwner(Protocol):
     def _write_committed(self, log: list[bytes] | None, written: int, batched: bool) -> None:
         """LMDB committed the transaction: ``log`` is its log payload (None without a log), ``written`` the bytes
         its puts carried, ``batched`` whether it committed into the open batch."""
+
+    def _batch_broken(self, error: BaseException) -> None:
+        """A ``BatchWriteTxn`` could not write or take back its writes: the open batch is unusable."""
 
 
 class LmdbReadTxn:
@@ -129,6 +141,85 @@ class LmdbWriteTxn(LmdbReadTxn):
             return delete_long(self._txn, self._lay, key)
         except lmdb.Error as e:
             raise _write_error("delete", e) from e
+
+
+class BatchWriteTxn(LmdbWriteTxn):
+    """A write straight into the owner's open batch ``txn``, taken back from its undo journal when it ends with
+    an exception (its reads see its own writes, as a child transaction's do)."""
+
+    __slots__ = ("_undo", "_failed")
+
+    def __init__(self, owner: WriteOwner, txn: _Txn, lay: Layout, logged: bool) -> None:
+        super().__init__(owner, txn, lay, True, logged)
+        # (key, its value before this transaction's first change of it, None: absent), in the order written.
+        self._undo: list[tuple[bytes, bytes | None]] = []
+        self._failed: lmdb.Error | None = None  # an LMDB error inside the batch: it can only be aborted
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        owner = self._owner
+        owner._write_closed()
+        failed = self._failed
+        if failed is None:
+            if exc_type is None:
+                owner._write_committed(self._log, self._written, True)
+                return
+            try:
+                self._take_back()
+                return
+            except lmdb.Error as e:
+                failed = e
+        error = _write_error("write into the batch", failed)
+        owner._batch_broken(error)
+        if exc_type is None:
+            raise error  # the caller went on past the failed write's error: it still must not look committed
+
+    def _take_back(self) -> None:
+        txn, lay = self._txn, self._lay
+        for key, old in reversed(self._undo):
+            short = len(key) <= lay.root_max
+            if old is None:
+                if short:
+                    txn.delete(key)
+                else:
+                    delete_long(txn, lay, key)
+            elif short:
+                txn.put(key, old)
+            else:
+                put_long(txn, lay, key, old)
+
+    def put(self, key: bytes, value: bytes) -> None:
+        self._written += len(key) + len(value)
+        if self._log is not None:
+            self._log += (encode_put(key, value), key, value)
+        try:
+            if len(key) <= self._lay.root_max:
+                self._undo.append((key, self._txn.replace(key, value)))
+            else:
+                self._undo.append((key, get_long(self._txn, self._lay, key)))
+                put_long(self._txn, self._lay, key, value)
+        except lmdb.Error as e:
+            self._failed = e
+            raise _write_error("put", e) from e
+
+    def delete(self, key: bytes) -> bool:
+        if self._log is not None:
+            self._log += (encode_delete(key), key)
+        try:
+            if len(key) <= self._lay.root_max:
+                old = self._txn.pop(key)
+            else:
+                old = get_long(self._txn, self._lay, key)
+                if old is not None:
+                    delete_long(self._txn, self._lay, key)
+        except lmdb.Error as e:
+            self._failed = e
+            raise _write_error("delete", e) from e
+        if old is None:
+            return False
+        self._undo.append((key, old))
+        return True
 
 
 def _write_error(operation: str, error: lmdb.Error) -> StorageError:

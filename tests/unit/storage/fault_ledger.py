@@ -127,16 +127,17 @@ def stored(kv: LmdbKV) -> dict[str, int]:
         return {key.decode(): int(r.get(key) or b"0") for key in KEYS}
 
 
-def main(path: str, point: str, after: int, times: int, rounds: int) -> None:
+def main(path: str, point: str, after: int, times: int, rounds: int, direct: bool = True) -> None:
     """The writer process: run the ledger with the planned fault until every counter has ``rounds`` acknowledged
-    increments, print it as one JSON line, then keep the store open (uncleanly) until killed."""
+    increments, print it as one JSON line, then keep the store open (uncleanly) until killed. ``direct``: the
+    batch's writes go straight into it (the default of a store with room), else each is a child transaction."""
     # Batches reach LMDB's file often, so its commit is on the path many times: at every seal where that commit
     # (and the log sync before it) is the point that fails, so that the fault surely happens; elsewhere after
     # 10 ms, so that a failure meets a batch holding several seals' records (the rebuilt view replays them).
     lmdb_kv.BATCH_INTERVAL = 0.0 if point in ("lmdb.commit", "wal.sync") else 0.01
     wal.CHECKPOINT_BYTES = 2048  # segments rotate and checkpoints run while the writes go on
     faults = PlannedFaults(point, FAULTS[point], after, times)
-    kv = LmdbKV(path, map_size=1 << 30, faults=faults)
+    kv = LmdbKV(path, map_size=1 << 30, faults=faults, direct_write_room=0 if direct else 1 << 62)
     ledger = asyncio.run(run_ledger(kv, rounds))
     report = {
         "acked": {key.decode(): n for key, n in ledger.acked.items()},
@@ -155,13 +156,20 @@ def main(path: str, point: str, after: int, times: int, rounds: int) -> None:
 SCRIPT = (
     "import sys; sys.path[:0] = [{root!r}, {src!r}]\n"
     "from tests.unit.storage.fault_ledger import main\n"
-    "main({path!r}, {point!r}, {after}, {times}, {rounds})\n"
+    "main({path!r}, {point!r}, {after}, {times}, {rounds}, {direct})\n"
 )
 
 
-def script(path: str, point: str, after: int, times: int = 1, rounds: int = ROUNDS) -> str:
+def script(path: str, point: str, after: int, times: int = 1, rounds: int = ROUNDS, direct: bool = True) -> str:
     return SCRIPT.format(
-        root=ROOT, src=os.path.join(ROOT, "src"), path=path, point=point, after=after, times=times, rounds=rounds
+        root=ROOT,
+        src=os.path.join(ROOT, "src"),
+        path=path,
+        point=point,
+        after=after,
+        times=times,
+        rounds=rounds,
+        direct=direct,
     )
 
 

@@ -17,7 +17,8 @@ from tests.unit.storage import fault_ledger
 from tests.unit.storage.killed_writer import first_line_then_kill_9
 from tests.unit.storage.test_catalog import table
 
-# (point, calls before it fails, how many calls fail)
+# (point, calls before it fails, how many calls fail), with the batch's writes straight into it (the default),
+# and a few with each in a child transaction of the batch (a store whose map has little room left)
 CASES = [
     ("lmdb.commit", 3, 1),  # LMDB's batch commit (a full disk reported as EIO): the reported data loss
     ("lmdb.commit", 3, 20),  # ... failing on for a while: the store stays read-only until a retry commits
@@ -29,12 +30,18 @@ CASES = [
     ("wal.truncate", 20, 2),  # the log cannot be cut back after a failed append: reads wait until it can
     ("lmdb.sync", 1, 1),  # a checkpoint's sync (off the write path: logged, the log keeps its segments)
 ]
+CHILD_CASES = [("lmdb.commit", 3, 1), ("wal.append", 25, 10), ("sync.helper", 10, 1)]
 
 
-@pytest.mark.parametrize(("point", "after", "times"), CASES)
-def test_a_storage_fault_loses_no_acknowledged_write(tmp_path: Path, point: str, after: int, times: int) -> None:
+@pytest.mark.parametrize(
+    ("point", "after", "times", "direct"),
+    [(*case, True) for case in CASES] + [(*case, False) for case in CHILD_CASES],
+)
+def test_a_storage_fault_loses_no_acknowledged_write(
+    tmp_path: Path, point: str, after: int, times: int, direct: bool
+) -> None:
     path = str(tmp_path / "db")
-    line = first_line_then_kill_9(fault_ledger.script(path, point, after, times))
+    line = first_line_then_kill_9(fault_ledger.script(path, point, after, times, direct=direct))
     report = json.loads(line)
     assert report["fired"] == times, report  # the fault happened
     assert report["mismatches"] == [], report  # no read missed an acknowledged write or saw a failed one
@@ -54,7 +61,7 @@ def test_a_storage_fault_loses_no_acknowledged_write(tmp_path: Path, point: str,
     finally:
         kv.close()
     print(
-        f"{point} x{times}: acknowledged {sum(report['acked'].values())}, failed {report['failed']}, "
+        f"{point} x{times} ({'direct' if direct else 'child'} writes): acknowledged {sum(report['acked'].values())}, failed {report['failed']}, "
         f"refused {report['refused']}, lost 0"
     )
 
