@@ -143,9 +143,11 @@ def instruction_phases(puts: int) -> None:
 
 
 def small_map() -> None:
-    """Valgrind cannot map LMDB's default terabyte of address space: a gigabyte is plenty here."""
+    """Valgrind cannot map LMDB's default terabyte of address space: a gigabyte is plenty here. Writes still go
+    straight into the open batch, as with the default map (storage/lmdb_kv.py ``DIRECT_WRITE_ROOM``)."""
     from dynastore.storage import lmdb_kv, lmdb_startup
 
+    lmdb_kv.DIRECT_WRITE_ROOM = 256 << 20
     opened = lmdb_startup.open_environment
     lmdb_kv.open_environment = lambda path, _, *rest: opened(path, 1 << 30, *rest)  # type: ignore[attr-defined]
 

@@ -103,7 +103,7 @@ class LmdbKV:
     ``faults``: a test seam that may fail the write path at named points (``lmdb.commit``, ``sync.helper`` here,
     and the local log's own, see storage/wal.py).
     ``direct_write_room``: the free room in LMDB's map below which the batch's writes are child transactions
-    (``DIRECT_WRITE_ROOM``; tests choose either kind of write with it).
+    (by default ``DIRECT_WRITE_ROOM``; tests choose either kind of write with it).
     """
 
     def __init__(
@@ -116,7 +116,7 @@ class LmdbKV:
         reserve_bytes: int = 0,
         durable_log: DurableLog | None = None,
         faults: FaultPoints | None = None,
-        direct_write_room: int = DIRECT_WRITE_ROOM,
+        direct_write_room: int | None = None,
     ):
         self._path = os.fspath(path)
         self._env, self._lay = open_environment(self._path, map_size, max_readers, ordered_sync)
@@ -143,7 +143,7 @@ class LmdbKV:
         self._batch_bytes = 0
         self._batch_started = 0.0  # time.monotonic() when the open batch began
         self._batch_direct = False  # the open batch's writes go straight into it (_open_batch)
-        self._direct_write_room = direct_write_room
+        self._direct_write_room = DIRECT_WRITE_ROOM if direct_write_room is None else direct_write_room
         self._page_size = int(self._env.stat()["psize"])
         self._unsealed = False  # the batch holds writes committed since the last seal
         self._batch_thread: int | None = None
