@@ -20,8 +20,9 @@ thread, once per batch (below), not per write.
 
 Batches. Committing costs LMDB a write of every page the transaction changed (with its branch pages, the free
 list and the meta page: several syscalls for one small put). Once ``enable_batching`` is called, the owner
-thread's write transactions are LMDB child transactions of one open *batch* transaction: each commits into the
-batch (atomically; an exception discards only its own writes). The batch outlives seals (the log makes its
+thread's write transactions join one open *batch* transaction (atomically; an exception discards only their own
+writes): they write straight into it with an undo journal while LMDB's map has room to spare, else each is an
+LMDB child transaction of it (storage/lmdb_txn.py). The batch outlives seals (the log makes its
 writes durable): it is committed to the file once it holds ``MAX_BATCH_BYTES`` or is ``BATCH_INTERVAL`` old,
 at a checkpoint and at close, so that the pages many writes share are written once. Reads on the owner thread
 go through the open batch, so they see every committed write exactly as they would without batching (another
