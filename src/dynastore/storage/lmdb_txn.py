@@ -125,22 +125,31 @@ class LmdbWriteTxn(LmdbReadTxn):
         if self._log is not None:
             self._log += (encode_put(key, value), key, value)
         try:
-            if len(key) <= self._lay.root_max:
-                self._txn.put(key, value)
-            else:
-                put_long(self._txn, self._lay, key, value)
+            self._store(key, value)
         except lmdb.Error as e:
-            raise _write_error("put", e) from e
+            raise self._failure("put", e) from e
 
     def delete(self, key: bytes) -> bool:
         if self._log is not None:
             self._log += (encode_delete(key), key)
         try:
-            if len(key) <= self._lay.root_max:
-                return self._txn.delete(key)
-            return delete_long(self._txn, self._lay, key)
+            return self._remove(key)
         except lmdb.Error as e:
-            raise _write_error("delete", e) from e
+            raise self._failure("delete", e) from e
+
+    def _store(self, key: bytes, value: bytes) -> None:
+        if len(key) <= self._lay.root_max:
+            self._txn.put(key, value)
+        else:
+            put_long(self._txn, self._lay, key, value)
+
+    def _remove(self, key: bytes) -> bool:
+        if len(key) <= self._lay.root_max:
+            return self._txn.delete(key)
+        return delete_long(self._txn, self._lay, key)
+
+    def _failure(self, operation: str, error: lmdb.Error) -> StorageError:
+        return _write_error(operation, error)
 
 
 class BatchWriteTxn(LmdbWriteTxn):
@@ -189,37 +198,28 @@ class BatchWriteTxn(LmdbWriteTxn):
             else:
                 put_long(txn, lay, key, old)
 
-    def put(self, key: bytes, value: bytes) -> None:
-        self._written += len(key) + len(value)
-        if self._log is not None:
-            self._log += (encode_put(key, value), key, value)
-        try:
-            if len(key) <= self._lay.root_max:
-                self._undo.append((key, self._txn.replace(key, value)))
-            else:
-                self._undo.append((key, get_long(self._txn, self._lay, key)))
-                put_long(self._txn, self._lay, key, value)
-        except lmdb.Error as e:
-            self._failed = e
-            raise _write_error("put", e) from e
+    def _store(self, key: bytes, value: bytes) -> None:
+        if len(key) <= self._lay.root_max:
+            self._undo.append((key, self._txn.replace(key, value)))
+        else:
+            self._undo.append((key, get_long(self._txn, self._lay, key)))
+            put_long(self._txn, self._lay, key, value)
 
-    def delete(self, key: bytes) -> bool:
-        if self._log is not None:
-            self._log += (encode_delete(key), key)
-        try:
-            if len(key) <= self._lay.root_max:
-                old = self._txn.pop(key)
-            else:
-                old = get_long(self._txn, self._lay, key)
-                if old is not None:
-                    delete_long(self._txn, self._lay, key)
-        except lmdb.Error as e:
-            self._failed = e
-            raise _write_error("delete", e) from e
+    def _remove(self, key: bytes) -> bool:
+        if len(key) <= self._lay.root_max:
+            old = self._txn.pop(key)
+        else:
+            old = get_long(self._txn, self._lay, key)
+            if old is not None:
+                delete_long(self._txn, self._lay, key)
         if old is None:
             return False
         self._undo.append((key, old))
         return True
+
+    def _failure(self, operation: str, error: lmdb.Error) -> StorageError:
+        self._failed = error
+        return _write_error(operation, error)
 
 
 def _write_error(operation: str, error: lmdb.Error) -> StorageError:

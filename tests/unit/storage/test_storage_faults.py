@@ -61,8 +61,8 @@ def test_a_storage_fault_loses_no_acknowledged_write(
     finally:
         kv.close()
     print(
-        f"{point} x{times} ({'direct' if direct else 'child'} writes): acknowledged {sum(report['acked'].values())}, failed {report['failed']}, "
-        f"refused {report['refused']}, lost 0"
+        f"{point} x{times} ({'direct' if direct else 'child'} writes): "
+        f"acknowledged {sum(report['acked'].values())}, failed {report['failed']}, refused {report['refused']}, lost 0"
     )
 
 
