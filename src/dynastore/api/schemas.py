@@ -18,6 +18,7 @@ from dynastore.validation.shapes import (
     List,
     Long,
     Map,
+    Shape,
     String,
     Struct,
     Timestamp,
@@ -841,19 +842,27 @@ UPDATE_CONTINUOUS_BACKUPS = Struct(
     ),
 )
 DESCRIBE_CONTINUOUS_BACKUPS = Struct("DescribeContinuousBackupsInput", TableName=TABLE_NAME_STRICT)
+_RESTORE_TARGET_TABLE_NAME = String(required=True, pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255)
+# What a restore (from a backup or to a point in time) may set on the new table, in DynamoDB's order.
+_GSI_LIST = CREATE_TABLE.member("GlobalSecondaryIndexes")
+_LSI_LIST = CREATE_TABLE.member("LocalSecondaryIndexes")
+assert _GSI_LIST is not None and _LSI_LIST is not None
+_RESTORE_OVERRIDES: dict[str, Shape] = {
+    "BillingModeOverride": BILLING_MODE,
+    "GlobalSecondaryIndexOverride": _GSI_LIST,
+    "LocalSecondaryIndexOverride": _LSI_LIST,
+    "ProvisionedThroughputOverride": PROVISIONED_THROUGHPUT,
+    "OnDemandThroughputOverride": ON_DEMAND_THROUGHPUT,
+    "SSESpecificationOverride": SSE_SPECIFICATION,
+}
 RESTORE_TABLE_TO_POINT_IN_TIME = Struct(
     "RestoreTableToPointInTimeInput",
     SourceTableArn=String(min_len=1, max_len=1024),
     SourceTableName=String(pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255),
-    TargetTableName=String(required=True, pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255),
+    TargetTableName=_RESTORE_TARGET_TABLE_NAME,
     UseLatestRestorableTime=Boolean(),
     RestoreDateTime=Timestamp(),
-    BillingModeOverride=BILLING_MODE,
-    GlobalSecondaryIndexOverride=CREATE_TABLE.member("GlobalSecondaryIndexes"),  # type: ignore[arg-type]
-    LocalSecondaryIndexOverride=CREATE_TABLE.member("LocalSecondaryIndexes"),  # type: ignore[arg-type]
-    ProvisionedThroughputOverride=PROVISIONED_THROUGHPUT,
-    OnDemandThroughputOverride=ON_DEMAND_THROUGHPUT,
-    SSESpecificationOverride=SSE_SPECIFICATION,
+    **_RESTORE_OVERRIDES,  # type: ignore[arg-type]  # mypy cannot tell that no key is "not_null"
 )
 SHAPES.update(
     {
@@ -880,14 +889,9 @@ LIST_BACKUPS = Struct(
 )
 RESTORE_TABLE_FROM_BACKUP = Struct(
     "RestoreTableFromBackupInput",
-    TargetTableName=String(required=True, pattern=TABLE_NAME_PATTERN, min_len=3, max_len=255),
+    TargetTableName=_RESTORE_TARGET_TABLE_NAME,
     BackupArn=BACKUP_ARN,
-    BillingModeOverride=BILLING_MODE,
-    GlobalSecondaryIndexOverride=CREATE_TABLE.member("GlobalSecondaryIndexes"),  # type: ignore[arg-type]
-    LocalSecondaryIndexOverride=CREATE_TABLE.member("LocalSecondaryIndexes"),  # type: ignore[arg-type]
-    ProvisionedThroughputOverride=PROVISIONED_THROUGHPUT,
-    OnDemandThroughputOverride=ON_DEMAND_THROUGHPUT,
-    SSESpecificationOverride=SSE_SPECIFICATION,
+    **_RESTORE_OVERRIDES,  # type: ignore[arg-type]
 )
 SHAPES.update(
     {
