@@ -45,9 +45,10 @@ from typing import Any
 from callgrind_phases import mark_phase, phase_counts
 from raw_requests import call, request_headers
 
-SERVE = [sys.executable, "-m", "dynastore", "serve", "--disk-reserve", "0", "--no-metrics"]
+SERVE = [sys.executable, "-m", "dynastore", "serve", "--disk-reserve", "0", "--no-metrics", "--capacity", "report"]
 TABLES = {"plain": "bench_plain", "stream": "bench_stream"}
 WORKLOADS = ("put", "mixed")
+SERVER_WORKLOADS = ("put", "batch", "mixed", "overwrite")  # get and query write nothing: a stream costs them nothing
 INSTRUCTION_WORKLOADS = ("put", "get", "query", "batch", "mixed", "overwrite")
 BATCH = 25
 PARTITIONS, PER_PARTITION = 200, 10  # the items the mixed workload reads and overwrites
@@ -294,7 +295,7 @@ def _connect(port: int) -> http.client.HTTPConnection:
 
 
 def _report(figures: dict[tuple[str, str], list[tuple[float, float]]]) -> None:
-    for workload in WORKLOADS:
+    for workload in SERVER_WORKLOADS:
         medians = {}
         for kind in TABLES:
             runs = figures[(kind, workload)]
@@ -408,7 +409,7 @@ def _on_a_server(seconds: float, rounds: int, procs: int, conns: int) -> None:
             _create_tables(_connect(port))
             figures: dict[tuple[str, str], list[tuple[float, float]]] = {}
             for _ in range(rounds):
-                for workload in WORKLOADS:
+                for workload in SERVER_WORKLOADS:
                     for kind, table in TABLES.items():
                         run = _round(port, server.pid, table, workload, seconds, procs, conns)
                         figures.setdefault((kind, workload), []).append(run)
