@@ -27,7 +27,7 @@ from typing import Any
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
-from callgrind_phases import phase_counts, run_phases
+from callgrind_phases import instruction_modes, phase_counts, run_phases
 
 from dynastore.build_kind import build_kind
 from dynastore.security import authenticator as authenticator_module
@@ -277,10 +277,6 @@ def count_instructions(calls: int, files: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--instructions"]:
-        instruction_phases(int(sys.argv[2]) if len(sys.argv) > 2 else 200)
-    elif sys.argv[1:2] == ["--count"]:
-        count_instructions(int(sys.argv[2]), sys.argv[3:])
-    else:
+    if not instruction_modes(instruction_phases, count_instructions, 200):
         main()
         handle_rounds(int(sys.argv[1]) if len(sys.argv) > 1 else 20_000, int(sys.argv[2]) if len(sys.argv) > 2 else 7)

@@ -4,15 +4,32 @@
 A benchmark run as ``valgrind --tool=callgrind --dump-before=getppid --callgrind-out-file=cg.out python
 benchmarks/NAME.py --instructions N`` marks the start of each phase, and the end of the last, with
 ``mark_phase()``; callgrind writes its counts at each mark (``cg.out.1``, ``cg.out.2``, ...: the first holds the
-start-up). ``python benchmarks/NAME.py --count N cg.out.*`` then reads them with ``phase_counts``.
+start-up). ``python benchmarks/NAME.py --count N cg.out.*`` then reads them with ``phase_counts``. A
+benchmark's ``__main__`` hands both modes to ``instruction_modes``.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Sequence
 
-__all__ = ["mark_phase", "phase_counts", "run_phases"]
+__all__ = ["instruction_modes", "mark_phase", "phase_counts", "run_phases"]
+
+
+def instruction_modes(phases: Callable[..., None], count: Callable[[int, list[str]], None], default_calls: int) -> bool:
+    """Run the mode the command line asks for, if it is one of these two; False if it is neither:
+    ``--instructions [N [MORE...]]`` calls ``phases(N, *MORE)`` (numbers; N ``default_calls`` if missing), to run
+    under callgrind; ``--count N FILES...`` calls ``count(N, FILES)`` on that run's dumps."""
+    mode = sys.argv[1:2]
+    if mode == ["--instructions"]:
+        numbers = [int(arg) for arg in sys.argv[2:]]
+        phases(*(numbers or [default_calls]))
+        return True
+    if mode == ["--count"]:
+        count(int(sys.argv[2]), sys.argv[3:])
+        return True
+    return False
 
 
 def mark_phase() -> None:

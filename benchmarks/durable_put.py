@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import uvloop
-from callgrind_phases import mark_phase, phase_counts
+from callgrind_phases import instruction_modes, mark_phase, phase_counts
 
 from dynastore.app import Dynastore
 from dynastore.config import Config
@@ -179,9 +179,5 @@ def cpu_times(puts: int, rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--instructions"]:
-        instruction_phases(int(sys.argv[2]) if len(sys.argv) > 2 else 300)
-    elif sys.argv[1:2] == ["--count"]:
-        count_instructions(int(sys.argv[2]), sys.argv[3:])
-    else:
+    if not instruction_modes(instruction_phases, count_instructions, 300):
         cpu_times(int(sys.argv[1]) if len(sys.argv) > 1 else 1000, int(sys.argv[2]) if len(sys.argv) > 2 else 5)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import gc
-import os
 import re
 import statistics
 import subprocess
@@ -29,7 +28,7 @@ from typing import Any
 import boto3
 from botocore.awsrequest import AWSResponse
 from botocore.config import Config as BotoConfig
-from callgrind_phases import phase_counts, run_phases
+from callgrind_phases import instruction_modes, phase_counts, run_phases
 
 from dynastore.testing import InProcess, in_process
 
@@ -233,7 +232,7 @@ def instruction_phases(calls: int) -> None:
     (canned response) and through an in-process dynastore, then Protocol.handle alone, ``calls`` each, every phase
     preceded by a call of getppid(), at which callgrind (``--dump-before=getppid``) writes its counts:
     ``valgrind --tool=callgrind --dump-before=getppid --callgrind-out-file=cg.out python
-    benchmarks/in_process.py --instructions 100``, then ``python benchmarks/in_process.py --count cg.out.*``."""
+    benchmarks/in_process.py --instructions 100``, then ``python benchmarks/in_process.py --count 100 cg.out.*``."""
     nothing = boto3.client("dynamodb", config=CONFIG, **CREDENTIALS)
     nothing.meta.events.register("before-send.dynamodb", canned)
     with in_process(capacity="report", hook_clients=False) as ds:
@@ -273,7 +272,7 @@ INSTRUCTION_PHASES = ("boto3 alone GetItem", "boto3 alone PutItem", "in-process 
                       "Protocol.handle GetItem", "Protocol.handle PutItem")  # fmt: skip
 
 
-def count_instructions(files: list[str], calls: int) -> None:
+def count_instructions(calls: int, files: list[str]) -> None:
     """Thousands of instructions a call in each phase, from callgrind's dumps (the first one is the start-up)."""
     counts = phase_counts(files, INSTRUCTION_PHASES, calls)
     for phase, count in counts.items():
@@ -301,9 +300,5 @@ def captured_requests(client: Any) -> dict[str, tuple[str, dict[str, str], bytes
 if __name__ == "__main__":
     if sys.argv[1:] == ["--serve-nothing"]:
         serve_nothing()
-    elif sys.argv[1:2] == ["--instructions"]:
-        instruction_phases(int(sys.argv[2]) if len(sys.argv) > 2 else 100)
-    elif sys.argv[1:2] == ["--count"]:
-        count_instructions(sys.argv[2:], int(os.environ.get("CALLS", "100")))
-    else:
+    elif not instruction_modes(instruction_phases, count_instructions, 100):
         main()

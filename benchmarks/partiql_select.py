@@ -31,7 +31,7 @@ import sys
 import time
 from typing import Any
 
-from callgrind_phases import mark_phase, phase_counts
+from callgrind_phases import instruction_modes, mark_phase, phase_counts
 from raw_requests import call, request_headers
 
 TABLE = "bench_partiql"
@@ -264,9 +264,5 @@ def count_instructions(calls: int, files: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--instructions"]:
-        instruction_phases(int(sys.argv[2]) if len(sys.argv) > 2 else 400)
-    elif sys.argv[1:2] == ["--count"]:
-        count_instructions(int(sys.argv[2]), sys.argv[3:])
-    else:
+    if not instruction_modes(instruction_phases, count_instructions, 400):
         main()

@@ -33,7 +33,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from callgrind_phases import mark_phase, phase_counts
+from callgrind_phases import instruction_modes, mark_phase, phase_counts
 
 from dynastore.app import Dynastore
 from dynastore.config import Config
@@ -230,9 +230,5 @@ def check_lines(lines: int) -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--check"]:
         check_lines(int(sys.argv[2]) if len(sys.argv) > 2 else 200_000)
-    elif sys.argv[1:2] == ["--instructions"]:
-        instruction_phases(int(sys.argv[2]) if len(sys.argv) > 2 else 400)
-    elif sys.argv[1:2] == ["--count"]:
-        count_instructions(int(sys.argv[2]), sys.argv[3:])
-    else:
+    elif not instruction_modes(instruction_phases, count_instructions, 400):
         timed_rounds(int(sys.argv[1]) if len(sys.argv) > 1 else 5000, int(sys.argv[2]) if len(sys.argv) > 2 else 5)

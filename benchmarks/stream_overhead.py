@@ -42,7 +42,7 @@ import tempfile
 import time
 from typing import Any
 
-from callgrind_phases import mark_phase, phase_counts
+from callgrind_phases import instruction_modes, mark_phase, phase_counts
 from raw_requests import call, request_headers
 
 SERVE = [sys.executable, "-m", "dynastore", "serve", "--disk-reserve", "0", "--no-metrics", "--capacity", "report"]
@@ -380,13 +380,7 @@ def _count_instructions(calls: int, files: list[str]) -> None:
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["--instructions"]:
-        _instruction_phases(
-            int(sys.argv[2]) if len(sys.argv) > 2 else 200, int(sys.argv[3]) if len(sys.argv) > 3 else 1
-        )
-        return
-    if sys.argv[1:2] == ["--count"]:
-        _count_instructions(int(sys.argv[2]), sys.argv[3:])
+    if instruction_modes(_instruction_phases, _count_instructions, 200):
         return
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 4.0
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
