@@ -88,15 +88,16 @@ Extension = Callable[[str, Headers, str, bytes], RawResponse]
 
 
 class _RequestIds:
-    """52-character upper-case ids as DynamoDB's, cheap to make: a random per-process stem and a counter."""
+    """52-character upper-case ids as DynamoDB's, cheap to make: a random per-process stem of 36 hex digits and a
+    counter. The counter is written in decimal from 10**15 on: always 16 digits, and ``str`` of an int costs a
+    fraction of a formatted hex field (about 5k instructions a request, compiled)."""
 
     def __init__(self) -> None:
-        stem = os.urandom(20).hex().upper()
-        self._stem = stem[:36]
-        self._counter = count(1)
+        self._stem = os.urandom(18).hex().upper()
+        self._counter = count(10**15)
 
     def next(self) -> str:
-        return f"{self._stem}{next(self._counter):016X}"
+        return self._stem + str(next(self._counter))
 
 
 class Protocol:
