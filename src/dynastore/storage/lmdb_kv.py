@@ -258,26 +258,26 @@ class LmdbKV:
         logged = self._log is not None
         try:
             if self._on_batch_open is None or threading.get_ident() != self._batch_thread:
-                txn = self._env.begin(db=self._lay.main, write=True)
-                self._writer_open = True
-                return LmdbWriteTxn(self, txn, self._lay, False, logged)
-            batch = self._batch
-            if batch is None:
-                batch = self._open_batch()
-            if self._batch_direct:
-                self._writer_open = True
-                return BatchWriteTxn(self, batch, self._lay, logged)
-            txn = self._env.begin(db=self._lay.main, write=True, parent=batch)
+                write = LmdbWriteTxn(self, self._env.begin(db=self._lay.main, write=True), self._lay, False, logged)
+            else:
+                batch = self._batch
+                if batch is None:
+                    batch = self._begin_batch(self._env.begin(db=self._lay.main, write=True))
+                if self._batch_direct:
+                    write = BatchWriteTxn(self, batch, self._lay, logged)
+                else:
+                    child = self._env.begin(db=self._lay.main, write=True, parent=batch)
+                    write = LmdbWriteTxn(self, child, self._lay, True, logged)
         except lmdb.Error as e:
             raise StorageError(f"lmdb write transaction failed: {e}") from e
         self._writer_open = True
-        return LmdbWriteTxn(self, txn, self._lay, True, logged)
+        return write
 
-    def _open_batch(self) -> _Txn:
-        """Begin the batch the owner thread's writes join. Its writes go straight into it (``BatchWriteTxn``)
-        while LMDB's map has ``direct_write_room`` bytes to spare, else each in a child transaction, which a full map
-        aborts alone (storage/lmdb_txn.py)."""
-        batch = self._batch = self._env.begin(db=self._lay.main, write=True)
+    def _begin_batch(self, batch: _Txn) -> _Txn:
+        """Make ``batch`` the open batch the owner thread's writes join. Its writes go straight into it
+        (``BatchWriteTxn``) while LMDB's map has ``direct_write_room`` bytes to spare, else each in a child
+        transaction, which a full map aborts alone (storage/lmdb_txn.py)."""
+        self._batch = batch
         self._batch_started = time.monotonic()
         self._batch_direct = self._map_room() >= self._direct_write_room
         return batch
@@ -286,9 +286,6 @@ class LmdbKV:
         """Bytes of LMDB's map that no page uses yet."""
         info = self._env.info()
         return int(info["map_size"]) - (int(info["last_pgno"]) + 1) * self._page_size
-
-    def _batch_broken(self, error: BaseException) -> None:
-        self._take_back(error)
 
     def _write_closed(self) -> None:
         self._writer_open = False
@@ -458,9 +455,7 @@ class LmdbKV:
         except (lmdb.Error, OSError, StorageError) as e:
             self._failures.break_view(StorageError(f"the log's synced records cannot be applied: {e}"))
             return False
-        self._batch = batch
-        self._batch_started = time.monotonic()
-        self._batch_direct = self._map_room() >= self._direct_write_room
+        self._begin_batch(batch)
         self._failures.broken = None
         return True
 

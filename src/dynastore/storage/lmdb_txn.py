@@ -44,8 +44,9 @@ class WriteOwner(Protocol):
         """LMDB committed the transaction: ``log`` is its log payload (None without a log), ``written`` the bytes
         its puts carried, ``batched`` whether it committed into the open batch."""
 
-    def _batch_broken(self, error: BaseException) -> None:
-        """A ``BatchWriteTxn`` could not write or take back its writes: the open batch is unusable."""
+    def _take_back(self, error: BaseException) -> None:
+        """A ``BatchWriteTxn`` could not write or undo its writes: the open batch is unusable, and every write in
+        it that is not durable is taken back."""
 
 
 class LmdbReadTxn:
@@ -175,28 +176,21 @@ class BatchWriteTxn(LmdbWriteTxn):
                 owner._write_committed(self._log, self._written, True)
                 return
             try:
-                self._take_back()
+                self._undo_writes()
                 return
             except lmdb.Error as e:
                 failed = e
         error = _write_error("write into the batch", failed)
-        owner._batch_broken(error)
+        owner._take_back(error)
         if exc_type is None:
             raise error  # the caller went on past the failed write's error: it still must not look committed
 
-    def _take_back(self) -> None:
-        txn, lay = self._txn, self._lay
-        for key, old in reversed(self._undo):
-            short = len(key) <= lay.root_max
+    def _undo_writes(self) -> None:
+        for key, old in reversed(self._undo):  # (through the base class's steps, which keep no journal)
             if old is None:
-                if short:
-                    txn.delete(key)
-                else:
-                    delete_long(txn, lay, key)
-            elif short:
-                txn.put(key, old)
+                LmdbWriteTxn._remove(self, key)
             else:
-                put_long(txn, lay, key, old)
+                LmdbWriteTxn._store(self, key, old)
 
     def _store(self, key: bytes, value: bytes) -> None:
         if len(key) <= self._lay.root_max:
