@@ -392,8 +392,9 @@ class ChangeLog:
             return
         shard = 0
         kept = event != NO_EVENT and plan.kept
+        now = self._clock.now()  # one reading: the record's time is the one its shard was placed at
         if event != NO_EVENT and plan.placer is not None:
-            shard = plan.placer.place(txn, table, key, self._next_seq, self._clock.now())
+            shard = plan.placer.place(txn, table, key, self._next_seq, now)
         if versioner is not None:
             # A write that changed nothing (a delete of an item not here yet, an item written as it was) still
             # happened at its time: stamped and logged (in no stream shard), so that it wins over older writes
@@ -403,6 +404,7 @@ class ChangeLog:
         images = event != NO_EVENT and plan.images
         self.append(
             txn,
+            at=now,
             table_id=table.table_id,
             shard=shard,
             event=event,
@@ -418,6 +420,7 @@ class ChangeLog:
         self,
         txn: WriteTxn,
         *,
+        at: float,
         table_id: int,
         shard: int,
         event: int,
@@ -428,12 +431,13 @@ class ChangeLog:
         gsi: list[GsiChange],
         kept: bool = False,
     ) -> int:
-        """Append one change in ``txn`` (the write's own transaction); returns its sequence number."""
+        """Append one change in ``txn`` (the write's own transaction), made at time ``at``; returns its sequence
+        number."""
         seq = self._next_seq
         self._next_seq = seq + 1
         txn.put(
             keyspace.change_key(seq),
-            encode_record(self._clock.now(), table_id, shard, event, by_service, key, old, new, gsi, kept),
+            encode_record(at, table_id, shard, event, by_service, key, old, new, gsi, kept),
         )
         if shard:
             txn.put(keyspace.shard_record_key(table_id, shard, seq), b"")

@@ -53,7 +53,9 @@ def _sweep_table(ctx: Context, table: TableDef, attribute: str, now: float) -> b
     cursors = ctx.ttl_cursors
     prefix = keyspace.table_prefix(table.table_id)
     start = cursors.get(table.table_id, prefix)
-    needle = orjson.dumps(attribute) + b':{"N"'  # a cheap test before decoding: stored JSON is orjson's, compact
+    # A cheap test before decoding: stored JSON is orjson's, compact. (find, not ``in``: CPython's ``bytes in
+    # bytes`` raises and drops a TypeError on every test.)
+    needle = orjson.dumps(attribute) + b':{"N"'
     expired: list[bytes] = []
     last: bytes | None = None
     count = -1
@@ -62,7 +64,7 @@ def _sweep_table(ctx: Context, table: TableDef, attribute: str, now: float) -> b
             if count == SWEEP_CHUNK:
                 break
             last = key
-            if needle in raw and _is_expired(decode_item(raw), attribute, now):
+            if raw.find(needle) >= 0 and _is_expired(decode_item(raw), attribute, now):
                 expired.append(key)
         else:
             last = None  # the whole table was examined: start again from the beginning next pass

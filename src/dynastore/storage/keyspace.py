@@ -40,6 +40,7 @@ The LMDB engine stores these keys in its ``main`` database, and keys too long fo
 from __future__ import annotations
 
 import hashlib
+import struct
 from typing import Final
 
 __all__ = [
@@ -118,6 +119,7 @@ CHANGE_TAG: Final = b"H"
 GSI_PENDING_TAG: Final = b"Q"
 # Stream shards' records: S | table_id:4 | shard:4 | sequence:8. Value: empty; the record is the change log's.
 SHARD_RECORD_TAG: Final = b"S"
+_SHARD_RECORD_KEY: Final = struct.Struct(">1sIIQ")
 # Item collections: L | table_id:4 | enc(partition key). Value: size:8, the bytes of one partition key's items
 # and LSI entries (tables with LSIs only; the 10 GB item-collection limit).
 COLLECTION_TAG: Final = b"L"
@@ -294,7 +296,7 @@ def shard_record_prefix(table_id: int, shard: int) -> bytes:
 
 
 def shard_record_key(table_id: int, shard: int, seq: int) -> bytes:
-    return shard_record_prefix(table_id, shard) + seq.to_bytes(8, "big")
+    return _SHARD_RECORD_KEY.pack(SHARD_RECORD_TAG, table_id, shard, seq)  # shard_record_prefix, then seq
 
 
 def shard_records_of_table(table_id: int) -> bytes:

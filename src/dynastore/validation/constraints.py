@@ -166,6 +166,16 @@ def _table_or_arn_tests() -> list[tuple[Callable[[Any], bool], str]]:
     ]
 
 
+def _table_name_passes(shape: Shape) -> Callable[[Any], bool] | None:
+    """For a TableName that may be a table ARN: one test that a plain table name of 3..255 characters matching the
+    pattern passes, and with it every one of ``_table_or_arn_tests`` (so a request naming its table costs one test,
+    not five). A value it does not pass, an ARN among them, is put to the five tests."""
+    if not (isinstance(shape, String) and shape.table_or_arn):
+        return None
+    regex = re.compile(TABLE_NAME_PATTERN)
+    return lambda v: 3 <= len(v) <= 255 and regex.fullmatch(v) is not None
+
+
 def _scalar_tests(shape: Shape) -> list[tuple[Callable[[Any], bool], str]]:
     """(passes(value), constraint text) in DynamoDB's order for one member; value is never None here."""
     if isinstance(shape, String) and shape.table_or_arn:
@@ -290,6 +300,7 @@ def _compile(shape: Shape) -> Checker | None:
     not_null = shape.not_null
     bare = isinstance(shape, List | Map) and shape.bare
     tests = _scalar_tests(shape)
+    passes_all = _table_name_passes(shape)
     key_test = _key_test(shape.keys) if isinstance(shape, Map) and shape.keys is not None else None
     value_check = _map_value_check(shape)
     children = _children(shape)
@@ -301,9 +312,10 @@ def _compile(shape: Shape) -> Checker | None:
             if not_null and len(errors) < MAX_VIOLATIONS:
                 errors.append(_violation(shape, None, path, messages.CONSTRAINT_NOT_NULL, True))
             return
-        for passes, text in tests:
-            if not passes(value) and len(errors) < MAX_VIOLATIONS:
-                errors.append(_violation(shape, value, path, text, not bare))
+        if passes_all is None or not passes_all(value):
+            for passes, text in tests:
+                if not passes(value) and len(errors) < MAX_VIOLATIONS:
+                    errors.append(_violation(shape, value, path, text, not bare))
         if key_test is not None:
             key_ok, key_text = key_test
             for key in value:

@@ -11,7 +11,7 @@ import pytest
 from dynastore.api import schemas
 from dynastore.errors import ValidationException
 from dynastore.errors import validation_message as worded
-from dynastore.validation import validate_request
+from dynastore.validation import constraints, validate_request
 
 
 def validation_message(shape: Any, body: Any) -> str | None:
@@ -89,6 +89,22 @@ def test_table_names_and_arns() -> None:
         "1 validation error detected: Value 'abc;' at 'tableName' failed to satisfy constraint: "
         "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"
     )
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["", "a", "ab", "abc", "a" * 255, "a" * 256, "a" * 1024, "a" * 1025, "ab;", "abc;", "a.b-c_D9", "tábla",
+     "arn:aws:dynamodb:us-east-1:000000000000:table/abc", "arn:", "arn" + "a" * 1021, "arn:" + "a" * 1021, "abc\n"],
+)  # fmt: skip
+def test_a_table_name_passes_its_one_test_only_when_it_passes_all_five(name: str) -> None:
+    # A TableName is first put to one test (constraints._table_name_passes); only one that fails it is put to the
+    # five in DynamoDB's order. What the one test passes, the five must all pass.
+    shape = schemas.GET_ITEM.member("TableName")
+    assert shape is not None
+    passes_all = constraints._table_name_passes(shape)
+    assert passes_all is not None
+    five = [passes(name) for passes, _ in constraints._table_or_arn_tests()]
+    assert passes_all(name) == (all(five) and not name.startswith("arn:"))
 
 
 def test_nested_list_paths_and_values() -> None:
