@@ -54,6 +54,7 @@ COMPILED = frozenset(
         "dynastore/security/__init__.py",
         "dynastore/storage/__init__.py",
         "dynastore/util/__init__.py",
+        "dynastore/util/kept_matches.py",
         "dynastore/limits.py",
         "dynastore/protocol/connections.py",
         "dynastore/protocol/cors.py",

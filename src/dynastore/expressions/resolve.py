@@ -9,7 +9,6 @@ projection has names only.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from dynastore import messages
@@ -24,6 +23,7 @@ from dynastore.expressions.semantics import (
     check_update_resolved,
 )
 from dynastore.expressions.tokens import ExpressionError
+from dynastore.util.kept_matches import KeptMatches
 from dynastore.validation.attribute_values import invalid_entry, name_error
 
 __all__ = ["ExpressionContext", "Resolver", "resolve_condition", "resolve_projection", "resolve_update"]
@@ -163,8 +163,8 @@ def resolve_projection(checked: Checked, resolver: Resolver) -> ast.ResolvedProj
     return ast.ResolvedProjection(paths)
 
 
-_NAME_KEY = re.compile(r"#[A-Za-z0-9_]+")
-_VALUE_KEY = re.compile(r":[A-Za-z0-9_]+")
+_NAME_KEY = KeptMatches(r"#[A-Za-z0-9_]+")
+_VALUE_KEY = KeptMatches(r":[A-Za-z0-9_]+")
 
 
 def check_expression_maps(names: dict[str, Any] | None, values: dict[str, Any] | None) -> None:
@@ -179,7 +179,7 @@ def check_expression_maps(names: dict[str, Any] | None, values: dict[str, Any] |
         if not names:
             raise ValidationException(messages.EXPR_NAMES_EMPTY)
         for key in names:
-            if _NAME_KEY.fullmatch(key) is None:
+            if not _NAME_KEY.matches(key):
                 raise ValidationException(messages.EXPR_NAMES_INVALID_KEY.format(key=key))
         for key, name in names.items():
             name_problem = name_error(name)
@@ -193,7 +193,7 @@ def check_expression_maps(names: dict[str, Any] | None, values: dict[str, Any] |
         if not values:
             raise ValidationException(messages.EXPR_VALUES_EMPTY)
         for key in values:
-            if _VALUE_KEY.fullmatch(key) is None:
+            if not _VALUE_KEY.matches(key):
                 raise ValidationException(messages.EXPR_VALUES_INVALID_KEY.format(key=key))
         problem = invalid_entry(values)
         if problem is not None:

@@ -23,6 +23,7 @@ from typing import Any
 from dynastore import messages
 from dynastore.errors import ValidationException, Violation
 from dynastore.limits import TABLE_ARN_MAX_LENGTH
+from dynastore.util.kept_matches import KeptMatches
 from dynastore.validation.model_order import MODEL_ORDER
 from dynastore.validation.shapes import (
     MODEL_PACKAGE,
@@ -52,7 +53,6 @@ Path = tuple[Any, str, bool, int] | None
 Checker = Callable[[Any, Path, list[Violation]], None]
 
 _CACHE: dict[int, tuple[Shape, Checker | None]] = {}
-_PASSED_NAMES_MAX = 4096  # table names kept as passing their constraints, per TableName shape
 
 
 def lower_first(name: str) -> str:
@@ -173,22 +173,8 @@ def _table_name_passes(shape: Shape) -> Callable[[Any], bool] | None:
     not five). A value it does not pass, an ARN among them, is put to the five tests."""
     if not (isinstance(shape, String) and shape.table_or_arn):
         return None
-    regex = re.compile(TABLE_NAME_PATTERN)
-    # A server names few tables, each in request after request: the names that passed are kept (a set look-up
-    # costs a tenth of the regular expression's match), up to a bound that keeps a stream of made-up names cheap.
-    passed: set[str] = set()
-
-    def passes(v: str) -> bool:
-        if v in passed:
-            return True
-        if 3 <= len(v) <= 255 and regex.fullmatch(v) is not None:
-            if len(passed) >= _PASSED_NAMES_MAX:
-                passed.clear()
-            passed.add(v)
-            return True
-        return False
-
-    return passes
+    names = KeptMatches(TABLE_NAME_PATTERN)  # a server names few tables, each in request after request
+    return lambda v: 3 <= len(v) <= 255 and names.matches(v)
 
 
 def _scalar_tests(shape: Shape) -> list[tuple[Callable[[Any], bool], str]]:

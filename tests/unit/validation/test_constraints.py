@@ -108,17 +108,6 @@ def test_a_table_name_passes_its_one_test_only_when_it_passes_all_five(name: str
     assert passes_all(name) == (all(five) and not name.startswith("arn:"))  # again, from the names kept
 
 
-def test_a_stream_of_table_names_keeps_only_a_bounded_few(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(constraints, "_PASSED_NAMES_MAX", 3)
-    shape = schemas.GET_ITEM.member("TableName")
-    assert shape is not None
-    passes_all = constraints._table_name_passes(shape)
-    assert passes_all is not None
-    for number in range(10):
-        assert passes_all(f"table{number}")
-    assert passes_all("table0") and not passes_all("table;") and not passes_all("ab")
-
-
 def test_nested_list_paths_and_values() -> None:
     body = {
         "TableName": "abc",

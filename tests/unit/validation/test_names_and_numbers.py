@@ -13,6 +13,7 @@ from dynastore.errors import ValidationException
 from dynastore.model.values import NumberError, normalize_number
 from dynastore.validation import validate_request
 from dynastore.validation.attribute_values import (
+    _number,
     check_attribute_updates,
     check_conditions,
     check_item,
@@ -68,6 +69,26 @@ def test_out_of_range_numbers(text: str, message: str) -> None:
 )
 def test_numbers_in_range(text: str, canonical: str) -> None:
     assert normalize_number(text) == canonical
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["0", "-0", "00", "7", "-7", "007", "-007", "12345", "-12345", "1" * 38, "-" + "1" * 38, "1" * 39, "1" * 38 + "0",
+     "10", "1.5", "1.50", "0.5", "-0.5", ".5", "1e3", "+1", "1 ", "", "-", "٣", "1²"],
+)  # fmt: skip
+def test_a_number_is_kept_as_sent_exactly_when_it_is_canonical(text: str) -> None:
+    # Integers are told canonical by str methods before the regular expression: both must agree with what
+    # normalize_number makes of the text (a canonical text is kept as the very string sent).
+    try:
+        canonical: str | None = normalize_number(text)
+    except NumberError:
+        canonical = None
+    got, error = _number(text)
+    assert got == canonical and (error is None) == (canonical is not None)
+    if got is text:
+        assert canonical == text
+    if canonical == text and len(text.lstrip("-")) <= 38:
+        assert got is text
 
 
 def test_huge_exponents_are_decided_on_the_text() -> None:
