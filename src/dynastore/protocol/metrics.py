@@ -12,9 +12,9 @@ node also sets ``Metrics.cluster_status`` (its GET /dynastore/cluster answer), r
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from time import perf_counter
 from typing import Any, Protocol
 
 from dynastore.engine.capacity.state import Capacity
@@ -137,11 +137,11 @@ class RequestMetrics:
         if commit_seq and durability is not None and commit_seq > durability.durable_seq:
             self._when_durable(durability, commit_seq, stats.latency, started)
         else:
-            stats.latency.observe(time.perf_counter() - started)
+            stats.latency.observe(perf_counter() - started)
 
     def _when_durable(self, durability: _Durability, seq: int, latency: Histogram, started: float) -> None:
         # A method of its own: only a write waiting for its sync pays for the callback.
-        durability.when_durable(seq, lambda failure: latency.observe(time.perf_counter() - started))
+        durability.when_durable(seq, lambda failure: latency.observe(perf_counter() - started))
 
     def write(self, page: Page) -> None:
         names = sorted(self._stats)

@@ -10,11 +10,10 @@ import asyncio
 import logging
 import os
 import re
-import time
-import zlib
 from collections.abc import Callable
-from itertools import count
-from typing import Any
+from time import perf_counter
+from typing import Any, Final
+from zlib import crc32
 
 import orjson
 
@@ -37,6 +36,12 @@ from dynastore.security.sts import FORM_CONTENT_TYPE, XML_CONTENT_TYPE, StsServi
 from dynastore.storage.kv import NOT_APPLIED, StorageError
 
 log = logging.getLogger("dynastore")
+
+# What every request calls is imported by name (and orjson's by alias): compiled code then reads a module global
+# instead of looking the name up in another module on every call.
+_loads = orjson.loads
+_dumps = orjson.dumps
+_COMPRESSION_MIN_BYTES: Final = encoding.COMPRESSION_MIN_BYTES
 
 JSON_10 = "application/x-amz-json-1.0"
 JSON_11 = "application/x-amz-json-1.1"
@@ -94,10 +99,11 @@ class _RequestIds:
 
     def __init__(self) -> None:
         self._stem = os.urandom(18).hex().upper()
-        self._counter = count(10**15)
+        self._counter = 10**15
 
     def next(self) -> str:
-        return self._stem + str(next(self._counter))
+        self._counter += 1
+        return self._stem + str(self._counter)
 
 
 class Protocol:
@@ -143,7 +149,7 @@ class Protocol:
             # on, an admin's signature is needed here (the --metrics-port listener stays the operator's choice).
             refusal = self.refuse_admin(method, headers, path, body)
             return metrics_response(metrics, method) if refusal is None else refusal
-        started = time.perf_counter()
+        started = perf_counter()
         response = self._answer(method, headers, body, path)
         error_type = self._error_type
         if error_type is None and response.status == 404 and response.body == UNKNOWN_OPERATION_XML:
@@ -167,7 +173,7 @@ class Protocol:
             response.later = _headed(later, response.headers, request_id)
             return response
         response.headers.append(("x-amzn-RequestId", request_id))
-        response.headers.append(("x-amz-crc32", str(zlib.crc32(response.body))))
+        response.headers.append(("x-amz-crc32", str(crc32(response.body))))
         return response
 
     def _dispatch(self, method: str, headers: Headers, body: bytes, path: str) -> RawResponse:
@@ -198,7 +204,7 @@ class Protocol:
         except Exception:
             log.exception("unexpected error serving a request")
             response = self._error(InternalServerError())
-        if len(response.body) >= encoding.COMPRESSION_MIN_BYTES:
+        if len(response.body) >= _COMPRESSION_MIN_BYTES:
             accepted = headers.get("accept-encoding")
             coding = encoding.response_coding(accepted) if accepted else None
             if coding is not None:
@@ -269,7 +275,7 @@ class Protocol:
         body = encoding.decompress(coding, sent) if coding else sent  # empty is no gzip either: 500, as on DynamoDB
         if body:
             try:
-                data = orjson.loads(body)
+                data = _loads(body)
             except orjson.JSONDecodeError:
                 raise SerializationException() from None
         operation = self._operation(headers.get("x-amz-target", ""))
@@ -293,7 +299,7 @@ class Protocol:
         if result.__class__ is not dict and isinstance(result, asyncio.Future):
             return _later(result, caller.region)
         seq_after = self._commit_seq()
-        payload = result if isinstance(result, bytes) else orjson.dumps(result)
+        payload = result if isinstance(result, bytes) else _dumps(result)
         return RawResponse(200, payload, commit_seq=seq_after if seq_after != seq_before else 0)
 
     def _operation(self, target: str) -> Operation:
@@ -334,7 +340,7 @@ def _response_of(done: asyncio.Future[Any], region: str) -> RawResponse:
     error: BaseException | None = ServiceUnavailable() if done.cancelled() else done.exception()
     if error is None:
         result = done.result()
-        return RawResponse(200, result if isinstance(result, bytes) else orjson.dumps(result))
+        return RawResponse(200, result if isinstance(result, bytes) else _dumps(result))
     if isinstance(error, ValidationException) and region in OLD_FORM_REGIONS:
         error.in_old_form()
     if not isinstance(error, DynamoError):
@@ -358,7 +364,7 @@ def _headed(
         response = done.result()
         response.headers.extend(headers)
         response.headers.append(("x-amzn-RequestId", request_id))
-        response.headers.append(("x-amz-crc32", str(zlib.crc32(response.body))))
+        response.headers.append(("x-amz-crc32", str(crc32(response.body))))
         headed.set_result(response)
 
     later.add_done_callback(finish)

@@ -53,6 +53,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from threading import get_ident  # by name: asked on every storage transaction
 from typing import TYPE_CHECKING
 
 import lmdb
@@ -173,7 +174,7 @@ class LmdbKV:
             # The store's file cannot be written (a full disk): serve its state read-only, the kept log's records
             # applied in an open batch, until retry_writes can commit them.
             self._store_pos = durable_log.oldest()
-            self._batch_thread = threading.get_ident()
+            self._batch_thread = get_ident()
             self._failures.refuse(failure)
             self._rebuild_view()
 
@@ -182,7 +183,7 @@ class LmdbKV:
         if broken is not None:
             raise StorageUnavailableError(f"the store cannot serve reads: {broken}")
         batch = self._batch
-        if batch is not None and not self._writer_open and threading.get_ident() == self._batch_thread:
+        if batch is not None and not self._writer_open and get_ident() == self._batch_thread:
             return BatchReadTxn(batch, self._lay)
         try:
             return LmdbReadTxn(self._env.begin(db=self._lay.main), self._lay)
@@ -223,7 +224,7 @@ class LmdbKV:
         transaction begun meanwhile, in any process, is an image of exactly the commits made before this call.
         False (nothing held) when writes are not batched: each then commits to the file on its own. Raises
         ``StorageUnavailableError`` while the store refuses writes."""
-        if self._on_batch_open is None or threading.get_ident() != self._batch_thread:
+        if self._on_batch_open is None or get_ident() != self._batch_thread:
             return False
         if self._writer_open:
             raise StorageError("the file cannot be held inside a write transaction")
@@ -257,7 +258,7 @@ class LmdbKV:
             raise StorageUnavailableError(f"the store refuses writes: {failures.refusal}")
         logged = self._log is not None
         try:
-            if self._on_batch_open is None or threading.get_ident() != self._batch_thread:
+            if self._on_batch_open is None or get_ident() != self._batch_thread:
                 write = LmdbWriteTxn(self, self._env.begin(db=self._lay.main, write=True), self._lay, False, logged)
             else:
                 batch = self._batch
@@ -315,7 +316,7 @@ class LmdbKV:
 
     def enable_batching(self, on_open: Callable[[], None]) -> None:
         self._on_batch_open = on_open
-        self._batch_thread = threading.get_ident()
+        self._batch_thread = get_ident()
 
     @property
     def writable(self) -> bool:

@@ -11,7 +11,7 @@ Empty strings and binaries are valid outside keys; key checks live in ``check_ke
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Final
 
 from dynastore import limits, messages
 from dynastore.errors import ValidationException
@@ -43,6 +43,8 @@ _TYPES = frozenset(("S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL"))
 # Numbers already in DynamoDB's canonical form need no Decimal round trip (length bounds keep them in range).
 _CANONICAL_NUMBER = re.compile(r"-?(?:[1-9][0-9]*(?:\.[0-9]*[1-9])?|0\.[0-9]*[1-9])|0")
 _MAX_DEPTH = limits.MAX_NESTING_DEPTH
+_MAX_HASH_KEY_BYTES: Final = limits.MAX_HASH_KEY_BYTES  # read on every key: kept here, no module look-up
+_MAX_RANGE_KEY_BYTES: Final = limits.MAX_RANGE_KEY_BYTES
 # A name of at most this many characters is within the byte limit whatever its characters (4 bytes each at most).
 _SAFE_NAME_CHARS = limits.MAX_ATTRIBUTE_NAME_BYTES // 4
 
@@ -366,9 +368,9 @@ def check_key_value(name: str, kind: str, payload: str, *, is_range: bool) -> No
         template = messages.KEY_EMPTY_STRING if kind == "S" else messages.KEY_EMPTY_BINARY
         raise ValidationException(template.format(name=name), bare=True)
     if is_range:
-        if key_value_bytes(kind, payload) > limits.MAX_RANGE_KEY_BYTES:
+        if key_value_bytes(kind, payload) > _MAX_RANGE_KEY_BYTES:
             raise ValidationException(messages.KEY_RANGE_TOO_LONG, bare=True)
-    elif key_value_bytes(kind, payload) > limits.MAX_HASH_KEY_BYTES:
+    elif key_value_bytes(kind, payload) > _MAX_HASH_KEY_BYTES:
         raise ValidationException(messages.KEY_HASH_TOO_LONG, bare=True)
 
 
