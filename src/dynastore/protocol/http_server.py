@@ -9,11 +9,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-import time
 import zlib
 from collections import deque
 from collections.abc import Callable
 from email.utils import formatdate
+from time import monotonic, time
 from typing import Any, Protocol, cast
 
 import httptools
@@ -56,7 +56,7 @@ class _DateHeader:
         self._value = b""
 
     def get(self) -> bytes:
-        now = int(time.time())
+        now = int(time())
         if now != self._second:
             self._second = now
             self._value = formatdate(now, usegmt=True).encode()
@@ -152,7 +152,7 @@ class HttpConnection(asyncio.Protocol):
         self._pending: deque[_Pending] = deque()
         self.deadline = NO_DEADLINE  # when the registry's sweep closes this connection
         self.idle_since = NO_DEADLINE  # when the connection last became idle (NO_DEADLINE: busy)
-        self._now = 0.0  # time.monotonic() when the packet being read arrived
+        self._now = 0.0  # monotonic() when the packet being read arrived
 
     # --- asyncio.Protocol ------------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -186,7 +186,7 @@ class HttpConnection(asyncio.Protocol):
         """The client is not reading: stop reading its requests until it takes what it was sent."""
         self._write_paused = True
         self._pause_reading()
-        self.deadline = time.monotonic() + self._limits.idle_timeout
+        self.deadline = monotonic() + self._limits.idle_timeout
         self.idle_since = NO_DEADLINE
 
     def resume_writing(self) -> None:
@@ -196,7 +196,7 @@ class HttpConnection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._refused:
             return
-        self._now = time.monotonic()  # one clock read per packet serves every deadline its requests set
+        self._now = monotonic()  # one clock read per packet serves every deadline its requests set
         self._committer.poll()  # a busy loop answers finished writes before taking on new ones
         try:
             if self._in_head:
@@ -386,7 +386,7 @@ class HttpConnection(asyncio.Protocol):
             self._close_idle()  # everything it had is answered
         else:
             if now == 0.0:
-                now = time.monotonic()
+                now = monotonic()
             self.deadline = now + self._limits.idle_timeout
             self.idle_since = now
 
@@ -469,7 +469,7 @@ class HttpConnection(asyncio.Protocol):
         self._receiving = False
         transport.write(_TOO_LARGE)
         transport.write_eof()
-        self.deadline = time.monotonic() + self._limits.body_timeout
+        self.deadline = monotonic() + self._limits.body_timeout
 
     def _drop_body(self) -> None:
         self._registry.buffered -= self._body_size

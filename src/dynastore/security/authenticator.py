@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import calendar
 import hashlib
-import hmac
 import time
 from email.utils import parsedate_tz
+from hmac import compare_digest
 from urllib.parse import unquote
 
 from dynastore import messages
@@ -152,7 +152,7 @@ class Authenticator:
         key = self._signing_key(head.credential, day, region, identity, expected)
         calculated = key.signature(signed.amz_date, head.scope_text, digest)
         # As bytes: compare_digest refuses str with non-ASCII characters, which a hostile header may hold.
-        if not hmac.compare_digest(calculated.encode(), signed.signature.encode("utf-8", "replace")):
+        if not compare_digest(calculated.encode(), signed.signature.encode("utf-8", "replace")):
             raise InvalidSignatureException(messages.AUTH_SIGNATURE_MISMATCH)
         caller = identity.caller
         return caller if region == caller.region else self._in_region(caller, region)
@@ -172,7 +172,7 @@ class Authenticator:
 
     def _check_token(self, identity: Identity, token: str, now: float) -> None:
         expected = identity.session_token
-        if (token or expected) and not hmac.compare_digest(token.encode("utf-8", "replace"), expected.encode()):
+        if (token or expected) and not compare_digest(token.encode("utf-8", "replace"), expected.encode()):
             raise UnrecognizedClientException(messages.AUTH_UNKNOWN_KEY)  # compared in constant time, as secrets are
         if now >= identity.expiration:
             raise ExpiredTokenException(messages.AUTH_EXPIRED_TOKEN)

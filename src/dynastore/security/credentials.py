@@ -17,8 +17,8 @@ import hashlib
 import logging
 import math
 import os
-import time
 from pathlib import Path
+from time import monotonic
 from typing import Any
 
 import orjson
@@ -176,7 +176,7 @@ class CredentialStore:
             self._reload()
 
     def find(self, access_key_id: str) -> Identity | None:
-        now = time.monotonic()
+        now = monotonic()
         if now >= self._next_check:
             self._next_check = now + CREDENTIALS_RECHECK_SECONDS
             self._reload()

@@ -51,9 +51,9 @@ import errno
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable
 from threading import get_ident  # by name: asked on every storage transaction
+from time import monotonic
 from typing import TYPE_CHECKING
 
 import lmdb
@@ -143,7 +143,7 @@ class LmdbKV:
         self._epoch = 0
         self._batch: _Txn | None = None
         self._batch_bytes = 0
-        self._batch_started = 0.0  # time.monotonic() when the open batch began
+        self._batch_started = 0.0  # monotonic() when the open batch began
         self._batch_direct = False  # the open batch's writes go straight into it (_open_batch)
         self._direct_write_room = DIRECT_WRITE_ROOM if direct_write_room is None else direct_write_room
         self._page_size = int(self._env.stat()["psize"])
@@ -279,7 +279,7 @@ class LmdbKV:
         (``BatchWriteTxn``) while LMDB's map has ``direct_write_room`` bytes to spare, else each in a child
         transaction, which a full map aborts alone (storage/lmdb_txn.py)."""
         self._batch = batch
-        self._batch_started = time.monotonic()
+        self._batch_started = monotonic()
         self._batch_direct = self._map_room() >= self._direct_write_room
         return batch
 
@@ -336,7 +336,7 @@ class LmdbKV:
                 pieces, self._batch_log = self._batch_log, []
                 self._log_commit(pieces)
             self._sealed = (self._commit_seq, self._log_or_fail().end())
-            if self._batch_bytes >= MAX_BATCH_BYTES or time.monotonic() - self._batch_started >= BATCH_INTERVAL:
+            if self._batch_bytes >= MAX_BATCH_BYTES or monotonic() - self._batch_started >= BATCH_INTERVAL:
                 self._commit_batch()
         except StorageError as e:
             self._take_back(e)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dynastore import messages
 from dynastore.engine.capacity import buckets
-from dynastore.engine.capacity.buckets import Lane
+from dynastore.engine.capacity.buckets import ADMITTED, Lane
 from dynastore.engine.capacity.contributors import ContributorCounters
 from dynastore.engine.capacity.state import PERSIST_SECONDS, Capacity, Resource, TableState
 from dynastore.engine.capacity.units import read_half_units, write_half_units
@@ -216,7 +216,7 @@ def _take(
     else:
         reason = _decide_joint(cap, st, res, lane, total, units, now, joint)
     insights = res.insights
-    if reason in buckets.ADMITTED:
+    if reason in ADMITTED:
         if not res.provisioned and total.peak > (res.peaks[1] if write else res.peaks[0]):
             _new_peak(cap, st, res, now)
         if insights is not None:
@@ -246,7 +246,7 @@ def _decide_joint(
         return buckets.OK
     need = 0.0 if total in admitted else joint.units.get(st.td.table_id, units)
     reason = buckets.decide(lane, total, units, now, cap.adaptive_delay, res.provisioned, need)
-    if reason in buckets.ADMITTED:
+    if reason in ADMITTED:
         admitted.add(lane)
         admitted.add(total)
     return reason

@@ -21,8 +21,8 @@ The 3000/1000 unit and 10 GB constants come from the server's configuration (tes
 
 from __future__ import annotations
 
-import bisect
 import itertools
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
@@ -127,7 +127,7 @@ class PartitionMap:
         return iter(self.partitions)
 
     def index_of(self, partition_hash: int) -> int:
-        return bisect.bisect_right(self._los, partition_hash) - 1
+        return bisect_right(self._los, partition_hash) - 1
 
     def split(self, index: int, at: int | None = None) -> tuple[Partition, Partition]:
         """Split partition ``index`` at hash ``at`` (default: the middle of its range) into two children with
