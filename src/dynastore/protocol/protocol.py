@@ -10,6 +10,7 @@ import asyncio
 import logging
 import os
 import re
+from asyncio import Future
 from collections.abc import Callable
 from time import perf_counter
 from typing import Any, Final
@@ -296,7 +297,7 @@ class Protocol:
             if caller.region in OLD_FORM_REGIONS:
                 error.in_old_form()
             raise
-        if result.__class__ is not dict and isinstance(result, asyncio.Future):
+        if result.__class__ is not dict and isinstance(result, Future):
             return _later(result, caller.region)
         seq_after = self._commit_seq()
         payload = result if isinstance(result, bytes) else _dumps(result)

@@ -71,23 +71,18 @@ def _utf8_len(text: str) -> int:
 
 
 class AttributeMap(dict[str, Any]):
-    """A phase-1-checked ``name -> AttributeValue`` map; ``error`` is its first (name, message) problem."""
+    """A phase-1-checked ``name -> AttributeValue`` map; ``error`` is its first (name, message) problem, set by the
+    coercer that makes it (no ``__init__`` of its own: one is made per request, and dict's is the cheaper call)."""
 
     __slots__ = ("error",)
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.error: tuple[str, str] | None = None
+    error: tuple[str, str] | None
 
 
 class CheckedValue(dict[str, Any]):
-    """A phase-1-checked single AttributeValue; ``error`` is its first problem."""
+    """A phase-1-checked single AttributeValue; ``error`` is its first problem, set by the coercer that makes it."""
 
     __slots__ = ("error",)
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.error: str | None = None
+    error: str | None
 
 
 def _serialization(value: Any, *, in_value: bool, is_map: bool = False) -> Exception:
