@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from typing import Any
 
 import pytest
 
@@ -23,3 +24,30 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run the end-to-end suite's dynastore as a three-node cluster (needs etcd; docs/cluster.md): each test "
         "module's clients use the next node",
     )
+
+
+# The README's test command runs the suite in two worker processes (pytest-xdist's `-n 2`): a test mostly waits on a
+# server process, so one process alone leaves a core idle. A worker takes whole files, so a module's fixtures (its
+# servers, its browser) start once. The fault-injection runs share one unit of work: each builds network
+# namespaces and a cluster of its own and loads it for a minute, and two at once on the same cores would measure
+# each other rather than the system.
+FAULT_RUN_MODULES = frozenset(
+    {
+        "tests/cluster/test_faults.py",
+        "tests/cluster/test_global_convergence.py",
+        "tests/cluster/test_strong_convergence.py",
+    }
+)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    from xdist.scheduler import LoadFileScheduling
+
+    class WholeFiles(LoadFileScheduling):  # type: ignore[misc]  # (pytest-xdist has no type hints)
+        """pytest-xdist's file-by-file scheduling, the fault-injection runs one unit of work."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            return "fault runs" if path in FAULT_RUN_MODULES else path
+
+    return WholeFiles(config, log)
