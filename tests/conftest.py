@@ -40,6 +40,7 @@ FAULT_RUN_MODULES = frozenset(
 )
 
 
+@pytest.hookimpl(optionalhook=True)  # (a hook of pytest-xdist's: an environment without it, tests/aio's, ignores it)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     from xdist.scheduler import LoadFileScheduling
 
