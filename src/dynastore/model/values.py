@@ -10,7 +10,7 @@ import base64
 import binascii
 import re
 from decimal import Context, Decimal
-from typing import Any
+from typing import Any, Final
 
 from dynastore import limits, messages
 from dynastore.errors import ValidationException
@@ -86,13 +86,19 @@ def _check_range(value: Decimal) -> Decimal:
     return value
 
 
+# Read for every number a request holds: kept here, as compiled code reads another module's names on every use.
+_NUMBER_MAX_EXPONENT: Final = limits.NUMBER_MAX_EXPONENT
+_NUMBER_MIN_EXPONENT: Final = limits.NUMBER_MIN_EXPONENT
+_NUMBER_MAX_DIGITS: Final = limits.NUMBER_MAX_DIGITS
+
+
 def _check_magnitude(magnitude: int, digit_count: int) -> None:
     """DynamoDB's range for a number whose leading digit is at 10**magnitude: overflow, underflow, precision."""
-    if magnitude > limits.NUMBER_MAX_EXPONENT:
+    if magnitude > _NUMBER_MAX_EXPONENT:
         raise NumberError(messages.NUMBER_OVERFLOW)
-    if magnitude < limits.NUMBER_MIN_EXPONENT:
+    if magnitude < _NUMBER_MIN_EXPONENT:
         raise NumberError(messages.NUMBER_UNDERFLOW)
-    if digit_count > limits.NUMBER_MAX_DIGITS:
+    if digit_count > _NUMBER_MAX_DIGITS:
         raise NumberError(messages.NUMBER_PRECISION)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
+from orjson import JSONDecodeError, dumps, loads  # by name: compiled code reads a module's attributes on every call
 
 from dynastore.storage.kv import StorageCorruptionError
 
@@ -27,7 +27,7 @@ _HEADER = 5  # version byte + 4-byte size
 
 def encode_item(item: dict[str, Any], size: int) -> bytes:
     """The stored form of a wire-shaped item whose DynamoDB size (model.item_size) is ``size``."""
-    return _V1 + size.to_bytes(4, "big") + orjson.dumps(item)
+    return _V1 + size.to_bytes(4, "big") + dumps(item)
 
 
 def stored_size(raw: bytes) -> int:
@@ -42,8 +42,8 @@ def decode_item(raw: bytes) -> dict[str, Any]:
     if raw[:1] != _V1:
         raise _bad_version(raw)
     try:
-        item = orjson.loads(memoryview(raw)[_HEADER:])
-    except orjson.JSONDecodeError as e:
+        item = loads(memoryview(raw)[_HEADER:])
+    except JSONDecodeError as e:
         raise StorageCorruptionError(f"stored item is not valid JSON: {e}") from e
     if not isinstance(item, dict):
         raise StorageCorruptionError("stored item is not a JSON object")
