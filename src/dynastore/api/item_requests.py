@@ -26,6 +26,21 @@ def write_condition(req: dict[str, Any], exprs: ExpressionContext) -> Any:
     text = req.get("ConditionExpression")
     if text is not None:
         return exprs.condition("ConditionExpression", text)
+    return legacy_write_condition(req)
+
+
+def uses_expressions(req: dict[str, Any], expression: str) -> bool:
+    """Whether a write request gives ``expression`` or expression attribute names or values: without them it has
+    no expression to parse, and no names or values to check for use."""
+    return (
+        req.get(expression) is not None
+        or req.get("ExpressionAttributeNames") is not None
+        or req.get("ExpressionAttributeValues") is not None
+    )
+
+
+def legacy_write_condition(req: dict[str, Any]) -> Any:
+    """The condition of the legacy Expected and ConditionalOperator, or None."""
     expected = req.get("Expected")
     if expected:
         check_conditions(expected)

@@ -10,6 +10,8 @@ from dynastore.api.item_requests import (
     add_write_capacity,
     conditional_check_failed,
     expression_context,
+    legacy_write_condition,
+    uses_expressions,
     write_condition,
 )
 from dynastore.api.services import RequestServices
@@ -25,16 +27,21 @@ from dynastore.validation.common import check_conditional_operator, check_expres
 
 
 def handle(services: RequestServices, req: dict[str, Any], ctx: Context) -> strong_items.Answer:
-    check_expression_params(req, ("ConditionExpression",), ("Expected", "ConditionalOperator"))
+    with_expressions = uses_expressions(req, "ConditionExpression")
+    if with_expressions:
+        check_expression_params(req, ("ConditionExpression",), ("Expected", "ConditionalOperator"))
     check_conditional_operator(req, "Expected")
     item = req["Item"]
     check_item(item)
     return_values = req.get("ReturnValues")
     if return_values is not None and return_values not in ("NONE", "ALL_OLD"):
         raise ValidationException(messages.RETURN_VALUES_PUT_DELETE)
-    exprs = expression_context(req, ctx.expressions)
-    condition = write_condition(req, exprs)
-    exprs.check_unused()
+    if with_expressions:
+        exprs = expression_context(req, ctx.expressions)
+        condition = write_condition(req, exprs)
+        exprs.check_unused()
+    else:
+        condition = legacy_write_condition(req)
 
     table = ctx.catalog.get_active(req["TableName"])
     size = item_size(item)

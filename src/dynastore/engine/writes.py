@@ -332,22 +332,28 @@ def _apply(
     change log's plan for it) the indexes are maintained and the change log is asked to log the change in
     ``txn``. The old item is decoded when the plan or the indexes need it; the change log decodes it only when it
     must (to tell an overwrite that changed nothing), and logs the stored bytes as they are."""
-    raw = txn.get(key)
     indexed = table is not None and bool(table.lsis or table.gsis)
+    # A put that reads nothing before it writes learns what it replaced from the write itself (its size is
+    # what capacity and the table's statistics need; a change log, the bytes).
+    blind = not indexed and not plan.needs_old and isinstance(plan, PutPlan)
+    raw = None if blind else txn.get(key)
     old = decode_item(raw) if raw is not None and (indexed or plan.needs_old) else None
     applied = plan.apply(old)
     if applied is CONDITION_FAILED:
         raise ConditionFailedError(old)
     new = applied.new
-    old_size = stored_size(raw) if raw is not None else 0
     new_size = _new_size(plan, new)
     _check_result(plan, new, new_size)
     new_raw = None
     if new is not None:
         new_raw = encode_item(new, new_size)
-        txn.put(key, new_raw)
+        if blind:
+            raw = txn.swap(key, new_raw)
+        else:
+            txn.put(key, new_raw)
     elif raw is not None:
         txn.delete(key)
+    old_size = stored_size(raw) if raw is not None else 0
     effects = None
     if ctx is not None and table is not None and logged is not None:
         if table.lsis or table.gsis:

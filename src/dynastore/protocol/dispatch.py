@@ -50,7 +50,7 @@ from dynastore.model.namespace import Namespace
 from dynastore.protocol.protocol import Operation
 from dynastore.security.caller import Caller
 from dynastore.util.arn import parse_dynamodb_arn
-from dynastore.validation import validate_request
+from dynastore.validation import request_validator
 
 # A handler takes the validated request and the context of the call (engine/context.py): the caller's namespace
 # (its account and region), whose tables it finds in ``ctx.catalog`` and whose ARNs it builds from
@@ -215,13 +215,14 @@ def _runner(
     authorized (api/authorization.py) in that namespace, by the identity policies of ``services``, once its shape
     is valid and before the operation looks at anything."""
     context_of = _Contexts(ctx.engine).of
+    validate_request = request_validator(shape)
     # A handler that takes the request-side services is given them by a partial (no wrapper call of its own on
     # the item operations' path).
     call: Handler = partial(handler.handler, services) if isinstance(handler, WithServices) else handler
     if ctx.config.auth == "none":
 
         def run(body: Any, caller: Caller) -> Any:
-            request = validate_request(shape, body)
+            request = validate_request(body)
             return call(request, context_of(caller))
 
         return run
@@ -229,7 +230,7 @@ def _runner(
     authorize = authorization.authorize
 
     def run_authorized(body: Any, caller: Caller) -> Any:
-        request = validate_request(shape, body)
+        request = validate_request(body)
         scoped = context_of(caller)
         if caller.authenticated:
             authorize(name, request, caller, scoped, services)

@@ -197,7 +197,8 @@ RESERVED_RECORD_PREFIXES: Final = (
 
 MAX_SEGMENTS = 1_000_000
 _HASH_SPACE = 1 << 32
-_phash = hashlib.blake2b
+# A new hash object is copied from this one: cheaper than calling the type with a keyword argument each time.
+_PHASH_START = hashlib.blake2b(digest_size=4)
 
 # Partition hashes are remembered: a request hashes its partition key more than once (admission, the item key,
 # a Query's start key) and workloads come back to the same keys. Cleared when full.
@@ -209,7 +210,9 @@ def partition_hash(encoded_hash_key: bytes) -> bytes:
     """4 well-spread bytes (BLAKE2b) of an encoded partition key: its place in the table's hash space."""
     digest = _HASHES.get(encoded_hash_key)
     if digest is None:
-        digest = _phash(encoded_hash_key, digest_size=4).digest()
+        state = _PHASH_START.copy()
+        state.update(encoded_hash_key)
+        digest = state.digest()
         if len(_HASHES) >= _HASHES_MAX:
             _HASHES.clear()
         _HASHES[encoded_hash_key] = digest

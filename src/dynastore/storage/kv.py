@@ -95,6 +95,11 @@ class WriteTxn(ReadTxn, Protocol):
         """Remove ``key``; True if it existed (as seen by this transaction)."""
         ...
 
+    def swap(self, key: bytes, value: bytes) -> bytes | None:
+        """``put``, returning what ``key`` held before (as seen by this transaction), or None: one look-up where a
+        ``get`` and a ``put`` take two."""
+        ...
+
 
 class BackgroundSync(Protocol):
     """Flushes run by another process: ``begin()`` starts one without blocking, and once ``fileno()`` is

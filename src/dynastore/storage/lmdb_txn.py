@@ -130,6 +130,15 @@ class LmdbWriteTxn(LmdbReadTxn):
         except lmdb.Error as e:
             raise self._failure("put", e) from e
 
+    def swap(self, key: bytes, value: bytes) -> bytes | None:
+        self._written += len(key) + len(value)
+        if self._log is not None:
+            self._log += (encode_put(key, value), key, value)
+        try:
+            return self._replace(key, value)
+        except lmdb.Error as e:
+            raise self._failure("put", e) from e
+
     def delete(self, key: bytes) -> bool:
         if self._log is not None:
             self._log += (encode_delete(key), key)
@@ -143,6 +152,13 @@ class LmdbWriteTxn(LmdbReadTxn):
             self._txn.put(key, value)
         else:
             put_long(self._txn, self._lay, key, value)
+
+    def _replace(self, key: bytes, value: bytes) -> bytes | None:
+        if len(key) <= self._lay.root_max:
+            return self._txn.replace(key, value)
+        old = get_long(self._txn, self._lay, key)
+        put_long(self._txn, self._lay, key, value)
+        return old
 
     def _remove(self, key: bytes) -> bool:
         if len(key) <= self._lay.root_max:
@@ -193,11 +209,17 @@ class BatchWriteTxn(LmdbWriteTxn):
                 LmdbWriteTxn._store(self, key, old)
 
     def _store(self, key: bytes, value: bytes) -> None:
+        self._replace(key, value)
+
+    def _replace(self, key: bytes, value: bytes) -> bytes | None:
         if len(key) <= self._lay.root_max:
-            self._undo.append((key, self._txn.replace(key, value)))
+            old = self._txn.replace(key, value)
+            self._undo.append((key, old))
         else:
-            self._undo.append((key, get_long(self._txn, self._lay, key)))
+            old = get_long(self._txn, self._lay, key)
+            self._undo.append((key, old))
             put_long(self._txn, self._lay, key, value)
+        return old
 
     def _remove(self, key: bytes) -> bool:
         if len(key) <= self._lay.root_max:

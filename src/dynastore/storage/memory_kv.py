@@ -106,6 +106,11 @@ class _MemoryWriteTxn:
         pending[key] = value
         self._version += 1
 
+    def swap(self, key: bytes, value: bytes) -> bytes | None:
+        old = self.get(key)
+        self.put(key, value)
+        return old
+
     def delete(self, key: bytes) -> bool:
         if self._done:
             raise StorageError("write transaction already finished")

@@ -6,6 +6,7 @@ well-formedness, expressions, keys) are called by the operation handlers in Dyna
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from dynastore.errors import SerializationException
@@ -13,7 +14,7 @@ from dynastore.validation import constraints
 from dynastore.validation.shapes import Struct
 from dynastore.validation.typecheck import coercer
 
-__all__ = ["validate_request"]
+__all__ = ["request_validator", "validate_request"]
 
 
 def validate_request(shape: Struct, body: Any) -> dict[str, Any]:
@@ -28,3 +29,18 @@ def validate_request(shape: Struct, body: Any) -> dict[str, Any]:
     request: dict[str, Any] = coercer(shape)(body)
     constraints.check(shape, request)
     return request
+
+
+def request_validator(shape: Struct) -> Callable[[Any], dict[str, Any]]:
+    """``validate_request`` for one shape, its phase-1 coercer found once (an operation binds it at start-up)."""
+    coerce = coercer(shape)
+    check = constraints.check
+
+    def validate(body: Any) -> dict[str, Any]:
+        if type(body) is not dict:
+            raise SerializationException()
+        request: dict[str, Any] = coerce(body)
+        check(shape, request)
+        return request
+
+    return validate

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dynastore.storage import wal
 from dynastore.storage.kv import KV, StorageError
 from dynastore.storage.lmdb_kv import LmdbKV
 from dynastore.storage.memory_kv import MemoryKV
@@ -156,6 +155,23 @@ def test_put_while_scanning_visits_each_key_once(kv: KV) -> None:
 
 
 # ---------------------------------------------------------------- transactions
+
+
+@pytest.mark.parametrize("key", [b"s", b"I" + b"\x01" * 2000], ids=["short key", "long key"])
+def test_swap_writes_and_returns_what_the_key_held(kv: KV, key: bytes) -> None:
+    with kv.write() as w:
+        assert w.swap(key, b"1") is None
+        assert w.get(key) == b"1"
+        assert w.swap(key, b"2") == b"1"  # its own earlier write
+    with kv.write() as w:
+        assert w.swap(key, b"3") == b"2"
+    with kv.read() as r:
+        assert r.get(key) == b"3"
+    with pytest.raises(RuntimeError), kv.write() as w:  # taken back with its transaction
+        assert w.swap(key, b"4") == b"3"
+        raise RuntimeError("boom")
+    with kv.read() as r:
+        assert r.get(key) == b"3"
 
 
 def test_abort_on_exception(kv: KV) -> None:
@@ -463,14 +479,15 @@ def test_lmdb_reads_go_on_while_a_flush_syncs(tmp_path: Path, monkeypatch: pytes
     in_sync = threading.Event()
     reads_done = threading.Event()
     overlapped: list[bool] = []
-    real_sync_data = wal.sync_data
+    real_fdatasync = os.fdatasync
 
-    def sync_data_after_the_reads(fd: int) -> None:
+    def fdatasync_after_the_reads(fd: int) -> None:
         in_sync.set()
         overlapped.append(reads_done.wait(timeout=30))
-        real_sync_data(fd)
+        real_fdatasync(fd)
 
-    monkeypatch.setattr(wal, "sync_data", sync_data_after_the_reads)
+    # (os's, not wal.sync_data: a compiled module's calls of its own functions cannot be replaced)
+    monkeypatch.setattr(os, "fdatasync", fdatasync_after_the_reads)
     flusher = threading.Thread(target=kv.flush)
     flusher.start()
     assert in_sync.wait(timeout=30), "the flush never reached its fdatasync"
