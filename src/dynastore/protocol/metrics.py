@@ -123,14 +123,14 @@ class RequestMetrics:
         self._names = {prefix + name: name for name in operations for prefix in DYNAMODB_TARGET_PREFIXES}
         self._names.update((STREAMS_TARGET_PREFIX + name, name) for name in streams_operations)
         self._stats: dict[str, _OperationStats] = {}
+        self._by_target: dict[str, _OperationStats] = {}  # a known target's stats: one look-up a request
         self.durability: _Durability | None = None  # set once the server runs
 
     def observe(self, target: str | None, error_type: str | None, status: int, commit_seq: int, started: float) -> None:
         """Count one answered request (``started``: its ``time.perf_counter()`` on arrival)."""
-        name = self._names.get(target, OTHER) if target else OTHER
-        stats = self._stats.get(name)
+        stats = self._by_target.get(target) if target else None
         if stats is None:
-            stats = self._stats[name] = _OperationStats()
+            stats = self._stats_of(target)
         outcome = "ok" if error_type is None and status < 400 else outcome_of(error_type, status)
         stats.outcomes[outcome] = stats.outcomes.get(outcome, 0) + 1
         durability = self.durability
@@ -138,6 +138,15 @@ class RequestMetrics:
             self._when_durable(durability, commit_seq, stats.latency, started)
         else:
             stats.latency.observe(perf_counter() - started)
+
+    def _stats_of(self, target: str | None) -> _OperationStats:
+        name = self._names.get(target, OTHER) if target else OTHER
+        stats = self._stats.get(name)
+        if stats is None:
+            stats = self._stats[name] = _OperationStats()
+        if target and target in self._names:  # (only known targets: a client's made-up ones are not kept)
+            self._by_target[target] = stats
+        return stats
 
     def _when_durable(self, durability: _Durability, seq: int, latency: Histogram, started: float) -> None:
         # A method of its own: only a write waiting for its sync pays for the callback.

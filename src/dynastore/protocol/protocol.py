@@ -131,6 +131,11 @@ class Protocol:
         self.sts: StsService | None = None  # --auth sigv4: the STS endpoint, for form-encoded POSTs (set by app.py)
         self._streams_operations = {} if streams_operations is None else streams_operations
         self._not_served = not_served  # DynamoDB operations refused with a message naming them
+        # Each X-Amz-Target an SDK sends, to its operation: one look-up a request (the prefixes are read only for
+        # the error of a target that names none).
+        self._by_target = {prefix + name: op for name, op in operations.items() for prefix in DYNAMODB_TARGET_PREFIXES}
+        for name, op in self._streams_operations.items():
+            self._by_target[STREAMS_TARGET_PREFIX + name] = op
         self._extension = extension
         self._health = f"healthy: dynamodb.{region}.amazonaws.com ".encode()
         self._commit_seq = commit_seq
@@ -304,6 +309,9 @@ class Protocol:
         return RawResponse(200, payload, commit_seq=seq_after if seq_after != seq_before else 0)
 
     def _operation(self, target: str) -> Operation:
+        operation = self._by_target.get(target)
+        if operation is not None:
+            return operation
         if target.startswith(STREAMS_TARGET_PREFIX):
             operation = self._streams_operations.get(target[len(STREAMS_TARGET_PREFIX) :])
             if operation is not None:

@@ -32,15 +32,15 @@ def validate_request(shape: Struct, body: Any) -> dict[str, Any]:
 
 
 def request_validator(shape: Struct) -> Callable[[Any], dict[str, Any]]:
-    """``validate_request`` for one shape, its phase-1 coercer found once (an operation binds it at start-up)."""
+    """``validate_request`` for one shape, its coercer and checks found once (an operation binds it at start-up)."""
     coerce = coercer(shape)
-    check = constraints.check
+    check = constraints.request_checker(shape)
 
     def validate(body: Any) -> dict[str, Any]:
         if type(body) is not dict:
             raise SerializationException()
         request: dict[str, Any] = coerce(body)
-        check(shape, request)
+        check(request)
         return request
 
     return validate
