@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import sys
 import zlib
 from collections import deque
 from collections.abc import Callable
@@ -23,7 +24,7 @@ from dynastore import messages
 from dynastore.errors import DynamoError, InternalServerError, ServiceUnavailable, ValidationException
 from dynastore.limits import MAX_HELD_RESPONSES
 from dynastore.protocol.connections import NO_DEADLINE, ConnectionLimits, Registry
-from dynastore.protocol.protocol import RawResponse, durability_failure
+from dynastore.protocol.protocol import JSON_10, JSON_11, RawResponse, durability_failure
 
 log = logging.getLogger("dynastore")
 
@@ -67,21 +68,55 @@ _DATE = _DateHeader()
 
 
 def encode_response(response: RawResponse, keep_alive: bool) -> bytes:
-    head = [
-        b"HTTP/1.1 %d %s\r\n" % (response.status, _REASONS.get(response.status, b"Unknown")),
-        b"Server: dynastore\r\nDate: ",
-        _DATE.get(),
-        b"\r\nContent-Type: ",
-        response.content_type.encode(),
-        b"\r\nContent-Length: %d\r\n" % len(response.body),
-    ]
-    for name, value in response.headers:
-        head.append(f"{name}: {value}\r\n".encode("latin-1"))
-    if not keep_alive:
-        head.append(b"Connection: close\r\n")
-    head.append(b"\r\n")
-    head.append(response.body)
-    return b"".join(head)
+    status = _STATUS_LINES.get(response.status)
+    if status is None:
+        status = _status_line(response.status)
+    content_type = _CONTENT_TYPE_LINES.get(response.content_type)
+    if content_type is None:
+        content_type = _content_type_line(response.content_type)
+    headers = "".join([f"{name}: {value}\r\n" for name, value in response.headers])
+    body = response.body
+    return b"".join(
+        (
+            status,
+            _DATE.get(),
+            content_type,
+            str(len(body)).encode(),
+            b"\r\n",
+            headers.encode("latin-1"),
+            b"\r\n" if keep_alive else b"Connection: close\r\n\r\n",
+            body,
+        )
+    )
+
+
+def _status_line(status: int) -> bytes:
+    """A response's head up to its Date header's value."""
+    return b"HTTP/1.1 %d %s\r\nServer: dynastore\r\nDate: " % (status, _REASONS.get(status, b"Unknown"))
+
+
+def _content_type_line(content_type: str) -> bytes:
+    """From the end of the Date header to the Content-Length header's value."""
+    return b"\r\nContent-Type: " + content_type.encode() + b"\r\nContent-Length: "
+
+
+# The fixed parts of a response's head, made once rather than formatted for each response.
+_STATUS_LINES = {status: _status_line(status) for status in _REASONS}
+_CONTENT_TYPE_LINES = {content_type: _content_type_line(content_type) for content_type in (JSON_10, JSON_11)}
+
+
+# A header's name as the parser gives it, to the lower-case text a request's headers are keyed by: clients send
+# the same dozen names on every request, so each is decoded and lowered once, and its hash computed once for all
+# the look-ups of it. Bounded: the names of a client's own beyond it are decoded on every request.
+_HEADER_NAMES: dict[bytes, str] = {}
+_HEADER_NAMES_MAX = 256
+
+
+def _header_name(name: bytes) -> str:
+    key = sys.intern(name.decode("latin-1").lower())
+    if len(_HEADER_NAMES) < _HEADER_NAMES_MAX:
+        _HEADER_NAMES[name] = key
+    return key
 
 
 class RequestHandler(Protocol):
@@ -289,7 +324,10 @@ class HttpConnection(asyncio.Protocol):
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self._head_size += len(name) + len(value) + 4
-        self._headers[name.decode("latin-1").lower()] = value.decode("latin-1")
+        key = _HEADER_NAMES.get(name)
+        if key is None:
+            key = _header_name(name)
+        self._headers[key] = value.decode("latin-1")
 
     def on_headers_complete(self) -> None:
         self._in_head = False

@@ -143,3 +143,31 @@ def test_connection_close_is_honoured() -> None:
     connection.data_received(request)
     assert b"Connection: close" in transport.written[0]
     assert transport.closed
+
+
+class HeadersSeen(FakeProtocol):
+    def __init__(self) -> None:
+        self.seen: list[dict[str, str]] = []
+
+    def handle(self, method: str, headers: dict[str, str], body: bytes, path: str = "/") -> RawResponse:
+        self.seen.append(dict(headers))
+        return super().handle(method, headers, body, path)
+
+
+def test_header_names_are_lower_case_however_many_names_clients_use() -> None:
+    """Names are kept decoded for the next request (up to a bound): past it, and in any case, a request's headers
+    are its own, by their lower-case names."""
+    handler = HeadersSeen()
+    connection = HttpConnection(handler, FakeCommitter())
+    connection.connection_made(FakeTransport())  # type: ignore[arg-type]
+    own = b"".join(b"X-Own-%d: v%d\r\n" % (n, n) for n in range(300))
+    request = REQUEST.replace(b"Host: x\r\n", b"Host: x\r\n" + own) % b"Get"
+    connection.data_received(request + REQUEST.replace(b"Host: x", b"HOST: y") % b"Get")
+    first, second = handler.seen
+    assert first["x-own-0"] == "v0" and first["x-own-299"] == "v299" and first["host"] == "x"
+    assert second == {
+        "host": "y",
+        "content-type": "application/x-amz-json-1.0",
+        "x-amz-target": "DynamoDB_20120810.Get",
+        "content-length": "2",
+    }
