@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -223,17 +225,41 @@ def test_sync_helper_syncs_skips_forgotten_files_and_reports_failures(tmp_path: 
     assert proc._proc.returncode == 0  # it exited on its own when its socket closed
 
 
+class ToldSocket(socket.socket):
+    """The server's end of a sync helper's socket, noting the files the helper is told to add (``o<number>``, with
+    the descriptor) and to drop (``x<number>``). (Compiled classes are closed, so the socket is what a test can
+    replace, not the syncer's methods.)"""
+
+    told: list[tuple[str, int]]
+
+    def send(self, data: Any, flags: int = 0) -> int:
+        self._note(bytes(data))
+        return super().send(data, flags)
+
+    def sendmsg(self, buffers: Any, ancdata: Any = (), flags: int = 0, address: Any = None) -> int:
+        for buffer in buffers:
+            self._note(bytes(buffer))
+        if address is None:
+            return super().sendmsg(buffers, ancdata, flags)
+        return super().sendmsg(buffers, ancdata, flags, address)
+
+    def _note(self, msg: bytes) -> None:
+        if msg[:1] in (b"o", b"x"):
+            self.told.append(("add" if msg[:1] == b"o" else "drop", int(msg[1:])))
+
+
+def told_files(sync: HelperSync) -> list[tuple[str, int]]:
+    """What ``sync``'s helper is told about its files from now on (a list that grows)."""
+    spy = ToldSocket(fileno=sync._proc._sock.detach())
+    spy.told = []
+    sync._proc._sock = spy
+    return spy.told
+
+
 def test_the_sync_helper_closes_the_files_of_dropped_segments_once(tmp_path: Path) -> None:
     log = wal.WriteAheadLog(str(tmp_path / "wal"), 1)
     sync = HelperSync(log)
-    dropped: list[int] = []
-    drop_file = sync._proc.drop_file
-
-    def spied(number: int) -> None:
-        dropped.append(number)
-        drop_file(number)
-
-    sync._proc.drop_file = spied  # type: ignore[method-assign]
+    told = told_files(sync)
     try:
         for step in range(4):
             log.append([wal.encode_put(b"k", b"v"), b"k", b"v"])
@@ -243,6 +269,7 @@ def test_the_sync_helper_closes_the_files_of_dropped_segments_once(tmp_path: Pat
                 log.drop([1])  # the store's file holds segment 1's records now
             sync.begin()
             assert answered_sync(sync)
+            dropped = [number for what, number in told if what == "drop"]
             assert dropped == ([1] if step >= 2 else [])  # told once, when the segments changed, never again
     finally:
         sync.close()
@@ -299,19 +326,7 @@ def test_a_segment_number_reopened_after_a_cut_back_is_synced_as_the_new_file(tm
     # called durable without a sync of their file.
     log = wal.WriteAheadLog(str(tmp_path / "wal"), 1)
     sync = HelperSync(log)
-    told: list[tuple[str, int]] = []
-    add_file, drop_file = sync._proc.add_file, sync._proc.drop_file
-
-    def added(number: int, fd: int) -> None:
-        told.append(("add", number))
-        add_file(number, fd)
-
-    def dropped(number: int) -> None:
-        told.append(("drop", number))
-        drop_file(number)
-
-    sync._proc.add_file = added  # type: ignore[method-assign]
-    sync._proc.drop_file = dropped  # type: ignore[method-assign]
+    told = told_files(sync)
     try:
         log.append([wal.encode_put(b"k", b"v"), b"k", b"v"])
         synced_end = log.position()
