@@ -131,7 +131,11 @@ def canonical(items: list[dict[str, Any]]) -> list[str]:
 
 
 def settle(send: Send) -> None:
-    for _ in range(500):
+    """Until the server has no GSI change left to apply. The count is the whole server's: the session server may
+    still be applying what earlier tests wrote, which on a loaded machine (the suite's other worker running its
+    fault injection) takes seconds, hence the generous bound."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
         lag = json.loads(send("GET", "/dynastore/indexes", b"", {})[1])
         if lag["waiting"] == 0:
             return

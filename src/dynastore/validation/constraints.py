@@ -62,7 +62,10 @@ def lower_first(name: str) -> str:
 def check(shape: Struct, request: dict[str, Any]) -> None:
     """Run phase 2 on a phase-1-coerced request; raises ``ValidationException`` on any failure."""
     check_required(shape, request)
-    fn = checker(shape)
+    _check_members(checker(shape), request)
+
+
+def _check_members(fn: Checker | None, request: dict[str, Any]) -> None:
     if fn is None:
         return
     violations: list[Violation] = []
@@ -101,12 +104,7 @@ def request_checker(shape: Struct) -> Callable[[dict[str, Any]], None]:
 
     def check_request(request: dict[str, Any]) -> None:
         _check_required_members(required, request)
-        if fn is None:
-            return
-        violations: list[Violation] = []
-        fn(request, None, violations)
-        if violations:
-            raise ValidationException(violations=tuple(violations))
+        _check_members(fn, request)
 
     return check_request
 
