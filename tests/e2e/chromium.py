@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -62,3 +63,15 @@ def chromium() -> Iterator[webdriver.Chrome]:
             yield driver
         finally:
             driver.quit()
+
+
+# Chromium aborts the loads in flight when the machine's network interfaces change, and logs each as failed with
+# net::ERR_NETWORK_CHANGED. The cluster tests make and remove network namespaces and links on this machine, beside
+# these tests when the suite runs in two processes: such entries are the machine's, not the page's.
+NETWORK_CHANGED = "net::ERR_NETWORK_CHANGED"
+
+
+def browser_log(driver: webdriver.Chrome) -> list[dict[str, Any]]:
+    """The browser's console log since the last call, without the entries of a change of the machine's network."""
+    entries: list[dict[str, Any]] = driver.get_log("browser")  # type: ignore[no-untyped-call]
+    return [entry for entry in entries if NETWORK_CHANGED not in entry["message"]]

@@ -13,7 +13,7 @@ from selenium.webdriver import Chrome
 from selenium.webdriver.support.wait import WebDriverWait
 
 from dynastore.replication.local_cluster import ETCD_BINARY, LocalCluster
-from tests.e2e.chromium import chromium
+from tests.e2e.chromium import browser_log, chromium
 from tests.e2e.conftest import make_client
 
 pytestmark = pytest.mark.skipif(
@@ -72,5 +72,5 @@ def test_the_cluster_page_shows_every_node_its_role_and_lag(browser: Chrome, clu
     assert f"Leader {leader} {cluster.urls[cluster.nodes.names.index(leader)]}" in text
     assert f"Log head {applied}; leader changes seen by {cluster.nodes.names[follower]}: " in text
     assert f"This page is served by {cluster.nodes.names[follower]} (follower)." in text
-    errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]  # type: ignore[no-untyped-call]
+    errors = [e["message"] for e in browser_log(browser) if e["level"] == "SEVERE"]
     assert errors == []

@@ -29,7 +29,7 @@ from selenium.webdriver.support.select import Select
 from selenium.webdriver.support.wait import WebDriverWait
 
 from tests.e2e import chromium as chromium_module
-from tests.e2e.chromium import chromium
+from tests.e2e.chromium import browser_log, chromium
 from tests.e2e.conftest import ADMIN, BOTO_CONFIG, make_client, unique_name
 from tests.e2e.server_process import ServerProcess, server_fixture
 from tests.e2e.test_admin_endpoints import request
@@ -64,11 +64,6 @@ def browser(chrome: Chrome) -> Iterator[Chrome]:
 @pytest.fixture(scope="module")
 def ddb(server: ServerProcess) -> Any:
     return make_client(server.url)
-
-
-def browser_log(driver: Chrome) -> list[dict[str, Any]]:
-    entries: list[dict[str, Any]] = driver.get_log("browser")  # type: ignore[no-untyped-call]
-    return entries
 
 
 def open_page(browser: Chrome, server: ServerProcess, page: str) -> None:

@@ -16,11 +16,11 @@ from selenium.webdriver import Chrome
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.select import Select
 
-from tests.e2e.chromium import chromium
+from tests.e2e.chromium import browser_log, chromium
 from tests.e2e.conftest import ADMIN, make_client, unique_name
 from tests.e2e.server_process import ServerProcess, server_fixture
 from tests.e2e.test_admin_endpoints import request
-from tests.e2e.test_console_browser import SHOTS, browser_log, open_page, shown, wait_text, waiter
+from tests.e2e.test_console_browser import SHOTS, open_page, shown, wait_text, waiter
 
 server = server_fixture("--manual-clock")
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from selenium.webdriver import Chrome
 
-from tests.e2e.chromium import chromium
+from tests.e2e.chromium import browser_log, chromium
 from tests.e2e.server_process import ServerProcess, server_fixture
-from tests.e2e.test_console_browser import browser_log, open_page, wait_for, wait_text, waiter
+from tests.e2e.test_console_browser import open_page, wait_for, wait_text, waiter
 from tests.e2e.test_progress import (
     BACKFILL_INTERVAL,
     add_index,

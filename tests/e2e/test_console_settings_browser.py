@@ -19,11 +19,11 @@ import pytest
 from selenium.webdriver import Chrome
 from selenium.webdriver.common.by import By
 
-from tests.e2e.chromium import chromium
+from tests.e2e.chromium import browser_log, chromium
 from tests.e2e.conftest import make_client, unique_name
 from tests.e2e.server_process import ServerProcess, server_fixture
 from tests.e2e.test_admin_endpoints import request
-from tests.e2e.test_console_browser import browser_log, fill, open_page, shown, wait_for, wait_text, waiter
+from tests.e2e.test_console_browser import fill, open_page, shown, wait_for, wait_text, waiter
 
 server = server_fixture("--manual-clock", "--gsi-backfill-chunk", "1", "--gsi-backfill-interval", "1")
 NARROW = (800, 900)
