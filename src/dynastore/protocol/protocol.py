@@ -123,18 +123,16 @@ class Protocol:
         metrics: Metrics | None = None,
         account_id: str = "000000000000",
     ) -> None:
-        self._operations = operations
         # Every request's caller while authentication is off: by the region of its credential scope (app.py makes
         # them all the configured region's with --shared-namespace).
         self.anonymous = AnonymousCallers(account_id, region)
         self.authenticator: Authenticator | None = None  # --auth sigv4: verifies every request (set by app.py)
         self.sts: StsService | None = None  # --auth sigv4: the STS endpoint, for form-encoded POSTs (set by app.py)
-        self._streams_operations = {} if streams_operations is None else streams_operations
         self._not_served = not_served  # DynamoDB operations refused with a message naming them
         # Each X-Amz-Target an SDK sends, to its operation: one look-up a request (the prefixes are read only for
         # the error of a target that names none).
         self._by_target = {prefix + name: op for name, op in operations.items() for prefix in DYNAMODB_TARGET_PREFIXES}
-        for name, op in self._streams_operations.items():
+        for name, op in (streams_operations or {}).items():
             self._by_target[STREAMS_TARGET_PREFIX + name] = op
         self._extension = extension
         self._health = f"healthy: dynamodb.{region}.amazonaws.com ".encode()
@@ -312,17 +310,10 @@ class Protocol:
         operation = self._by_target.get(target)
         if operation is not None:
             return operation
-        if target.startswith(STREAMS_TARGET_PREFIX):
-            operation = self._streams_operations.get(target[len(STREAMS_TARGET_PREFIX) :])
-            if operation is not None:
-                return operation
-            raise UnknownOperationException()
+        # No operation of this server: an operation of DynamoDB's it does not serve is named in the error.
         for prefix in DYNAMODB_TARGET_PREFIXES:
             if target.startswith(prefix):
                 name = target[len(prefix) :]
-                operation = self._operations.get(name)
-                if operation is not None:
-                    return operation
                 if name in self._not_served:
                     raise UnknownOperationException(messages.OPERATION_NOT_SERVED.format(operation=name))
                 break

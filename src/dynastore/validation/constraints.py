@@ -41,7 +41,7 @@ from dynastore.validation.shapes import (
     Struct,
 )
 
-__all__ = ["MAX_VIOLATIONS", "Checker", "check", "check_required", "render_value", "request_checker"]
+__all__ = ["MAX_VIOLATIONS", "Checker", "render_value", "request_checker"]
 
 # Failures collected for one request: the older form lists 10; the new form reports the first in the model's
 # order, which may come later in the older order (a bound keeps a huge malformed request cheap).
@@ -59,52 +59,23 @@ def lower_first(name: str) -> str:
     return name[:1].lower() + name[1:]
 
 
-def check(shape: Struct, request: dict[str, Any]) -> None:
-    """Run phase 2 on a phase-1-coerced request; raises ``ValidationException`` on any failure."""
-    check_required(shape, request)
-    _check_members(checker(shape), request)
-
-
-def _check_members(fn: Checker | None, request: dict[str, Any]) -> None:
-    if fn is None:
-        return
-    violations: list[Violation] = []
-    fn(request, None, violations)
-    if violations:
-        raise ValidationException(violations=tuple(violations))
-
-
-_REQUIRED: dict[int, tuple[Struct, list[tuple[str, String]]]] = {}
-
-
-def check_required(shape: Struct, request: dict[str, Any]) -> None:
-    """Top-level ``required`` / ``table_name`` members fail alone, before the aggregated list."""
-    _check_required_members(_required_members(shape), request)
-
-
-def _required_members(shape: Struct) -> list[tuple[str, String]]:
-    hit = _REQUIRED.get(id(shape))
-    if hit is None:
-        specials = [(name, member) for name, member in shape.members if isinstance(member, String) and member.required]
-        hit = _REQUIRED[id(shape)] = (shape, specials)
-    return hit[1]
-
-
-def _check_required_members(members: list[tuple[str, String]], request: dict[str, Any]) -> None:
-    for name, member in members:
-        value = request.get(name)
-        if member.required and value is None:
-            raise ValidationException(messages.PARAMETER_REQUIRED.format(name=name))
-
-
 def request_checker(shape: Struct) -> Callable[[dict[str, Any]], None]:
-    """``check`` for one shape, its parts found once (an operation binds it at start-up)."""
-    required = _required_members(shape)
+    """Phase 2 for requests of ``shape``, already coerced by phase 1: the returned check raises
+    ``ValidationException`` on any failure. Top-level ``required`` / ``table_name`` members fail alone, before the
+    aggregated list. Made once per shape (an operation binds it at start-up)."""
+    required = [name for name, member in shape.members if isinstance(member, String) and member.required]
     fn = checker(shape)
 
     def check_request(request: dict[str, Any]) -> None:
-        _check_required_members(required, request)
-        _check_members(fn, request)
+        for name in required:
+            if request.get(name) is None:
+                raise ValidationException(messages.PARAMETER_REQUIRED.format(name=name))
+        if fn is None:
+            return
+        violations: list[Violation] = []
+        fn(request, None, violations)
+        if violations:
+            raise ValidationException(violations=tuple(violations))
 
     return check_request
 
