@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 from setuptools.errors import CCompilerError, CompileError, LinkError
 
@@ -287,7 +287,13 @@ def _extensions() -> list[object]:
         multi_file=True,
     )
     _progress(f"type-checked and wrote the C code in {time.monotonic() - started:.0f} s")
-    return list(extensions)
+    return [*extensions, *_HAND_WRITTEN]
+
+
+# Modules written in C by hand, each beside the .py of the same name and results that serves without a compiler
+# (Python imports the extension first). SigV4's hashing: mypyc compiles Python, whose hashlib makes an object and
+# an OpenSSL context copy per step of the four digests a signed request needs (docs/performance.md).
+_HAND_WRITTEN = [Extension("dynastore.security.sigv4_hashing", [str(SOURCE / "dynastore/security/sigv4_hashing.c")])]
 
 
 setup(ext_modules=_extensions(), cmdclass={"build_ext": _FallbackBuildExt})

@@ -31,6 +31,13 @@ def _compiled_by_setup() -> set[str]:
     raise AssertionError("setup.py has no COMPILED")
 
 
+def _written_in_c() -> set[str]:
+    """The modules with a C twin written by hand (dynastore/security/sigv4_hashing.py beside its .c), which setup.py
+    builds under the module's name when it compiles."""
+    source = ROOT / "src"
+    return {path.relative_to(source).with_suffix(".py").as_posix() for path in source.rglob("*.c")}
+
+
 def _module_name(relative: str) -> str:
     dotted = relative.removesuffix(".py").replace("/", ".")
     return dotted.removesuffix(".__init__")
@@ -152,9 +159,17 @@ def test_compiled_modules_are_the_request_path_and_nothing_else() -> None:
 def test_the_installed_modules_are_compiled_as_setup_says() -> None:
     """Against the compiled install (CI's) exactly setup.py's COMPILED are extensions; a pure-Python install has
     none."""
-    expected = _compiled_by_setup() if is_compiled() else set()
+    expected = _compiled_by_setup() | _written_in_c() if is_compiled() else set()
     extensions = {module for module in _package_modules() if _is_extension(_module_name(module))}
     assert extensions == expected
+
+
+def test_each_module_written_in_c_is_built_and_never_compiled_from_python() -> None:
+    setup_text = (ROOT / "setup.py").read_text()
+    assert _written_in_c() == {"dynastore/security/sigv4_hashing.py"}
+    for module in _written_in_c():
+        assert f'Extension("{_module_name(module)}", [str(SOURCE / "{module.removesuffix(".py")}.c")])' in setup_text
+        assert module not in _compiled_by_setup()  # one extension per module name
 
 
 def test_no_class_inherits_across_the_compiled_and_interpreted_modules() -> None:

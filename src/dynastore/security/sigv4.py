@@ -14,6 +14,8 @@ import hmac
 import re
 from urllib.parse import quote
 
+from dynastore.security.sigv4_hashing import HashState, request_signature, sha256
+
 ALGORITHM = "AWS4-HMAC-SHA256"
 TERMINATOR = "aws4_request"
 SERVICE = "dynamodb"
@@ -40,37 +42,44 @@ class KeyedHash:
     """HMAC-SHA256 under one signing key, for the strings to sign of its requests. The key's inner and outer pads
     are hashed once, and so is the start of a string to sign (algorithm, request time and scope: the same for every
     request of one second), so signing a request hashes the inner hash's last two blocks (the canonical request's
-    digest and the padding) and the outer hash's one, from copied states."""
+    digest and the padding) and the outer hash's one, from copied states (sigv4_hashing.py)."""
 
     __slots__ = ("_inner", "_outer", "_dated")
 
     def __init__(self, key: bytes) -> None:
         padded = key.ljust(64, b"\0")  # a SHA-256 signing key is 32 bytes, shorter than the block
-        self._inner = hashlib.sha256(bytes(b ^ 0x36 for b in padded))
-        self._outer = hashlib.sha256(bytes(b ^ 0x5C for b in padded))
+        self._inner = sha256(bytes(b ^ 0x36 for b in padded))
+        self._outer = sha256(bytes(b ^ 0x5C for b in padded))
         # Request time -> (scope, the inner hash with "AWS4-HMAC-SHA256\n<time>\n<scope>\n" taken in). A signing
         # key signs for one scope, so the time tells the entries apart (the scope is compared all the same).
         # Clients sign within the same few seconds (a load generator that signs ahead interleaves several), so a
         # handful of entries serve.
-        self._dated: dict[str, tuple[str, hashlib._Hash]] = {}
+        self._dated: dict[str, tuple[str, HashState]] = {}
+
+    def sign_request(self, amz_date: str, scope: str, start: HashState, body: bytes) -> bytes:
+        """The hex signature (ASCII bytes) of a request of that time and scope whose canonical request, up to its
+        payload's hash, is the state ``start`` (RequestDigests.start), and whose body is ``body``."""
+        return request_signature(body, start, self._dated_state(amz_date, scope), self._outer)
 
     def signature(self, amz_date: str, scope: str, request_digest: str) -> str:
         """The signature of a request: HMAC of the string to sign, whose last line is ``request_digest`` (the hex
         SHA-256 of the canonical request)."""
-        found = self._dated.get(amz_date)
-        if found is not None and found[0] == scope:
-            dated = found[1]
-        else:
-            if len(self._dated) >= _DATED_LIMIT:
-                self._dated.clear()
-            dated = self._inner.copy()
-            dated.update(f"{ALGORITHM}\n{amz_date}\n{scope}\n".encode())
-            self._dated[amz_date] = (scope, dated)
-        inner = dated.copy()
+        inner = self._dated_state(amz_date, scope).copy()
         inner.update(request_digest.encode())
         outer = self._outer.copy()
         outer.update(inner.digest())
         return outer.hexdigest()
+
+    def _dated_state(self, amz_date: str, scope: str) -> HashState:
+        found = self._dated.get(amz_date)
+        if found is not None and found[0] == scope:
+            return found[1]
+        if len(self._dated) >= _DATED_LIMIT:
+            self._dated.clear()
+        dated = self._inner.copy()
+        dated.update(f"{ALGORITHM}\n{amz_date}\n{scope}\n".encode())
+        self._dated[amz_date] = (scope, dated)
+        return dated
 
 
 _DATED_LIMIT = 16  # request times kept per signing key before that cache starts over
@@ -86,22 +95,28 @@ class RequestDigests:
     __slots__ = ("_starts",)
 
     def __init__(self) -> None:
-        self._starts: dict[tuple[str, str, str, str, tuple[str | None, ...]], hashlib._Hash] = {}
+        self._starts: dict[tuple[str, str, str, str, tuple[str | None, ...]], HashState] = {}
 
-    def hexdigest(
-        self, method: str, path: str, query: str, headers: dict[str, str], signed_headers: str, payload_hash: str
-    ) -> str:
+    def start(self, method: str, path: str, query: str, headers: dict[str, str], signed_headers: str) -> HashState:
+        """The hash state of a request's canonical form up to its last line (the payload's hash); kept, so the
+        caller copies it before taking more in (sigv4_hashing.request_signature does)."""
         # A signed header the request lacks is None here and signs as empty: the key still tells it apart.
         parts = (method, path, query, signed_headers, tuple([headers.get(name) for name in _names(signed_headers)]))
         start = self._starts.get(parts)
         if start is None:
             text = canonical_start(method, path, query, headers, signed_headers)
-            start = hashlib.sha256(text.encode("latin-1", "replace"))
+            start = sha256(text.encode("latin-1", "replace"))
             if len(text) <= _START_BYTES:  # bounded: at most 256 starts of 2 KB held
                 if len(self._starts) >= _STARTS_LIMIT:
                     self._starts.clear()
                 self._starts[parts] = start
-        state = start.copy()
+        return start
+
+    def hexdigest(
+        self, method: str, path: str, query: str, headers: dict[str, str], signed_headers: str, payload_hash: str
+    ) -> str:
+        """The hex SHA-256 of a request's canonical form, whose payload's hash is ``payload_hash``."""
+        state = self.start(method, path, query, headers, signed_headers).copy()
         state.update(payload_hash.encode("latin-1", "replace"))
         return state.hexdigest()
 

@@ -356,7 +356,10 @@ def test_kept_hash_states_digest_exactly_the_canonical_request() -> None:
             for amz_date in ("20260101T000000Z", "20260101T000001Z"):
                 # States are kept by request time: another scope at the same time is hashed anew, not mixed up.
                 for scope in (f"20260101/{REGION}/dynamodb/aws4_request", "20260101/eu-west-1/dynamodb/aws4_request"):
-                    assert keyed.signature(amz_date, scope, digest) == signature(key, amz_date, scope, text)
+                    expected = signature(key, amz_date, scope, text)
+                    assert keyed.signature(amz_date, scope, digest) == expected
+                    start = digests.start("POST", "/", "", headers, names)
+                    assert keyed.sign_request(amz_date, scope, start, body) == expected.encode()
 
 
 def test_the_form_check_names_the_region_the_anonymous_caller_reads() -> None:
