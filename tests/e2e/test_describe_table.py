@@ -10,7 +10,7 @@ import pytest
 from tests.e2e.conftest import create_table, error_of, make_client, unique_name
 from tests.e2e.server_process import ServerProcess
 
-WAIT = {"Delay": 0.05, "MaxAttempts": 100}  # at most ~5 s; the slow server's transitions take 0.3 s
+WAIT = {"Delay": 0.05, "MaxAttempts": 200}  # at most ~10 s; the slow server's transitions take 2 s
 IN_USE = "Attempt to change a resource which is still in use: Table is being {what}: {name}"
 
 
@@ -95,8 +95,9 @@ class TestFunctionality:
 
 @pytest.fixture(scope="module")
 def slow() -> Iterator[Any]:
-    """A server of our own whose tables stay CREATING / UPDATING / DELETING for 0.3 s."""
-    server = ServerProcess("--create-table-delay", "0.3", "--update-table-delay", "0.3", "--delete-table-delay", "0.3")
+    """A server of our own whose tables stay CREATING / UPDATING / DELETING for 2 s: long enough for the few
+    requests a test makes in each state even on a machine busy with other tests (0.3 s was not, once)."""
+    server = ServerProcess("--create-table-delay", "2", "--update-table-delay", "2", "--delete-table-delay", "2")
     try:
         yield make_client(server.url)
     finally:
