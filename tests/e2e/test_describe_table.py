@@ -10,7 +10,7 @@ import pytest
 from tests.e2e.conftest import create_table, error_of, make_client, unique_name
 from tests.e2e.server_process import ServerProcess
 
-WAIT = {"Delay": 0.05, "MaxAttempts": 200}  # at most ~10 s; the slow server's transitions take 2 s
+WAIT = {"Delay": 0.05, "MaxAttempts": 200}  # at most ~10 s
 IN_USE = "Attempt to change a resource which is still in use: Table is being {what}: {name}"
 
 
@@ -94,21 +94,24 @@ class TestFunctionality:
 
 
 @pytest.fixture(scope="module")
-def slow() -> Iterator[Any]:
-    """A server of our own whose tables stay CREATING / UPDATING / DELETING for 2 s: long enough for the few
-    requests a test makes in each state even on a machine busy with other tests (0.3 s was not, once)."""
-    server = ServerProcess("--create-table-delay", "2", "--update-table-delay", "2", "--delete-table-delay", "2")
+def slow() -> Iterator[ServerProcess]:
+    """A server of our own on a manual clock, whose tables stay CREATING / UPDATING / DELETING for 60 s of it:
+    each state lasts until the test moves the clock, however slowly a busy machine runs the test."""
+    server = ServerProcess(
+        "--manual-clock", "--create-table-delay", "60", "--update-table-delay", "60", "--delete-table-delay", "60"
+    )
     try:
-        yield make_client(server.url)
+        yield server
     finally:
         server.stop()
 
 
 class TestLifecycle:
-    def test_creating_active_updating_deleting(self, slow: Any) -> None:
+    def test_creating_active_updating_deleting(self, slow: ServerProcess) -> None:
+        ddb = make_client(slow.url)
         name = unique_name("life")
         key = {"pk": {"S": "k"}}
-        desc = slow.create_table(
+        desc = ddb.create_table(
             TableName=name,
             AttributeDefinitions=[
                 {"AttributeName": "pk", "AttributeType": "S"},
@@ -127,20 +130,20 @@ class TestLifecycle:
         )["TableDescription"]
         assert desc["TableStatus"] == "CREATING"
         assert desc["GlobalSecondaryIndexes"][0]["IndexStatus"] == "CREATING"
-        assert slow.describe_table(TableName=name)["Table"]["TableStatus"] == "CREATING"
+        assert ddb.describe_table(TableName=name)["Table"]["TableStatus"] == "CREATING"
         # CREATING: data-plane calls do not see the table; control-plane changes are refused.
-        assert error_of(lambda: slow.put_item(TableName=name, Item=key)) == (
+        assert error_of(lambda: ddb.put_item(TableName=name, Item=key)) == (
             "ResourceNotFoundException",
             "Requested resource not found",
         )
         being_created = IN_USE.format(what="created", name=name)
-        assert error_of(lambda: slow.update_table(TableName=name, DeletionProtectionEnabled=True)) == (
+        assert error_of(lambda: ddb.update_table(TableName=name, DeletionProtectionEnabled=True)) == (
             "ResourceInUseException",
             being_created,
         )
-        assert error_of(lambda: slow.delete_table(TableName=name)) == ("ResourceInUseException", being_created)
+        assert error_of(lambda: ddb.delete_table(TableName=name)) == ("ResourceInUseException", being_created)
         assert error_of(
-            lambda: slow.create_table(
+            lambda: ddb.create_table(
                 TableName=name,
                 AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
                 KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
@@ -148,46 +151,49 @@ class TestLifecycle:
             )
         ) == ("ResourceInUseException", f"Table already exists: {name}")
 
-        slow.get_waiter("table_exists").wait(TableName=name, WaiterConfig=WAIT)
-        table = slow.describe_table(TableName=name)["Table"]
+        slow.advance(60)
+        ddb.get_waiter("table_exists").wait(TableName=name, WaiterConfig=WAIT)
+        table = ddb.describe_table(TableName=name)["Table"]
         assert table["TableStatus"] == "ACTIVE"
         assert table["GlobalSecondaryIndexes"][0]["IndexStatus"] == "ACTIVE"
-        slow.put_item(TableName=name, Item=key)
+        ddb.put_item(TableName=name, Item=key)
 
         # UPDATING: the old throughput shows until the change is done; items stay writable.
-        updated = slow.update_table(
+        updated = ddb.update_table(
             TableName=name, ProvisionedThroughput={"ReadCapacityUnits": 10, "WriteCapacityUnits": 5}
         )["TableDescription"]
         assert updated["TableStatus"] == "UPDATING"
         assert updated["ProvisionedThroughput"]["ReadCapacityUnits"] == 5
-        slow.put_item(TableName=name, Item={**key, "v": {"N": "1"}})
+        ddb.put_item(TableName=name, Item={**key, "v": {"N": "1"}})
         being_updated = IN_USE.format(what="updated", name=name)
-        assert error_of(lambda: slow.update_table(TableName=name, DeletionProtectionEnabled=True)) == (
+        assert error_of(lambda: ddb.update_table(TableName=name, DeletionProtectionEnabled=True)) == (
             "ResourceInUseException",
             being_updated,
         )
-        assert error_of(lambda: slow.delete_table(TableName=name)) == ("ResourceInUseException", being_updated)
-        slow.get_waiter("table_exists").wait(TableName=name, WaiterConfig=WAIT)
-        table = slow.describe_table(TableName=name)["Table"]
+        assert error_of(lambda: ddb.delete_table(TableName=name)) == ("ResourceInUseException", being_updated)
+        slow.advance(60)
+        ddb.get_waiter("table_exists").wait(TableName=name, WaiterConfig=WAIT)
+        table = ddb.describe_table(TableName=name)["Table"]
         assert table["TableStatus"] == "ACTIVE"
         assert table["ProvisionedThroughput"]["ReadCapacityUnits"] == 10
         assert "LastIncreaseDateTime" in table["ProvisionedThroughput"]
 
         # DELETING: described as DELETING, then gone; the name is taken until then.
-        deleted = slow.delete_table(TableName=name)["TableDescription"]
+        deleted = ddb.delete_table(TableName=name)["TableDescription"]
         assert deleted["TableStatus"] == "DELETING"
-        assert slow.describe_table(TableName=name)["Table"]["TableStatus"] == "DELETING"
-        assert error_of(lambda: slow.delete_table(TableName=name)) == (
+        assert ddb.describe_table(TableName=name)["Table"]["TableStatus"] == "DELETING"
+        assert error_of(lambda: ddb.delete_table(TableName=name)) == (
             "ResourceInUseException",
             IN_USE.format(what="deleted", name=name),
         )
-        assert error_of(lambda: slow.get_item(TableName=name, Key=key)) == (
+        assert error_of(lambda: ddb.get_item(TableName=name, Key=key)) == (
             "ResourceNotFoundException",
             "Requested resource not found",
         )
-        slow.get_waiter("table_not_exists").wait(TableName=name, WaiterConfig=WAIT)
-        assert error_of(lambda: slow.describe_table(TableName=name)) == (
+        slow.advance(60)
+        ddb.get_waiter("table_not_exists").wait(TableName=name, WaiterConfig=WAIT)
+        assert error_of(lambda: ddb.describe_table(TableName=name)) == (
             "ResourceNotFoundException",
             f"Requested resource not found: Table: {name} not found",
         )
-        assert name not in slow.list_tables()["TableNames"]
+        assert name not in ddb.list_tables()["TableNames"]
