@@ -26,7 +26,7 @@ Internal (non-wire) errors end in ``Error`` and never reach the protocol layer.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from dynastore import messages
 
@@ -121,7 +121,7 @@ class DynamoError(Exception):
 # The regions whose DynamoDB still answers a request's validation errors in the form used before its request-
 # validation framework of 2026: constraint failures aggregated, values echoed, members in lower camel case, no
 # prefix on other texts (docs/operations.md "Validation messages"). Every other region answers in the new form.
-OLD_FORM_REGIONS = frozenset({"eu-south-2", "me-central-1"})
+OLD_FORM_REGIONS: Final = frozenset({"eu-south-2", "me-central-1"})
 
 VALIDATION_PREFIX = messages.VALIDATION_PREFIX
 _MAX_AGGREGATED = 10  # the older form lists at most 10 constraint failures

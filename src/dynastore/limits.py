@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-MAX_ITEM_BYTES = 400 * 1024
+from typing import Final
+
+MAX_ITEM_BYTES: Final = 400 * 1024
 MAX_HASH_KEY_BYTES = 2048
 MAX_RANGE_KEY_BYTES = 1024
 MAX_EXPRESSION_BYTES = 4096
@@ -31,8 +33,8 @@ MAX_GSI_KEY_ATTRIBUTES = 4  # multi-attribute GSI keys: up to 4 partition and 4 
 MAX_PARTIQL_KEY_PARTITIONS = 100  # a SELECT naming more combinations of multi-attribute partition values scans
 MAX_TAGS_PER_RESOURCE = 50
 
-READ_UNIT_BYTES = 4 * 1024
-WRITE_UNIT_BYTES = 1024
+READ_UNIT_BYTES: Final = 4 * 1024
+WRITE_UNIT_BYTES: Final = 1024
 
 # Account and table quotas reported by DescribeLimits (DynamoDB's defaults).
 ACCOUNT_MAX_READ_CAPACITY = 80000
@@ -88,7 +90,7 @@ MAX_CONNECTIONS = 4096  # and never more than the descriptor limit less RESERVED
 RESERVED_DESCRIPTORS = 64  # kept for storage: log segments, LMDB's files, the lock file, the sync helper
 MAX_BUFFERED_REQUEST_BYTES = 256 * 1024 * 1024  # request bodies held by all connections together
 WRITE_BUFFER_BYTES = 1024 * 1024  # unsent output past which a connection's requests wait (backpressure)
-MAX_HELD_RESPONSES = 128  # responses of one connection waiting for durability before its reading pauses
+MAX_HELD_RESPONSES: Final = 128  # responses of one connection waiting for durability before its reading pauses
 # A stop (SIGTERM, SIGINT) lets the requests under way finish and their writes become durable for this long at
 # most before the connections still open are closed (docs/operations.md "Stopping").
 SHUTDOWN_GRACE_SECONDS = 5.0
@@ -131,13 +133,13 @@ ROLE_MAX_SESSION_SECONDS = 43_200  # the largest MaxSessionDuration a role may h
 SESSION_POLICY_PACKED_CHARS = 2048  # what a session's policies may take once packed (100% of PackedPolicySize)
 WEB_TOKEN_SKEW_SECONDS = 60  # the clock skew allowed on a web identity token's exp, nbf and iat
 # ---- authentication (docs/security.md): SigV4's, IAM's and STS's bounds -----------------------------------------
-SIGV4_MAX_SKEW_SECONDS = 15 * 60  # a signed request's time against the server's clock, either way
+SIGV4_MAX_SKEW_SECONDS: Final = 15 * 60  # a signed request's time against the server's clock, either way
 SIGV4_MAX_PRESIGNED_EXPIRES = 7 * 24 * 3600  # X-Amz-Expires
 ACCESS_KEYS_PER_USER = 2  # IAM's: one in use and one being rotated in
 SESSION_SECONDS_MIN = 900  # STS GetSessionToken's DurationSeconds bounds and default
 SESSION_SECONDS_MAX = 129_600
 SESSION_SECONDS_DEFAULT = 43_200
-CREDENTIALS_RECHECK_SECONDS = 0.25  # how often the server looks whether the credentials store changed
+CREDENTIALS_RECHECK_SECONDS: Final = 0.25  # how often the server looks whether the credentials store changed
 
 # On-demand backups (engine/backups.py; docs/backups.md "On-demand backups").
 MAX_CONCURRENT_BACKUPS = 50  # backups CREATING at once per account (dynastore's choice: DynamoDB publishes none)

@@ -21,7 +21,7 @@ UpdateItem, DeleteItem; NONE when absent), ``dynamodb:ReturnConsumedCapacity`` (
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from dynastore.api.access_context import expression_names, key_text, partition_equality
 from dynastore.api.partiql_access import statement_values
@@ -63,8 +63,8 @@ def authorize(operation: str, req: dict[str, Any], caller: Caller, ctx: Context,
 # Item operations allowed to callers whose policies read no condition key, by (caller ARN, action, TableName,
 # account, region): the allow stands while the caller, its identity policies and the table (whose definition
 # holds its resource policy) are the very objects it was made with; anything else is decided again.
-_ALLOWED: dict[tuple[str, str, str, str, str], tuple[Caller, tuple[Policy, ...], TableDef | None]] = {}
-_ALLOWED_LIMIT = 4096
+_ALLOWED: Final[dict[tuple[str, str, str, str, str], tuple[Caller, tuple[Policy, ...], TableDef | None]]] = {}
+_ALLOWED_LIMIT: Final = 4096
 
 
 def _authorize_plain_item(
@@ -631,7 +631,7 @@ def _restore_from_backup(req: dict[str, Any], ctx: Context) -> list[Check]:
 
 
 # The item operations whose check may leave out its condition keys when no policy reads them.
-_PLAIN_ITEM_ACTIONS = {name: "dynamodb:" + name for name in ("GetItem", "PutItem", "UpdateItem", "DeleteItem")}
+_PLAIN_ITEM_ACTIONS: Final = {name: "dynamodb:" + name for name in ("GetItem", "PutItem", "UpdateItem", "DeleteItem")}
 
 _BUILDERS: dict[str, Callable[[dict[str, Any], Context], list[Check]]] = {
     "RestoreTableToPointInTime": _restore_to_point_in_time,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 from dynastore.model.warm_throughput import WarmThroughput
 
@@ -41,10 +41,10 @@ __all__ = [
     "table_arn",
 ]
 
-CREATING = "CREATING"
-UPDATING = "UPDATING"
-DELETING = "DELETING"
-ACTIVE = "ACTIVE"
+CREATING: Final = "CREATING"
+UPDATING: Final = "UPDATING"
+DELETING: Final = "DELETING"
+ACTIVE: Final = "ACTIVE"
 
 _DAY = 86400
 

@@ -15,7 +15,7 @@ import math
 import resource
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import Final, Protocol
 
 from dynastore.limits import (
     BODY_TIMEOUT_SECONDS,
@@ -30,7 +30,7 @@ from dynastore.limits import (
     WRITE_BUFFER_BYTES,
 )
 
-NO_DEADLINE = math.inf
+NO_DEADLINE: Final = math.inf
 # Request bodies given back since the heap was last trimmed past which the sweep trims it (see trim_heap).
 TRIM_AFTER_BYTES = 16 * 1024 * 1024
 

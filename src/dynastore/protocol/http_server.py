@@ -10,12 +10,12 @@ import asyncio
 import logging
 import socket
 import sys
+import time as _time
 import zlib
 from collections import deque
 from collections.abc import Callable
 from email.utils import formatdate
-from time import monotonic, time
-from typing import Any, Protocol, cast
+from typing import Any, Final, Protocol, cast
 
 import httptools
 import orjson
@@ -28,7 +28,11 @@ from dynastore.protocol.protocol import JSON_10, JSON_11, RawResponse, durabilit
 
 log = logging.getLogger("dynastore")
 
-_REASONS = {
+# Read per request: as Final names compiled code reads them from C statics, not the module's dict.
+monotonic: Final = _time.monotonic
+time: Final = _time.time
+
+_REASONS: Final = {
     200: b"OK",
     400: b"Bad Request",
     404: b"Not Found",
@@ -44,8 +48,8 @@ _TOO_LARGE = (
     b"0\r\n\r\n"
 )
 # The answers written without Protocol.handle; their bodies are empty, so their x-amz-crc32 is 0.
-_BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nx-amz-crc32: 0\r\nConnection: close\r\n\r\n"
-_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+_BAD_REQUEST: Final = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nx-amz-crc32: 0\r\nConnection: close\r\n\r\n"
+_CONTINUE: Final = b"HTTP/1.1 100 Continue\r\n\r\n"
 _TIMED_OUT = b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nx-amz-crc32: 0\r\nConnection: close\r\n\r\n"
 
 
@@ -64,7 +68,7 @@ class _DateHeader:
         return self._value
 
 
-_DATE = _DateHeader()
+_DATE: Final = _DateHeader()
 
 
 def encode_response(response: RawResponse, keep_alive: bool) -> bytes:
@@ -101,15 +105,15 @@ def _content_type_line(content_type: str) -> bytes:
 
 
 # The fixed parts of a response's head, made once rather than formatted for each response.
-_STATUS_LINES = {status: _status_line(status) for status in _REASONS}
-_CONTENT_TYPE_LINES = {content_type: _content_type_line(content_type) for content_type in (JSON_10, JSON_11)}
+_STATUS_LINES: Final = {status: _status_line(status) for status in _REASONS}
+_CONTENT_TYPE_LINES: Final = {content_type: _content_type_line(content_type) for content_type in (JSON_10, JSON_11)}
 
 
 # A header's name as the parser gives it, to the lower-case text a request's headers are keyed by: clients send
 # the same dozen names on every request, so each is decoded and lowered once, and its hash computed once for all
 # the look-ups of it. Bounded: the names of a client's own beyond it are decoded on every request.
-_HEADER_NAMES: dict[bytes, str] = {}
-_HEADER_NAMES_MAX = 256
+_HEADER_NAMES: Final[dict[bytes, str]] = {}
+_HEADER_NAMES_MAX: Final = 256
 
 
 def _header_name(name: bytes) -> str:

@@ -7,9 +7,13 @@ written as Prometheus reads them: integers without a fraction, ``+Inf``, ``-Inf`
 
 from __future__ import annotations
 
+import bisect
 import math
-from bisect import bisect_left
 from collections.abc import Sequence
+from typing import Final
+
+# Read per request: as a Final name compiled code reads it from a C static, not the module's dict.
+bisect_left: Final = bisect.bisect_left
 
 __all__ = ["CONTENT_TYPE", "Histogram", "Page", "escape_help", "escape_label", "number"]
 

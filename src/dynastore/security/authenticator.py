@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import calendar
 import hashlib
+import hmac
 import time
 from email.utils import parsedate_tz
-from hmac import compare_digest
+from typing import Final
 from urllib.parse import unquote
 
 from dynastore import messages
@@ -49,9 +50,11 @@ from dynastore.security.sigv4 import (
 )
 from dynastore.util.clock import Clock
 
-_sha256 = hashlib.sha256
-_KEY_CACHE_LIMIT = 4096  # cached signing keys (access key and day) before the cache starts over
-_EPOCH_CACHE_LIMIT = 256  # parsed request times kept before that cache starts over
+# Read per request: as a Final name compiled code reads it from a C static, not the module's dict.
+compare_digest: Final = hmac.compare_digest
+_sha256: Final = hashlib.sha256
+_KEY_CACHE_LIMIT: Final = 4096  # cached signing keys (access key and day) before the cache starts over
+_EPOCH_CACHE_LIMIT: Final = 256  # parsed request times kept before that cache starts over
 _QUERY_PARAMS = ("X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature", "X-Amz-Date", "X-Amz-SignedHeaders")
 _HEADER_PARAMS = ("Credential", "Signature", "SignedHeaders")
 
@@ -343,9 +346,9 @@ def _sdk_head(head: str) -> _Head | None:
 
 
 # Heads of SDK-form Authorization headers already read: one per client key, day, region and signed-headers list.
-_SDK_HEADS: dict[str, _Head] = {}
-_HEADS_LIMIT = 1024
-_HEAD_BYTES = 1024
+_SDK_HEADS: Final[dict[str, _Head]] = {}
+_HEADS_LIMIT: Final = 1024
+_HEAD_BYTES: Final = 1024
 
 
 def _plain_value(value: str) -> bool:

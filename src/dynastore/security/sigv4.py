@@ -12,17 +12,22 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from typing import Final
 from urllib.parse import quote
 
-from dynastore.security.sigv4_hashing import HashState, request_signature, sha256
+from dynastore.security import sigv4_hashing
+from dynastore.security.sigv4_hashing import HashState
 
-ALGORITHM = "AWS4-HMAC-SHA256"
-TERMINATOR = "aws4_request"
-SERVICE = "dynamodb"
+# Read per request: as a Final name compiled code reads it from a C static, not the module's dict.
+request_signature: Final = sigv4_hashing.request_signature
+sha256: Final = sigv4_hashing.sha256
+ALGORITHM: Final = "AWS4-HMAC-SHA256"
+TERMINATOR: Final = "aws4_request"
+SERVICE: Final = "dynamodb"
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 # The shape of AWS's region names (us-east-1, eu-central-2, us-gov-west-1, cn-north-1): the regions a credential
 # scope may name, each its own namespace of tables.
-REGION_NAME = re.compile(r"[a-z]{2}(-[a-z]+)+-\d{1,2}")
+REGION_NAME: Final = re.compile(r"[a-z]{2}(-[a-z]+)+-\d{1,2}")
 
 
 def signing_key(secret: str, date: str, region: str, service: str) -> bytes:
@@ -82,7 +87,7 @@ class KeyedHash:
         return dated
 
 
-_DATED_LIMIT = 16  # request times kept per signing key before that cache starts over
+_DATED_LIMIT: Final = 16  # request times kept per signing key before that cache starts over
 
 
 class RequestDigests:
@@ -121,8 +126,8 @@ class RequestDigests:
         return state.hexdigest()
 
 
-_STARTS_LIMIT = 256
-_START_BYTES = 2048
+_STARTS_LIMIT: Final = 256
+_START_BYTES: Final = 2048
 
 
 def canonical_uri(path: str) -> str:
@@ -184,14 +189,14 @@ def _names(signed_headers: str) -> tuple[str, ...]:
     return names
 
 
-_SIGNED_NAMES: dict[str, tuple[str, ...]] = {}
+_SIGNED_NAMES: Final[dict[str, tuple[str, ...]]] = {}
 
 
 # Header values already trimmed: a client sends the same Content-Type, Host, User-Agent and target again and again,
 # so a look-up replaces the scan on nearly every request.
-_TRIMMED: dict[str, str] = {}
-_TRIMMED_LIMIT = 256
-_TRIMMED_VALUE_BYTES = 256
+_TRIMMED: Final[dict[str, str]] = {}
+_TRIMMED_LIMIT: Final = 256
+_TRIMMED_VALUE_BYTES: Final = 256
 
 
 def _trimmed(value: str) -> str:
@@ -201,7 +206,7 @@ def _trimmed(value: str) -> str:
     return _WHITE_RUNS.sub(" ", value).strip(" \t\n\r\x0b\x0c")
 
 
-_WHITE_RUNS = re.compile(r"[ \t\n\r\x0b\x0c]+")
+_WHITE_RUNS: Final = re.compile(r"[ \t\n\r\x0b\x0c]+")
 
 
 def canonical_start(method: str, path: str, query: str, headers: dict[str, str], signed_headers: str) -> str:

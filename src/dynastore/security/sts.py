@@ -19,7 +19,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 from urllib.parse import parse_qs
 from xml.sax.saxutils import escape
 
@@ -40,7 +40,7 @@ from dynastore.util.clock import Clock
 
 __all__ = ["FORM_CONTENT_TYPE", "StsError", "StsService"]
 
-FORM_CONTENT_TYPE = "application/x-www-form-urlencoded"
+FORM_CONTENT_TYPE: Final = "application/x-www-form-urlencoded"
 VERSION = "2011-06-15"
 NAMESPACE = "https://sts.amazonaws.com/doc/2011-06-15/"
 XML_CONTENT_TYPE = "text/xml"

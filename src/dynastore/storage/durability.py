@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from typing import Protocol
+from typing import Final, Protocol
 
 from dynastore.storage.kv import DurabilityError
 
@@ -57,10 +57,10 @@ Batch = list[bytes]
 """A sealed batch as the pieces whose concatenation is its payload: each operation's header (``encode_put`` /
 ``encode_delete``) followed by its key, and for a put its value, in the order the store made them."""
 
-_PUT = struct.Struct("<BII")  # 0x01, key length, value length
-_DELETE = struct.Struct("<BI")  # 0x02, key length
-_PUT_TAG = 1
-_DELETE_TAG = 2
+_PUT: Final = struct.Struct("<BII")  # 0x01, key length, value length
+_DELETE: Final = struct.Struct("<BI")  # 0x02, key length
+_PUT_TAG: Final = 1
+_DELETE_TAG: Final = 2
 
 
 def encode_put(key: bytes, value: bytes) -> bytes:

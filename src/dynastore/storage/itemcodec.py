@@ -12,17 +12,22 @@ Unknown versions raise ``StorageCorruptionError``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
-from orjson import JSONDecodeError, dumps, loads  # by name: compiled code reads a module's attributes on every call
+import orjson
+from orjson import JSONDecodeError
 
 from dynastore.storage.kv import StorageCorruptionError
+
+# Read per request: as a Final name compiled code reads it from a C static, not the module's dict.
+dumps: Final = orjson.dumps
+loads: Final = orjson.loads
 
 __all__ = ["FORMAT_JSON_V1", "decode_item", "encode_item", "item_json", "stored_size"]
 
 FORMAT_JSON_V1 = 0x01
-_V1 = b"\x01"
-_HEADER = 5  # version byte + 4-byte size
+_V1: Final = b"\x01"
+_HEADER: Final = 5  # version byte + 4-byte size
 
 
 def encode_item(item: dict[str, Any], size: int) -> bytes:

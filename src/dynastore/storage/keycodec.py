@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 from decimal import Decimal, InvalidOperation
+from typing import Final
 
 # Key layout helpers that used to live here; callers should import them from ``keyspace``.
 
@@ -37,7 +38,7 @@ _MAX_DIGITS = 38
 
 _NEG, _ZERO, _POS = 0x01, 0x02, 0x03
 _ZERO_ENC = b"\x02"
-_TERM = b"\x00\x00"
+_TERM: Final = b"\x00\x00"
 
 
 # ---------------------------------------------------------------- S and B

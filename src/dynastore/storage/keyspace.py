@@ -198,12 +198,12 @@ RESERVED_RECORD_PREFIXES: Final = (
 MAX_SEGMENTS = 1_000_000
 _HASH_SPACE = 1 << 32
 # A new hash object is copied from this one: cheaper than calling the type with a keyword argument each time.
-_PHASH_START = hashlib.blake2b(digest_size=4)
+_PHASH_START: Final = hashlib.blake2b(digest_size=4)
 
 # Partition hashes are remembered: a request hashes its partition key more than once (admission, the item key,
 # a Query's start key) and workloads come back to the same keys. Cleared when full.
-_HASHES: dict[bytes, bytes] = {}
-_HASHES_MAX = 4096
+_HASHES: Final[dict[bytes, bytes]] = {}
+_HASHES_MAX: Final = 4096
 
 
 def partition_hash(encoded_hash_key: bytes) -> bytes:

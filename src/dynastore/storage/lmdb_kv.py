@@ -52,9 +52,8 @@ import logging
 import os
 import threading
 from collections.abc import Callable
-from threading import get_ident  # by name: asked on every storage transaction
 from time import monotonic
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import lmdb
 
@@ -74,6 +73,9 @@ from dynastore.storage.lmdb_startup import DIRECTORY_MODE as DIRECTORY_MODE
 from dynastore.storage.lmdb_startup import apply_operations, lock_directory, open_environment, replay
 from dynastore.storage.lmdb_txn import BatchReadTxn, BatchWriteTxn, LmdbReadTxn, LmdbWriteTxn
 from dynastore.storage.local_log import LOG_DIRECTORY, LocalLog
+
+# Read per request: as a Final name compiled code reads it from a C static, not the module's dict.
+get_ident: Final = threading.get_ident  # asked on every storage transaction
 
 if TYPE_CHECKING:
     _Txn = lmdb.Transaction[bytes]

@@ -3,12 +3,14 @@ the parts of any ``arn:aws:dynamodb:`` ARN (whose account and region say which n
 
 from __future__ import annotations
 
+from typing import Final
+
 from dynastore import messages
 from dynastore.errors import AccessDeniedException, ValidationException
 
 __all__ = ["DynamoArn", "account_of", "parse_dynamodb_arn", "table_name_from_arn", "table_name_in"]
 
-_PREFIX = "arn:aws:dynamodb:"
+_PREFIX: Final = "arn:aws:dynamodb:"
 
 
 class DynamoArn:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from time import time as _system_time  # imported by name: compiled code then skips a module look-up a call
-from typing import Protocol
+import time
+from typing import Final, Protocol
+
+# Read per request: as a Final name compiled code reads it from a C static, not the module's dict.
+_system_time: Final = time.time
 
 
 class Clock(Protocol):

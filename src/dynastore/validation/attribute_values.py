@@ -46,7 +46,7 @@ _MAX_DEPTH = limits.MAX_NESTING_DEPTH
 _MAX_HASH_KEY_BYTES: Final = limits.MAX_HASH_KEY_BYTES  # read on every key: kept here, no module look-up
 _MAX_RANGE_KEY_BYTES: Final = limits.MAX_RANGE_KEY_BYTES
 # A name of at most this many characters is within the byte limit whatever its characters (4 bytes each at most).
-_SAFE_NAME_CHARS = limits.MAX_ATTRIBUTE_NAME_BYTES // 4
+_SAFE_NAME_CHARS: Final = limits.MAX_ATTRIBUTE_NAME_BYTES // 4
 
 
 def name_error(name: Any) -> str | None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from dynastore import messages
 from dynastore.errors import ValidationException, Violation
@@ -45,7 +45,7 @@ __all__ = ["MAX_VIOLATIONS", "Checker", "render_value", "request_checker"]
 
 # Failures collected for one request: the older form lists 10; the new form reports the first in the model's
 # order, which may come later in the older order (a bound keeps a huge malformed request cheap).
-MAX_VIOLATIONS = 64
+MAX_VIOLATIONS: Final = 64
 
 # A member's path: None at the request, else (parent, segment, is_struct_member, rank).
 Path = tuple[Any, str, bool, int] | None

@@ -30,6 +30,8 @@ Token buckets live in memory only; the partition map they follow is persisted (s
 
 from __future__ import annotations
 
+from typing import Final
+
 from dynastore.limits import BURST_SECONDS
 
 __all__ = [
@@ -46,16 +48,16 @@ __all__ = [
     "decide",
 ]
 
-OK = 0
-KEY_RANGE = 1  # KeyRangeThroughputExceeded: one partition is over what it may serve
-PROVISIONED = 2  # ProvisionedThroughputExceeded: the table (or index) is over its provisioned total
-MAX_ON_DEMAND = 3  # MaxOnDemandThroughputExceeded: over the table's OnDemandThroughput maximum
-ACCOUNT_LIMIT = 4  # AccountLimitExceeded: over the per-table quota of an on-demand table
-BORROWED = 5  # admitted on the table's unused capacity (adaptive capacity), not on the partition's share
-NOT_TAKEN = 6  # let through without taking capacity (report mode): nothing to give back
-ADMITTED = (OK, BORROWED)
+OK: Final = 0
+KEY_RANGE: Final = 1  # KeyRangeThroughputExceeded: one partition is over what it may serve
+PROVISIONED: Final = 2  # ProvisionedThroughputExceeded: the table (or index) is over its provisioned total
+MAX_ON_DEMAND: Final = 3  # MaxOnDemandThroughputExceeded: over the table's OnDemandThroughput maximum
+ACCOUNT_LIMIT: Final = 4  # AccountLimitExceeded: over the per-table quota of an on-demand table
+BORROWED: Final = 5  # admitted on the table's unused capacity (adaptive capacity), not on the partition's share
+NOT_TAKEN: Final = 6  # let through without taking capacity (report mode): nothing to give back
+ADMITTED: Final = (OK, BORROWED)
 
-ADAPTIVE_COOLDOWN = 900.0  # seconds without pressure after which adaptive capacity lets a partition go
+ADAPTIVE_COOLDOWN: Final = 900.0  # seconds without pressure after which adaptive capacity lets a partition go
 
 
 class Bucket:

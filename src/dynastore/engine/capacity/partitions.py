@@ -21,17 +21,20 @@ The 3000/1000 unit and 10 GB constants come from the server's configuration (tes
 
 from __future__ import annotations
 
+import bisect
 import itertools
-from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, Final
 
 from dynastore.limits import PARTITION_SLACK_WRITE_UNITS
 from dynastore.storage import keyspace
 from dynastore.storage.itemcodec import stored_size
 from dynastore.storage.kv import KV
+
+# Read per request: as a Final name compiled code reads it from a C static, not the module's dict.
+bisect_right: Final = bisect.bisect_right
 
 __all__ = [
     "HASH_SPACE",
