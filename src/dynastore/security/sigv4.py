@@ -66,15 +66,6 @@ class KeyedHash:
         payload's hash, is the state ``start`` (RequestDigests.start), and whose body is ``body``."""
         return request_signature(body, start, self._dated_state(amz_date, scope), self._outer)
 
-    def signature(self, amz_date: str, scope: str, request_digest: str) -> str:
-        """The signature of a request: HMAC of the string to sign, whose last line is ``request_digest`` (the hex
-        SHA-256 of the canonical request)."""
-        inner = self._dated_state(amz_date, scope).copy()
-        inner.update(request_digest.encode())
-        outer = self._outer.copy()
-        outer.update(inner.digest())
-        return outer.hexdigest()
-
     def _dated_state(self, amz_date: str, scope: str) -> HashState:
         found = self._dated.get(amz_date)
         if found is not None and found[0] == scope:
@@ -116,14 +107,6 @@ class RequestDigests:
                     self._starts.clear()
                 self._starts[parts] = start
         return start
-
-    def hexdigest(
-        self, method: str, path: str, query: str, headers: dict[str, str], signed_headers: str, payload_hash: str
-    ) -> str:
-        """The hex SHA-256 of a request's canonical form, whose payload's hash is ``payload_hash``."""
-        state = self.start(method, path, query, headers, signed_headers).copy()
-        state.update(payload_hash.encode("latin-1", "replace"))
-        return state.hexdigest()
 
 
 _STARTS_LIMIT: Final = 256
