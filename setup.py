@@ -99,6 +99,7 @@ COMPILED = frozenset(
         "dynastore/engine/keys.py",
         "dynastore/engine/log_consumers.py",  # every write to a table with a stream places its record in a shard
         "dynastore/engine/pages.py",
+        "dynastore/engine/shard_index.py",  # a stream read indexes each new record of the log
         "dynastore/engine/stream_shards.py",
         "dynastore/engine/transaction_locks.py",
         "dynastore/engine/writes.py",

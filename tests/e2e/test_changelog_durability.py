@@ -36,7 +36,7 @@ def _logged(data_dir: Path) -> tuple[list[ChangeRecord], int]:
         table = ctx.catalog.get_active(TABLE)
         records: list[ChangeRecord] = []
         for shard in sorted(ctx.shards.of(table.table_id).shards, key=lambda s: s.number):
-            records.extend(ctx.changelog.read_shard(table.table_id, shard.number, -1, 100_000))
+            records.extend(ctx.changelog.read_shard(table.table_id, shard.number, -1, 100_000).records)
         return records, ctx.changelog.next_seq
     finally:
         app.close()

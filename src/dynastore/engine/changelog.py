@@ -14,9 +14,9 @@ records no consumer holds any more.
 * GSI propagation: a record with GSI changes is also marked pending (``keyspace.gsi_pending_key(seq)``); the
   propagation consumer (engine/gsi_propagation.py) applies pending records and removes their marks, and tells
   the log how far it got (``applied_up_to``). The log never trims a marked record.
-* Streams: a record written while the table's stream is enabled belongs to a shard (engine/stream_shards.py)
-  and is indexed under it (``keyspace.shard_record_key``), so a shard's records are read in order without
-  walking the others.
+* Streams: a record written while the table's stream is enabled belongs to a shard (engine/stream_shards.py),
+  named in its header; ``read_shard`` reads a shard's records in order through an index kept in memory
+  (engine/shard_index.py), so a streamed write stores one key, its record.
 
 Sequence numbers only grow, across restarts and trims: the next one is found from the newest record and from
 the high-water mark the trim saves.
@@ -30,16 +30,17 @@ from __future__ import annotations
 import itertools
 import struct
 from collections.abc import Callable, Container
-from typing import Protocol
+from typing import Final, Protocol
 
 import orjson
 
+from dynastore.engine.shard_index import ShardIndex
 from dynastore.model.namespace import Origin
 from dynastore.model.table_schema import TableDef
 from dynastore.model.values import Item, items_equal
 from dynastore.storage import keyspace
 from dynastore.storage.itemcodec import decode_item
-from dynastore.storage.kv import KV, WriteTxn
+from dynastore.storage.kv import KV, ReadTxn, WriteTxn
 from dynastore.util.clock import Clock
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "GsiChange",
     "LogPlan",
     "Placer",
+    "ShardRead",
     "Versioner",
     "decode_record",
     "encode_record",
@@ -69,23 +71,38 @@ __all__ = [
 GsiChange = tuple[bytes, bytes | None]  # (entry key, stored entry or None to delete it)
 
 # What happened to the item. NO_EVENT: its data did not change (only a record's GSI changes matter, if any).
-NO_EVENT, INSERT, MODIFY, REMOVE = 0, 1, 2, 3
+# Final: compiled code reads them from C statics (they are read on every logged write).
+NO_EVENT: Final = 0
+INSERT: Final = 1
+MODIFY: Final = 2
+REMOVE: Final = 3
 EVENT_NAMES = ("", "INSERT", "MODIFY", "REMOVE")
 
-_BY_SERVICE = 0x80  # flag in the event byte: the service made the change (TTL), not a client
+_BY_SERVICE: Final = 0x80  # flag in the event byte: the service made the change (TTL), not a client
 # Flag in the event byte: a consumer other than GSI propagation follows the record, so applying its GSI changes
 # does not remove it (trimming does). A record in a stream shard is kept whether or not it has the flag (records
 # of earlier versions do not).
-_KEPT = 0x40
-_EVENT_BITS = 0x3F
-_ABSENT = 0xFFFFFFFF
-_HEAD = struct.Struct(">BdII")  # event byte, time (server clock), table id, shard number (0: in no stream)
+_KEPT: Final = 0x40
+# Flag in the event byte: no ``S`` key indexes the record. Every record written now has it; a stream record of an
+# earlier version lacks it and has such a key (engine/shard_index.py), which trimming deletes with the record.
+_NO_SHARD_KEY: Final = 0x20
+# Flag in the event byte: a MODIFY whose write did not tell whether the item's data changed (an overwrite whose
+# stored bytes differ, the old item not decoded by the write): its reader compares the images and drops the
+# record when they are the same item (``ChangeRecord.maybe_unchanged``).
+_MAYBE_UNCHANGED: Final = 0x10
+_EVENT_BITS: Final = 0x0F
+_ABSENT: Final = 0xFFFFFFFF
+_HEAD: Final = struct.Struct(">BdII")  # event byte, time (server clock), table id, shard number (0: in no stream)
+_TABLE_AND_SHARD: Final = struct.Struct(">II")  # the end of _HEAD: what indexing a record reads of it
+_TABLE_AND_SHARD_AT: Final = 9  # its offset in the record
 
 
 class ChangeRecord:
     """One change of one item, decoded (``old`` / ``new``: the stored values, itemcodec, or None)."""
 
-    __slots__ = ("seq", "at", "table_id", "shard", "event", "by_service", "key", "old", "new", "gsi", "kept")
+    __slots__ = (
+        "seq", "at", "table_id", "shard", "event", "by_service", "key", "old", "new", "gsi", "kept", "maybe_unchanged"
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -100,6 +117,7 @@ class ChangeRecord:
         new: bytes | None,
         gsi: list[GsiChange],
         kept: bool = False,
+        maybe_unchanged: bool = False,
     ) -> None:
         self.seq = seq
         self.at = at
@@ -112,6 +130,10 @@ class ChangeRecord:
         self.new = new
         self.gsi = gsi
         self.kept = kept or shard != 0  # kept once its GSI changes are applied, until trimmed
+        # A MODIFY whose images may be the same item: whether the write changed the item's data is its reader's
+        # to tell (the stored bytes differ; attributes in another order, or a number spelled otherwise, do not
+        # make another item). A stream reader that finds no change drops the record, as DynamoDB logs none.
+        self.maybe_unchanged = maybe_unchanged
 
     @property
     def event_name(self) -> str:
@@ -129,10 +151,10 @@ def event_of(old: bytes | None, new: bytes | None, changed: bool) -> int:
 
 # ---- consumers ------------------------------------------------------------------------------------------------
 # What a consumer needs of the changes of a table, in increasing order: the log keeps the most any consumer needs.
-NOT_FOLLOWED = 0
-INDEX_CHANGES = 1  # only the GSI entry changes a write implies (GSI propagation)
-KEYS_ONLY = 2  # which item changed and how (INSERT, MODIFY, REMOVE), when, and who made it
-IMAGES = 3  # and the item as stored before and after the change
+NOT_FOLLOWED: Final = 0
+INDEX_CHANGES: Final = 1  # only the GSI entry changes a write implies (GSI propagation)
+KEYS_ONLY: Final = 2  # which item changed and how (INSERT, MODIFY, REMOVE), when, and who made it
+IMAGES: Final = 3  # and the item as stored before and after the change
 
 
 class Consumer(Protocol):
@@ -201,10 +223,10 @@ class LogPlan:
         self.versioner = versioner  # the consumer stamping each change (global tables), if it follows the table
 
 
-_HEAD_AND_KEY_LENGTH = struct.Struct(">BdIIH")  # _HEAD, then the key's length
-_LENGTH = struct.Struct(">I")
-_ABSENT_LENGTH = _LENGTH.pack(_ABSENT)
-_NOTHING = b""
+_HEAD_AND_KEY_LENGTH: Final = struct.Struct(">BdIIH")  # _HEAD, then the key's length
+_LENGTH: Final = struct.Struct(">I")
+_ABSENT_LENGTH: Final = _LENGTH.pack(_ABSENT)
+_NOTHING: Final = b""
 
 
 def _length_of(value: bytes | None) -> bytes:
@@ -222,9 +244,12 @@ def encode_record(
     new: bytes | None,
     gsi: list[GsiChange],
     kept: bool = False,
+    maybe_unchanged: bool = False,
 ) -> bytes:
     """One record as stored: the images are the items' stored bytes, copied once into the record."""
-    flags = event | (_BY_SERVICE if by_service else 0) | (_KEPT if kept else 0)
+    flags = event | _NO_SHARD_KEY | (_BY_SERVICE if by_service else 0) | (_KEPT if kept else 0)
+    if maybe_unchanged:
+        flags |= _MAYBE_UNCHANGED
     parts = [
         _HEAD_AND_KEY_LENGTH.pack(flags, at, table_id, shard, len(key)),
         key,
@@ -265,8 +290,9 @@ def decode_record(seq: int, raw: bytes) -> ChangeRecord:
         entry_key = bytes(view[pos + 2 : pos + 2 + elen])
         value, pos = read_sized(view, pos + 2 + elen)
         gsi.append((entry_key, value))
-    by_service, kept = bool(flags & _BY_SERVICE), bool(flags & _KEPT)
-    return ChangeRecord(seq, at, table_id, shard, flags & _EVENT_BITS, by_service, key, old, new, gsi, kept)
+    by_service, kept, maybe_unchanged = bool(flags & _BY_SERVICE), bool(flags & _KEPT), bool(flags & _MAYBE_UNCHANGED)
+    event = flags & _EVENT_BITS
+    return ChangeRecord(seq, at, table_id, shard, event, by_service, key, old, new, gsi, kept, maybe_unchanged)
 
 
 def seq_of(key: bytes) -> int:
@@ -284,6 +310,25 @@ def _changed(old: Item | None, old_raw: bytes | None, new: Item | None, new_raw:
     return not items_equal(old if old is not None else decode_item(old_raw), new)
 
 
+# At most this many records of the log are indexed by one shard read (a few milliseconds of the loop). Not Final:
+# tests lower it.
+INDEX_RECORDS_PER_READ = 20_000
+
+
+class ShardRead:
+    """What ``ChangeLog.read_shard`` read: the records; ``through``: every record of the shard with a sequence
+    number up to it is among them or was before the read's start (the position to read on from once ``records``
+    are consumed); ``complete``: the shard index had reached the log's end (False after a restart while a large
+    log is being indexed: a read that found nothing may find more at once)."""
+
+    __slots__ = ("records", "through", "complete")
+
+    def __init__(self, records: list[ChangeRecord], through: int, complete: bool) -> None:
+        self.records = records
+        self.through = through
+        self.complete = complete
+
+
 class ChangeLog:
     """The change log of one dynastore. Used from the event-loop thread only (like the KV)."""
 
@@ -298,6 +343,7 @@ class ChangeLog:
         self._placers: dict[str, Placer] = {}  # consumer name -> how its records are placed
         self._versioners: dict[str, Versioner] = {}  # consumer name -> what it stamps in each write
         self._plans: dict[int, tuple[TableDef, LogPlan]] = {}  # table id -> (definition, its plan)
+        self._shard_index = ShardIndex()  # which records each stream shard holds (filled as shards are read)
 
     # ---- consumers ------------------------------------------------------------------------------------------
     def register(self, consumer: Consumer, placer: Placer | None = None, versioner: Versioner | None = None) -> None:
@@ -383,8 +429,14 @@ class ChangeLog:
         stored bytes, the new item and its stored bytes; the images logged are those bytes, never re-encoded."""
         old, old_raw, new, new_raw = change
         event = NO_EVENT
+        maybe_unchanged = False
         if plan.events:
-            event = event_of(old_raw, new_raw, _changed(old, old_raw, new, new_raw))
+            if old is None and plan.images and old_raw is not None and new_raw is not None and old_raw != new_raw:
+                # Telling whether the overwrite changed the item would mean decoding the stored item here (most of
+                # what a stream cost an overwrite); the record carries both images, so its reader tells instead.
+                event, maybe_unchanged = MODIFY, True
+            else:
+                event = event_of(old_raw, new_raw, _changed(old, old_raw, new, new_raw))
         if plan.need < INDEX_CHANGES:
             gsi = []
         versioner = plan.versioner
@@ -414,6 +466,7 @@ class ChangeLog:
             new=new_raw if images else None,
             gsi=gsi,
             kept=kept,
+            maybe_unchanged=maybe_unchanged,
         )
 
     def append(
@@ -430,6 +483,7 @@ class ChangeLog:
         new: bytes | None,
         gsi: list[GsiChange],
         kept: bool = False,
+        maybe_unchanged: bool = False,
     ) -> int:
         """Append one change in ``txn`` (the write's own transaction), made at time ``at``; returns its sequence
         number."""
@@ -437,10 +491,8 @@ class ChangeLog:
         self._next_seq = seq + 1
         txn.put(
             keyspace.change_key(seq),
-            encode_record(at, table_id, shard, event, by_service, key, old, new, gsi, kept),
+            encode_record(at, table_id, shard, event, by_service, key, old, new, gsi, kept, maybe_unchanged),
         )
-        if shard:
-            txn.put(keyspace.shard_record_key(table_id, shard, seq), b"")
         if gsi:
             txn.put(keyspace.gsi_pending_key(seq), b"")
             marked = self.marked
@@ -451,6 +503,11 @@ class ChangeLog:
     @property
     def next_seq(self) -> int:
         return self._next_seq
+
+    @property
+    def indexed_records(self) -> int:
+        """How many records the shard index holds (8 bytes of memory each)."""
+        return len(self._shard_index)
 
     # ---- reading ------------------------------------------------------------------------------------------
     def read(self, after_seq: int, limit: int, table_ids: Container[int] | None = None) -> list[ChangeRecord]:
@@ -467,18 +524,44 @@ class ChangeLog:
                         break
         return out
 
-    def read_shard(self, table_id: int, shard: int, after_seq: int, limit: int) -> list[ChangeRecord]:
-        """Up to ``limit`` records of a stream shard with a sequence number above ``after_seq``, in order."""
-        lo = keyspace.shard_record_key(table_id, shard, after_seq + 1)
-        hi = keyspace.prefix_end(keyspace.shard_record_prefix(table_id, shard))
+    def read_shard(self, table_id: int, shard: int, after_seq: int, limit: int) -> ShardRead:
+        """Up to ``limit`` records of a stream shard with a sequence number above ``after_seq``, in order, and how
+        far the shard was read (``ShardRead.through``)."""
+        index = self._shard_index
         out: list[ChangeRecord] = []
         with self._kv.read() as txn:
-            for mark, _ in itertools.islice(txn.iter_range(lo, hi), limit):
-                seq = int.from_bytes(mark[-8:], "big")
+            complete = self._index_new_records(txn)
+            seqs = index.after(table_id, shard, after_seq, limit)
+            for seq in seqs:
                 raw = txn.get(keyspace.change_key(seq))
                 if raw is not None:
                     out.append(decode_record(seq, raw))
-        return out
+        through = seqs[-1] if len(seqs) >= limit else max(after_seq, index.through)
+        return ShardRead(out, through, complete)
+
+    def _index_new_records(self, txn: ReadTxn) -> bool:
+        """Bring the shard index up to the log's end, or by INDEX_RECORDS_PER_READ records when it is further
+        (after a restart: a large log is indexed over several reads rather than in one stop of the loop); True
+        when it reached the end."""
+        index = self._shard_index
+        through = index.through
+        unpack = _TABLE_AND_SHARD.unpack_from
+        lo = keyspace.change_key(through + 1)
+        hi = keyspace.prefix_end(keyspace.change_prefix())
+        budget = INDEX_RECORDS_PER_READ
+        read = 0
+        for key, raw in itertools.islice(txn.iter_range(lo, hi), budget):
+            through = seq_of(key)
+            table_id, shard = unpack(raw, _TABLE_AND_SHARD_AT)
+            if shard:
+                index.add(table_id, shard, through)
+            read += 1
+        if read >= budget:
+            index.through = through  # perhaps short of the end: the next read goes on from here
+            return False
+        # Every change logged so far is committed (one thread writes): nothing up to the log's end is missing.
+        index.through = max(through, self._next_seq - 1)
+        return True
 
     # ---- trimming -----------------------------------------------------------------------------------------
     def trim(self, now: float, max_records: int) -> bool:
@@ -500,11 +583,12 @@ class ChangeLog:
                 if txn.get(keyspace.gsi_pending_key(seq)) is not None:
                     break  # its GSI changes come first
                 txn.delete(key)
-                if record.shard:
+                if record.shard and not raw[0] & _NO_SHARD_KEY:  # an earlier version's record: its index key
                     txn.delete(keyspace.shard_record_key(record.table_id, record.shard, seq))
                 trimmed += 1
                 self.trimmed_through = seq
             if trimmed:
+                self._shard_index.forget_through(self.trimmed_through)
                 txn.put(
                     keyspace.meta_key(keyspace.CHANGELOG_RECORD),
                     orjson.dumps({"kind": "changelog", "next": self._next_seq, "trimmed": self.trimmed_through}),

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from dynastore.engine.capacity.partitions import PartitionMap
+from dynastore.engine.capacity.partitions import PartitionMap, partition_of_key
 from dynastore.engine.capacity.state import Capacity
 from dynastore.limits import STREAM_RETENTION_SECONDS, STREAM_SHARD_ROLLOVER_SECONDS
 from dynastore.model.table_schema import TableDef
@@ -194,7 +194,7 @@ class StreamShards:
         stream = table.stream
         assert stream is not None and stream.label is not None
         shards = self.of(table.table_id, txn)
-        h = int.from_bytes(key[5:9], "big")
+        h = partition_of_key(key)
         shard = shards.covering(h)
         changed = False
         if shard is None or shard.label != stream.label:

@@ -40,6 +40,7 @@ from dynastore.limits import (
 )
 from dynastore.model.item_size import item_size
 from dynastore.model.table_schema import CREATING, DELETING, UPDATING, KeySchema, TableDef
+from dynastore.model.values import items_equal
 from dynastore.storage.itemcodec import decode_item, stored_size
 
 __all__ = [
@@ -206,12 +207,16 @@ class RecordsPage:
         self.next_iterator = next_iterator  # None: a closed shard read to its end
 
 
-def decode_change(key_schema: KeySchema, view_type: str, record: ChangeRecord) -> StreamChange:
-    """``record`` as a reader of a stream of ``view_type`` sees it (also what a trigger is handed)."""
+def decode_change(key_schema: KeySchema, view_type: str, record: ChangeRecord) -> StreamChange | None:
+    """``record`` as a reader of a stream of ``view_type`` sees it (also what a trigger is handed); None for an
+    overwrite that left the item as it was (``ChangeRecord.maybe_unchanged``: no stream shows it)."""
     shows_new = view_type in ("NEW_IMAGE", "NEW_AND_OLD_IMAGES")
     shows_old = view_type in ("OLD_IMAGE", "NEW_AND_OLD_IMAGES")
     new = decode_item(record.new) if record.new is not None else None
-    old = decode_item(record.old) if record.old is not None and (shows_old or new is None) else None
+    compare = record.maybe_unchanged and new is not None
+    old = decode_item(record.old) if record.old is not None and (shows_old or new is None or compare) else None
+    if compare and old is not None and new is not None and items_equal(old, new):
+        return None
     item = new if new is not None else old
     assert item is not None
     keys = {a.name: item[a.name] for a in (key_schema.hash_key, key_schema.range_key) if a is not None}
@@ -437,28 +442,25 @@ def get_records(ctx: Context, iterator: str, limit: int) -> RecordsPage:
     table_id = stream.table.table_id
     changes: list[StreamChange] = []
     size = 0
-    full = False  # stopped at the size limit or at ``limit``: the shard may hold more now
     # One record more than asked: whether the shard holds more than this page.
-    records = changelog.read_shard(table_id, number, after, limit + 1)
+    read = changelog.read_shard(table_id, number, after, limit + 1)
+    records = read.records
     taken = 0
     for record in records[:limit]:
         change = decode_change(stream.table.key_schema, stream.view_type, record)
-        if changes and size + change.size_bytes > STREAM_READ_MAX_BYTES:
-            full = True
-            break
-        changes.append(change)
-        size += change.size_bytes
+        if change is not None:
+            if changes and size + change.size_bytes > STREAM_READ_MAX_BYTES:
+                break
+            changes.append(change)
+            size += change.size_bytes
         after = record.seq
         taken += 1
-    full = full or len(changes) >= limit
-    if shard.last_seq is not None:
-        if not full or taken == len(records):
-            return RecordsPage(changes, None)  # a closed shard read to its end
-    elif not full:
-        # Every change logged so far is committed (one thread writes), so the shard holds nothing up to the
-        # log's end that was not read: go on from there, so that an idle shard's iterator keeps up with the
-        # log and is never taken for one that points at trimmed records.
-        after = max(after, changelog.next_seq - 1)
+    if taken == len(records):
+        # Every record of the shard up to ``read.through`` was taken: go on from there, so that an idle shard's
+        # iterator keeps up with the log and is never taken for one that points at trimmed records.
+        after = max(after, read.through)
+    if shard.last_seq is not None and after >= shard.last_seq:
+        return RecordsPage(changes, None)  # a closed shard read to its end
     return RecordsPage(changes, _encode_iterator(stream.arn, number, after, now))
 
 

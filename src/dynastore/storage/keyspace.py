@@ -14,12 +14,15 @@ tag                 key                                                         
 ``C`` catalog       ``C | name (UTF-8)``: a table's name, or a reserved name below  storage/catalog.py and others
 ``H`` change log    ``H | sequence:8``                                              engine/changelog.py
 ``Q`` GSI pending   ``Q | sequence:8`` (the change record's GSI changes unapplied)  engine/changelog.py
-``S`` shard record  ``S | table_id:4 | shard:4 | sequence:8``                       engine/changelog.py
+``S`` shard record  ``S | table_id:4 | shard:4 | sequence:8``                       earlier versions (below)
 ``L`` collection    ``L | table_id:4 | hash_enc``                                   engine/indexes.py
 ``V`` item version  ``V | table_id:4 | phash(hash_enc):4 | hash_enc | range_enc``  global_tables/versions.py
 ``T 00`` token      ``T 00 | client request token (UTF-8)``                         engine/transactions.py
 ``T 01`` expiry     ``T 01 | expires_at_ms:8 | client request token (UTF-8)``       engine/transactions.py
 ==================  =============================================================  ============================
+
+``S`` keys indexed stream records by shard in earlier versions; the index is now kept in memory
+(engine/shard_index.py) and the keys left are deleted as their records are trimmed, so the tag stays reserved.
 
 Catalog record names starting with ``#`` are reserved: ``#`` cannot appear in a table name, so they never
 collide with a table's record. ``Catalog.load`` reads every ``C`` record and skips kinds it does not own.
@@ -222,18 +225,35 @@ def partition_hash(encoded_hash_key: bytes) -> bytes:
 # ---------------------------------------------------------------- items and index entries
 
 
+# The item and index prefixes of the tables and indexes in use, made once: every item or entry key starts with
+# one, and ``int.to_bytes`` is a method call by name (several hundred instructions) where a dictionary look-up is
+# a few dozen. Cleared when full, as _HASHES.
+_ITEM_PREFIXES: Final[dict[int, bytes]] = {}
+_INDEX_PREFIXES: Final[dict[int, bytes]] = {}
+_PREFIXES_MAX: Final = 4096
+
+
+def _tagged_id(prefixes: dict[int, bytes], tag: bytes, number: int) -> bytes:
+    prefix = prefixes.get(number)
+    if prefix is None:
+        if len(prefixes) >= _PREFIXES_MAX:
+            prefixes.clear()
+        prefix = prefixes[number] = tag + number.to_bytes(4, "big")
+    return prefix
+
+
 def table_prefix(table_id: int) -> bytes:
-    return ITEM_TAG + table_id.to_bytes(4, "big")
+    return _tagged_id(_ITEM_PREFIXES, ITEM_TAG, table_id)
 
 
 def item_key(table_id: int, hash_enc: bytes, range_enc: bytes | None) -> bytes:
-    head = ITEM_TAG + table_id.to_bytes(4, "big") + partition_hash(hash_enc) + hash_enc
+    head = _tagged_id(_ITEM_PREFIXES, ITEM_TAG, table_id) + partition_hash(hash_enc) + hash_enc
     return head + range_enc if range_enc else head
 
 
 def hash_key_prefix(table_id: int, hash_enc: bytes) -> bytes:
     """Prefix of every item with this partition key (a Query's range, in sort-key order)."""
-    return ITEM_TAG + table_id.to_bytes(4, "big") + partition_hash(hash_enc) + hash_enc
+    return _tagged_id(_ITEM_PREFIXES, ITEM_TAG, table_id) + partition_hash(hash_enc) + hash_enc
 
 
 def version_key(item_key: bytes) -> bytes:
@@ -246,7 +266,7 @@ def version_prefix(table_id: int) -> bytes:
 
 
 def index_prefix(index_id: int) -> bytes:
-    return INDEX_TAG + index_id.to_bytes(4, "big")
+    return _tagged_id(_INDEX_PREFIXES, INDEX_TAG, index_id)
 
 
 def index_key(
@@ -259,8 +279,7 @@ def index_key(
     """An index entry: index key first (Query order), then the table key (unique, stable order)."""
     return b"".join(
         (
-            INDEX_TAG,
-            index_id.to_bytes(4, "big"),
+            _tagged_id(_INDEX_PREFIXES, INDEX_TAG, index_id),
             partition_hash(idx_hash_enc),
             idx_hash_enc,
             idx_range_enc or b"",
@@ -271,7 +290,7 @@ def index_key(
 
 
 def index_hash_key_prefix(index_id: int, idx_hash_enc: bytes) -> bytes:
-    return INDEX_TAG + index_id.to_bytes(4, "big") + partition_hash(idx_hash_enc) + idx_hash_enc
+    return _tagged_id(_INDEX_PREFIXES, INDEX_TAG, index_id) + partition_hash(idx_hash_enc) + idx_hash_enc
 
 
 # ---------------------------------------------------------------- other records

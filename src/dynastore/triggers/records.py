@@ -28,9 +28,12 @@ def stream_arn(region: str, account_id: str, table: TableDef, label: str) -> str
 
 def stream_record(
     record: ChangeRecord, table: TableDef, view_type: str, region: str, source_arn: str
-) -> dict[str, Any]:
-    """The stream record of one change, its images as the stream's view type shows them."""
+) -> dict[str, Any] | None:
+    """The stream record of one change, its images as the stream's view type shows them; None for an overwrite
+    that left the item as it was (no stream shows it, streams.decode_change)."""
     change = streams.decode_change(table.key_schema, view_type, record)
+    if change is None:
+        return None
     out = stream_records.stream_record(change, region, lambda_event=True)
     out["eventSourceARN"] = source_arn
     return out

@@ -153,8 +153,10 @@ class TriggerRunner:
         now = self._ctx.clock.now()
         if not state.pieces:
             after = checkpoint.done.get(shard.number, shard.first_seq - 1)
-            batch, last_read, full = self._read(table, view_type, shard, after)
+            batch, last_read, full, complete = self._read(table, view_type, shard, after)
             if last_read is None:
+                if not complete:
+                    return True  # the shard index is catching up with a large log (after a restart): read again
                 if shard.is_open:
                     return False
                 checkpoint.finished.add(shard.number)  # closed and read to its end: its children may start
@@ -174,9 +176,9 @@ class TriggerRunner:
 
     def _read(
         self, table: TableDef, view_type: str, shard: Shard, after: int
-    ) -> tuple[list[Pending], int | None, bool]:
-        """The next batch of the shard (records passing the filters), the last sequence number read, and whether
-        the batch is full."""
+    ) -> tuple[list[Pending], int | None, bool, bool]:
+        """The next batch of the shard (records passing the filters), the last sequence number read, whether the
+        batch is full, and whether the last read saw the whole log (``ShardRead.complete``)."""
         spec = self.spec
         namespace = self._ctx.catalog.namespace_of_table(table)
         source = stream_arn(namespace.region, namespace.account_id, table, shard.label)
@@ -184,20 +186,22 @@ class TriggerRunner:
         last: int | None = None
         scanned = 0
         changelog = self._ctx.changelog
+        complete = True
         while len(batch) < spec.batch_size and scanned < TRIGGER_BATCH_SIZE_MAX:
             want = spec.batch_size - len(batch)
-            changes = changelog.read_shard(table.table_id, shard.number, after, want)
-            for change in changes:
+            read = changelog.read_shard(table.table_id, shard.number, after, want)
+            for change in read.records:
                 after = last = change.seq
                 record = self._record(change, table, view_type, source)
-                if spec.filters is None or spec.filters.passes(record):
+                if record is not None and (spec.filters is None or spec.filters.passes(record)):
                     batch.append(Pending(change.seq, change.at, record))
-            scanned += len(changes)
-            if len(changes) < want:
+            scanned += len(read.records)
+            complete = read.complete
+            if len(read.records) < want:
                 break
-        return batch, last, len(batch) >= spec.batch_size
+        return batch, last, len(batch) >= spec.batch_size, complete
 
-    def _record(self, change: ChangeRecord, table: TableDef, view_type: str, source: str) -> dict[str, Any]:
+    def _record(self, change: ChangeRecord, table: TableDef, view_type: str, source: str) -> dict[str, Any] | None:
         return stream_record(change, table, view_type, self._ctx.catalog.namespace_of_table(table).region, source)
 
     # ---- delivery and its outcome -------------------------------------------------------------------------------

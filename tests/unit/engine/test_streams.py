@@ -4,6 +4,7 @@ expiry, trimming, ended streams, and what a stream reader sees of each change.""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 
@@ -84,12 +85,33 @@ def test_decode_change_shows_what_the_view_type_shows(view_type: str, new: bool,
         7, 100.5, 1, 1, changelog.MODIFY, False, b"k", encode_item(before, 5), encode_item(after, 6), []
     )
     change = streams.decode_change(schema, view_type, record)
+    assert change is not None
     assert (change.new_image is not None, change.old_image is not None) == (new, old)
     assert change.keys == {"pk": {"S": "a"}}
     assert change.size_bytes == 3 + (6 if new else 0) + (5 if old else 0)
     removed = changelog.ChangeRecord(8, 1.0, 1, 1, changelog.REMOVE, True, b"k", encode_item(before, 5), None, [])
     gone = streams.decode_change(schema, view_type, removed)
-    assert gone.keys == {"pk": {"S": "a"}} and gone.new_image is None and gone.by_service
+    assert gone is not None and gone.keys == {"pk": {"S": "a"}} and gone.new_image is None and gone.by_service
+
+
+@pytest.mark.parametrize("view_type", ["KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES"])
+def test_an_overwrite_left_for_the_reader_to_compare_is_dropped_when_the_item_is_the_same(view_type: str) -> None:
+    schema = KeySchema(builder.PK)
+    before = {"pk": {"S": "a"}, "n": {"N": "1"}, "s": {"SS": ["x", "y"]}}
+    same = {"s": {"SS": ["y", "x"]}, "n": {"N": "1.0"}, "pk": {"S": "a"}}  # other bytes, the same item
+    other = {"pk": {"S": "a"}, "n": {"N": "2"}, "s": {"SS": ["x", "y"]}}
+
+    def record(new: dict[str, Any], maybe_unchanged: bool) -> changelog.ChangeRecord:
+        old_raw, new_raw = encode_item(before, 8), encode_item(new, 8)
+        return changelog.ChangeRecord(
+            9, 1.0, 1, 1, changelog.MODIFY, False, b"k", old_raw, new_raw, [], maybe_unchanged=maybe_unchanged
+        )
+
+    assert streams.decode_change(schema, view_type, record(same, True)) is None
+    changed = streams.decode_change(schema, view_type, record(other, True))
+    assert changed is not None and changed.event_name == "MODIFY" and changed.keys == {"pk": {"S": "a"}}
+    # A record the write already compared is shown as it is.
+    assert streams.decode_change(schema, view_type, record(same, False)) is not None
 
 
 def test_iterator_positions() -> None:

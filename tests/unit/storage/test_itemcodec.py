@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dynastore.model.item_size import item_size
-from dynastore.storage.itemcodec import FORMAT_JSON_V1, decode_item, encode_item, item_json, stored_size
+from dynastore.storage.itemcodec import FORMAT_JSON_V1, decode_item, encode_item, item_json, sized_json, stored_size
 from dynastore.storage.kv import StorageCorruptionError
 
 ITEM: dict[str, Any] = {
@@ -35,6 +35,27 @@ def test_roundtrip() -> None:
 def test_size_is_read_without_decoding() -> None:
     assert stored_size(encode(ITEM)) == item_size(ITEM)
     assert stored_size(encode_item({"a": {"S": "x"}}, 409_600)) == 409_600
+
+
+@pytest.mark.parametrize("size", [0, 1, 255, 256, 65_536, 409_600, (1 << 32) - 1])
+def test_every_byte_of_the_size_is_read(size: int) -> None:
+    raw = encode_item({"a": {"S": "x"}}, size)
+    assert stored_size(raw) == size and sized_json(raw)[0] == size
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b"", "stored item is empty"),
+        (b"\x01\x00\x00", "stored item is truncated: 3 bytes, shorter than its header"),
+        (b"\x02\x00\x00\x00\x01{}", "unknown stored item format version 0x02"),
+    ],
+)
+def test_a_size_is_not_read_from_a_damaged_header(raw: bytes, message: str) -> None:
+    with pytest.raises(StorageCorruptionError, match=message):
+        stored_size(raw)
+    with pytest.raises(StorageCorruptionError, match=message):
+        sized_json(raw)
 
 
 def test_item_json_is_a_zero_copy_view() -> None:

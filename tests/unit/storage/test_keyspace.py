@@ -91,6 +91,15 @@ def test_item_key_layout() -> None:
     assert ks.table_prefix(258) < key < ks.prefix_end(ks.table_prefix(258))
 
 
+def test_item_and_index_prefixes_are_the_id_in_four_bytes_whether_remembered_or_not() -> None:
+    ids = [0, 1, 255, 256, (1 << 32) - 1, *range(1000, 1000 + 3 * ks._PREFIXES_MAX)]  # more than the memo holds
+    for _ in range(2):
+        for number in ids:
+            assert ks.table_prefix(number) == b"I" + number.to_bytes(4, "big")
+            assert ks.index_prefix(number) == b"X" + number.to_bytes(4, "big")
+    assert len(ks._ITEM_PREFIXES) <= ks._PREFIXES_MAX and len(ks._INDEX_PREFIXES) <= ks._PREFIXES_MAX
+
+
 def test_index_key_layout() -> None:
     ih, ir = kc.encode_value("S", "g"), kc.encode_value("N", "1")
     h, r = kc.encode_value("S", "t"), kc.encode_value("S", "u")

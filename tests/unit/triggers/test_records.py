@@ -37,6 +37,7 @@ def test_the_view_type_chooses_the_images(view: str, images: set[str]) -> None:
     table = create(ctx, "t", range_key=KeyAttr("sk", "N"))
     assert table.key_schema == KeySchema(KeyAttr("pk", "S"), KeyAttr("sk", "N"))
     record = stream_record(change(MODIFY, OLD, NEW), table, view, "eu-west-1", "arn:stream")
+    assert record is not None
     data = record["dynamodb"]
     assert (
         set(data) - {"ApproximateCreationDateTime", "Keys", "SequenceNumber", "SizeBytes", "StreamViewType"} == images
@@ -54,8 +55,8 @@ def test_an_insert_has_no_old_image_and_a_ttl_removal_names_the_service() -> Non
     ctx, _ = make_ctx()
     table = create(ctx, "t", range_key=KeyAttr("sk", "N"))
     inserted = stream_record(change(INSERT, None, NEW), table, "NEW_AND_OLD_IMAGES", "us-east-1", "arn")
-    assert "OldImage" not in inserted["dynamodb"] and inserted["eventName"] == "INSERT"
+    assert inserted is not None and "OldImage" not in inserted["dynamodb"] and inserted["eventName"] == "INSERT"
     removed = stream_record(change(REMOVE, OLD, None, by_service=True), table, "NEW_AND_OLD_IMAGES", "us-east-1", "arn")
-    assert removed["eventName"] == "REMOVE" and "NewImage" not in removed["dynamodb"]
+    assert removed is not None and removed["eventName"] == "REMOVE" and "NewImage" not in removed["dynamodb"]
     assert removed["dynamodb"]["Keys"] == {"pk": {"S": "a"}, "sk": {"N": "1"}}
     assert removed["userIdentity"] == {"type": "Service", "principalId": "dynamodb.amazonaws.com"}

@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
+from dynastore.engine import changelog
 from dynastore.engine.context import Context
 from dynastore.limits import STREAM_SHARD_ROLLOVER_SECONDS
 from dynastore.model.table_schema import StreamSpec, TableDef
@@ -223,6 +224,33 @@ def test_a_child_shard_is_read_only_after_its_parent_is_finished() -> None:
     assert recorder.calls == [["a"], ["b"]]
     parent, child = runner.view()["shards"]
     assert parent["finished"] and not parent["open"] and child["parent_shard_id"] == parent["shard_id"]
+
+
+def test_an_overwrite_that_left_the_item_as_it_was_is_not_delivered() -> None:
+    ctx, _, table, recorder, runner = setup()
+    put(ctx, table, [{"pk": {"S": "a"}, "n": {"N": "1"}}])
+    put(ctx, table, [{"n": {"N": "1.00"}, "pk": {"S": "a"}}])  # other bytes, the same item: logged, not shown
+    put(ctx, table, [{"pk": {"S": "b"}}])
+    drain(runner)
+    assert recorder.calls == [["a", "b"]]
+
+
+def test_a_parent_shard_is_finished_only_once_the_index_of_the_log_reaches_its_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ctx, clock, table, _, _ = setup()
+    other = create(ctx, "other", 5, 5, stream=StreamSpec(True, "KEYS_ONLY", "2026-01-01T00:00:00.000"))
+    put(ctx, other, [item(f"o{i}") for i in range(12)])  # first in the log: the first reads find none of ours
+    put(ctx, table, [item(f"a{i}") for i in range(12)])
+    clock.advance(STREAM_SHARD_ROLLOVER_SECONDS + 1)
+    put(ctx, table, [item("b")])  # the shard rolled over: b is in its child
+    monkeypatch.setattr(changelog, "INDEX_RECORDS_PER_READ", 5)  # a restarted server indexes 5 records a read
+    again = restart(ctx)
+    recorder = Recorder()
+    runner = _runner(again, TriggerSpec(name="audit", table="orders", handler=recorder, batch_size=100))
+    drain(runner)
+    delivered = [key for call in recorder.calls for key in call]
+    assert delivered == [f"a{i}" for i in range(12)] + ["b"]
 
 
 def test_the_checkpoint_survives_a_restart() -> None:

@@ -26,6 +26,7 @@ from dynastore import messages
 from dynastore.engine.capacity import buckets
 from dynastore.engine.capacity.buckets import ADMITTED, Lane
 from dynastore.engine.capacity.contributors import ContributorCounters
+from dynastore.engine.capacity.partitions import partition_of_key
 from dynastore.engine.capacity.state import PERSIST_SECONDS, Capacity, Resource, TableState
 from dynastore.engine.capacity.units import read_half_units, write_half_units
 from dynastore.engine.context import Context
@@ -177,7 +178,7 @@ def _admit(
     now = ctx.clock.now()
     if now >= st.history.due:  # the clock left the partition history's open bucket (history.py)
         st.capture_history(now)
-    position = res.pmap.index_of(int.from_bytes(key[5:9], "big") if len(key) >= 9 else 0)
+    position = res.pmap.index_of(partition_of_key(key))
     units = half_units / 2
     lane = (res.writes if write else res.reads)[position]
     took = _take(cap, st, res, lane, units, now, write, key, joint)
@@ -189,7 +190,7 @@ def _admit(
             gsi_key = _index_key(gsi, item)
             if gsi_key is None:
                 continue
-            gsi_lane = gsi.writes[gsi.pmap.index_of(int.from_bytes(gsi_key[5:9], "big"))]
+            gsi_lane = gsi.writes[gsi.pmap.index_of(partition_of_key(gsi_key))]
             took = _take(cap, st, gsi, gsi_lane, units, now, True, gsi_key, joint)
             if isinstance(took, DynamoError):
                 refund(ctx, ticket)
@@ -334,7 +335,7 @@ def settle_write(
         return
     parts = res.pmap.partitions
     position = ticket.index
-    h = int.from_bytes(ticket.key[5:9], "big")
+    h = partition_of_key(ticket.key)
     if position >= len(parts) or not parts[position].lo <= h < parts[position].hi:
         position = res.pmap.index_of(h)  # the map changed during the request (an on-demand table grew)
     p = parts[position]
@@ -354,7 +355,7 @@ def account_deleted(ctx: Context, table: TableDef, key: bytes, old_size: int) ->
     if not old_size:
         return
     res = ctx.capacity.state(table).base
-    p = res.pmap.partitions[res.pmap.index_of(int.from_bytes(key[5:9], "big"))]
+    p = res.pmap.partitions[res.pmap.index_of(partition_of_key(key))]
     p.items -= 1
     p.bytes -= old_size
 
@@ -380,7 +381,7 @@ def _settle_index_units(
                 key = _index_key(gsi, old_item)
             if key is None:
                 continue
-            lane = gsi.writes[gsi.pmap.index_of(int.from_bytes(key[5:9], "big"))]
+            lane = gsi.writes[gsi.pmap.index_of(partition_of_key(key))]
         buckets.charge(lane, gsi.write_total, delta / 2, now)
 
 

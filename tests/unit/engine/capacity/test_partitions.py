@@ -105,6 +105,8 @@ def test_map_covers_the_hash_space_and_finds_keys() -> None:
     key = keyspace.item_key(7, keycodec.encode_string("x"), None)
     assert partition_of_key(key) == int.from_bytes(keyspace.partition_hash(keycodec.encode_string("x")), "big")
     assert partition_of_key(keyspace.table_prefix(7)) == 0
+    for head in (b"\x00\x00\x00\x01", b"\x80\x00\x00\x00", b"\xff\xfe\xfd\xfc"):  # every byte, in order
+        assert partition_of_key(b"I\x00\x00\x00\x07" + head + b"rest") == int.from_bytes(head, "big")
 
 
 def test_record_round_trip() -> None:
