@@ -384,7 +384,8 @@ def check_key(
     if not is_full_item and len(key) != (1 if range_key is None else 2):
         raise ValidationException(messages.KEY_SCHEMA_MISMATCH, bare=True)
     for (name, kind), is_range in ((hash_key, False), *(() if range_key is None else ((range_key, True),))):
-        av = key.get(name)
+        # Well-formed AttributeValues are dicts: typed so, ``get`` compiles to a C call, not a method found by name.
+        av: dict[str, Any] | None = key.get(name)
         if av is None:
             if is_full_item:
                 raise ValidationException(messages.KEY_MISSING_IN_ITEM.format(name=name), bare=True)
