@@ -86,15 +86,12 @@ _KEPT: Final = 0x40
 # Flag in the event byte: no ``S`` key indexes the record. Every record written now has it; a stream record of an
 # earlier version lacks it and has such a key (engine/shard_index.py), which trimming deletes with the record.
 _NO_SHARD_KEY: Final = 0x20
-# Flag in the event byte: a MODIFY whose write did not tell whether the item's data changed (an overwrite whose
-# stored bytes differ, the old item not decoded by the write): its reader compares the images and drops the
-# record when they are the same item (``ChangeRecord.maybe_unchanged``).
-_MAYBE_UNCHANGED: Final = 0x10
+_MAYBE_UNCHANGED: Final = 0x10  # flag in the event byte: ``ChangeRecord.maybe_unchanged``
 _EVENT_BITS: Final = 0x0F
 _ABSENT: Final = 0xFFFFFFFF
 _HEAD: Final = struct.Struct(">BdII")  # event byte, time (server clock), table id, shard number (0: in no stream)
 _TABLE_AND_SHARD: Final = struct.Struct(">II")  # the end of _HEAD: what indexing a record reads of it
-_TABLE_AND_SHARD_AT: Final = 9  # its offset in the record
+_TABLE_AND_SHARD_AT: Final = _HEAD.size - _TABLE_AND_SHARD.size
 
 
 class ChangeRecord:

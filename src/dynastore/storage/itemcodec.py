@@ -38,15 +38,13 @@ def encode_item(item: dict[str, Any], size: int) -> bytes:
 def stored_size(raw: bytes) -> int:
     """The DynamoDB size of a stored item, read from its header (four byte reads, native code once compiled,
     where ``int.from_bytes`` of a slice costs a slice and a method call by name)."""
-    if len(raw) < _HEADER or raw[0] != FORMAT_JSON_V1:
-        raise _bad_version(raw)
+    _check_header(raw)
     return raw[1] << 24 | raw[2] << 16 | raw[3] << 8 | raw[4]
 
 
 def decode_item(raw: bytes) -> dict[str, Any]:
     """The wire-shaped item of a stored value."""
-    if len(raw) < _HEADER or raw[0] != FORMAT_JSON_V1:
-        raise _bad_version(raw)
+    _check_header(raw)
     try:
         # A slice, not a memoryview: copying a small item's text costs less than making the view (a large item's
         # copy is small beside its parse).
@@ -64,16 +62,19 @@ def item_json(raw: bytes) -> memoryview:
     ``b"".join([...])`` and ``bytes + view`` accept it directly; call ``bytes(view)`` only if a real
     ``bytes`` object is needed.
     """
-    if len(raw) < _HEADER or raw[0] != FORMAT_JSON_V1:
-        raise _bad_version(raw)
+    _check_header(raw)
     return memoryview(raw)[_HEADER:]
 
 
 def sized_json(raw: bytes) -> tuple[int, memoryview]:
     """``(stored_size(raw), item_json(raw))`` in one step, for loops over many items."""
+    return stored_size(raw), memoryview(raw)[_HEADER:]
+
+
+def _check_header(raw: bytes) -> None:
+    """Raise unless ``raw`` starts with a whole header of a known format version."""
     if len(raw) < _HEADER or raw[0] != FORMAT_JSON_V1:
         raise _bad_version(raw)
-    return raw[1] << 24 | raw[2] << 16 | raw[3] << 8 | raw[4], memoryview(raw)[_HEADER:]
 
 
 def _bad_version(raw: bytes) -> StorageCorruptionError:

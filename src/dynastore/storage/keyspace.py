@@ -247,7 +247,7 @@ def table_prefix(table_id: int) -> bytes:
 
 
 def item_key(table_id: int, hash_enc: bytes, range_enc: bytes | None) -> bytes:
-    head = _tagged_id(_ITEM_PREFIXES, ITEM_TAG, table_id) + partition_hash(hash_enc) + hash_enc
+    head = hash_key_prefix(table_id, hash_enc)
     return head + range_enc if range_enc else head
 
 
