@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver import Chrome
 from selenium.webdriver.support.wait import WebDriverWait
 
@@ -57,11 +58,18 @@ def test_the_cluster_page_shows_every_node_its_role_and_lag(browser: Chrome, clu
     browser.get(f"{cluster.urls[follower]}/console/#/cluster")
     browser.refresh()
 
+    last: list[list[list[str]]] = [[]]
+
     def caught_up(driver: Any) -> list[list[str]] | bool:
-        shown = rows(driver)  # once every node has applied the new table and reported it
+        shown = last[0] = rows(driver)  # once every node has applied the new table and reported it
         return shown if len(shown) == 3 and all(row[4] == "0" and row[3] != "0" for row in shown) else False
 
-    shown = WebDriverWait(browser, WAIT_SECONDS).until(caught_up)
+    try:
+        shown = WebDriverWait(browser, WAIT_SECONDS).until(caught_up)
+    except TimeoutException:
+        status_text = browser.find_element("css selector", "#cluster-view").text
+        pytest.fail(f"the page never showed every node caught up: rows {last[0]}, page {status_text!r}, "
+                    f"the cluster's own status {cluster.status()}")  # fmt: skip
     assert isinstance(shown, list)
     applied = shown[0][3]
     roles = {name: "leader" if name == leader else "follower" for name in cluster.nodes.names}
