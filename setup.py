@@ -65,6 +65,7 @@ COMPILED = frozenset(
         "dynastore/protocol/metrics.py",
         "dynastore/protocol/prometheus.py",
         "dynastore/protocol/protocol.py",
+        "dynastore/protocol/request_head.py",
         "dynastore/protocol/request_log.py",
         "dynastore/protocol/targets.py",
         "dynastore/api/batch_get_item.py",

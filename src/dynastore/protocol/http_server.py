@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-import sys
 import time as _time
 import zlib
 from collections import deque
@@ -25,6 +24,7 @@ from dynastore.errors import DynamoError, InternalServerError, ServiceUnavailabl
 from dynastore.limits import MAX_HELD_RESPONSES
 from dynastore.protocol.connections import NO_DEADLINE, ConnectionLimits, Registry
 from dynastore.protocol.protocol import JSON_10, JSON_11, RawResponse, durability_failure
+from dynastore.protocol.request_head import header_key, read_simple
 
 log = logging.getLogger("dynastore")
 
@@ -107,20 +107,6 @@ def _content_type_line(content_type: str) -> bytes:
 # The fixed parts of a response's head, made once rather than formatted for each response.
 _STATUS_LINES: Final = {status: _status_line(status) for status in _REASONS}
 _CONTENT_TYPE_LINES: Final = {content_type: _content_type_line(content_type) for content_type in (JSON_10, JSON_11)}
-
-
-# A header's name as the parser gives it, to the lower-case text a request's headers are keyed by: clients send
-# the same dozen names on every request, so each is decoded and lowered once, and its hash computed once for all
-# the look-ups of it. Bounded: the names of a client's own beyond it are decoded on every request.
-_HEADER_NAMES: Final[dict[bytes, str]] = {}
-_HEADER_NAMES_MAX: Final = 256
-
-
-def _header_name(name: bytes) -> str:
-    key = sys.intern(name.decode("latin-1").lower())
-    if len(_HEADER_NAMES) < _HEADER_NAMES_MAX:
-        _HEADER_NAMES[name] = key
-    return key
 
 
 class RequestHandler(Protocol):
@@ -238,15 +224,43 @@ class HttpConnection(asyncio.Protocol):
         self._now = monotonic()  # one clock read per packet serves every deadline its requests set
         self._committer.poll()  # a busy loop answers finished writes before taking on new ones
         try:
-            if self._in_head:
+            if not self._in_head:
+                self._parser.feed_data(data)
+            elif self._receiving:  # the parser is inside a request's head
                 self._feed_head(data)
             else:
-                self._parser.feed_data(data)
+                self._read_simple(data)
         except httptools.HttpParserError:
             if not self._refused:  # a callback that refused the request has answered it already
                 self._refuse(_BAD_REQUEST)
         except httptools.HttpParserUpgrade:
             self._refuse(_BAD_REQUEST)
+
+    def _read_simple(self, data: bytes) -> None:
+        """Serve the requests of the common form that begin where ``data`` does, each read in one pass
+        (request_head.py); from the first of any other form (or one not complete yet) on, the parser reads."""
+        limits = self._limits
+        pos = 0
+        size = len(data)
+        while pos < size:
+            request = read_simple(data, pos, limits.max_header_bytes, limits.max_body_bytes)
+            if request is None:
+                self._feed_head(data if pos == 0 else data[pos:])
+                return
+            self.on_message_begin()
+            self._url = [b"/"]
+            self._url_size = 1
+            self._headers = request.headers
+            self._head_size = request.end - pos - len(request.body)
+            self.on_headers_complete()
+            if request.body:
+                self.on_body(request.body)
+            self._message_read("POST", request.keep_alive)
+            if not request.keep_alive:
+                self._refused = True  # nothing after a request that closes the connection is read
+            if self._refused:
+                return
+            pos = request.end
 
     def _feed_head(self, data: bytes) -> None:
         """Feed a head at most up to the header limit: the parser concatenates a growing header on every packet,
@@ -328,10 +342,7 @@ class HttpConnection(asyncio.Protocol):
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self._head_size += len(name) + len(value) + 4
-        key = _HEADER_NAMES.get(name)
-        if key is None:
-            key = _header_name(name)
-        self._headers[key] = value.decode("latin-1")
+        self._headers[header_key(name)] = value.decode("latin-1")
 
     def on_headers_complete(self) -> None:
         self._in_head = False
@@ -358,10 +369,12 @@ class HttpConnection(asyncio.Protocol):
         self._body.append(body)
 
     def on_message_complete(self) -> None:
+        self._message_read(self._parser.get_method().decode("ascii", "replace"), self._parser.should_keep_alive())
+
+    def _message_read(self, method: str, keep_alive: bool) -> None:
+        """A whole request read, by the parser or in one pass: serve it (or queue it, or refuse it)."""
         body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
         self._body = []
-        method = self._parser.get_method().decode("ascii", "replace")
-        keep_alive = self._parser.should_keep_alive()
         url = self._url[0] if len(self._url) == 1 else b"".join(self._url)
         self._in_head = True
         self._head_fed = 0

@@ -1,0 +1,222 @@
+"""The common request read in one pass (request_head.read_simple): whatever it reads, it reads as the parser
+(httptools) does; whatever the parser refuses or reads otherwise, it leaves to the parser; and a connection
+serves requests of either kind, pipelined in any mix, in order."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import httptools
+import pytest
+
+from dynastore.protocol.http_server import HttpConnection
+from dynastore.protocol.protocol import RawResponse
+from dynastore.protocol.request_head import header_key, read_simple
+from tests.unit.protocol.test_http_server import FakeCommitter, FakeProtocol, FakeTransport
+
+HEAD_LIMIT = 16 * 1024
+BODY_LIMIT = 1024
+
+COMMON = (
+    b"POST / HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nAccept-Encoding: identity\r\n"
+    b"Content-Type: application/x-amz-json-1.0\r\nX-Amz-Target: DynamoDB_20120810.GetItem\r\n"
+    b"User-Agent: Boto3/1.35 md/Botocore#1.35\r\nX-Amz-Date: 20261128T214346Z\r\n"
+    b"Authorization: AWS4-HMAC-SHA256 Credential=AKID/20261128/us-east-1/dynamodb/aws4_request, "
+    b"SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=2ed2\r\n"
+    b"Content-Length: 23\r\n\r\n"
+    b'{"TableName":"t","K":1}'
+)
+NAMES = (b"Host", b"Accept-Encoding", b"Content-Type", b"X-Amz-Target", b"User-Agent", b"X-Amz-Date")
+NAMES += (b"Authorization", b"Content-Length", b"Connection", b"Transfer-Encoding", b"Expect", b"Upgrade", b"A")
+
+
+@pytest.fixture(autouse=True)
+def known_names() -> None:
+    for name in NAMES:
+        header_key(name)  # as the parser's callback records the names it accepted
+
+
+class _Parsed:
+    """What the parser makes of bytes: each request's method, URL, headers, body and keep-alive, or its refusal."""
+
+    def __init__(self, data: bytes) -> None:
+        self.requests: list[tuple[bytes, bytes, dict[str, str], bytes, bool]] = []
+        self._headers: dict[str, str] = {}
+        self._url = b""
+        self._body = b""
+        self.parser = httptools.HttpRequestParser(self)
+        self.error = ""
+        try:
+            self.parser.feed_data(data)
+        except (httptools.HttpParserError, httptools.HttpParserUpgrade) as e:
+            self.error = type(e).__name__
+
+    def on_message_begin(self) -> None:
+        self._headers, self._url, self._body = {}, b"", b""
+
+    def on_url(self, url: bytes) -> None:
+        self._url += url
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._headers[name.decode("latin-1").lower()] = value.decode("latin-1")
+
+    def on_body(self, body: bytes) -> None:
+        self._body += body
+
+    def on_message_complete(self) -> None:
+        method = self.parser.get_method()
+        self.requests.append((method, self._url, self._headers, self._body, self.parser.should_keep_alive()))
+
+
+def _agrees(data: bytes) -> bool:
+    """read_simple either leaves ``data`` to the parser or reads its first request as the parser does; True when
+    it read it."""
+    read = read_simple(data, 0, HEAD_LIMIT, BODY_LIMIT)
+    if read is None:
+        return False
+    parsed = _Parsed(data[: read.end])
+    assert parsed.error == ""
+    assert parsed.requests == [(b"POST", b"/", read.headers, read.body, read.keep_alive)]
+    return True
+
+
+def test_the_common_form_is_read_as_the_parser_reads_it() -> None:
+    assert _agrees(COMMON)
+    read = read_simple(COMMON + b"POST / HTT", 0, HEAD_LIMIT, BODY_LIMIT)
+    assert read is not None and read.end == len(COMMON)  # a pipelined request follows where it ends
+    assert read.headers["x-amz-target"] == "DynamoDB_20120810.GetItem" and read.keep_alive
+
+
+def test_a_request_without_headers_is_read_as_the_parser_reads_it() -> None:
+    assert _agrees(b"POST / HTTP/1.1\r\n\r\nPOST")
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        b"A:  x y  ",  # leading spaces dropped, trailing kept
+        b"A:",
+        b"A: \xff\xe9",  # bytes past ASCII, read as Latin-1
+        b"Connection: close",
+        b"Connection: Keep-Alive",
+        b"A: 1\r\nA: 2",  # the last of a repeated header
+    ],
+)
+def test_values_are_read_as_the_parser_reads_them(header: bytes) -> None:
+    assert _agrees(COMMON.replace(b"Host:", header + b"\r\nHost:"))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        COMMON.replace(b"Host:", b"Unknown-Name: x\r\nHost:"),  # a name the parser has not accepted yet
+        COMMON.replace(b"Host:", b"A : x\r\nHost:"),
+        COMMON.replace(b"Host:", b"A\r\nHost:"),  # no colon
+        COMMON.replace(b"Host:", b"A: x\x01y\r\nHost:"),
+        COMMON.replace(b"Host:", b"A: x\x7fy\r\nHost:"),
+        COMMON.replace(b"Host:", b"A: x\ty\r\nHost:"),
+        COMMON.replace(b"Host:", b"A: x\ny\r\nHost:"),
+        COMMON.replace(b"Host:", b"A: x\ry\r\nHost:"),
+        COMMON.replace(b"Host:", b"A: x\r\n folded\r\nHost:"),
+        COMMON.replace(b"Host:", b"Content-Length: 23\r\nHost:"),  # given twice
+        COMMON.replace(b"Content-Length: 23", b"Content-Length: +23"),
+        COMMON.replace(b"Content-Length: 23", b"Content-Length: \xb2\xb3"),  # digits only in Latin-1
+        COMMON.replace(b"Host:", b"Transfer-Encoding: chunked\r\nHost:"),
+        COMMON.replace(b"Host:", b"Expect: 100-continue\r\nHost:"),
+        COMMON.replace(b"Host:", b"Upgrade: h2c\r\nHost:"),
+        COMMON.replace(b"Host:", b"Connection: keep-alive, Upgrade\r\nHost:"),
+        COMMON.replace(b"POST / ", b"GET / "),
+        COMMON.replace(b"POST / ", b"POST /x "),
+        COMMON.replace(b"HTTP/1.1", b"HTTP/1.0"),
+        COMMON[:-1],  # the body not all here yet
+        COMMON[:40],  # nor the head
+        COMMON.replace(b"Content-Length: 23", b"Content-Length: 2048") + b"x" * 2025,  # past the body limit
+        COMMON.replace(b"Host: ", b"Host: " + b"h" * HEAD_LIMIT),  # past the head limit
+    ],
+)
+def test_anything_else_is_left_to_the_parser(data: bytes) -> None:
+    assert read_simple(data, 0, HEAD_LIMIT, BODY_LIMIT) is None
+
+
+def test_mutated_requests_are_read_as_the_parser_reads_them_or_left_to_it() -> None:
+    """Bytes changed, inserted and cut at random: never a request the parser would refuse or read otherwise."""
+    rng = random.Random(32)
+    alphabet = b"\x00\t\n\r :,\x7f\xffaA0-/" + bytes(range(32, 127))
+    read = 0
+    for _ in range(3000):
+        data = bytearray(COMMON)
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randrange(len(data))
+            kind = rng.random()
+            if kind < 0.4:
+                data[at] = rng.choice(alphabet)
+            elif kind < 0.8:
+                data[at:at] = bytes([rng.choice(alphabet)])
+            else:
+                del data[at : at + rng.randint(1, 4)]
+        read += _agrees(bytes(data))
+    assert read > 300  # many mutations (a letter in a value, a digit in the body) leave the common form
+
+
+class _Seen(FakeProtocol):
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, dict[str, str], bytes]] = []
+
+    def handle(self, method: str, headers: dict[str, str], body: bytes, path: str = "/") -> RawResponse:
+        self.seen.append((method, dict(headers), body))
+        return super().handle(method, headers, body, path)
+
+
+def _connect(handler: Any) -> tuple[HttpConnection, FakeTransport]:
+    connection = HttpConnection(handler, FakeCommitter())
+    transport = FakeTransport()
+    connection.connection_made(transport)  # type: ignore[arg-type]
+    return connection, transport
+
+
+def _request(target: bytes, extra: bytes = b"") -> bytes:
+    return (
+        b"POST / HTTP/1.1\r\nHost: x\r\n" + extra + b"X-Amz-Target: DynamoDB_20120810." + target + b"\r\n"
+        b"Content-Length: 2\r\n\r\n{}"
+    )
+
+
+def test_a_common_request_is_served_without_the_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    handler = _Seen()
+    connection, transport = _connect(handler)
+
+    def refuse(data: bytes) -> None:
+        raise AssertionError("the parser was used")
+
+    monkeypatch.setattr(connection, "_parser", type("NoParser", (), {"feed_data": staticmethod(refuse)})())
+    connection.data_received(_request(b"Get") + _request(b"Put"))
+    assert [headers["x-amz-target"] for _, headers, _ in handler.seen] == [
+        "DynamoDB_20120810.Get",
+        "DynamoDB_20120810.Put",
+    ]
+    assert len(transport.written) == 2
+
+
+@pytest.mark.parametrize("cut", [1, 10, 30, 60, 90])
+def test_requests_of_both_kinds_pipelined_and_cut_anywhere_are_served_in_order(cut: int) -> None:
+    """A request the parser reads (an unknown header) between common ones, the bytes cut at ``cut`` and every
+    ``cut`` bytes after: the parser's half-read request is never taken for the start of a common one."""
+    handler = _Seen()
+    connection, transport = _connect(handler)
+    data = _request(b"One") + _request(b"Two", b"Never-Seen-Before-%d: y\r\n" % cut) + _request(b"Three")
+    data += _request(b"Four")
+    for i in range(0, len(data), cut):
+        connection.data_received(data[i : i + cut])
+    targets = [headers["x-amz-target"].rpartition(".")[2] for _, headers, _ in handler.seen]
+    assert targets == ["One", "Two", "Three", "Four"]
+    assert [body for _, _, body in handler.seen] == [b"{}"] * 4
+    assert len(transport.written) == 4 and not transport.closed
+
+
+def test_connection_close_ends_the_connection_after_its_answer() -> None:
+    handler = _Seen()
+    connection, transport = _connect(handler)
+    connection.data_received(_request(b"Last", b"Connection: close\r\n") + _request(b"Never"))
+    assert [headers["x-amz-target"] for _, headers, _ in handler.seen] == ["DynamoDB_20120810.Last"]
+    assert transport.closed and b"Connection: close" in transport.written[0]
