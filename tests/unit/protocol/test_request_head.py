@@ -27,8 +27,9 @@ COMMON = (
     b"Content-Length: 23\r\n\r\n"
     b'{"TableName":"t","K":1}'
 )
-NAMES = (b"Host", b"Accept-Encoding", b"Content-Type", b"X-Amz-Target", b"User-Agent", b"X-Amz-Date")
-NAMES += (b"Authorization", b"Content-Length", b"Connection", b"Transfer-Encoding", b"Expect", b"Upgrade", b"A")
+NAMES: tuple[bytes, ...] = (b"Host", b"Accept-Encoding", b"Content-Type", b"X-Amz-Target", b"User-Agent")
+NAMES += (b"X-Amz-Date", b"Authorization", b"Content-Length", b"Connection", b"Transfer-Encoding", b"Expect")
+NAMES += (b"Upgrade", b"A")
 
 
 @pytest.fixture(autouse=True)
