@@ -65,7 +65,6 @@ COMPILED = frozenset(
         "dynastore/protocol/metrics.py",
         "dynastore/protocol/prometheus.py",
         "dynastore/protocol/protocol.py",
-        "dynastore/protocol/request_head.py",
         "dynastore/protocol/request_log.py",
         "dynastore/protocol/targets.py",
         "dynastore/api/batch_get_item.py",
@@ -294,8 +293,13 @@ def _extensions() -> list[object]:
 
 # Modules written in C by hand, each beside the .py of the same name and results that serves without a compiler
 # (Python imports the extension first). SigV4's hashing: mypyc compiles Python, whose hashlib makes an object and
-# an OpenSSL context copy per step of the four digests a signed request needs (docs/performance.md).
-_HAND_WRITTEN = [Extension("dynastore.security.sigv4_hashing", [str(SOURCE / "dynastore/security/sigv4_hashing.c")])]
+# an OpenSSL context copy per step of the four digests a signed request needs. The common request's head: read
+# in one loop over its bytes, where compiled string methods cost more than the parser's callbacks they replace
+# (docs/performance.md).
+_HAND_WRITTEN = [
+    Extension("dynastore.security.sigv4_hashing", [str(SOURCE / "dynastore/security/sigv4_hashing.c")]),
+    Extension("dynastore.protocol.request_head", [str(SOURCE / "dynastore/protocol/request_head.c")]),
+]
 
 
 setup(ext_modules=_extensions(), cmdclass={"build_ext": _FallbackBuildExt})

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import sys
 import time as _time
 import zlib
 from collections import deque
@@ -24,7 +25,7 @@ from dynastore.errors import DynamoError, InternalServerError, ServiceUnavailabl
 from dynastore.limits import MAX_HELD_RESPONSES
 from dynastore.protocol.connections import NO_DEADLINE, ConnectionLimits, Registry
 from dynastore.protocol.protocol import JSON_10, JSON_11, RawResponse, durability_failure
-from dynastore.protocol.request_head import header_key, read_simple
+from dynastore.protocol.request_head import learn_name, read_simple
 
 log = logging.getLogger("dynastore")
 
@@ -107,6 +108,21 @@ def _content_type_line(content_type: str) -> bytes:
 # The fixed parts of a response's head, made once rather than formatted for each response.
 _STATUS_LINES: Final = {status: _status_line(status) for status in _REASONS}
 _CONTENT_TYPE_LINES: Final = {content_type: _content_type_line(content_type) for content_type in (JSON_10, JSON_11)}
+
+
+# A header's name as the parser gives it, to the lower-case text a request's headers are keyed by: clients send
+# the same dozen names on every request, so each is decoded and lowered once, and its hash computed once for all
+# the look-ups of it. Bounded: the names of a client's own beyond it are decoded on every request.
+_HEADER_NAMES: Final[dict[bytes, str]] = {}
+_HEADER_NAMES_MAX: Final = 256
+
+
+def _header_name(name: bytes) -> str:
+    key = sys.intern(name.decode("latin-1").lower())
+    if len(_HEADER_NAMES) < _HEADER_NAMES_MAX:
+        _HEADER_NAMES[name] = key
+        learn_name(name, key)  # the parser accepted it: requests with it may be read in one pass
+    return key
 
 
 class RequestHandler(Protocol):
@@ -247,20 +263,21 @@ class HttpConnection(asyncio.Protocol):
             if request is None:
                 self._feed_head(data if pos == 0 else data[pos:])
                 return
+            headers, body, keep_alive, end = request
             self.on_message_begin()
             self._url = [b"/"]
             self._url_size = 1
-            self._headers = request.headers
-            self._head_size = request.end - pos - len(request.body)
+            self._headers = headers
+            self._head_size = end - pos - len(body)
             self.on_headers_complete()
-            if request.body:
-                self.on_body(request.body)
-            self._message_read("POST", request.keep_alive)
-            if not request.keep_alive:
+            if body:
+                self.on_body(body)
+            self._message_read("POST", keep_alive)
+            if not keep_alive:
                 self._refused = True  # nothing after a request that closes the connection is read
             if self._refused:
                 return
-            pos = request.end
+            pos = end
 
     def _feed_head(self, data: bytes) -> None:
         """Feed a head at most up to the header limit: the parser concatenates a growing header on every packet,
@@ -342,7 +359,10 @@ class HttpConnection(asyncio.Protocol):
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self._head_size += len(name) + len(value) + 4
-        self._headers[header_key(name)] = value.decode("latin-1")
+        key = _HEADER_NAMES.get(name)
+        if key is None:
+            key = _header_name(name)
+        self._headers[key] = value.decode("latin-1")
 
     def on_headers_complete(self) -> None:
         self._in_head = False

@@ -1,59 +1,43 @@
-"""Request heads: the header names a connection has read, and the common request read in one pass.
+"""The common request read in one pass, for a connection (http_server.py) to serve without the parser.
 
-The general parser (httptools) reads a request through a callback per part: the start of the message, the URL,
-each header, the end of the head, the body and the end of the message, each a call from C into Python with
-objects made for it, which came to about a fifth of what a GetItem costs the server. Nearly every request an SDK
-sends has one form: ``POST / HTTP/1.1``, a few headers of names seen before, a Content-Length and a body that
-arrived with the head. ``read_simple`` reads a request of exactly that form, complete in the bytes received, in
-one pass over its head; for anything else it answers None and the connection hands the bytes to the parser,
-which reads them as it always has. It accepts nothing the parser refuses: every header name must be one the parser
-has already accepted (``header_key`` records them), no control character may appear in the head, Content-Length
-must be plain digits and given once, and Transfer-Encoding, Expect, Upgrade and any Connection value but
-``keep-alive`` or ``close`` send the request to the parser. Values are read as the parser reads them: leading
-spaces and tabs dropped, trailing ones kept.
+The parser (httptools) reads a request through a callback per part: the start of the message, the URL, each
+header, the end of the head, the body and the end of the message, each a call from C into Python with objects made
+for it, which came to about a fifth of what a GetItem costs the server. Nearly every request an SDK sends has one
+form: ``POST / HTTP/1.1``, a few headers of names seen before, a Content-Length and a body that arrived with the
+head. ``read_simple`` reads a request of exactly that form, complete in the bytes received, in one pass over its
+head; for anything else it answers None and the connection hands the bytes to the parser, which reads them as it
+always has. It accepts nothing the parser refuses: every header name must be one the parser has already accepted
+(``learn_name``), no control character (not even a tab) may appear in the head, Content-Length must be plain
+digits and given once, and Transfer-Encoding, Expect, Upgrade and any Connection value but ``keep-alive`` or
+``close`` send the request to the parser. Values are read as the parser reads them: leading spaces dropped,
+trailing ones kept.
+
+This is the pure-Python form. The compiled build replaces this module by request_head.c (setup.py builds it under
+this module's name, and Python imports an extension module before a .py of the same name), which reads the head
+in one loop over its bytes: tests/unit/protocol/test_request_head.py holds the two to the parser's readings.
 """
 
 from __future__ import annotations
 
-import sys
 from typing import Final
 
-__all__ = ["SimpleRequest", "header_key", "read_simple"]
+__all__ = ["learn_name", "read_simple"]
+
+# Header names the parser accepted, as text, to their keys (lower case, interned). Bounded: a client's own names
+# beyond the bound send its requests to the parser.
+_KNOWN: Final[dict[str, str]] = {}
+_KNOWN_MAX: Final = 64
 
 
-class SimpleRequest:
-    """A ``POST /`` request read whole from the received bytes: its headers (lower-case names), its body, whether
-    the connection stays open after it, and where in the bytes the next request begins."""
-
-    __slots__ = ("headers", "body", "keep_alive", "end")
-
-    def __init__(self, headers: dict[str, str], body: bytes, keep_alive: bool, end: int) -> None:
-        self.headers = headers
-        self.body = body
-        self.keep_alive = keep_alive
-        self.end = end
+def learn_name(name: bytes, key: str) -> None:
+    """Keep a header name the parser accepted, with its key, for ``read_simple``."""
+    if len(_KNOWN) < _KNOWN_MAX and 0 < len(name) <= 64:
+        _KNOWN.setdefault(name.decode("latin-1"), key)
 
 
-# A header's name as received, to the lower-case text a request's headers are keyed by: clients send the same
-# dozen names on every request, so each is decoded and lowered once, and its hash computed once for all the
-# look-ups of it. The bytes form serves the parser's callback, the text form ``read_simple``: a name is in the
-# text form only once the parser has accepted it. Bounded: the names of a client's own beyond the bound are
-# decoded on every request, by the parser.
-_NAMES: Final[dict[bytes, str]] = {}
-_NAME_TEXTS: Final[dict[str, str]] = {}
-_NAMES_MAX: Final = 256
-
-
-def header_key(name: bytes) -> str:
-    """The key of a header name the parser accepted."""
-    key = _NAMES.get(name)
-    if key is not None:
-        return key
-    key = sys.intern(name.decode("latin-1").lower())
-    if len(_NAMES) < _NAMES_MAX:
-        _NAMES[name] = key
-        _NAME_TEXTS[name.decode("latin-1")] = key
-    return key
+def _forget_names() -> None:
+    """Forget every name learned: for tests, which teach their own."""
+    _KNOWN.clear()
 
 
 _REQUEST_LINE: Final = b"POST / HTTP/1.1\r\n"
@@ -63,10 +47,11 @@ _CONTROLS: Final = bytes(range(32)) + b"\x7f"
 _SPECIAL: Final = frozenset({"content-length", "transfer-encoding", "expect", "upgrade", "connection"})
 
 
-def read_simple(data: bytes, start: int, max_head: int, max_body: int) -> SimpleRequest | None:
+def read_simple(data: bytes, start: int, max_head: int, max_body: int) -> tuple[dict[str, str], bytes, bool, int] | None:
     """The request at ``start`` in ``data`` if it has the common form and is complete there, its head at most
-    ``max_head`` bytes and its body at most ``max_body``; None otherwise (the parser reads it instead, and refuses
-    what must be refused)."""
+    ``max_head`` bytes and its body at most ``max_body``: its headers (by key), its body, whether the connection
+    stays open after it, and where the next request begins. None otherwise (the parser reads it instead, and
+    refuses what must be refused)."""
     if not data.startswith(_REQUEST_LINE, start):
         return None
     lines_start = start + len(_REQUEST_LINE)
@@ -84,7 +69,7 @@ def read_simple(data: bytes, start: int, max_head: int, max_body: int) -> Simple
             return None
         for line in lines:
             name, colon, value = line.partition(":")
-            key = _NAME_TEXTS.get(name)
+            key = _KNOWN.get(name)
             if key is None or not colon:
                 return None
             value = value.lstrip(" ")
@@ -106,4 +91,4 @@ def read_simple(data: bytes, start: int, max_head: int, max_body: int) -> Simple
         return None
     body_end = body_start + length
     body = data[body_start:body_end] if length else b""
-    return SimpleRequest(headers, body, keep_alive, body_end)
+    return headers, body, keep_alive, body_end

@@ -1,19 +1,31 @@
-"""The common request read in one pass (request_head.read_simple): whatever it reads, it reads as the parser
-(httptools) does; whatever the parser refuses or reads otherwise, it leaves to the parser; and a connection
-serves requests of either kind, pipelined in any mix, in order."""
+"""The common request read in one pass (request_head.read_simple), in its two forms, the Python module and its C
+twin (protocol/request_head.c): whatever either reads, it reads as the parser (httptools) does; whatever the
+parser refuses or reads otherwise, it leaves to the parser; and a connection serves requests of either kind,
+pipelined in any mix, in order. The C file is compiled here from the source tree, as the SigV4 hashing tests
+compile theirs."""
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import random
+import shlex
+import shutil
+import subprocess
+import sysconfig
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import httptools
 import pytest
 
-from dynastore.protocol.http_server import HttpConnection
+from dynastore.protocol import request_head as installed
+from dynastore.protocol.http_server import HttpConnection, _header_name
 from dynastore.protocol.protocol import RawResponse
-from dynastore.protocol.request_head import header_key, read_simple
 from tests.unit.protocol.test_http_server import FakeCommitter, FakeProtocol, FakeTransport
+
+SOURCE = Path(__file__).resolve().parents[3] / "src" / "dynastore" / "protocol"
 
 HEAD_LIMIT = 16 * 1024
 BODY_LIMIT = 1024
@@ -32,10 +44,55 @@ NAMES += (b"X-Amz-Date", b"Authorization", b"Content-Length", b"Connection", b"T
 NAMES += (b"Upgrade", b"A")
 
 
-@pytest.fixture(autouse=True)
-def known_names() -> None:
+def _load(name: str, path: Path, loader: Any) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def compiled_here(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+    """request_head.c built with the compiler Python was built with, as setup.py builds it."""
+    command = shlex.split(sysconfig.get_config_var("CC") or "cc")
+    if shutil.which(command[0]) is None:
+        pytest.skip("no C compiler: the C twin is never built on this machine, the Python module serves")
+    target = tmp_path_factory.mktemp("c") / f"request_head{sysconfig.get_config_var('EXT_SUFFIX')}"
+    flags = shlex.split(sysconfig.get_config_var("CFLAGS") or "")
+    include = sysconfig.get_paths()["include"]
+    source = SOURCE / "request_head.c"
+    subprocess.run(
+        [*command, *flags, "-Werror", "-shared", "-fPIC", "-I", include, str(source), "-o", str(target)], check=True
+    )
+    return _load("request_head", target, importlib.machinery.ExtensionFileLoader("request_head", str(target)))
+
+
+@pytest.fixture(scope="module")
+def in_python() -> ModuleType:
+    name, path = "request_head_in_python", SOURCE / "request_head.py"
+    return _load(name, path, importlib.machinery.SourceFileLoader(name, str(path)))
+
+
+@pytest.fixture(params=["c", "python", "installed"])
+def reader(request: pytest.FixtureRequest) -> ModuleType:
+    """A form of the module, knowing NAMES as the parser's callback teaches them (http_server._header_name)."""
+    module: ModuleType
+    if request.param == "installed":
+        module = installed
+    else:
+        module = request.getfixturevalue("compiled_here" if request.param == "c" else "in_python")
+    module._forget_names()  # whatever other tests taught it, up to its bound
     for name in NAMES:
-        header_key(name)  # as the parser's callback records the names it accepted
+        module.learn_name(name, _header_name(name))
+    return module
+
+
+def test_the_c_twin_has_the_names_of_the_module_it_replaces(compiled_here: ModuleType, in_python: ModuleType) -> None:
+    assert str(compiled_here.__file__).endswith(sysconfig.get_config_var("EXT_SUFFIX"))
+    public = {"learn_name", "read_simple"}
+    assert {n for n in dir(compiled_here) if not n.startswith("_")} == public
+    assert {n for n in dir(in_python) if not n.startswith("_")} - {"annotations", "Final"} == public
 
 
 class _Parsed:
@@ -70,27 +127,30 @@ class _Parsed:
         self.requests.append((method, self._url, self._headers, self._body, self.parser.should_keep_alive()))
 
 
-def _agrees(data: bytes) -> bool:
+def _agrees(reader: ModuleType, data: bytes) -> bool:
     """read_simple either leaves ``data`` to the parser or reads its first request as the parser does; True when
     it read it."""
-    read = read_simple(data, 0, HEAD_LIMIT, BODY_LIMIT)
+    read = reader.read_simple(data, 0, HEAD_LIMIT, BODY_LIMIT)
     if read is None:
         return False
-    parsed = _Parsed(data[: read.end])
+    headers, body, keep_alive, end = read
+    parsed = _Parsed(data[:end])
     assert parsed.error == ""
-    assert parsed.requests == [(b"POST", b"/", read.headers, read.body, read.keep_alive)]
+    assert parsed.requests == [(b"POST", b"/", headers, body, keep_alive)]
     return True
 
 
-def test_the_common_form_is_read_as_the_parser_reads_it() -> None:
-    assert _agrees(COMMON)
-    read = read_simple(COMMON + b"POST / HTT", 0, HEAD_LIMIT, BODY_LIMIT)
-    assert read is not None and read.end == len(COMMON)  # a pipelined request follows where it ends
-    assert read.headers["x-amz-target"] == "DynamoDB_20120810.GetItem" and read.keep_alive
+def test_the_common_form_is_read_as_the_parser_reads_it(reader: ModuleType) -> None:
+    assert _agrees(reader, COMMON)
+    read = reader.read_simple(COMMON + b"POST / HTT", 0, HEAD_LIMIT, BODY_LIMIT)
+    assert read is not None and read[3] == len(COMMON)  # a pipelined request follows where it ends
+    assert read[0]["x-amz-target"] == "DynamoDB_20120810.GetItem" and read[2] is True
+    again = reader.read_simple(b"xx" + COMMON, 2, HEAD_LIMIT, BODY_LIMIT)  # read from where it starts
+    assert again is not None and again[:3] == read[:3] and again[3] == len(COMMON) + 2
 
 
-def test_a_request_without_headers_is_read_as_the_parser_reads_it() -> None:
-    assert _agrees(b"POST / HTTP/1.1\r\n\r\nPOST")
+def test_a_request_without_headers_is_read_as_the_parser_reads_it(reader: ModuleType) -> None:
+    assert _agrees(reader, b"POST / HTTP/1.1\r\n\r\nPOST")
 
 
 @pytest.mark.parametrize(
@@ -104,8 +164,8 @@ def test_a_request_without_headers_is_read_as_the_parser_reads_it() -> None:
         b"A: 1\r\nA: 2",  # the last of a repeated header
     ],
 )
-def test_values_are_read_as_the_parser_reads_them(header: bytes) -> None:
-    assert _agrees(COMMON.replace(b"Host:", header + b"\r\nHost:"))
+def test_values_are_read_as_the_parser_reads_them(reader: ModuleType, header: bytes) -> None:
+    assert _agrees(reader, COMMON.replace(b"Host:", header + b"\r\nHost:"))
 
 
 @pytest.mark.parametrize(
@@ -136,11 +196,11 @@ def test_values_are_read_as_the_parser_reads_them(header: bytes) -> None:
         COMMON.replace(b"Host: ", b"Host: " + b"h" * HEAD_LIMIT),  # past the head limit
     ],
 )
-def test_anything_else_is_left_to_the_parser(data: bytes) -> None:
-    assert read_simple(data, 0, HEAD_LIMIT, BODY_LIMIT) is None
+def test_anything_else_is_left_to_the_parser(reader: ModuleType, data: bytes) -> None:
+    assert reader.read_simple(data, 0, HEAD_LIMIT, BODY_LIMIT) is None
 
 
-def test_mutated_requests_are_read_as_the_parser_reads_them_or_left_to_it() -> None:
+def test_mutated_requests_are_read_as_the_parser_reads_them_or_left_to_it(reader: ModuleType) -> None:
     """Bytes changed, inserted and cut at random: never a request the parser would refuse or read otherwise."""
     rng = random.Random(32)
     alphabet = b"\x00\t\n\r :,\x7f\xffaA0-/" + bytes(range(32, 127))
@@ -156,7 +216,7 @@ def test_mutated_requests_are_read_as_the_parser_reads_them_or_left_to_it() -> N
                 data[at:at] = bytes([rng.choice(alphabet)])
             else:
                 del data[at : at + rng.randint(1, 4)]
-        read += _agrees(bytes(data))
+        read += _agrees(reader, bytes(data))
     assert read > 300  # many mutations (a letter in a value, a digit in the body) leave the common form
 
 
@@ -184,6 +244,9 @@ def _request(target: bytes, extra: bytes = b"") -> bytes:
 
 
 def test_a_common_request_is_served_without_the_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    installed._forget_names()
+    for name in (b"Host", b"X-Amz-Target", b"Content-Length"):
+        installed.learn_name(name, _header_name(name))  # as the parser's callback teaches a name it accepted
     handler = _Seen()
     connection, transport = _connect(handler)
 
