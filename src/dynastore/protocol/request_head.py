@@ -47,7 +47,9 @@ _CONTROLS: Final = bytes(range(32)) + b"\x7f"
 _SPECIAL: Final = frozenset({"content-length", "transfer-encoding", "expect", "upgrade", "connection"})
 
 
-def read_simple(data: bytes, start: int, max_head: int, max_body: int) -> tuple[dict[str, str], bytes, bool, int] | None:
+def read_simple(
+    data: bytes, start: int, max_head: int, max_body: int
+) -> tuple[dict[str, str], bytes, bool, int] | None:
     """The request at ``start`` in ``data`` if it has the common form and is complete there, its head at most
     ``max_head`` bytes and its body at most ``max_body``: its headers (by key), its body, whether the connection
     stays open after it, and where the next request begins. None otherwise (the parser reads it instead, and
