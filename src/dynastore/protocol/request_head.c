@@ -3,9 +3,10 @@
 
    The parser (httptools) calls back into Python once per part of a request, and request_head.py's reading in
    Python costs about as much again as those calls: string methods, a tuple per partition, a hash per fresh
-   name. Here the head is read in one loop over its bytes: each byte classed by a table (ordinary, control, CR,
-   colon), each header name matched against the names the parser has already accepted (a short list of
-   byte strings, compared by length and memcmp), and only the values and the dict of headers made as objects.
+   name. Here the head is read line by line: each line's end and colon found by memchr, its bytes checked for
+   control characters eight at a time, its name matched against the names the parser has already accepted (a
+   short list of byte strings, compared by length and memcmp), and only the values, the dict of headers and the
+   result made as objects.
    tests/unit/protocol/test_request_head.py holds this file and request_head.py to the parser's readings.
 
    setup.py builds this file as the module dynastore.protocol.request_head, which Python then imports in place of
@@ -13,6 +14,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
 #include <string.h>
 
 #define NAMES_MAX 64
@@ -30,8 +32,6 @@ static int known_count = 0;
 /* The keys that change how a request is read, interned as header_key interns them: compared by identity. */
 static PyObject *content_length, *connection, *transfer_encoding, *expect, *upgrade;
 
-enum { ORDINARY = 0, CONTROL = 1, CR = 2, COLON = 3 };
-static unsigned char byte_class[256];
 
 static const char REQUEST_LINE[] = "POST / HTTP/1.1\r\n";
 #define REQUEST_LINE_LENGTH ((Py_ssize_t)(sizeof REQUEST_LINE - 1))
@@ -89,37 +89,60 @@ static int equals_lower(const char *text, Py_ssize_t length, const char *lower) 
     return 1;
 }
 
-/* Reads the header lines in [at, head_end) (each ending with CR LF) into headers. Returns 1 when read, 0 when the
-   request must go to the parser, -1 on a Python error. */
-static int read_lines(const char *p, Py_ssize_t at, Py_ssize_t head_end, PyObject *headers, Py_ssize_t *length,
-                      int *keep_alive) {
-    int length_seen = 0;
-    while (at < head_end) {
-        Py_ssize_t colon = -1, i = at;
-        for (;; i++) { /* the line's end: its CR, which head_end guarantees */
-            unsigned char kind = byte_class[(unsigned char)p[i]];
-            if (kind == ORDINARY) {
-                continue;
-            }
-            if (kind == COLON) {
-                if (colon < 0) {
-                    colon = i;
-                }
-                continue;
-            }
-            if (kind == CR && p[i + 1] == '\n') {
-                break;
-            }
-            return 0; /* a control character, a tab, a lone CR */
+/* Whether any of the n bytes at p is a control character (below 0x20, or 0x7f): eight bytes a step, by the
+   classic test for a zero byte (a byte below 0x20 borrows when 0x20 is taken from it; 0x7f becomes zero when
+   xored with 0x7f); a byte of 0x80 or more has its top bit set, so it never reads as a borrow. */
+static int has_control(const char *p, Py_ssize_t n) {
+    const uint64_t ones = 0x0101010101010101ULL, tops = 0x8080808080808080ULL;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, p + i, 8);
+        uint64_t del = x ^ (0x7f * ones);
+        if ((((x - 0x20 * ones) & ~x) | ((del - ones) & ~del)) & tops) {
+            return 1;
         }
-        if (colon < 0) {
+    }
+    for (; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c < 0x20 || c == 0x7f) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Reads the header lines from at (each ending with CR LF) up to the empty line that ends the head, no further
+   than limit, into headers; *body_start is set past that empty line. Returns 1 when read, 0 when the request
+   must go to the parser (or is not all here), -1 on a Python error. */
+static int read_lines(const char *p, Py_ssize_t at, Py_ssize_t limit, PyObject *headers, Py_ssize_t *length,
+                      int *keep_alive, Py_ssize_t *body_start) {
+    int length_seen = 0;
+    for (;;) {
+        if (limit - at < 2) {
             return 0;
         }
-        PyObject *key = find_key(p + at, colon - at);
+        const char *cr = memchr(p + at, '\r', (size_t)(limit - at - 1));
+        if (cr == NULL) {
+            return 0; /* the line does not end within the head's bytes */
+        }
+        Py_ssize_t i = cr - p;
+        if (p[i + 1] != '\n' || has_control(p + at, i - at)) {
+            return 0; /* a lone CR, a control character, a tab */
+        }
+        if (i == at) { /* the empty line */
+            *body_start = i + 2;
+            return 1;
+        }
+        const char *colon = memchr(p + at, ':', (size_t)(i - at));
+        if (colon == NULL) {
+            return 0;
+        }
+        PyObject *key = find_key(p + at, (colon - p) - at);
         if (key == NULL) {
             return 0;
         }
-        Py_ssize_t start = colon + 1;
+        Py_ssize_t start = (colon - p) + 1;
         while (start < i && p[start] == ' ') {
             start++;
         }
@@ -160,7 +183,15 @@ static int read_lines(const char *p, Py_ssize_t at, Py_ssize_t head_end, PyObjec
         }
         at = i + 2;
     }
-    return 1;
+}
+
+/* A dict with room for a request's usual dozen headers without growing. */
+static PyObject *new_headers(void) {
+#if PY_VERSION_HEX < 0x030D0000
+    return _PyDict_NewPresized(12);
+#else
+    return PyDict_New();
+#endif
 }
 
 /* read_simple(data: bytes, start: int, max_head: int, max_body: int)
@@ -182,22 +213,16 @@ static PyObject *read_simple(PyObject *Py_UNUSED(module), PyObject *const *args,
         memcmp(p + start, REQUEST_LINE, (size_t)REQUEST_LINE_LENGTH) != 0) {
         Py_RETURN_NONE;
     }
-    /* The head ends at the first empty line: CR LF CR LF from the request line's own CR LF on. */
-    Py_ssize_t from = start + REQUEST_LINE_LENGTH - 2;
-    Py_ssize_t limit = start + max_head + 4 < size ? start + max_head + 4 : size;
-    const char *found = limit - from >= 4 ? memmem(p + from, (size_t)(limit - from), "\r\n\r\n", 4) : NULL;
-    if (found == NULL) {
-        Py_RETURN_NONE;
-    }
-    Py_ssize_t head_end = (found - p) + 2; /* just past the last header line's CR LF */
-    PyObject *headers = PyDict_New();
+    /* The head, up to and with its empty line's CR LF, is at most max_head + 4 bytes (as request_head.py counts:
+       up to the CR LF CR LF that ends it, at most max_head). */
+    Py_ssize_t limit = max_head + 4 < size - start ? start + max_head + 4 : size;
+    PyObject *headers = new_headers();
     if (headers == NULL) {
         return NULL;
     }
-    Py_ssize_t length = 0;
+    Py_ssize_t length = 0, body_start = 0;
     int keep_alive = 1;
-    int read = read_lines(p, start + REQUEST_LINE_LENGTH, head_end, headers, &length, &keep_alive);
-    Py_ssize_t body_start = head_end + 2;
+    int read = read_lines(p, start + REQUEST_LINE_LENGTH, limit, headers, &length, &keep_alive, &body_start);
     if (read <= 0 || length > max_body || size - body_start < length) {
         Py_DECREF(headers);
         if (read < 0) {
@@ -205,12 +230,20 @@ static PyObject *read_simple(PyObject *Py_UNUSED(module), PyObject *const *args,
         }
         Py_RETURN_NONE;
     }
+    PyObject *result = PyTuple_New(4);
     PyObject *body = PyBytes_FromStringAndSize(p + body_start, length);
-    if (body == NULL) {
+    PyObject *end = PyLong_FromSsize_t(body_start + length);
+    if (result == NULL || body == NULL || end == NULL) {
+        Py_XDECREF(result);
+        Py_XDECREF(body);
+        Py_XDECREF(end);
         Py_DECREF(headers);
         return NULL;
     }
-    PyObject *result = Py_BuildValue("(NNNn)", headers, body, PyBool_FromLong(keep_alive), body_start + length);
+    PyTuple_SET_ITEM(result, 0, headers);
+    PyTuple_SET_ITEM(result, 1, body);
+    PyTuple_SET_ITEM(result, 2, PyBool_FromLong(keep_alive));
+    PyTuple_SET_ITEM(result, 3, end);
     return result;
 }
 
@@ -232,11 +265,6 @@ static struct PyModuleDef module_definition = {
 };
 
 PyMODINIT_FUNC PyInit_request_head(void) {
-    for (int c = 0; c < 256; c++) {
-        byte_class[c] = (c < 0x20 || c == 0x7f) ? CONTROL : ORDINARY;
-    }
-    byte_class['\r'] = CR;
-    byte_class[':'] = COLON;
     content_length = PyUnicode_InternFromString("content-length");
     connection = PyUnicode_InternFromString("connection");
     transfer_encoding = PyUnicode_InternFromString("transfer-encoding");
