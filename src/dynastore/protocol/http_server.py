@@ -185,6 +185,7 @@ class HttpConnection(asyncio.Protocol):
         self._in_head = True  # between requests or inside one's head
         self._receiving = False  # a request has begun and not ended
         self._refused = False
+        self._read_last = False  # a request that closes the connection was read: nothing after it is
         self._late = False  # the request being read began after the server began stopping
         self._released = False  # has left the registry
         self._write_paused = False
@@ -235,7 +236,7 @@ class HttpConnection(asyncio.Protocol):
         self._drain_pending()
 
     def data_received(self, data: bytes) -> None:
-        if self._refused:
+        if self._refused or self._read_last:
             return
         self._now = monotonic()  # one clock read per packet serves every deadline its requests set
         self._committer.poll()  # a busy loop answers finished writes before taking on new ones
@@ -247,7 +248,9 @@ class HttpConnection(asyncio.Protocol):
             else:
                 self._read_simple(data)
         except httptools.HttpParserError:
-            if not self._refused:  # a callback that refused the request has answered it already
+            # A callback that refused the request has answered it already; bytes after a request that closes the
+            # connection are not read (the parser calls them an error).
+            if not self._refused and not self._read_last:
                 self._refuse(_BAD_REQUEST)
         except httptools.HttpParserUpgrade:
             self._refuse(_BAD_REQUEST)
@@ -273,10 +276,8 @@ class HttpConnection(asyncio.Protocol):
             if body:
                 self.on_body(body)
             self._message_read("POST", keep_alive)
-            if not keep_alive:
-                self._refused = True  # nothing after a request that closes the connection is read
-            if self._refused:
-                return
+            if self._refused or self._read_last:
+                return  # nothing after a request that closes the connection is read
             pos = end
 
     def _feed_head(self, data: bytes) -> None:
@@ -375,6 +376,18 @@ class HttpConnection(asyncio.Protocol):
             raise httptools.HttpParserError("request too large")
         self.deadline = self._now + self._limits.body_timeout
         if self._headers.get("expect", "").lower() == "100-continue" and self._transport is not None:
+            self._continue()
+
+    def _continue(self) -> None:
+        """Answer ``Expect: 100-continue`` in its place: after the responses to requests pipelined before it, which
+        may be held until their writes are durable. With requests still waiting to be served (their client reads
+        nothing) there is no such place yet; the body is then being read from what the client has sent already,
+        and a server may leave the interim answer out (RFC 9110, 10.1.1)."""
+        if self._pending:
+            return
+        if self._outgoing:
+            self._outgoing.append(_Slot(_CONTINUE, False))
+        elif self._transport is not None:
             self._transport.write(_CONTINUE)
 
     def on_body(self, body: bytes) -> None:
@@ -395,6 +408,7 @@ class HttpConnection(asyncio.Protocol):
         """A whole request read, by the parser or in one pass: serve it (or queue it, or refuse it)."""
         body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
         self._body = []
+        self._read_last = not keep_alive
         url = self._url[0] if len(self._url) == 1 else b"".join(self._url)
         self._in_head = True
         self._head_fed = 0
@@ -528,9 +542,16 @@ class HttpConnection(asyncio.Protocol):
             self._send(data, True)
 
     def _refuse(self, data: bytes) -> None:
+        """Answer ``data`` and close, reading nothing more: after the responses held for requests pipelined before
+        (their writes are done; their answers must not be lost to the refusal of what followed them)."""
         self._refused = True
         self._drop_body()
-        self._send(data, True)
+        if self._outgoing:
+            self._pause_reading()
+            self._outgoing[-1].close = False  # this answer comes after it, and closes the connection instead
+            self._outgoing.append(_Slot(data, True))
+        else:
+            self._send(data, True)
 
     def _refuse_too_large(self) -> None:
         """413, then read and drop the rest of what the client sends until it stops or the body deadline passes:

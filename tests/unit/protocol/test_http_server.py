@@ -137,6 +137,25 @@ def test_garbage_is_a_400_and_closes() -> None:
     assert transport.closed
 
 
+def test_a_refusal_after_a_held_write_comes_after_its_answer() -> None:
+    """The write pipelined before the garbage was done: its answer is not lost to the 400 that closes."""
+    connection, transport, committer = connect()
+    connection.data_received(REQUEST % b"Write1" + b"\x00\x01 not http\r\n\r\n")
+    assert transport.written == []
+    committer.flush(1)
+    assert [chunk[:12] for chunk in transport.written] == [b"HTTP/1.1 200", b"HTTP/1.1 400"]
+    assert b"Connection: close" not in transport.written[0] and transport.closed
+
+
+def test_nothing_after_a_request_that_closes_is_read_or_refused() -> None:
+    connection, transport, committer = connect()
+    closing: Any = REQUEST.replace(b"Host: x\r\n", b"Host: x\r\nConnection: close\r\n") % b"Write1"
+    connection.data_received(closing + b"\x00 garbage\r\n\r\n")
+    connection.data_received(REQUEST % b"Get")
+    committer.flush(1)
+    assert bodies(transport) == [b"Write1"] and transport.closed
+
+
 def test_connection_close_is_honoured() -> None:
     connection, transport, _ = connect()
     request: Any = REQUEST.replace(b"Host: x\r\n", b"Host: x\r\nConnection: close\r\n") % b"Get"
