@@ -1,7 +1,9 @@
 """HTTP/1.1 over asyncio with httptools: bytes in, Protocol.handle, bytes out.
 
 A response that reports a write is held back until that write is durable (group commit). Responses on one
-connection always leave in request order, so a held write also holds whatever the client pipelined behind it.
+connection always leave in request order, so a held write also holds whatever the client pipelined behind it:
+answers, an interim ``100 Continue``, and the refusal of a malformed request that closes the connection. Nothing
+after a request that closes the connection is read.
 """
 
 from __future__ import annotations
