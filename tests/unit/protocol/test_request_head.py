@@ -6,14 +6,8 @@ compile theirs."""
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import random
-import shlex
-import shutil
-import subprocess
 import sysconfig
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -23,9 +17,8 @@ import pytest
 from dynastore.protocol import request_head as installed
 from dynastore.protocol.http_server import HttpConnection, _header_name
 from dynastore.protocol.protocol import RawResponse
+from tests.unit import c_twins
 from tests.unit.protocol.test_http_server import FakeCommitter, FakeProtocol, FakeTransport
-
-SOURCE = Path(__file__).resolve().parents[3] / "src" / "dynastore" / "protocol"
 
 HEAD_LIMIT = 16 * 1024
 BODY_LIMIT = 1024
@@ -44,34 +37,20 @@ NAMES += (b"X-Amz-Date", b"Authorization", b"Content-Length", b"Connection", b"T
 NAMES += (b"Upgrade", b"A")
 
 
-def _load(name: str, path: Path, loader: Any) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+def _with(header: bytes) -> bytes:
+    """COMMON with one more header line (or lines), before its Host."""
+    return COMMON.replace(b"Host:", header + b"\r\nHost:")
 
 
 @pytest.fixture(scope="module")
 def compiled_here(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
     """request_head.c built with the compiler Python was built with, as setup.py builds it."""
-    command = shlex.split(sysconfig.get_config_var("CC") or "cc")
-    if shutil.which(command[0]) is None:
-        pytest.skip("no C compiler: the C twin is never built on this machine, the Python module serves")
-    target = tmp_path_factory.mktemp("c") / f"request_head{sysconfig.get_config_var('EXT_SUFFIX')}"
-    flags = shlex.split(sysconfig.get_config_var("CFLAGS") or "")
-    include = sysconfig.get_paths()["include"]
-    source = SOURCE / "request_head.c"
-    subprocess.run(
-        [*command, *flags, "-Werror", "-shared", "-fPIC", "-I", include, str(source), "-o", str(target)], check=True
-    )
-    return _load("request_head", target, importlib.machinery.ExtensionFileLoader("request_head", str(target)))
+    return c_twins.compiled_here("protocol/request_head", tmp_path_factory.mktemp("c"))
 
 
 @pytest.fixture(scope="module")
 def in_python() -> ModuleType:
-    name, path = "request_head_in_python", SOURCE / "request_head.py"
-    return _load(name, path, importlib.machinery.SourceFileLoader(name, str(path)))
+    return c_twins.in_python("protocol/request_head")
 
 
 @pytest.fixture(params=["c", "python", "installed"])
@@ -165,28 +144,28 @@ def test_a_request_without_headers_is_read_as_the_parser_reads_it(reader: Module
     ],
 )
 def test_values_are_read_as_the_parser_reads_them(reader: ModuleType, header: bytes) -> None:
-    assert _agrees(reader, COMMON.replace(b"Host:", header + b"\r\nHost:"))
+    assert _agrees(reader, _with(header))
 
 
 @pytest.mark.parametrize(
     "data",
     [
-        COMMON.replace(b"Host:", b"Unknown-Name: x\r\nHost:"),  # a name the parser has not accepted yet
-        COMMON.replace(b"Host:", b"A : x\r\nHost:"),
-        COMMON.replace(b"Host:", b"A\r\nHost:"),  # no colon
-        COMMON.replace(b"Host:", b"A: x\x01y\r\nHost:"),
-        COMMON.replace(b"Host:", b"A: x\x7fy\r\nHost:"),
-        COMMON.replace(b"Host:", b"A: x\ty\r\nHost:"),
-        COMMON.replace(b"Host:", b"A: x\ny\r\nHost:"),
-        COMMON.replace(b"Host:", b"A: x\ry\r\nHost:"),
-        COMMON.replace(b"Host:", b"A: x\r\n folded\r\nHost:"),
-        COMMON.replace(b"Host:", b"Content-Length: 23\r\nHost:"),  # given twice
+        _with(b"Unknown-Name: x"),  # a name the parser has not accepted yet
+        _with(b"A : x"),
+        _with(b"A"),  # no colon
+        _with(b"A: x\x01y"),
+        _with(b"A: x\x7fy"),
+        _with(b"A: x\ty"),
+        _with(b"A: x\ny"),
+        _with(b"A: x\ry"),
+        _with(b"A: x\r\n folded"),
+        _with(b"Content-Length: 23"),  # given twice
         COMMON.replace(b"Content-Length: 23", b"Content-Length: +23"),
         COMMON.replace(b"Content-Length: 23", b"Content-Length: \xb2\xb3"),  # digits only in Latin-1
-        COMMON.replace(b"Host:", b"Transfer-Encoding: chunked\r\nHost:"),
-        COMMON.replace(b"Host:", b"Expect: 100-continue\r\nHost:"),
-        COMMON.replace(b"Host:", b"Upgrade: h2c\r\nHost:"),
-        COMMON.replace(b"Host:", b"Connection: keep-alive, Upgrade\r\nHost:"),
+        _with(b"Transfer-Encoding: chunked"),
+        _with(b"Expect: 100-continue"),
+        _with(b"Upgrade: h2c"),
+        _with(b"Connection: keep-alive, Upgrade"),
         COMMON.replace(b"POST / ", b"GET / "),
         COMMON.replace(b"POST / ", b"POST /x "),
         COMMON.replace(b"HTTP/1.1", b"HTTP/1.0"),

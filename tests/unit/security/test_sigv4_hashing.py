@@ -7,54 +7,27 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import importlib.machinery
-import importlib.util
 import random
-import shlex
-import shutil
-import subprocess
 import sys
 import sysconfig
 from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
 
 from dynastore.security import sigv4_hashing as installed
-
-SOURCE = Path(__file__).resolve().parents[3] / "src" / "dynastore" / "security"
-
-
-def _load(name: str, path: Path, loader: Any) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+from tests.unit import c_twins
 
 
 @pytest.fixture(scope="module")
 def compiled_here(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
     """sigv4_hashing.c built with the compiler Python was built with, as setup.py builds it."""
-    command = shlex.split(sysconfig.get_config_var("CC") or "cc")
-    if shutil.which(command[0]) is None:
-        pytest.skip("no C compiler: the C twin is never built on this machine, the Python module serves")
-    target = tmp_path_factory.mktemp("c") / f"sigv4_hashing{sysconfig.get_config_var('EXT_SUFFIX')}"
-    flags = shlex.split(sysconfig.get_config_var("CFLAGS") or "")
-    include = sysconfig.get_paths()["include"]
-    source = SOURCE / "sigv4_hashing.c"
-    subprocess.run(
-        [*command, *flags, "-Werror", "-shared", "-fPIC", "-I", include, str(source), "-o", str(target)], check=True
-    )
-    return _load("sigv4_hashing", target, importlib.machinery.ExtensionFileLoader("sigv4_hashing", str(target)))
+    return c_twins.compiled_here("security/sigv4_hashing", tmp_path_factory.mktemp("c"))
 
 
 @pytest.fixture(scope="module")
 def in_python() -> ModuleType:
-    name, path = "sigv4_hashing_in_python", SOURCE / "sigv4_hashing.py"
-    return _load(name, path, importlib.machinery.SourceFileLoader(name, str(path)))
+    return c_twins.in_python("security/sigv4_hashing")
 
 
 @pytest.fixture(params=["c with openssl's blocks", "c with its own blocks", "python", "installed"])
