@@ -534,14 +534,7 @@ class HttpConnection(asyncio.Protocol):
     def _answer_stopping(self) -> None:
         """A request begun after the server began stopping: 503, in its place after the responses still held, and
         nothing more is read."""
-        self._refused = True
-        self._pause_reading()
-        data = _error(ServiceUnavailable(messages.SERVER_STOPPING))
-        if self._outgoing:
-            self._outgoing[-1].close = False  # this answer comes after it, and closes the connection instead
-            self._outgoing.append(_Slot(data, True))
-        else:
-            self._send(data, True)
+        self._refuse(_error(ServiceUnavailable(messages.SERVER_STOPPING)))
 
     def _refuse(self, data: bytes) -> None:
         """Answer ``data`` and close, reading nothing more: after the responses held for requests pipelined before
@@ -559,8 +552,8 @@ class HttpConnection(asyncio.Protocol):
         """413, then read and drop the rest of what the client sends until it stops or the body deadline passes:
         closing at once would reset the connection under a client still sending, and it would never see the 413."""
         transport = self._transport
-        if transport is None or not transport.can_write_eof():
-            self._refuse(_TOO_LARGE)
+        if transport is None or not transport.can_write_eof() or self._outgoing:
+            self._refuse(_TOO_LARGE)  # (behind held responses: in its place, and the connection then closes)
             return
         self._refused = True
         self._drop_body()

@@ -147,6 +147,16 @@ def test_a_refusal_after_a_held_write_comes_after_its_answer() -> None:
     assert b"Connection: close" not in transport.written[0] and transport.closed
 
 
+def test_a_413_after_a_held_write_comes_after_its_answer() -> None:
+    connection, transport, committer = connect()
+    too_large: Any = REQUEST.replace(b"Content-Length: 2", b"Content-Length: 99999999")
+    connection.data_received(REQUEST % b"Write1" + too_large)
+    assert transport.written == []
+    committer.flush(1)
+    assert [chunk[:12] for chunk in transport.written] == [b"HTTP/1.1 200", b"HTTP/1.1 413"]
+    assert transport.closed
+
+
 def test_nothing_after_a_request_that_closes_is_read_or_refused() -> None:
     connection, transport, committer = connect()
     closing: Any = REQUEST.replace(b"Host: x\r\n", b"Host: x\r\nConnection: close\r\n") % b"Write1"
