@@ -2,8 +2,8 @@
 
 A response that reports a write is held back until that write is durable (group commit). Responses on one
 connection always leave in request order, so a held write also holds whatever the client pipelined behind it:
-answers, an interim ``100 Continue``, and the refusal of a malformed request that closes the connection. Nothing
-after a request that closes the connection is read.
+answers, an interim ``100 Continue``, and a refusal that closes the connection (400, 413, a stopping server's
+503). Nothing after a request that closes the connection is read.
 """
 
 from __future__ import annotations
