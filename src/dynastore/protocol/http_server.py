@@ -270,11 +270,9 @@ class HttpConnection(asyncio.Protocol):
                 return
             headers, body, keep_alive, end = request
             self.on_message_begin()
+            # What on_headers_complete checks, read_simple has: the head's and the body's limits, no Expect.
             self._url = [b"/"]
-            self._url_size = 1
             self._headers = headers
-            self._head_size = end - pos - len(body)
-            self.on_headers_complete()
             if body:
                 self.on_body(body)
             self._message_read("POST", keep_alive)
