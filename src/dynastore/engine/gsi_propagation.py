@@ -106,8 +106,13 @@ class GsiPropagation:
         prefix = keyspace.gsi_pending_prefix()
         now = self._clock.now()
         delay = self.delay
+        # Read before this transaction opens: every write that marked a record up to here has committed by then,
+        # or was taken back with its record and mark (a cancelled transaction, a failed condition after the log
+        # append), since one write transaction runs at a time.
+        marked_before = self.last_added
         done_seq = -1
         pending = False
+        applied: set[int] = set()
         stats: dict[IndexTarget, list[int]] = {}
         with self._kv.write() as txn:
             marks = list(itertools.islice(txn.iter_range(prefix, keyspace.prefix_end(prefix)), max_records + 1))
@@ -120,6 +125,7 @@ class GsiPropagation:
                     _apply_changes(txn, _legacy_changes(legacy), targets, stats)
                     txn.delete(mark)
                     done_seq = seq
+                    applied.add(seq)
                     continue
                 record_key = keyspace.change_key(seq)
                 raw = txn.get(record_key)
@@ -133,19 +139,28 @@ class GsiPropagation:
                         txn.delete(record_key)  # no other consumer follows it
                 txn.delete(mark)
                 done_seq = seq
-        if done_seq >= 0:
+                applied.add(seq)
+        if not pending:
+            # No mark is left: a record marked without one was taken back with its write. Settled too, else GSI
+            # reads would try to catch up with it, and the backlog would count it, until the next GSI write.
+            done_seq = max(done_seq, marked_before)
+        if done_seq > self.applied_through:
             self.applied_through = done_seq
-            self._account(done_seq)
+            self._account(done_seq, applied)
         for target, (items, size) in stats.items():
             target.catalog.add_index_stats(target.table_name, target.index_id, items, size)
         return pending
 
     # ---- lag ------------------------------------------------------------------------------------------------
-    def _account(self, done_seq: int) -> None:
+    def _account(self, done_seq: int, applied: set[int]) -> None:
+        """The records written here up to ``done_seq`` are settled; those in ``applied`` had their changes applied
+        (the others were taken back with their writes: no lag, not counted)."""
         now = time.perf_counter()
         enqueued = self._enqueued
         while enqueued and enqueued[0][0] <= done_seq:
-            _, at = enqueued.popleft()
+            seq, at = enqueued.popleft()
+            if seq not in applied:
+                continue
             lag = now - at
             self._lags.append(lag)
             self.lag_seconds += lag

@@ -306,6 +306,24 @@ def test_a_gsi_read_catches_up_with_the_writes_before_it(ctx: Context, table: Ta
     assert index_items(ctx, table.gsis[0]) == expected_index(ctx, table, table.gsis[0])
 
 
+def test_a_record_taken_back_with_its_write_is_settled_not_waited_for(ctx: Context, table: TableDef) -> None:
+    backlog = ctx.propagation
+    with pytest.raises(RuntimeError), ctx.kv.write() as txn:
+        ctx.changelog.append(
+            txn, at=0.0, table_id=table.table_id, shard=0, event=0, by_service=False, key=b"k", old=None, new=None,
+            gsi=[(b"entry", None)],
+        )  # fmt: skip
+        raise RuntimeError("the write fails after its record was logged, as a cancelled transaction's does")
+    assert backlog.waiting == 1 and backlog.last_added > backlog.applied_through
+    indexes.catch_up(ctx)  # finds no mark for it: the record never was
+    assert backlog.waiting == 0 and backlog.applied_through == backlog.last_added
+    assert backlog.lag_summary()["applied"] == 0 and backlog.lag_summary()["samples"] == 0
+    put(ctx, table, ITEM)
+    settle(ctx)
+    assert index_items(ctx, table.gsis[0]) == [ITEM]
+    assert backlog.lag_summary()["applied"] == 1 and backlog.waiting == 0
+
+
 def test_after_a_restart_reads_catch_up_with_the_records_left_behind() -> None:
     kv = MemoryKV()
     ctx = make_ctx(kv)

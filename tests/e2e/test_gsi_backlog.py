@@ -1,0 +1,93 @@
+"""The GSI backlog a server reports (``/dynastore/indexes``) counts only writes that happened: the record a
+cancelled transaction logged before its condition failed is taken back with it, and nothing waits for it."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from tests.e2e.conftest import make_client
+from tests.e2e.server_process import ServerProcess
+
+TABLE = "gsi_backlog"
+
+
+def _backlog(server: ServerProcess) -> dict[str, Any]:
+    report: dict[str, Any] = json.loads(urllib.request.urlopen(f"{server.url}/dynastore/indexes").read())
+    return report
+
+
+def _settled(server: ServerProcess) -> dict[str, Any]:
+    """The report once nothing is waiting (or as it stands after 10 seconds)."""
+    report = _backlog(server)
+    for _ in range(500):
+        if report["waiting"] == 0:
+            break
+        time.sleep(0.02)
+        report = _backlog(server)
+    return report
+
+
+def _query(ddb: Any, g: str) -> list[dict[str, Any]]:
+    return list(
+        ddb.query(
+            TableName=TABLE,
+            IndexName="by_g",
+            KeyConditionExpression="g = :g",
+            ExpressionAttributeValues={":g": {"S": g}},
+        )["Items"]
+    )
+
+
+def test_a_cancelled_transaction_leaves_nothing_in_the_gsi_backlog() -> None:
+    server = ServerProcess()
+    try:
+        ddb = make_client(server.url)
+        ddb.create_table(
+            TableName=TABLE,
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "g", "AttributeType": "S"},
+            ],
+            GlobalSecondaryIndexes=[
+                {
+                    "IndexName": "by_g",
+                    "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        with pytest.raises(ClientError) as cancelled:
+            ddb.transact_write_items(
+                TransactItems=[
+                    {"Put": {"TableName": TABLE, "Item": {"pk": {"S": "a"}, "g": {"S": "G"}}}},
+                    {
+                        "ConditionCheck": {
+                            "TableName": TABLE,
+                            "Key": {"pk": {"S": "b"}},
+                            "ConditionExpression": "attribute_exists(pk)",
+                        }
+                    },
+                ]
+            )
+        assert cancelled.value.response["Error"]["Code"] == "TransactionCanceledException"
+        assert [r["Code"] for r in cancelled.value.response["CancellationReasons"]] == [
+            "None",
+            "ConditionalCheckFailed",
+        ]
+        report = _settled(server)
+        assert (report["waiting"], report["applied"], report["samples"]) == (0, 0, 0)
+        assert _query(ddb, "G") == []
+        ddb.put_item(TableName=TABLE, Item={"pk": {"S": "c"}, "g": {"S": "G"}})
+        assert _query(ddb, "G") == [{"pk": {"S": "c"}, "g": {"S": "G"}}]
+        report = _settled(server)
+        assert (report["waiting"], report["applied"]) == (0, 1)
+    finally:
+        server.stop()
