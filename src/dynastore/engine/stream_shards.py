@@ -13,6 +13,13 @@ the stream itself: when a stream ends (disabled, or its table deleted) its label
 in the same record (``ended``), which is how a disabled stream is still described and read. The definitions of
 deleted tables that had a stream are kept as long (``keyspace.DELETED_STREAMS_RECORD``), so their streams are too;
 a table of a namespace other than the default carries its scope (``"scope": "<account>/<region>"``) in its record.
+
+The maps are kept in memory and changed there by the write that changes them, before its transaction ends. A write
+can still be taken back after that (a cancelled transaction, whose condition on a later item failed, may be the
+first change after a shard's four hours): the memory would then hold shards the store does not, and the records of
+later writes would name a shard that a restart forgets. So a map saved by a transaction is unconfirmed until a
+later one reads it: it is compared with what the store holds then, and read again from the store if that
+transaction was taken back (``of``).
 """
 
 from __future__ import annotations
@@ -129,25 +136,41 @@ class StreamShards:
         self._kv = kv
         self._capacity = capacity
         self._tables: dict[int, TableShards] = {}
+        # Table -> (the transaction that saved its map, the bytes it saved): the maps not yet known to be stored.
+        self._unconfirmed: dict[int, tuple[WriteTxn, bytes]] = {}
         self._deleted: list[tuple[TableDef, float, str]] | None = None  # (table, deleted at), loaded on first use
 
     def of(self, table_id: int, txn: ReadTxn | None = None) -> TableShards:
+        """The shards of table ``table_id`` as the store holds them (or as ``txn`` has changed them)."""
         shards = self._tables.get(table_id)
         if shards is None:
-            shards = self._tables[table_id] = self._load(table_id, txn)
+            shards = self._tables[table_id] = _parsed(table_id, self._stored(table_id, txn))
+        elif self._unconfirmed and table_id in self._unconfirmed:
+            shards = self._confirmed(table_id, shards, txn)
         return shards
 
-    def _load(self, table_id: int, txn: ReadTxn | None) -> TableShards:
+    def _confirmed(self, table_id: int, shards: TableShards, txn: ReadTxn | None) -> TableShards:
+        """``shards``, saved by a transaction, if it was stored; else the map the store holds."""
+        saver, saved = self._unconfirmed[table_id]
+        if txn is saver:
+            return shards  # the transaction that changed the map goes on
+        del self._unconfirmed[table_id]
+        raw = self._stored(table_id, txn)
+        if raw == saved:
+            return shards
+        stored = self._tables[table_id] = _parsed(table_id, raw)  # the transaction was taken back
+        return stored
+
+    def _stored(self, table_id: int, txn: ReadTxn | None) -> bytes | None:
         if txn is None:
             with self._kv.read() as own:
-                raw = own.get(keyspace.shards_record_key(table_id))
-        else:
-            raw = txn.get(keyspace.shards_record_key(table_id))
-        if raw is None:
-            return TableShards(table_id, [], 1)
-        rec = orjson.loads(raw)
-        ended = {str(e[0]): EndedStream(str(e[0]), str(e[1]), float(e[2])) for e in rec.get("ended", ())}
-        return TableShards(table_id, [Shard.from_record(r) for r in rec["shards"]], int(rec["next"]), ended)
+                return own.get(keyspace.shards_record_key(table_id))
+        return txn.get(keyspace.shards_record_key(table_id))
+
+    def _save(self, txn: WriteTxn, shards: TableShards) -> None:
+        record = shards.to_record()
+        txn.put(keyspace.shards_record_key(shards.table_id), record)
+        self._unconfirmed[shards.table_id] = (txn, record)
 
     def loaded(self) -> list[int]:
         """The tables whose shards are in memory (every table that has had a stream since the start)."""
@@ -156,9 +179,11 @@ class StreamShards:
     def forget(self, table_id: int) -> None:
         """The store took back writes: read the table's shards again when next needed."""
         self._tables.pop(table_id, None)
+        self._unconfirmed.pop(table_id, None)
 
     def clear(self) -> None:
         self._tables.clear()
+        self._unconfirmed.clear()
         self._deleted = None
 
     # ---- deleted tables ---------------------------------------------------------------------------------------
@@ -207,7 +232,7 @@ class StreamShards:
             shard = self._succeed(shards, shard, table, seq, now, h)
             changed = True
         if changed:
-            txn.put(keyspace.shards_record_key(table.table_id), shards.to_record())
+            self._save(txn, shards)
         return shard.number
 
     def _partitions(self, table: TableDef) -> PartitionMap:
@@ -223,7 +248,7 @@ class StreamShards:
         shards = self.of(table.table_id, txn)
         if not any(s.label == stream.label for s in shards.open):
             self._open_stream(shards, table, stream.label, seq, now)
-            txn.put(keyspace.shards_record_key(table.table_id), shards.to_record())
+            self._save(txn, shards)
 
     def _partition_range(self, table: TableDef, h: int) -> tuple[int, int]:
         pmap = self._partitions(table)
@@ -268,7 +293,7 @@ class StreamShards:
             _close(shard, last_seq, now)
         shards.open = []
         shards.ended[label] = EndedStream(label, view_type, now)
-        txn.put(keyspace.shards_record_key(table_id), shards.to_record())
+        self._save(txn, shards)
 
     def forget_deleted(self, txn: WriteTxn, now: float) -> None:
         """Forget the deleted tables whose streams have passed the retention period."""
@@ -285,7 +310,16 @@ class StreamShards:
         if len(keep) != len(shards.shards) or len(ended) != len(shards.ended):
             shards.shards = keep
             shards.ended = ended
-            txn.put(keyspace.shards_record_key(table_id), shards.to_record())
+            self._save(txn, shards)
+
+
+def _parsed(table_id: int, raw: bytes | None) -> TableShards:
+    """A table's shard map from its stored record (none yet: no shards)."""
+    if raw is None:
+        return TableShards(table_id, [], 1)
+    rec = orjson.loads(raw)
+    ended = {str(e[0]): EndedStream(str(e[0]), str(e[1]), float(e[2])) for e in rec.get("ended", ())}
+    return TableShards(table_id, [Shard.from_record(r) for r in rec["shards"]], int(rec["next"]), ended)
 
 
 def _close(shard: Shard, last_seq: int, now: float) -> None:

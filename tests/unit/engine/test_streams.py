@@ -16,7 +16,7 @@ from dynastore.errors import (
     TrimmedDataAccessException,
     ValidationException,
 )
-from dynastore.limits import STREAM_RETENTION_SECONDS
+from dynastore.limits import STREAM_RETENTION_SECONDS, STREAM_SHARD_ROLLOVER_SECONDS
 from dynastore.model.table_schema import KeySchema, StreamSpec, TableDef
 from dynastore.storage.itemcodec import encode_item
 from dynastore.util.clock import ManualClock
@@ -249,3 +249,24 @@ def test_an_idle_shard_s_iterator_keeps_up_with_the_log() -> None:
         assert page.changes == [] and page.next_iterator is not None
         iterator = page.next_iterator
     assert ctx.changelog.trimmed_through >= 0  # the busy table's first records were trimmed
+
+
+def test_a_shard_rollover_made_by_a_write_taken_back_is_not_kept() -> None:
+    ctx, clock = builder.make_ctx()
+    table, arn = streamed(ctx)
+    builder.put(ctx, table, [builder.item("a")])
+    clock.advance(STREAM_SHARD_ROLLOVER_SECONDS)
+    with pytest.raises(RuntimeError), ctx.kv.write() as txn:  # the first change after the shard's four hours
+        ctx.shards.shard_for(txn, table, builder.key_of(table, "b"), ctx.changelog.next_seq, clock.now())
+        raise RuntimeError("taken back, as a cancelled transaction is after its first item")
+    assert len(streams.describe_stream(ctx, arn, 100, None).shards) == 1  # the store's map: no rollover happened
+    builder.put(ctx, table, [builder.item("b")])  # this one rolls the shard over
+    parent, child = streams.describe_stream(ctx, arn, 100, None).shards
+    assert child.parent_shard_id == parent.shard_id
+    assert [change.keys for change in read_all(ctx, arn, child.shard_id)] == [{"pk": {"S": "b"}}]
+    again = builder.restart(ctx)  # the map a restart reads is the one the records were placed by
+    assert [s.shard_id for s in streams.describe_stream(again, arn, 100, None).shards] == [
+        parent.shard_id,
+        child.shard_id,
+    ]
+    assert [change.keys for change in read_all(again, arn, child.shard_id)] == [{"pk": {"S": "b"}}]
