@@ -1,6 +1,7 @@
 """A consumer that follows shard lineage (parents before children) sees every change of a random workload (puts,
-updates, deletes, batches, transactions, TTL deletions) exactly once, in order per key, across partition splits
-and across a restart after kill -9."""
+updates, deletes, batches, transactions, TTL deletions) exactly once, in order per key, across partition splits,
+shard rollovers and a restart after kill -9, and nothing of the transactions that were cancelled (among them the
+first change after a shard's four hours, whose rollover is taken back with it)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from botocore.exceptions import ClientError
+
+from dynastore.limits import STREAM_SHARD_ROLLOVER_SECONDS
 from tests.e2e.server_process import ServerProcess
 from tests.e2e.stream_reader import Consumer, stream_table
 
@@ -60,7 +64,9 @@ def workload(
         elif roll < 0.75:
             server.ddb.delete_item(TableName=name, Key={"pk": {"S": key}})
             _changed(key, None, state, out)
-        elif roll < 0.88:
+        elif roll < 0.82:
+            cancelled_transaction(server, name, rng, key, state)
+        elif roll < 0.9:
             keys = rng.sample(KEYS, 3)  # distinct keys: one storage transaction, records in request order
             news: list[dict[str, Any] | None] = [_item(k, rng) if rng.random() < 0.6 else None for k in keys]
             requests = [
@@ -86,6 +92,25 @@ def workload(
             )
             _changed(first, put, state, out)
             _changed(second, dict(state.get(second) or {}) | {"pk": {"S": second}, "v": value}, state, out)
+
+
+def cancelled_transaction(
+    server: ServerProcess, name: str, rng: random.Random, key: str, state: dict[str, Any]
+) -> None:
+    """A TransactWriteItems that puts ``key`` and is cancelled by its second item's condition: no change."""
+    other = rng.choice([k for k in KEYS if k != key])
+    condition = "attribute_not_exists(pk)" if other in state else "attribute_exists(pk)"  # false: cancels
+    try:
+        server.ddb.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": name, "Item": _item(key, rng)}},
+                {"ConditionCheck": {"TableName": name, "Key": {"pk": {"S": other}}, "ConditionExpression": condition}},
+            ]
+        )
+    except ClientError as cancelled:
+        assert cancelled.response["Error"]["Code"] == "TransactionCanceledException"
+    else:
+        raise AssertionError("the transaction was not cancelled")
 
 
 def expire(server: ServerProcess, name: str, rng: random.Random, state: dict[str, Any], out: Expected) -> None:
@@ -126,6 +151,18 @@ def test_every_change_once_in_order_across_splits_and_a_restart(tmp_path: Path) 
             workload(server, name, rng, 25, state, expected)
             consumer.poll(server.streams)
         workload(server, name, rng, 150, state, expected)  # left unread until after the restart
+        server.advance(STREAM_SHARD_ROLLOVER_SECONDS)  # every open shard is due to roll over at its next change
+        for key in KEYS:  # which is a cancelled transaction's, for every shard: the rollover goes with it
+            cancelled_transaction(server, name, rng, key, state)
+        for key in rng.sample(sorted(state), 10):  # the next changes roll the shards over (no item grows: no split)
+            value = {"N": str(rng.randrange(3, 6))}
+            server.ddb.update_item(
+                TableName=name,
+                Key={"pk": {"S": key}},
+                UpdateExpression="SET v = :v",
+                ExpressionAttributeValues={":v": value},
+            )
+            _changed(key, state[key] | {"v": value}, state, expected)
     finally:
         server.kill()  # kill -9: every acknowledged write and its record survive
     server = ServerProcess("--manual-clock", *args, data_dir=tmp_path)
