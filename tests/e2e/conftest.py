@@ -358,13 +358,23 @@ def unique_name(prefix: str = "t") -> str:
     return f"{prefix}_{uuid.uuid4().hex[:12]}"
 
 
-def create_table(ddb: Any, hash_type: str = "S", range_type: str | None = None, **extra: Any) -> str:
+def create_table(
+    ddb: Any,
+    hash_type: str = "S",
+    range_type: str | None = None,
+    *,
+    indexed: dict[str, str] | None = None,
+    **extra: Any,
+) -> str:
+    """A new on-demand table keyed by ``pk`` (and ``sk``), once ACTIVE; ``indexed``: the types of the other
+    attributes its indexes (in ``extra``) are keyed by."""
     name = unique_name()
     key_schema = [{"AttributeName": "pk", "KeyType": "HASH"}]
     definitions = [{"AttributeName": "pk", "AttributeType": hash_type}]
     if range_type is not None:
         key_schema.append({"AttributeName": "sk", "KeyType": "RANGE"})
         definitions.append({"AttributeName": "sk", "AttributeType": range_type})
+    definitions += [{"AttributeName": attribute, "AttributeType": kind} for attribute, kind in (indexed or {}).items()]
     ddb.create_table(
         TableName=name,
         KeySchema=key_schema,
@@ -374,6 +384,16 @@ def create_table(ddb: Any, hash_type: str = "S", range_type: str | None = None, 
     )
     ddb.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 0.05, "MaxAttempts": 200})
     return name
+
+
+def create_table_with_gsi(ddb: Any, projection: str = "ALL") -> str:
+    """A new on-demand table keyed by the string ``pk``, with the GSI ``by_g`` on the string ``g``."""
+    index = {
+        "IndexName": "by_g",
+        "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+        "Projection": {"ProjectionType": projection},
+    }
+    return create_table(ddb, indexed={"g": "S"}, GlobalSecondaryIndexes=[index])
 
 
 @pytest.fixture(scope="module")

@@ -11,10 +11,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from tests.e2e.conftest import make_client
+from tests.e2e.conftest import create_table_with_gsi, make_client
 from tests.e2e.server_process import ServerProcess
-
-TABLE = "gsi_backlog"
 
 
 def _backlog(server: ServerProcess) -> dict[str, Any]:
@@ -33,10 +31,10 @@ def _settled(server: ServerProcess) -> dict[str, Any]:
     return report
 
 
-def _query(ddb: Any, g: str) -> list[dict[str, Any]]:
+def _query(ddb: Any, table: str, g: str) -> list[dict[str, Any]]:
     return list(
         ddb.query(
-            TableName=TABLE,
+            TableName=table,
             IndexName="by_g",
             KeyConditionExpression="g = :g",
             ExpressionAttributeValues={":g": {"S": g}},
@@ -48,29 +46,14 @@ def test_a_cancelled_transaction_leaves_nothing_in_the_gsi_backlog() -> None:
     server = ServerProcess()
     try:
         ddb = make_client(server.url)
-        ddb.create_table(
-            TableName=TABLE,
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "g", "AttributeType": "S"},
-            ],
-            GlobalSecondaryIndexes=[
-                {
-                    "IndexName": "by_g",
-                    "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
-                    "Projection": {"ProjectionType": "ALL"},
-                }
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        table = create_table_with_gsi(ddb)
         with pytest.raises(ClientError) as cancelled:
             ddb.transact_write_items(
                 TransactItems=[
-                    {"Put": {"TableName": TABLE, "Item": {"pk": {"S": "a"}, "g": {"S": "G"}}}},
+                    {"Put": {"TableName": table, "Item": {"pk": {"S": "a"}, "g": {"S": "G"}}}},
                     {
                         "ConditionCheck": {
-                            "TableName": TABLE,
+                            "TableName": table,
                             "Key": {"pk": {"S": "b"}},
                             "ConditionExpression": "attribute_exists(pk)",
                         }
@@ -84,9 +67,9 @@ def test_a_cancelled_transaction_leaves_nothing_in_the_gsi_backlog() -> None:
         ]
         report = _settled(server)
         assert (report["waiting"], report["applied"], report["samples"]) == (0, 0, 0)
-        assert _query(ddb, "G") == []
-        ddb.put_item(TableName=TABLE, Item={"pk": {"S": "c"}, "g": {"S": "G"}})
-        assert _query(ddb, "G") == [{"pk": {"S": "c"}, "g": {"S": "G"}}]
+        assert _query(ddb, table, "G") == []
+        ddb.put_item(TableName=table, Item={"pk": {"S": "c"}, "g": {"S": "G"}})
+        assert _query(ddb, table, "G") == [{"pk": {"S": "c"}, "g": {"S": "G"}}]
         report = _settled(server)
         assert (report["waiting"], report["applied"]) == (0, 1)
     finally:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import create_table, error_of, retrying_throttled, unique_name
+from tests.e2e.conftest import create_table, create_table_with_gsi, error_of, retrying_throttled, unique_name
 
 VALIDATION = "ValidationException"
 NOT_WELL_FORMED = "Statement wasn't well formed, can't be processed: "
@@ -155,24 +155,7 @@ class TestSelect:
         assert query["ConsumedCapacity"] == {"TableName": table, "CapacityUnits": 0.5}
 
     def test_a_global_secondary_index(self, ddb: Any) -> None:
-        name = unique_name()
-        ddb.create_table(
-            TableName=name,
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "g", "AttributeType": "S"},
-            ],
-            GlobalSecondaryIndexes=[
-                {
-                    "IndexName": "by_g",
-                    "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
-                    "Projection": {"ProjectionType": "KEYS_ONLY"},
-                }
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        ddb.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 0.05, "MaxAttempts": 200})
+        name = create_table_with_gsi(ddb, "KEYS_ONLY")
         for pk in ("x", "y", "z"):
             ddb.put_item(TableName=name, Item={"pk": {"S": pk}, "g": {"S": "G"}, "other": {"S": pk}})
         run(ddb, f"INSERT INTO \"{name}\" VALUE {{'pk': 'w', 'g': 'G'}}")  # indexed as PutItem's item is
