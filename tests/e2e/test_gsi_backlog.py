@@ -1,11 +1,13 @@
-"""The GSI backlog a server reports (``/dynastore/indexes``) counts only writes that happened: the record a
-cancelled transaction logged before its condition failed is taken back with it, and nothing waits for it."""
+"""The GSI backlog a server reports (``/dynastore/indexes``) counts only writes that happened: the record a write
+logged before it was refused (a transaction cancelled by its second item's condition, a batch whose second item
+has an empty GSI key) is taken back with it, and nothing waits for it."""
 
 from __future__ import annotations
 
 import json
 import time
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -42,29 +44,56 @@ def _query(ddb: Any, table: str, g: str) -> list[dict[str, Any]]:
     )
 
 
-def test_a_cancelled_transaction_leaves_nothing_in_the_gsi_backlog() -> None:
+def _cancelled_transaction(ddb: Any, table: str) -> tuple[str, list[str]]:
+    """A TransactWriteItems whose first item is written before its second item's condition fails."""
+    with pytest.raises(ClientError) as cancelled:
+        ddb.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": table, "Item": {"pk": {"S": "a"}, "g": {"S": "G"}}}},
+                {
+                    "ConditionCheck": {
+                        "TableName": table,
+                        "Key": {"pk": {"S": "b"}},
+                        "ConditionExpression": "attribute_exists(pk)",
+                    }
+                },
+            ]
+        )
+    error = cancelled.value.response
+    return error["Error"]["Code"], [reason["Code"] for reason in error["CancellationReasons"]]
+
+
+def _refused_batch(ddb: Any, table: str) -> tuple[str, list[str]]:
+    """A BatchWriteItem whose first item is written before its second item's empty GSI key refuses it all."""
+    with pytest.raises(ClientError) as refused:
+        ddb.batch_write_item(
+            RequestItems={
+                table: [
+                    {"PutRequest": {"Item": {"pk": {"S": "a"}, "g": {"S": "G"}}}},
+                    {"PutRequest": {"Item": {"pk": {"S": "b"}, "g": {"S": ""}}}},
+                ]
+            }
+        )
+    return refused.value.response["Error"]["Code"], []
+
+
+@pytest.mark.parametrize(
+    ("write", "refusal"),
+    [
+        (_cancelled_transaction, ("TransactionCanceledException", ["None", "ConditionalCheckFailed"])),
+        (_refused_batch, ("ValidationException", [])),
+    ],
+    ids=["a cancelled transaction", "a batch refused by its second item"],
+)
+def test_a_write_taken_back_leaves_nothing_in_the_gsi_backlog(
+    write: Callable[[Any, str], tuple[str, list[str]]], refusal: tuple[str, list[str]]
+) -> None:
     server = ServerProcess()
     try:
         ddb = make_client(server.url)
         table = create_table_with_gsi(ddb)
-        with pytest.raises(ClientError) as cancelled:
-            ddb.transact_write_items(
-                TransactItems=[
-                    {"Put": {"TableName": table, "Item": {"pk": {"S": "a"}, "g": {"S": "G"}}}},
-                    {
-                        "ConditionCheck": {
-                            "TableName": table,
-                            "Key": {"pk": {"S": "b"}},
-                            "ConditionExpression": "attribute_exists(pk)",
-                        }
-                    },
-                ]
-            )
-        assert cancelled.value.response["Error"]["Code"] == "TransactionCanceledException"
-        assert [r["Code"] for r in cancelled.value.response["CancellationReasons"]] == [
-            "None",
-            "ConditionalCheckFailed",
-        ]
+        assert write(ddb, table) == refusal
+        assert "Item" not in ddb.get_item(TableName=table, Key={"pk": {"S": "a"}})  # nothing was written
         report = _settled(server)
         assert (report["waiting"], report["applied"], report["samples"]) == (0, 0, 0)
         assert _query(ddb, table, "G") == []
