@@ -44,7 +44,10 @@ def _query(ddb: Any, table: str, g: str) -> list[dict[str, Any]]:
     )
 
 
-def _cancelled_transaction(ddb: Any, table: str) -> tuple[str, list[str]]:
+Refusal = tuple[str, str, list[str]]  # the error's code, its message, and a cancelled transaction's reasons
+
+
+def _cancelled_transaction(ddb: Any, table: str) -> Refusal:
     """A TransactWriteItems whose first item is written before its second item's condition fails."""
     with pytest.raises(ClientError) as cancelled:
         ddb.transact_write_items(
@@ -60,10 +63,11 @@ def _cancelled_transaction(ddb: Any, table: str) -> tuple[str, list[str]]:
             ]
         )
     error = cancelled.value.response
-    return error["Error"]["Code"], [reason["Code"] for reason in error["CancellationReasons"]]
+    reasons = [reason["Code"] for reason in error["CancellationReasons"]]
+    return error["Error"]["Code"], error["Error"]["Message"], reasons
 
 
-def _refused_batch(ddb: Any, table: str) -> tuple[str, list[str]]:
+def _refused_batch(ddb: Any, table: str) -> Refusal:
     """A BatchWriteItem whose first item is written before its second item's empty GSI key refuses it all."""
     with pytest.raises(ClientError) as refused:
         ddb.batch_write_item(
@@ -74,19 +78,37 @@ def _refused_batch(ddb: Any, table: str) -> tuple[str, list[str]]:
                 ]
             }
         )
-    return refused.value.response["Error"]["Code"], []
+    error = refused.value.response["Error"]
+    return error["Code"], error["Message"], []
 
 
 @pytest.mark.parametrize(
     ("write", "refusal"),
     [
-        (_cancelled_transaction, ("TransactionCanceledException", ["None", "ConditionalCheckFailed"])),
-        (_refused_batch, ("ValidationException", [])),
+        (
+            _cancelled_transaction,
+            (
+                "TransactionCanceledException",
+                "Transaction cancelled, please refer cancellation reasons for specific reasons "
+                "[None, ConditionalCheckFailed]",
+                ["None", "ConditionalCheckFailed"],
+            ),
+        ),
+        (
+            _refused_batch,
+            (
+                "ValidationException",
+                "One or more parameter values are not valid. A value specified for a secondary index key is not "
+                "supported. The AttributeValue for a key attribute cannot contain an empty string value. "
+                "IndexName: by_g, IndexKey: g",
+                [],
+            ),
+        ),
     ],
     ids=["a cancelled transaction", "a batch refused by its second item"],
 )
 def test_a_write_taken_back_leaves_nothing_in_the_gsi_backlog(
-    write: Callable[[Any, str], tuple[str, list[str]]], refusal: tuple[str, list[str]]
+    write: Callable[[Any, str], Refusal], refusal: Refusal
 ) -> None:
     server = ServerProcess()
     try:

@@ -108,7 +108,11 @@ def cancelled_transaction(
             ]
         )
     except ClientError as cancelled:
-        assert cancelled.response["Error"]["Code"] == "TransactionCanceledException"
+        assert cancelled.response["Error"] == {
+            "Code": "TransactionCanceledException",
+            "Message": "Transaction cancelled, please refer cancellation reasons for specific reasons "
+            "[None, ConditionalCheckFailed]",
+        }
     else:
         raise AssertionError("the transaction was not cancelled")
 

@@ -38,7 +38,11 @@ def test_a_rollover_taken_back_with_a_cancelled_transaction_loses_no_record_acro
                     },
                 ]
             )
-        assert cancelled.value.response["Error"]["Code"] == "TransactionCanceledException"
+        assert cancelled.value.response["Error"] == {
+            "Code": "TransactionCanceledException",
+            "Message": "Transaction cancelled, please refer cancellation reasons for specific reasons "
+            "[None, ConditionalCheckFailed]",
+        }
         server.ddb.put_item(TableName=name, Item={"pk": {"S": "after"}})  # the same item: the same shard
         shards, keys = _shards_and_keys(server, arn)
         assert keys == ["after", "before"]
