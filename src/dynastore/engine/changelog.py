@@ -5,11 +5,12 @@ Consumers (``Consumer``: GSI propagation and streams in engine/log_consumers.py,
 registers) say which tables they follow and what they need of their changes; the log keeps, per table, the most
 any of them needs (``plan``, cached per table definition) and the write path asks it to log each write
 (``log_write``). A write appends one record (``keyspace.change_key(seq)``) in its own storage transaction, so
-the log holds a change exactly when the store holds it, whatever crashes. The record says what happened to the
-item (the event, its storage key, when, whether the service did it), the stored old and new values when a
-consumer needs images, and, for a table with GSIs, the GSI entry changes the write implies. Consumers read it
-with ``read`` / ``read_shard`` and keep their checkpoints with ``save_checkpoint``; ``trim`` deletes the oldest
-records no consumer holds any more.
+the log holds a change exactly when the store holds it, whatever crashes; a transaction of several items stores
+its changes as one record, a group (``group``), each change keeping its own sequence number. The record says
+what happened to the item (the event, its storage key, when, whether the service did it), the stored old and
+new values when a consumer needs images, and, for a table with GSIs, the GSI entry changes the write implies.
+Consumers read it with ``read`` / ``read_shard`` and keep their checkpoints with ``save_checkpoint``; ``trim``
+deletes the oldest records no consumer holds any more.
 
 * GSI propagation: a record with GSI changes is also marked pending (``keyspace.gsi_pending_key(seq)``); the
   propagation consumer (engine/gsi_propagation.py) applies pending records and removes their marks, and tells
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import itertools
 import struct
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Iterator
 from typing import Final, Protocol
 
 import orjson
@@ -53,6 +54,7 @@ __all__ = [
     "NO_EVENT",
     "REMOVE",
     "ChangeLog",
+    "ChangeGroup",
     "ChangeRecord",
     "Consumer",
     "GsiChange",
@@ -61,7 +63,12 @@ __all__ = [
     "ShardRead",
     "Versioner",
     "decode_record",
+    "decode_records",
+    "encode_group",
     "encode_record",
+    "group_members",
+    "is_group",
+    "last_seq_of",
     "newest_seq",
     "event_of",
     "read_sized",
@@ -87,6 +94,11 @@ _KEPT: Final = 0x40
 # earlier version lacks it and has such a key (engine/shard_index.py), which trimming deletes with the record.
 _NO_SHARD_KEY: Final = 0x20
 _MAYBE_UNCHANGED: Final = 0x10  # flag in the event byte: ``ChangeRecord.maybe_unchanged``
+# The first byte of a group record (no event is 14, and a group has no flags): the changes of one write
+# transaction of several items (BatchWriteItem, TransactWriteItems) under one key, the sequence number of its first
+# change; the others follow it (``ChangeGroup``). Each change is encoded as a record of its own is.
+_GROUP: Final = 0x0E
+_GROUP_HEAD: Final = struct.Struct(">BH")  # _GROUP, how many changes
 _EVENT_BITS: Final = 0x0F
 _ABSENT: Final = 0xFFFFFFFF
 _HEAD: Final = struct.Struct(">BdII")  # event byte, time (server clock), table id, shard number (0: in no stream)
@@ -292,6 +304,55 @@ def decode_record(seq: int, raw: bytes) -> ChangeRecord:
     return ChangeRecord(seq, at, table_id, shard, event, by_service, key, old, new, gsi, kept, maybe_unchanged)
 
 
+def is_group(raw: bytes) -> bool:
+    """Whether a stored record is a group record (the changes of one write transaction)."""
+    return raw[0] == _GROUP
+
+
+def encode_group(members: list[bytes]) -> bytes:
+    """A group record of the encoded records ``members`` (``encode_record``), in sequence order."""
+    parts = [_GROUP_HEAD.pack(_GROUP, len(members))]
+    for member in members:
+        parts.append(_LENGTH.pack(len(member)))
+        parts.append(member)
+    return b"".join(parts)
+
+
+def group_members(raw: bytes) -> list[bytes]:
+    """The encoded records of a group record, in sequence order (the first has the group key's sequence number)."""
+    view = memoryview(raw)
+    count = _GROUP_HEAD.unpack_from(view, 0)[1]
+    pos = _GROUP_HEAD.size
+    members: list[bytes] = []
+    for _ in range(count):
+        length = int.from_bytes(view[pos : pos + 4], "big")
+        members.append(bytes(view[pos + 4 : pos + 4 + length]))
+        pos += 4 + length
+    return members
+
+
+def _member_starts(raw: bytes) -> list[int]:
+    """Where each change of a group record starts in it."""
+    pos = _GROUP_HEAD.size
+    starts: list[int] = []
+    for _ in range(_GROUP_HEAD.unpack_from(raw, 0)[1]):
+        starts.append(pos + 4)
+        pos += 4 + _LENGTH.unpack_from(raw, pos)[0]
+    return starts
+
+
+def decode_records(seq: int, raw: bytes) -> list[ChangeRecord]:
+    """The changes a stored record holds: itself, or a group's, numbered from ``seq`` (its key's)."""
+    if raw[0] != _GROUP:
+        return [decode_record(seq, raw)]
+    return [decode_record(seq + offset, member) for offset, member in enumerate(group_members(raw))]
+
+
+def last_seq_of(seq: int, raw: bytes) -> int:
+    """The sequence number of the last change a stored record under ``seq`` holds."""
+    return seq + _GROUP_HEAD.unpack_from(raw, 0)[1] - 1 if raw[0] == _GROUP else seq
+
+
 def seq_of(key: bytes) -> int:
     return int.from_bytes(key[1:9], "big")
 
@@ -341,6 +402,9 @@ class ChangeLog:
         self._versioners: dict[str, Versioner] = {}  # consumer name -> what it stamps in each write
         self._plans: dict[int, tuple[TableDef, LogPlan]] = {}  # table id -> (definition, its plan)
         self._shard_index = ShardIndex()  # which records each stream shard holds (filled as shards are read)
+        # The encoded changes of the group open (``group``), None when none is: stored as one record when it ends.
+        self._group: list[bytes] | None = None
+        self._group_marked = False  # a change of the open group has GSI changes: the group is marked pending
 
     # ---- consumers ------------------------------------------------------------------------------------------
     def register(self, consumer: Consumer, placer: Placer | None = None, versioner: Versioner | None = None) -> None:
@@ -406,6 +470,31 @@ class ChangeLog:
             txn.put(consumer.checkpoint_key, value)
 
     # ---- writing --------------------------------------------------------------------------------------------
+    def group(self, txn: WriteTxn) -> ChangeGroup:
+        """``with changelog.group(txn):`` around the writes of one transaction of several items: their changes
+        are stored as one record (one key, one write-ahead log entry, instead of one per item); an error leaving
+        the block drops them, as it takes the transaction back. Inside a group already open, it does nothing."""
+        return ChangeGroup(self, txn)
+
+    def _open_group(self) -> bool:
+        if self._group is not None:
+            return False
+        self._group = []
+        self._group_marked = False
+        return True
+
+    def _close_group(self, txn: WriteTxn, keep: bool) -> None:
+        members, self._group = self._group, None
+        if not keep or not members:
+            return
+        base = self._next_seq - len(members)  # the group's changes took the last sequence numbers, in a row
+        txn.put(keyspace.change_key(base), members[0] if len(members) == 1 else encode_group(members))
+        if self._group_marked:
+            txn.put(keyspace.gsi_pending_key(base), b"")
+            marked = self.marked
+            if marked is not None:
+                marked(base)
+
     def log_write(
         self,
         txn: WriteTxn,
@@ -486,10 +575,14 @@ class ChangeLog:
         number."""
         seq = self._next_seq
         self._next_seq = seq + 1
-        txn.put(
-            keyspace.change_key(seq),
-            encode_record(at, table_id, shard, event, by_service, key, old, new, gsi, kept, maybe_unchanged),
-        )
+        record = encode_record(at, table_id, shard, event, by_service, key, old, new, gsi, kept, maybe_unchanged)
+        group = self._group
+        if group is not None:
+            group.append(record)
+            if gsi:
+                self._group_marked = True
+            return seq
+        txn.put(keyspace.change_key(seq), record)
         if gsi:
             txn.put(keyspace.gsi_pending_key(seq), b"")
             marked = self.marked
@@ -510,15 +603,15 @@ class ChangeLog:
     def read(self, after_seq: int, limit: int, table_ids: Container[int] | None = None) -> list[ChangeRecord]:
         """Up to ``limit`` records with a sequence number above ``after_seq``, in order (of the tables
         ``table_ids`` only, when given)."""
-        prefix = keyspace.change_prefix()
         out: list[ChangeRecord] = []
         with self._kv.read() as txn:
-            for key, raw in txn.iter_range(keyspace.change_key(after_seq + 1), keyspace.prefix_end(prefix)):
-                record = decode_record(seq_of(key), raw)
-                if table_ids is None or record.table_id in table_ids:
-                    out.append(record)
-                    if len(out) >= limit:
-                        break
+            for key, raw in _stored_from(txn, after_seq + 1):
+                seq = seq_of(key)
+                for record in decode_records(seq, raw) if raw[0] == _GROUP else (decode_record(seq, raw),):
+                    if record.seq > after_seq and (table_ids is None or record.table_id in table_ids):
+                        out.append(record)
+                        if len(out) >= limit:
+                            return out
         return out
 
     def read_shard(self, table_id: int, shard: int, after_seq: int, limit: int) -> ShardRead:
@@ -529,8 +622,9 @@ class ChangeLog:
         with self._kv.read() as txn:
             complete = self._index_new_records(txn)
             seqs = index.after(table_id, shard, after_seq, limit)
+            group = _GroupRead()
             for seq in seqs:
-                raw = txn.get(keyspace.change_key(seq))
+                raw = group.change(txn, seq)
                 if raw is not None:
                     out.append(decode_record(seq, raw))
         through = seqs[-1] if len(seqs) >= limit else max(after_seq, index.through)
@@ -549,9 +643,17 @@ class ChangeLog:
         read = 0
         for key, raw in itertools.islice(txn.iter_range(lo, hi), budget):
             through = seq_of(key)
-            table_id, shard = unpack(raw, _TABLE_AND_SHARD_AT)
-            if shard:
-                index.add(table_id, shard, through)
+            if raw[0] == _GROUP:
+                for start in _member_starts(raw):  # each change's header, read in place
+                    table_id, shard = unpack(raw, start + _TABLE_AND_SHARD_AT)
+                    if shard:
+                        index.add(table_id, shard, through)
+                    through += 1
+                through -= 1
+            else:
+                table_id, shard = unpack(raw, _TABLE_AND_SHARD_AT)
+                if shard:
+                    index.add(table_id, shard, through)
             read += 1
         if read >= budget:
             index.through = through  # perhaps short of the end: the next read goes on from here
@@ -574,16 +676,17 @@ class ChangeLog:
                 if trimmed >= max_records:
                     break
                 seq = seq_of(key)
-                record = decode_record(seq, raw)
-                if any(consumer.holds(record, now) for consumer in consumers):
+                records = decode_records(seq, raw)  # a group goes when none of its changes is held
+                if any(consumer.holds(record, now) for record in records for consumer in consumers):
                     break
                 if txn.get(keyspace.gsi_pending_key(seq)) is not None:
                     break  # its GSI changes come first
                 txn.delete(key)
+                record = records[0]
                 if record.shard and not raw[0] & _NO_SHARD_KEY:  # an earlier version's record: its index key
                     txn.delete(keyspace.shard_record_key(record.table_id, record.shard, seq))
                 trimmed += 1
-                self.trimmed_through = seq
+                self.trimmed_through = records[-1].seq
             if trimmed:
                 self._shard_index.forget_through(self.trimmed_through)
                 txn.put(
@@ -594,10 +697,70 @@ class ChangeLog:
 
 
 def newest_seq(kv: KV, prefix: bytes) -> int:
-    """The seq of the newest key under ``prefix`` (the change log or its GSI marks), or -1."""
+    """The seq of the newest key under ``prefix`` (the change log or its GSI marks), or -1; in the change log, of
+    the newest change (the last of a group)."""
     with kv.read() as txn:
         last = next(iter(txn.iter_range(prefix, keyspace.prefix_end(prefix), reverse=True)), None)
-    return -1 if last is None else seq_of(last[0])
+    if last is None:
+        return -1
+    key, raw = last
+    return last_seq_of(seq_of(key), raw) if prefix == keyspace.change_prefix() else seq_of(key)
+
+
+def _stored_from(txn: ReadTxn, seq: int) -> Iterator[tuple[bytes, bytes]]:
+    """The stored records from the one holding the change ``seq`` (a group's first change may come before it)."""
+    prefix = keyspace.change_prefix()
+    start = keyspace.change_key(seq)
+    before = next(iter(txn.iter_range(prefix, start, reverse=True)), None)
+    if before is not None and before[1][0] == _GROUP and last_seq_of(seq_of(before[0]), before[1]) >= seq:
+        start = before[0]
+    return txn.iter_range(start, keyspace.prefix_end(prefix))
+
+
+class _GroupRead:
+    """Finds changes by sequence number for one read, keeping the changes of the last group found (the changes of a
+    group are read in a row)."""
+
+    def __init__(self) -> None:
+        self.first = -1  # the sequence number of the group's first change
+        self.members: list[bytes] = []
+
+    def change(self, txn: ReadTxn, seq: int) -> bytes | None:
+        """The encoded change ``seq``, None when it was trimmed (or taken back)."""
+        offset = seq - self.first
+        if 0 <= offset < len(self.members):
+            return self.members[offset]
+        raw = txn.get(keyspace.change_key(seq))
+        first = seq
+        if raw is None:  # a change after a group's first, or gone
+            prefix = keyspace.change_prefix()
+            before = next(iter(txn.iter_range(prefix, keyspace.change_key(seq), reverse=True)), None)
+            if before is None:
+                return None
+            first, raw = seq_of(before[0]), before[1]
+        if raw[0] != _GROUP:
+            return raw if first == seq else None
+        members = group_members(raw)
+        if seq - first >= len(members):
+            return None
+        self.first, self.members = first, members
+        return members[seq - first]
+
+
+class ChangeGroup:
+    """The block of ``ChangeLog.group``."""
+
+    def __init__(self, log: ChangeLog, txn: WriteTxn) -> None:
+        self._log = log
+        self._txn = txn
+        self._opened = False
+
+    def __enter__(self) -> None:
+        self._opened = self._log._open_group()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if self._opened:
+            self._log._close_group(self._txn, exc_type is None)
 
 
 def _next_seq(kv: KV) -> tuple[int, int]:

@@ -31,7 +31,7 @@ from dynastore.engine.changelog import (
     NOT_FOLLOWED,
     ChangeRecord,
     GsiChange,
-    decode_record,
+    decode_records,
     newest_seq,
     read_sized,
     seq_of,
@@ -130,12 +130,13 @@ class GsiPropagation:
                 record_key = keyspace.change_key(seq)
                 raw = txn.get(record_key)
                 if raw is not None:
-                    record = decode_record(seq, raw)
-                    if delay > 0 and now < record.at + delay:
+                    records = decode_records(seq, raw)  # one, or a group's (one transaction's)
+                    if delay > 0 and now < records[0].at + delay:
                         pending = True
                         break
-                    _apply_changes(txn, record.gsi, targets, stats)
-                    if not record.kept:
+                    for record in records:
+                        _apply_changes(txn, record.gsi, targets, stats)
+                    if not any(record.kept for record in records):
                         txn.delete(record_key)  # no other consumer follows it
                 txn.delete(mark)
                 done_seq = seq

@@ -264,7 +264,9 @@ def execute(ctx: Context, table: TableDef, key: bytes, plan: Plan) -> WriteResul
 def execute_batch(ctx: Context, writes: list[tuple[TableDef, bytes, Plan]]) -> list[WriteResult]:
     """Apply unconditional plans to distinct keys in one storage transaction (BatchWriteItem)."""
     logged = [_prepared(ctx, table) for table, _, _ in writes]
-    with ctx.kv.write(frees_space=all(isinstance(plan, DeletePlan) for _, _, plan in writes)) as txn:
+    frees_space = all(isinstance(plan, DeletePlan) for _, _, plan in writes)
+    # The batch's changes go to the change log as one record (changelog.group).
+    with ctx.kv.write(frees_space=frees_space) as txn, ctx.changelog.group(txn):
         results = [
             _apply_in(ctx, txn, table, key, plan, log_plan)
             for (table, key, plan), log_plan in zip(writes, logged, strict=True)
