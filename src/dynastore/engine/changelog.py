@@ -676,17 +676,18 @@ class ChangeLog:
                 if trimmed >= max_records:
                     break
                 seq = seq_of(key)
-                records = decode_records(seq, raw)  # a group goes when none of its changes is held
-                if any(consumer.holds(record, now) for record in records for consumer in consumers):
+                last = _last_unheld(seq, raw, consumers, now)  # a group goes when none of its changes is held
+                if last < last_seq_of(seq, raw):
                     break
                 if txn.get(keyspace.gsi_pending_key(seq)) is not None:
                     break  # its GSI changes come first
                 txn.delete(key)
-                record = records[0]
-                if record.shard and not raw[0] & _NO_SHARD_KEY:  # an earlier version's record: its index key
-                    txn.delete(keyspace.shard_record_key(record.table_id, record.shard, seq))
+                if raw[0] != _GROUP and not raw[0] & _NO_SHARD_KEY:  # an earlier version's record: its index key
+                    table_id, shard = _TABLE_AND_SHARD.unpack_from(raw, _TABLE_AND_SHARD_AT)
+                    if shard:
+                        txn.delete(keyspace.shard_record_key(table_id, shard, seq))
                 trimmed += 1
-                self.trimmed_through = records[-1].seq
+                self.trimmed_through = last
             if trimmed:
                 self._shard_index.forget_through(self.trimmed_through)
                 txn.put(
@@ -705,6 +706,18 @@ def newest_seq(kv: KV, prefix: bytes) -> int:
         return -1
     key, raw = last
     return last_seq_of(seq_of(key), raw) if prefix == keyspace.change_prefix() else seq_of(key)
+
+
+def _last_unheld(seq: int, raw: bytes, consumers: list[Consumer], now: float) -> int:
+    """The sequence number of the last change of the stored record ``seq`` before the first one a consumer holds
+    (``seq - 1`` when its first is held). Decodes its changes one at a time: the log's oldest record is usually
+    held, and a group of 25 decoded whole on every trimming pass would cost more than the trimming."""
+    changes = group_members(raw) if raw[0] == _GROUP else [raw]
+    for offset, change in enumerate(changes):
+        record = decode_record(seq + offset, change)
+        if any(consumer.holds(record, now) for consumer in consumers):
+            return seq + offset - 1
+    return seq + len(changes) - 1
 
 
 def _stored_from(txn: ReadTxn, seq: int) -> Iterator[tuple[bytes, bytes]]:
