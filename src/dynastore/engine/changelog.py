@@ -320,25 +320,18 @@ def encode_group(members: list[bytes]) -> bytes:
 
 def group_members(raw: bytes) -> list[bytes]:
     """The encoded records of a group record, in sequence order (the first has the group key's sequence number)."""
-    view = memoryview(raw)
-    count = _GROUP_HEAD.unpack_from(view, 0)[1]
-    pos = _GROUP_HEAD.size
-    members: list[bytes] = []
-    for _ in range(count):
-        length = int.from_bytes(view[pos : pos + 4], "big")
-        members.append(bytes(view[pos + 4 : pos + 4 + length]))
-        pos += 4 + length
-    return members
+    return [raw[start:end] for start, end in _member_spans(raw)]
 
 
-def _member_starts(raw: bytes) -> list[int]:
-    """Where each change of a group record starts in it."""
+def _member_spans(raw: bytes) -> list[tuple[int, int]]:
+    """Where each change of a group record starts and ends in it."""
     pos = _GROUP_HEAD.size
-    starts: list[int] = []
+    spans: list[tuple[int, int]] = []
     for _ in range(_GROUP_HEAD.unpack_from(raw, 0)[1]):
-        starts.append(pos + 4)
-        pos += 4 + _LENGTH.unpack_from(raw, pos)[0]
-    return starts
+        start = pos + 4
+        pos = start + _LENGTH.unpack_from(raw, pos)[0]
+        spans.append((start, pos))
+    return spans
 
 
 def decode_records(seq: int, raw: bytes) -> list[ChangeRecord]:
@@ -607,7 +600,7 @@ class ChangeLog:
         with self._kv.read() as txn:
             for key, raw in _stored_from(txn, after_seq + 1):
                 seq = seq_of(key)
-                for record in decode_records(seq, raw) if raw[0] == _GROUP else (decode_record(seq, raw),):
+                for record in decode_records(seq, raw):
                     if record.seq > after_seq and (table_ids is None or record.table_id in table_ids):
                         out.append(record)
                         if len(out) >= limit:
@@ -644,7 +637,7 @@ class ChangeLog:
         for key, raw in itertools.islice(txn.iter_range(lo, hi), budget):
             through = seq_of(key)
             if raw[0] == _GROUP:
-                for start in _member_starts(raw):  # each change's header, read in place
+                for start, _ in _member_spans(raw):  # each change's header, read in place
                     table_id, shard = unpack(raw, start + _TABLE_AND_SHARD_AT)
                     if shard:
                         index.add(table_id, shard, through)
@@ -720,14 +713,19 @@ def _last_unheld(seq: int, raw: bytes, consumers: list[Consumer], now: float) ->
     return seq + len(changes) - 1
 
 
+def _record_before(txn: ReadTxn, seq: int) -> tuple[bytes, bytes] | None:
+    """The stored record (key, value) before the change ``seq``'s own key: a group that may hold ``seq``."""
+    prefix = keyspace.change_prefix()
+    return next(iter(txn.iter_range(prefix, keyspace.change_key(seq), reverse=True)), None)
+
+
 def _stored_from(txn: ReadTxn, seq: int) -> Iterator[tuple[bytes, bytes]]:
     """The stored records from the one holding the change ``seq`` (a group's first change may come before it)."""
-    prefix = keyspace.change_prefix()
     start = keyspace.change_key(seq)
-    before = next(iter(txn.iter_range(prefix, start, reverse=True)), None)
-    if before is not None and before[1][0] == _GROUP and last_seq_of(seq_of(before[0]), before[1]) >= seq:
+    before = _record_before(txn, seq)
+    if before is not None and last_seq_of(seq_of(before[0]), before[1]) >= seq:
         start = before[0]
-    return txn.iter_range(start, keyspace.prefix_end(prefix))
+    return txn.iter_range(start, keyspace.prefix_end(keyspace.change_prefix()))
 
 
 class _GroupRead:
@@ -746,8 +744,7 @@ class _GroupRead:
         raw = txn.get(keyspace.change_key(seq))
         first = seq
         if raw is None:  # a change after a group's first, or gone
-            prefix = keyspace.change_prefix()
-            before = next(iter(txn.iter_range(prefix, keyspace.change_key(seq), reverse=True)), None)
+            before = _record_before(txn, seq)
             if before is None:
                 return None
             first, raw = seq_of(before[0]), before[1]

@@ -223,29 +223,29 @@ def execute_write(
     results: list[writes.WriteResult] = []
     for action in actions:
         writes.prepare(ctx, action.table)
-    with ctx.kv.write() as txn:
-        with ctx.changelog.group(txn):  # the transaction's changes: one change log record
-            reasons: list[dict[str, Any]] = []
-            failed = False
-            for action in actions:
-                try:
-                    results.append(_run(ctx, txn, action))
-                    reasons.append(REASON_NONE)
-                except writes.ConditionFailedError as e:
-                    failed = True
-                    code, text = action.failure_reason or ("ConditionalCheckFailed", messages.CONDITION_FAILED)
-                    reason: dict[str, Any] = {"Code": code, "Message": text}
-                    if action.return_old_on_failure and e.old is not None:
-                        reason["Item"] = e.old
-                    reasons.append(reason)
-                except ValidationException as invalid:  # found only while applying (an updated item too large)
-                    failed = True
-                    reasons.append({"Code": "ValidationError", "Message": invalid.detail or ""})
-                except ItemCollectionSizeLimitExceededException as full:  # an LSI's item collection is full
-                    failed = True
-                    reasons.append({"Code": "ItemCollectionSizeLimitExceeded", "Message": full.message})
-            if failed:
-                raise _canceled(reasons)  # leaving the block by an exception aborts every write
+    # The transaction's changes go to the change log as one record (changelog.group).
+    with ctx.kv.write() as txn, ctx.changelog.group(txn):
+        reasons: list[dict[str, Any]] = []
+        failed = False
+        for action in actions:
+            try:
+                results.append(_run(ctx, txn, action))
+                reasons.append(REASON_NONE)
+            except writes.ConditionFailedError as e:
+                failed = True
+                code, text = action.failure_reason or ("ConditionalCheckFailed", messages.CONDITION_FAILED)
+                reason: dict[str, Any] = {"Code": code, "Message": text}
+                if action.return_old_on_failure and e.old is not None:
+                    reason["Item"] = e.old
+                reasons.append(reason)
+            except ValidationException as invalid:  # found only while applying (e.g. the updated item is too large)
+                failed = True
+                reasons.append({"Code": "ValidationError", "Message": invalid.detail or ""})
+            except ItemCollectionSizeLimitExceededException as full:  # a table with LSIs: the collection is full
+                failed = True
+                reasons.append({"Code": "ItemCollectionSizeLimitExceeded", "Message": full.message})
+        if failed:
+            raise _canceled(reasons)  # leaving the block by an exception aborts every write
         keys = [action.key for action in actions]
         if token is not None:
             record = TokenRecord(
