@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -128,6 +129,10 @@ class RequestMetrics:
         self._stats: dict[str, _OperationStats] = {}
         self._by_target: dict[str, _OperationStats] = {}  # a known target's stats: one look-up a request
         self.durability: _Durability | None = None  # set once the server runs
+        # Writes answered but not yet durable, in commit order: (seq, latency, started). One group commit waiter
+        # at a time serves them all (``_waiting_for``: its seq, 0 if none), not one waiter a write.
+        self._unsynced: deque[tuple[int, Histogram, float]] = deque()
+        self._waiting_for = 0
 
     def observe(self, target: str | None, error_type: str | None, status: int, commit_seq: int, started: float) -> None:
         """Count one answered request (``started``: its ``time.perf_counter()`` on arrival)."""
@@ -138,7 +143,10 @@ class RequestMetrics:
         stats.outcomes[outcome] = stats.outcomes.get(outcome, 0) + 1
         durability = self.durability
         if commit_seq and durability is not None and commit_seq > durability.durable_seq:
-            self._when_durable(durability, commit_seq, stats.latency, started)
+            self._unsynced.append((commit_seq, stats.latency, started))
+            if not self._waiting_for:
+                self._waiting_for = commit_seq
+                durability.when_durable(commit_seq, self._synced)
         else:
             stats.latency.observe(perf_counter() - started)
 
@@ -151,9 +159,19 @@ class RequestMetrics:
             self._by_target[target] = stats
         return stats
 
-    def _when_durable(self, durability: _Durability, seq: int, latency: Histogram, started: float) -> None:
-        # A method of its own: only a write waiting for its sync pays for the callback.
-        durability.when_durable(seq, lambda failure: latency.observe(perf_counter() - started))
+    def _synced(self, failure: BaseException | None) -> None:
+        """The write waited for is settled (durable, or lost with ``failure``): so is every write before it, and
+        every write the sync made durable besides. Time them; wait for the last of any still unsynced."""
+        now = perf_counter()
+        durability, unsynced = self.durability, self._unsynced
+        assert durability is not None
+        settled = max(self._waiting_for, durability.durable_seq)
+        while unsynced and unsynced[0][0] <= settled:
+            _, latency, started = unsynced.popleft()
+            latency.observe(now - started)
+        self._waiting_for = unsynced[-1][0] if unsynced else 0
+        if unsynced:
+            durability.when_durable(self._waiting_for, self._synced)
 
     def write(self, page: Page) -> None:
         names = sorted(self._stats)

@@ -249,6 +249,27 @@ def test_a_write_is_timed_until_it_is_durable() -> None:
     assert stats.latency.count == 2 and not durability.waiting
 
 
+def test_writes_waiting_for_their_sync_share_one_waiter() -> None:
+    metrics = RequestMetrics(["PutItem"])
+    durability = metrics.durability = FakeDurability()
+    for seq in (1, 2, 3):
+        metrics.observe("DynamoDB_20120810.PutItem", None, 200, seq, time.perf_counter())
+    stats = metrics._stats["PutItem"]
+    assert [seq for seq, _ in durability.waiting] == [1]
+    durability.durable_seq = 2  # the sync made 1 and 2 durable; 3 committed after it began
+    durability.waiting.pop()[1](None)
+    assert stats.latency.count == 2
+    assert [seq for seq, _ in durability.waiting] == [3]  # the rest wait for the last of them
+    metrics.observe("DynamoDB_20120810.PutItem", None, 200, 4, time.perf_counter())
+    assert len(durability.waiting) == 1  # still one waiter
+    durability.waiting.pop()[1](OSError("the sync failed"))  # 3 is lost: settled, timed, 4 waits on
+    assert stats.latency.count == 3
+    assert [seq for seq, _ in durability.waiting] == [4]
+    durability.durable_seq = 4
+    durability.waiting.pop()[1](None)
+    assert stats.latency.count == 4 and not durability.waiting and not metrics._unsynced
+
+
 def test_the_point_in_time_storage_of_each_table_is_reported(app: Dynastore) -> None:
     import asyncio
 
