@@ -133,6 +133,7 @@ class RequestMetrics:
         # at a time serves them all (``_waiting_for``: its seq, 0 if none), not one waiter a write.
         self._unsynced: deque[tuple[int, Histogram, float]] = deque()
         self._waiting_for = 0
+        self._newest = 0  # the highest seq of a write timed so far
 
     def observe(self, target: str | None, error_type: str | None, status: int, commit_seq: int, started: float) -> None:
         """Count one answered request (``started``: its ``time.perf_counter()`` on arrival)."""
@@ -144,6 +145,8 @@ class RequestMetrics:
         durability = self.durability
         if commit_seq and durability is not None and commit_seq > durability.durable_seq:
             self._unsynced.append((commit_seq, stats.latency, started))
+            if commit_seq > self._newest:
+                self._newest = commit_seq
             if not self._waiting_for:
                 self._waiting_for = commit_seq
                 durability.when_durable(commit_seq, self._synced)
@@ -161,7 +164,9 @@ class RequestMetrics:
 
     def _synced(self, failure: BaseException | None) -> None:
         """The write waited for is settled (durable, or lost with ``failure``): so is every write before it, and
-        every write the sync made durable besides. Time them; wait for the last of any still unsynced."""
+        every write the sync made durable besides. Time them; wait for the newest of any still unsynced. (The
+        newest, not the deque's last: should writes ever be timed out of commit order, a waiter for a seq already
+        settled would be answered at once, settle nothing and be registered again, without end.)"""
         now = perf_counter()
         durability, unsynced = self.durability, self._unsynced
         assert durability is not None
@@ -169,7 +174,7 @@ class RequestMetrics:
         while unsynced and unsynced[0][0] <= settled:
             _, latency, started = unsynced.popleft()
             latency.observe(now - started)
-        self._waiting_for = unsynced[-1][0] if unsynced else 0
+        self._waiting_for = self._newest if unsynced else 0
         if unsynced:
             durability.when_durable(self._waiting_for, self._synced)
 

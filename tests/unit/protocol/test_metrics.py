@@ -270,6 +270,20 @@ def test_writes_waiting_for_their_sync_share_one_waiter() -> None:
     assert stats.latency.count == 4 and not durability.waiting and not metrics._unsynced
 
 
+def test_writes_timed_out_of_commit_order_are_all_settled() -> None:
+    metrics = RequestMetrics(["PutItem"])
+    durability = metrics.durability = FakeDurability()
+    for seq in (5, 12, 7):
+        metrics.observe("DynamoDB_20120810.PutItem", None, 200, seq, time.perf_counter())
+    durability.durable_seq = 8  # 5 and 7 are durable, 12 is not
+    durability.waiting.pop()[1](None)
+    assert metrics._stats["PutItem"].latency.count == 1  # 7 waits behind 12, timed with it
+    assert [seq for seq, _ in durability.waiting] == [12]
+    durability.durable_seq = 12
+    durability.waiting.pop()[1](None)
+    assert metrics._stats["PutItem"].latency.count == 3 and not durability.waiting
+
+
 def test_the_point_in_time_storage_of_each_table_is_reported(app: Dynastore) -> None:
     import asyncio
 
