@@ -336,14 +336,14 @@ def _member_spans(raw: bytes) -> list[tuple[int, int]]:
 
 def decode_records(seq: int, raw: bytes) -> list[ChangeRecord]:
     """The changes a stored record holds: itself, or a group's, numbered from ``seq`` (its key's)."""
-    if raw[0] != _GROUP:
+    if not is_group(raw):
         return [decode_record(seq, raw)]
     return [decode_record(seq + offset, member) for offset, member in enumerate(group_members(raw))]
 
 
 def last_seq_of(seq: int, raw: bytes) -> int:
     """The sequence number of the last change a stored record under ``seq`` holds."""
-    return seq + _GROUP_HEAD.unpack_from(raw, 0)[1] - 1 if raw[0] == _GROUP else seq
+    return seq + _GROUP_HEAD.unpack_from(raw, 0)[1] - 1 if is_group(raw) else seq
 
 
 def seq_of(key: bytes) -> int:
@@ -636,7 +636,7 @@ class ChangeLog:
         read = 0
         for key, raw in itertools.islice(txn.iter_range(lo, hi), budget):
             through = seq_of(key)
-            if raw[0] == _GROUP:
+            if is_group(raw):
                 for start, _ in _member_spans(raw):  # each change's header, read in place
                     table_id, shard = unpack(raw, start + _TABLE_AND_SHARD_AT)
                     if shard:
@@ -675,7 +675,7 @@ class ChangeLog:
                 if txn.get(keyspace.gsi_pending_key(seq)) is not None:
                     break  # its GSI changes come first
                 txn.delete(key)
-                if raw[0] != _GROUP and not raw[0] & _NO_SHARD_KEY:  # an earlier version's record: its index key
+                if not is_group(raw) and not raw[0] & _NO_SHARD_KEY:  # an earlier version's record: its index key
                     table_id, shard = _TABLE_AND_SHARD.unpack_from(raw, _TABLE_AND_SHARD_AT)
                     if shard:
                         txn.delete(keyspace.shard_record_key(table_id, shard, seq))
@@ -705,7 +705,7 @@ def _last_unheld(seq: int, raw: bytes, consumers: list[Consumer], now: float) ->
     """The sequence number of the last change of the stored record ``seq`` before the first one a consumer holds
     (``seq - 1`` when its first is held). Decodes its changes one at a time: the log's oldest record is usually
     held, and a group of 25 decoded whole on every trimming pass would cost more than the trimming."""
-    changes = group_members(raw) if raw[0] == _GROUP else [raw]
+    changes = group_members(raw) if is_group(raw) else [raw]
     for offset, change in enumerate(changes):
         record = decode_record(seq + offset, change)
         if any(consumer.holds(record, now) for consumer in consumers):
@@ -748,7 +748,7 @@ class _GroupRead:
             if before is None:
                 return None
             first, raw = seq_of(before[0]), before[1]
-        if raw[0] != _GROUP:
+        if not is_group(raw):
             return raw if first == seq else None
         members = group_members(raw)
         if seq - first >= len(members):
