@@ -75,3 +75,11 @@ def browser_log(driver: webdriver.Chrome) -> list[dict[str, Any]]:
     """The browser's console log since the last call, without the entries of a change of the machine's network."""
     entries: list[dict[str, Any]] = driver.get_log("browser")  # type: ignore[no-untyped-call]
     return [entry for entry in entries if NETWORK_CHANGED not in entry["message"]]
+
+
+def start_clean(driver: webdriver.Chrome) -> None:
+    """Before a test: leave whatever page an earlier test left (it may still be polling, perhaps a server that test
+    has stopped) and read the log it wrote, so that none of its requests can fail after this and be counted against
+    the next test."""
+    driver.get("about:blank")
+    browser_log(driver)

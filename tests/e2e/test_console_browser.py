@@ -29,7 +29,7 @@ from selenium.webdriver.support.select import Select
 from selenium.webdriver.support.wait import WebDriverWait
 
 from tests.e2e import chromium as chromium_module
-from tests.e2e.chromium import browser_log, chromium
+from tests.e2e.chromium import browser_log, chromium, start_clean
 from tests.e2e.conftest import ADMIN, BOTO_CONFIG, make_client, unique_name
 from tests.e2e.server_process import ServerProcess, server_fixture
 from tests.e2e.test_admin_endpoints import request
@@ -54,7 +54,7 @@ def chrome() -> Iterator[Chrome]:
 def browser(chrome: Chrome) -> Iterator[Chrome]:
     """The browser, whose console must show no error of the page's own (a script error, a blocked resource or a
     request refused with a status the page did not expect) by the end of the test."""
-    browser_log(chrome)  # what earlier tests left
+    start_clean(chrome)
     yield chrome
     errors = [entry["message"] for entry in browser_log(chrome) if entry["level"] == "SEVERE"]
     # The requests the test makes fail on purpose answer 400; anything else is a fault of the page.

@@ -19,7 +19,7 @@ import pytest
 from selenium.webdriver import Chrome
 from selenium.webdriver.common.by import By
 
-from tests.e2e.chromium import browser_log, chromium
+from tests.e2e.chromium import browser_log, chromium, start_clean
 from tests.e2e.conftest import make_client, unique_name
 from tests.e2e.server_process import ServerProcess, server_fixture
 from tests.e2e.test_admin_endpoints import request
@@ -40,7 +40,7 @@ def chrome() -> Iterator[Chrome]:
 def browser(chrome: Chrome) -> Iterator[Chrome]:
     """The browser at its usual size, whose console shows no error of the page's own by the end of the test."""
     chrome.set_window_size(*WIDE)
-    browser_log(chrome)
+    start_clean(chrome)
     yield chrome
     errors = [entry["message"] for entry in browser_log(chrome) if entry["level"] == "SEVERE"]
     assert [e for e in errors if "status of 400" not in e] == []
