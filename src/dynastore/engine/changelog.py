@@ -235,6 +235,7 @@ class LogPlan:
 _HEAD_AND_KEY_LENGTH: Final = struct.Struct(">BdIIH")  # _HEAD, then the key's length
 _LENGTH: Final = struct.Struct(">I")
 _ABSENT_LENGTH: Final = _LENGTH.pack(_ABSENT)
+_TWO_LENGTHS: Final = struct.Struct(">II")
 _NOTHING: Final = b""
 
 
@@ -259,14 +260,11 @@ def encode_record(
     flags = event | _NO_SHARD_KEY | (_BY_SERVICE if by_service else 0) | (_KEPT if kept else 0)
     if maybe_unchanged:
         flags |= _MAYBE_UNCHANGED
-    parts = [
-        _HEAD_AND_KEY_LENGTH.pack(flags, at, table_id, shard, len(key)),
-        key,
-        _length_of(old),
-        old or _NOTHING,
-        _length_of(new),
-        new or _NOTHING,
-    ]
+    head = _HEAD_AND_KEY_LENGTH.pack(flags, at, table_id, shard, len(key))
+    if old is None and new is not None:  # a new item, the streamed put's case: the two lengths packed at once
+        parts = [head, key, _TWO_LENGTHS.pack(_ABSENT, len(new)), new]
+    else:
+        parts = [head, key, _length_of(old), old or _NOTHING, _length_of(new), new or _NOTHING]
     for entry_key, value in gsi:
         parts.append(len(entry_key).to_bytes(2, "big"))
         parts.append(entry_key)
@@ -481,7 +479,7 @@ class ChangeLog:
         if not keep or not members:
             return
         base = self._next_seq - len(members)  # the group's changes took the last sequence numbers, in a row
-        txn.put(keyspace.change_key(base), members[0] if len(members) == 1 else encode_group(members))
+        txn.append(keyspace.change_key(base), members[0] if len(members) == 1 else encode_group(members))
         if self._group_marked:
             txn.put(keyspace.gsi_pending_key(base), b"")
             marked = self.marked
@@ -575,7 +573,7 @@ class ChangeLog:
             if gsi:
                 self._group_marked = True
             return seq
-        txn.put(keyspace.change_key(seq), record)
+        txn.append(keyspace.change_key(seq), record)
         if gsi:
             txn.put(keyspace.gsi_pending_key(seq), b"")
             marked = self.marked

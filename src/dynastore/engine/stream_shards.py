@@ -39,7 +39,9 @@ __all__ = ["EndedStream", "Shard", "StreamShards", "TableShards"]
 
 
 class Shard:
-    __slots__ = ("number", "parent", "lo", "hi", "label", "opened_at", "first_seq", "last_seq", "closed_at")
+    __slots__ = (
+        "number", "parent", "lo", "hi", "label", "opened_at", "first_seq", "last_seq", "closed_at", "matched_bounds",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -62,6 +64,10 @@ class Shard:
         self.first_seq = first_seq  # no record of it has a smaller sequence number
         self.last_seq = last_seq  # closed: no record of it has a larger one
         self.closed_at = closed_at
+        # The partition map's bounds (PartitionMap.bounds) this shard's range was last found equal to a partition
+        # of: while the map keeps them, a write needs no search to know the shard still matches its partition.
+        # In memory only.
+        self.matched_bounds: list[int] | None = None
 
     @property
     def is_open(self) -> bool:
@@ -227,8 +233,7 @@ class StreamShards:
             changed = True
             shard = shards.covering(h)
             assert shard is not None
-        partition = self._partition_range(table, h)
-        if (shard.lo, shard.hi) != partition or now - shard.opened_at >= STREAM_SHARD_ROLLOVER_SECONDS:
+        if not self._matches_partition(shard, table, h) or now - shard.opened_at >= STREAM_SHARD_ROLLOVER_SECONDS:
             shard = self._succeed(shards, shard, table, seq, now, h)
             changed = True
         if changed:
@@ -250,10 +255,19 @@ class StreamShards:
             self._open_stream(shards, table, stream.label, seq, now)
             self._save(txn, shards)
 
-    def _partition_range(self, table: TableDef, h: int) -> tuple[int, int]:
+    def _matches_partition(self, shard: Shard, table: TableDef, h: int) -> bool:
+        """Whether open ``shard``, which holds hash ``h``, still has the hash range of the table's partition
+        holding ``h`` (else that partition split since the shard opened). Searched only when the partitions
+        changed since the shard was last found to match: one identity test a write otherwise."""
         pmap = self._partitions(table)
+        bounds = pmap.bounds
+        if shard.matched_bounds is bounds:
+            return True
         p = pmap.partitions[pmap.index_of(h)]
-        return p.lo, p.hi
+        if p.lo != shard.lo or p.hi != shard.hi:
+            return False
+        shard.matched_bounds = bounds
+        return True
 
     def _open_stream(self, shards: TableShards, table: TableDef, label: str, seq: int, now: float) -> None:
         """A new stream (or the first change since it was enabled): close the shards of earlier streams and open

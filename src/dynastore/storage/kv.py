@@ -100,6 +100,11 @@ class WriteTxn(ReadTxn, Protocol):
         ``get`` and a ``put`` take two."""
         ...
 
+    def append(self, key: bytes, value: bytes) -> None:
+        """``put`` of a key that follows the last one appended (a change log record's: sequence numbers only
+        grow). A store may keep its place between appends and so find the next one's without a search."""
+        ...
+
 
 class BackgroundSync(Protocol):
     """Flushes run by another process: ``begin()`` starts one without blocking, and once ``fileno()`` is

@@ -71,7 +71,7 @@ from dynastore.storage.lmdb_failures import FailureState, room_inside
 from dynastore.storage.lmdb_log_sync import LogSync
 from dynastore.storage.lmdb_startup import DIRECTORY_MODE as DIRECTORY_MODE
 from dynastore.storage.lmdb_startup import apply_operations, lock_directory, open_environment, replay
-from dynastore.storage.lmdb_txn import BatchReadTxn, BatchWriteTxn, LmdbReadTxn, LmdbWriteTxn
+from dynastore.storage.lmdb_txn import AppendingCursor, BatchReadTxn, BatchWriteTxn, LmdbReadTxn, LmdbWriteTxn
 from dynastore.storage.local_log import LOG_DIRECTORY, LocalLog
 
 # Read per request: as a Final name compiled code reads it from a C static, not the module's dict.
@@ -144,6 +144,7 @@ class LmdbKV:
         # Bumped when commits are taken back: a sync that began before cannot vouch for the log as cut back.
         self._epoch = 0
         self._batch: _Txn | None = None
+        self._appending = AppendingCursor()  # the open batch's, for change log records (storage/lmdb_txn.py)
         self._batch_bytes = 0
         self._batch_started = 0.0  # monotonic() when the open batch began
         self._batch_direct = False  # the open batch's writes go straight into it (_open_batch)
@@ -267,7 +268,7 @@ class LmdbKV:
                 if batch is None:
                     batch = self._begin_batch(self._env.begin(db=self._lay.main, write=True))
                 if self._batch_direct:
-                    write = BatchWriteTxn(self, batch, self._lay, logged)
+                    write = BatchWriteTxn(self, batch, self._lay, logged, self._appending)
                 else:
                     child = self._env.begin(db=self._lay.main, write=True, parent=batch)
                     write = LmdbWriteTxn(self, child, self._lay, True, logged)

@@ -31,7 +31,7 @@ from dynastore.storage.lmdb_layout import Layout, delete_long, get_long, put_lon
 if TYPE_CHECKING:
     _Txn = lmdb.Transaction[bytes]
 
-__all__ = ["BatchReadTxn", "BatchWriteTxn", "LmdbReadTxn", "LmdbWriteTxn", "WriteOwner"]
+__all__ = ["AppendingCursor", "BatchReadTxn", "BatchWriteTxn", "LmdbReadTxn", "LmdbWriteTxn", "WriteOwner"]
 
 
 class WriteOwner(Protocol):
@@ -139,6 +139,15 @@ class LmdbWriteTxn(LmdbReadTxn):
         except lmdb.Error as e:
             raise self._failure("put", e) from e
 
+    def append(self, key: bytes, value: bytes) -> None:
+        self._written += len(key) + len(value)
+        if self._log is not None:
+            self._log += (encode_put(key, value), key, value)
+        try:
+            self._append(key, value)
+        except lmdb.Error as e:
+            raise self._failure("put", e) from e
+
     def delete(self, key: bytes) -> bool:
         if self._log is not None:
             self._log += (encode_delete(key), key)
@@ -152,6 +161,9 @@ class LmdbWriteTxn(LmdbReadTxn):
             self._txn.put(key, value)
         else:
             put_long(self._txn, self._lay, key, value)
+
+    def _append(self, key: bytes, value: bytes) -> None:
+        self._store(key, value)
 
     def _replace(self, key: bytes, value: bytes) -> bytes | None:
         if len(key) <= self._lay.root_max:
@@ -169,14 +181,37 @@ class LmdbWriteTxn(LmdbReadTxn):
         return _write_error(operation, error)
 
 
+class AppendingCursor:
+    """The cursor ``BatchWriteTxn.append`` writes into its owner's open batch with, one a batch, kept from one
+    write to the next: it stays where the last append left it, most often on the page the next key goes to, so
+    LMDB searches that page alone rather than the tree from its root (and no temporary cursor is made, as a
+    transaction's ``replace`` makes one): about a third of an append's LMDB cost."""
+
+    __slots__ = ("_batch", "_cursor")
+
+    def __init__(self) -> None:
+        # The batch is kept with its cursor: a later batch is never mistaken for it, as a new transaction at a
+        # freed one's address could be.
+        self._batch: _Txn | None = None
+        self._cursor: lmdb.Cursor[bytes] | None = None
+
+    def on(self, batch: _Txn) -> lmdb.Cursor[bytes]:
+        cursor = self._cursor
+        if cursor is None or self._batch is not batch:
+            cursor = self._cursor = batch.cursor()
+            self._batch = batch
+        return cursor
+
+
 class BatchWriteTxn(LmdbWriteTxn):
     """A write straight into the owner's open batch ``txn``, taken back from its undo journal when it ends with
     an exception (its reads see its own writes, as a child transaction's do)."""
 
-    __slots__ = ("_undo", "_failed")
+    __slots__ = ("_undo", "_failed", "_appending")
 
-    def __init__(self, owner: WriteOwner, txn: _Txn, lay: Layout, logged: bool) -> None:
+    def __init__(self, owner: WriteOwner, txn: _Txn, lay: Layout, logged: bool, appending: AppendingCursor) -> None:
         super().__init__(owner, txn, lay, True, logged)
+        self._appending = appending
         # (key, its value before this transaction's first change of it, None: absent), in the order written.
         self._undo: list[tuple[bytes, bytes | None]] = []
         self._failed: lmdb.Error | None = None  # an LMDB error inside the batch: it can only be aborted
@@ -210,6 +245,13 @@ class BatchWriteTxn(LmdbWriteTxn):
 
     def _store(self, key: bytes, value: bytes) -> None:
         self._replace(key, value)
+
+    def _append(self, key: bytes, value: bytes) -> None:
+        if len(key) > self._lay.root_max:
+            self._replace(key, value)
+            return
+        old = self._appending.on(self._txn).replace(key, value)
+        self._undo.append((key, old))
 
     def _replace(self, key: bytes, value: bytes) -> bytes | None:
         if len(key) <= self._lay.root_max:

@@ -111,6 +111,9 @@ class _MemoryWriteTxn:
         self.put(key, value)
         return old
 
+    def append(self, key: bytes, value: bytes) -> None:
+        self.put(key, value)
+
     def delete(self, key: bytes) -> bool:
         if self._done:
             raise StorageError("write transaction already finished")

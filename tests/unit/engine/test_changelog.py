@@ -171,6 +171,23 @@ def test_shards_follow_partitions_split_and_roll_over() -> None:
     assert len(rolled) == 1 and rolled[0].is_open
 
 
+def test_a_shard_closes_when_its_partition_splits_in_place() -> None:
+    """A write checks its shard against the partition map by identity of the map's bounds, so a split inside the
+    same map (as a size split makes it) must still close the shard that the writes before it matched."""
+    ctx, _ = make_ctx()
+    table = create(ctx, read=5, write=5, stream=STREAM)  # one partition
+    for name in ("a", "b"):
+        _put(ctx, table, item(name))
+    ctx.capacity.state(table).base.natural.split(0)
+    _put(ctx, table, item("c"))
+    shards = ctx.shards.of(table.table_id).shards
+    assert [(s.number, s.parent, s.lo, s.hi, s.last_seq) for s in shards] == [
+        (1, 0, 0, 1 << 32, 1),
+        (2, 1, 0, 1 << 31, None),
+        (3, 1, 1 << 31, 1 << 32, None),
+    ]
+
+
 def test_disabling_closes_the_shards_and_a_new_stream_opens_new_ones() -> None:
     ctx, _ = make_ctx()
     table = create(ctx, stream=STREAM)

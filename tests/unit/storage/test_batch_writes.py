@@ -131,3 +131,43 @@ def test_a_child_write_with_an_lmdb_error_is_refused_alone(tmp_path: Path) -> No
         assert contents(kv)[b"b"] == b"2" and contents(kv)[b"c"] is None
     finally:
         kv.close()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_appends_across_writes_and_batches_keep_order_and_are_taken_back_with_their_write(
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A direct write appends with a cursor its batch keeps between writes (``AppendingCursor``): other writes
+    move the tree under it, an abandoned write's appends are undone, and a new batch must get a cursor of its own."""
+    from dynastore.storage import lmdb_kv
+
+    kv = batched_store(tmp_path / "db", kind)
+    expected: dict[bytes, bytes] = {}
+    try:
+        for seq in range(600):
+            key = b"H" + seq.to_bytes(8, "big")
+            if seq % 7 == 3:
+                with pytest.raises(Abandoned), kv.write() as txn:
+                    txn.append(key, b"gone")
+                    raise Abandoned
+                continue
+            with kv.write() as txn:
+                txn.put(b"I" + (seq * 7919 % 1000).to_bytes(4, "big"), b"item" * 20)  # pages split around it
+                txn.append(key, b"record %d" % seq)
+                if seq % 5 == 0:
+                    assert txn.delete(b"I" + (seq * 7919 % 1000).to_bytes(4, "big"))
+            expected[key] = b"record %d" % seq
+            if seq == 300:
+                monkeypatch.setattr(lmdb_kv, "BATCH_INTERVAL", 0.0)  # from here on each seal commits its batch
+            kv.seal()
+        with kv.read() as reader:
+            assert dict(reader.iter_range(b"H", b"I")) == expected
+        kv.flush()
+    finally:
+        kv.close()
+    kv = LmdbKV(tmp_path / "db", map_size=1 << 30)  # the log and the file agree
+    try:
+        with kv.read() as reader:
+            assert dict(reader.iter_range(b"H", b"I")) == expected
+    finally:
+        kv.close()

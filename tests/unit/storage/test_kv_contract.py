@@ -174,6 +174,17 @@ def test_swap_writes_and_returns_what_the_key_held(kv: KV, key: bytes) -> None:
         assert r.get(key) == b"3"
 
 
+def test_append_is_a_put(kv: KV) -> None:
+    with kv.write() as w:
+        w.put(b"b", b"other")
+        w.append(b"a\x00\x01", b"1")
+        w.append(b"a\x00\x02", b"2")
+        assert w.get(b"a\x00\x02") == b"2"
+    with kv.write() as w:
+        w.append(b"a\x00\x03", b"3")
+    assert scan(kv, b"a", b"c") == [(b"a\x00\x01", b"1"), (b"a\x00\x02", b"2"), (b"a\x00\x03", b"3"), (b"b", b"other")]
+
+
 def test_abort_on_exception(kv: KV) -> None:
     fill(kv, {b"x": b"1"})
     seq = kv.commit_seq

@@ -136,6 +136,13 @@ class PartitionMap:
     def index_of(self, partition_hash: int) -> int:
         return bisect_right(self._los, partition_hash) - 1
 
+    @property
+    def bounds(self) -> list[int]:
+        """The partitions' lower bounds: a new list whenever the partitions change (a split makes one, and so does
+        a new map), never changed in place. Whoever keeps it knows by identity, without a search, that the
+        partitions it checked something against are still the table's."""
+        return self._los
+
     def split(self, index: int, at: int | None = None) -> tuple[Partition, Partition]:
         """Split partition ``index`` at hash ``at`` (default: the middle of its range) into two children with
         half its weight each; sizes are set by the caller (see :func:`measure`), here estimated as halves."""

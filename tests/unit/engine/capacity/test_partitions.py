@@ -147,3 +147,14 @@ def test_one_item_collection_cannot_split() -> None:
     _store(kv, 4, ["same"])
     pmap = PartitionMap.even(1)
     assert split_point(kv, keyspace.table_prefix(4), pmap.partitions[0]) is None
+
+
+def test_bounds_are_a_new_list_whenever_the_partitions_change() -> None:
+    """Stream shards keep the bounds they matched and test them by identity: a split must never change them in
+    place."""
+    pmap = PartitionMap.even(2)
+    before = pmap.bounds
+    assert before == [0, HASH_SPACE // 2]
+    pmap.split(1)
+    assert pmap.bounds is not before and before == [0, HASH_SPACE // 2]
+    assert pmap.bounds == [0, HASH_SPACE // 2, HASH_SPACE // 4 * 3]
