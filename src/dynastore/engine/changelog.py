@@ -236,6 +236,7 @@ _HEAD_AND_KEY_LENGTH: Final = struct.Struct(">BdIIH")  # _HEAD, then the key's l
 _LENGTH: Final = struct.Struct(">I")
 _ABSENT_LENGTH: Final = _LENGTH.pack(_ABSENT)
 _TWO_LENGTHS: Final = struct.Struct(">II")
+_MEMBER_LENGTH_HEAD_AND_KEY_LENGTH: Final = struct.Struct(">IBdIIH")  # a group member's length, then as above
 _NOTHING: Final = b""
 
 
@@ -257,20 +258,53 @@ def encode_record(
     maybe_unchanged: bool = False,
 ) -> bytes:
     """One record as stored: the images are the items' stored bytes, copied once into the record."""
+    parts: list[bytes] = []
+    _add_record(parts, False, at, table_id, shard, event, by_service, key, old, new, gsi, kept, maybe_unchanged)
+    return b"".join(parts)
+
+
+def _add_record(
+    parts: list[bytes],
+    as_member: bool,
+    at: float,
+    table_id: int,
+    shard: int,
+    event: int,
+    by_service: bool,
+    key: bytes,
+    old: bytes | None,
+    new: bytes | None,
+    gsi: list[GsiChange],
+    kept: bool,
+    maybe_unchanged: bool,
+) -> None:
+    """Add the pieces of one record to ``parts``; ``as_member``: as a member of a group record, its length first
+    (``encode_group``'s layout), so that a group's changes are joined once, in the group, not each on its own
+    and then again."""
     flags = event | _NO_SHARD_KEY | (_BY_SERVICE if by_service else 0) | (_KEPT if kept else 0)
     if maybe_unchanged:
         flags |= _MAYBE_UNCHANGED
-    head = _HEAD_AND_KEY_LENGTH.pack(flags, at, table_id, shard, len(key))
-    if old is None and new is not None:  # a new item, the streamed put's case: the two lengths packed at once
-        parts = [head, key, _TWO_LENGTHS.pack(_ABSENT, len(new)), new]
+    if as_member:
+        length = _HEAD_AND_KEY_LENGTH.size + len(key) + 8 + (len(old) if old else 0) + (len(new) if new else 0)
+        for entry_key, value in gsi:
+            length += 6 + len(entry_key) + (len(value) if value else 0)
+        parts.append(_MEMBER_LENGTH_HEAD_AND_KEY_LENGTH.pack(length, flags, at, table_id, shard, len(key)))
     else:
-        parts = [head, key, _length_of(old), old or _NOTHING, _length_of(new), new or _NOTHING]
+        parts.append(_HEAD_AND_KEY_LENGTH.pack(flags, at, table_id, shard, len(key)))
+    parts.append(key)
+    if old is None and new is not None:  # a new item, the streamed put's case: the two lengths packed at once
+        parts.append(_TWO_LENGTHS.pack(_ABSENT, len(new)))
+        parts.append(new)
+    else:
+        parts.append(_length_of(old))
+        parts.append(old or _NOTHING)
+        parts.append(_length_of(new))
+        parts.append(new or _NOTHING)
     for entry_key, value in gsi:
         parts.append(len(entry_key).to_bytes(2, "big"))
         parts.append(entry_key)
         parts.append(_length_of(value))
         parts.append(value or _NOTHING)
-    return b"".join(parts)
 
 
 def read_sized(view: memoryview, pos: int) -> tuple[bytes | None, int]:
@@ -394,7 +428,8 @@ class ChangeLog:
         self._plans: dict[int, tuple[TableDef, LogPlan]] = {}  # table id -> (definition, its plan)
         self._shard_index = ShardIndex()  # which records each stream shard holds (filled as shards are read)
         # The encoded changes of the group open (``group``), None when none is: stored as one record when it ends.
-        self._group: list[bytes] | None = None
+        self._group: list[bytes] | None = None  # the open group's record, in pieces (_add_record)
+        self._group_size = 0  # how many changes the open group holds
         self._group_marked = False  # a change of the open group has GSI changes: the group is marked pending
 
     # ---- consumers ------------------------------------------------------------------------------------------
@@ -470,16 +505,22 @@ class ChangeLog:
     def _open_group(self) -> bool:
         if self._group is not None:
             return False
-        self._group = []
+        self._group = [_NOTHING]  # the group record's head goes first, once its size is known
+        self._group_size = 0
         self._group_marked = False
         return True
 
     def _close_group(self, txn: WriteTxn, keep: bool) -> None:
-        members, self._group = self._group, None
-        if not keep or not members:
+        parts, self._group = self._group, None
+        size = self._group_size
+        if parts is None or not keep or not size:
             return
-        base = self._next_seq - len(members)  # the group's changes took the last sequence numbers, in a row
-        txn.append(keyspace.change_key(base), members[0] if len(members) == 1 else encode_group(members))
+        if size == 1:  # stored as the change alone: without its length as a member
+            parts[1] = parts[1][_LENGTH.size :]
+        else:
+            parts[0] = _GROUP_HEAD.pack(_GROUP, size)
+        base = self._next_seq - size  # the group's changes took the last sequence numbers, in a row
+        txn.append(keyspace.change_key(base), b"".join(parts))
         if self._group_marked:
             txn.put(keyspace.gsi_pending_key(base), b"")
             marked = self.marked
@@ -566,13 +607,14 @@ class ChangeLog:
         number."""
         seq = self._next_seq
         self._next_seq = seq + 1
-        record = encode_record(at, table_id, shard, event, by_service, key, old, new, gsi, kept, maybe_unchanged)
         group = self._group
         if group is not None:
-            group.append(record)
+            _add_record(group, True, at, table_id, shard, event, by_service, key, old, new, gsi, kept, maybe_unchanged)
+            self._group_size += 1
             if gsi:
                 self._group_marked = True
             return seq
+        record = encode_record(at, table_id, shard, event, by_service, key, old, new, gsi, kept, maybe_unchanged)
         txn.append(keyspace.change_key(seq), record)
         if gsi:
             txn.put(keyspace.gsi_pending_key(seq), b"")

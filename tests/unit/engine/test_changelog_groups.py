@@ -170,3 +170,27 @@ def test_group_records_encode_and_decode() -> None:
     assert (two.seq, two.shard, two.old, two.gsi) == (11, 4, b"o2", [(b"X", None)])
     assert (two.kept, two.by_service, two.event) == (True, True, MODIFY)
     assert [r.seq for r in changelog.decode_records(5, first)] == [5]
+
+
+_CHANGES: list[dict[str, object]] = [
+    {"at": 1.0, "table_id": 7, "shard": 3, "event": INSERT, "by_service": False, "key": b"k1", "old": None,
+     "new": b"n1", "gsi": []},
+    {"at": 2.0, "table_id": 7, "shard": 4, "event": MODIFY, "by_service": True, "key": b"k2", "old": b"o2",
+     "new": b"n2", "gsi": [(b"X1", None), (b"X2", b"entry")], "kept": True, "maybe_unchanged": True},
+    {"at": 3.0, "table_id": 8, "shard": 0, "event": changelog.REMOVE, "by_service": False, "key": b"k3",
+     "old": b"o3", "new": None, "gsi": [(b"X3", b"")]},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("count", [1, 2, 3])
+def test_a_group_is_stored_exactly_as_its_changes_encoded_one_by_one_and_grouped(count: int) -> None:
+    """The open group gathers its changes' pieces and joins them once; what it stores must be what encoding each
+    change and then the group gives (one change alone: the change's own record)."""
+    ctx, _ = builder.make_ctx()
+    changes = _CHANGES[:count]
+    with ctx.kv.write() as txn, ctx.changelog.group(txn):
+        for change in changes:
+            ctx.changelog.append(txn, **change)  # type: ignore[arg-type]
+    records = [changelog.encode_record(**change) for change in changes]  # type: ignore[arg-type]
+    expected = records[0] if count == 1 else changelog.encode_group(records)
+    assert _stored(ctx) == [(0, expected)]
