@@ -259,31 +259,31 @@ def encode_record(
 ) -> bytes:
     """One record as stored: the images are the items' stored bytes, copied once into the record."""
     parts: list[bytes] = []
-    _add_record(parts, False, at, table_id, shard, event, by_service, key, old, new, gsi, kept, maybe_unchanged)
+    _add_record(parts, False, _flags(event, by_service, kept, maybe_unchanged), at, table_id, shard, key, old, new, gsi)
     return b"".join(parts)
+
+
+def _flags(event: int, by_service: bool, kept: bool, maybe_unchanged: bool) -> int:
+    """A record's first byte: its event and its flags."""
+    flags = event | _NO_SHARD_KEY | (_BY_SERVICE if by_service else 0) | (_KEPT if kept else 0)
+    return flags | _MAYBE_UNCHANGED if maybe_unchanged else flags
 
 
 def _add_record(
     parts: list[bytes],
     as_member: bool,
+    flags: int,
     at: float,
     table_id: int,
     shard: int,
-    event: int,
-    by_service: bool,
     key: bytes,
     old: bytes | None,
     new: bytes | None,
     gsi: list[GsiChange],
-    kept: bool,
-    maybe_unchanged: bool,
 ) -> None:
-    """Add the pieces of one record to ``parts``; ``as_member``: as a member of a group record, its length first
-    (``encode_group``'s layout), so that a group's changes are joined once, in the group, not each on its own
-    and then again."""
-    flags = event | _NO_SHARD_KEY | (_BY_SERVICE if by_service else 0) | (_KEPT if kept else 0)
-    if maybe_unchanged:
-        flags |= _MAYBE_UNCHANGED
+    """Add the pieces of one record (its first byte ``flags``) to ``parts``; ``as_member``: as a member of a
+    group record, its length first (``encode_group``'s layout), so that a group's changes are joined once, in
+    the group, not each on its own and then again."""
     if as_member:
         length = _HEAD_AND_KEY_LENGTH.size + len(key) + 8 + (len(old) if old else 0) + (len(new) if new else 0)
         for entry_key, value in gsi:
@@ -609,7 +609,9 @@ class ChangeLog:
         self._next_seq = seq + 1
         group = self._group
         if group is not None:
-            _add_record(group, True, at, table_id, shard, event, by_service, key, old, new, gsi, kept, maybe_unchanged)
+            _add_record(
+                group, True, _flags(event, by_service, kept, maybe_unchanged), at, table_id, shard, key, old, new, gsi
+            )
             self._group_size += 1
             if gsi:
                 self._group_marked = True

@@ -122,31 +122,31 @@ class LmdbWriteTxn(LmdbReadTxn):
         owner._write_committed(self._log, self._written, self._batched)
 
     def put(self, key: bytes, value: bytes) -> None:
-        self._written += len(key) + len(value)
-        if self._log is not None:
-            self._log += (encode_put(key, value), key, value)
+        self._count_put(key, value)
         try:
             self._store(key, value)
         except lmdb.Error as e:
             raise self._failure("put", e) from e
 
     def swap(self, key: bytes, value: bytes) -> bytes | None:
-        self._written += len(key) + len(value)
-        if self._log is not None:
-            self._log += (encode_put(key, value), key, value)
+        self._count_put(key, value)
         try:
             return self._replace(key, value)
         except lmdb.Error as e:
             raise self._failure("put", e) from e
 
     def append(self, key: bytes, value: bytes) -> None:
-        self._written += len(key) + len(value)
-        if self._log is not None:
-            self._log += (encode_put(key, value), key, value)
+        self._count_put(key, value)
         try:
             self._append(key, value)
         except lmdb.Error as e:
             raise self._failure("put", e) from e
+
+    def _count_put(self, key: bytes, value: bytes) -> None:
+        """A put's bytes counted, and the put recorded for the durable log."""
+        self._written += len(key) + len(value)
+        if self._log is not None:
+            self._log += (encode_put(key, value), key, value)
 
     def delete(self, key: bytes) -> bool:
         if self._log is not None:
