@@ -427,8 +427,9 @@ class ChangeLog:
         self._versioners: dict[str, Versioner] = {}  # consumer name -> what it stamps in each write
         self._plans: dict[int, tuple[TableDef, LogPlan]] = {}  # table id -> (definition, its plan)
         self._shard_index = ShardIndex()  # which records each stream shard holds (filled as shards are read)
-        # The encoded changes of the group open (``group``), None when none is: stored as one record when it ends.
-        self._group: list[bytes] | None = None  # the open group's record, in pieces (_add_record)
+        # The record of the group open (``group``) in pieces (``_add_record``'s), None when none is: joined and
+        # stored as one record when it ends.
+        self._group: list[bytes] | None = None
         self._group_size = 0  # how many changes the open group holds
         self._group_marked = False  # a change of the open group has GSI changes: the group is marked pending
 
