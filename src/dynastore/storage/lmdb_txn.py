@@ -185,7 +185,7 @@ class AppendingCursor:
     """The cursor ``BatchWriteTxn.append`` writes into its owner's open batch with, one a batch, kept from one
     write to the next: it stays where the last append left it, most often on the page the next key goes to, so
     LMDB searches that page alone rather than the tree from its root (and no temporary cursor is made, as a
-    transaction's ``replace`` makes one): about a third of an append's LMDB cost."""
+    transaction's ``replace`` makes one): about two fifths less LMDB work an append (4.0k instructions to 2.4k)."""
 
     __slots__ = ("_batch", "_cursor")
 
