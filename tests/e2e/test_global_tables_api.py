@@ -29,6 +29,14 @@ def ddb_west(request: pytest.FixtureRequest) -> Any:
     return session.client(region_name="us-west-2", config=BOTO_CONFIG, **stand_in)
 
 
+@pytest.fixture(scope="module")
+def ddb_eu(request: pytest.FixtureRequest) -> Any:
+    """A client of the same dynastore in eu-west-1: a third region of a set."""
+    session: Any = session_dynastore(request)
+    stand_in = {} if session.credentials is not None else {"aws_access_key_id": "AKIDEXAMPLE"}
+    return session.client(region_name="eu-west-1", config=BOTO_CONFIG, **stand_in)
+
+
 def streamed_table(ddb: Any, **extra: Any) -> str:
     return create_table(ddb, "S", StreamSpecification=NEW_AND_OLD, **extra)
 
@@ -51,6 +59,31 @@ def wait_replica(ddb: Any, name: str, region: str, status: str) -> dict[str, Any
             return table
         time.sleep(0.05)
     raise AssertionError(f"replica {region} of {name} never became {status}: {table.get('Replicas')}")
+
+
+def own_settings(client: Any, name: str) -> tuple[int, int, str | None]:
+    """A replica's table as its own region describes it: its read capacity, its GSI's, its table class."""
+    table = client.describe_table(TableName=name)["Table"]
+    gsi = table["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"]["ReadCapacityUnits"]
+    table_class = table.get("TableClassSummary", {}).get("TableClass")
+    return table["ProvisionedThroughput"]["ReadCapacityUnits"], gsi, table_class
+
+
+def listing(client: Any, name: str, region: str) -> dict[str, Any]:
+    """How the client's region lists the replica of ``region``."""
+    replicas = client.describe_table(TableName=name)["Table"]["Replicas"]
+    return next(r for r in replicas if r["RegionName"] == region)
+
+
+def settled(read: Any, expected: Any) -> bool:
+    """Whether ``read()`` comes to equal ``expected`` (replication is asynchronous); the last value is shown."""
+    found = None
+    for _ in range(400):
+        found = read()
+        if found == expected:
+            return True
+        time.sleep(0.05)
+    raise AssertionError(f"{found!r} never became {expected!r}")
 
 
 class TestValidation:
@@ -281,6 +314,74 @@ class TestReplicaLifecycle:
         ]
         deleting = replica_update(ddb, name, {"Delete": {"RegionName": "us-west-2"}})["TableDescription"]
         assert deleting["Replicas"][0]["ReplicaStatus"] == "DELETING"
+
+    def test_a_replicas_own_settings_reach_its_table_and_every_regions_list(
+        self, ddb: Any, ddb_west: Any, ddb_eu: Any
+    ) -> None:
+        name = unique_name()
+        ddb.create_table(
+            TableName=name,
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "g", "AttributeType": "S"},
+            ],
+            ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
+            GlobalSecondaryIndexes=[
+                {
+                    "IndexName": "by_g",
+                    "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "KEYS_ONLY"},
+                    "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
+                }
+            ],
+            StreamSpecification=NEW_AND_OLD,
+        )
+        ddb.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 0.05, "MaxAttempts": 200})
+        gsi_read = [{"IndexName": "by_g", "ProvisionedThroughputOverride": {"ReadCapacityUnits": 3}}]
+        replica_update(ddb, name, create_in("us-west-2", GlobalSecondaryIndexes=gsi_read))
+        wait_replica(ddb, name, "us-west-2", "ACTIVE")
+        replica_update(ddb, name, create_in("eu-west-1"))
+        wait_replica(ddb, name, "eu-west-1", "ACTIVE")
+        assert own_settings(ddb_west, name) == (5, 3, None)  # created with its GSI's override
+        assert own_settings(ddb_eu, name) == (5, 5, None)
+
+        # Changed in us-east-1: the replica's table in us-west-2 takes them, and eu-west-1 lists them.
+        update = {
+            "Update": {
+                "RegionName": "us-west-2",
+                "ProvisionedThroughputOverride": {"ReadCapacityUnits": 7},
+                "TableClassOverride": "STANDARD_INFREQUENT_ACCESS",
+                "GlobalSecondaryIndexes": [
+                    {"IndexName": "by_g", "ProvisionedThroughputOverride": {"ReadCapacityUnits": 4}}
+                ],
+            }
+        }
+        replica_update(ddb, name, update)
+        assert settled(lambda: own_settings(ddb_west, name), (7, 4, "STANDARD_INFREQUENT_ACCESS"))
+        listed = {
+            "RegionName": "us-west-2",
+            "ReplicaStatus": "ACTIVE",
+            "ProvisionedThroughputOverride": {"ReadCapacityUnits": 7},
+            "GlobalSecondaryIndexes": [
+                {"IndexName": "by_g", "ProvisionedThroughputOverride": {"ReadCapacityUnits": 4}}
+            ],
+            "ReplicaTableClassSummary": {"TableClass": "STANDARD_INFREQUENT_ACCESS"},
+        }
+        assert settled(lambda: listing(ddb_eu, name, "us-west-2"), listed)
+        west = ddb_west.describe_table(TableName=name)["Table"]
+        assert "LastIncreaseDateTime" in west["ProvisionedThroughput"]
+
+        # Changed again from eu-west-1: the newest wins everywhere. An override left out is the source's setting.
+        replica_update(ddb_eu, name, {"Update": {"RegionName": "us-west-2", "TableClassOverride": "STANDARD"}})
+        assert settled(lambda: own_settings(ddb_west, name), (5, 5, "STANDARD"))
+        plain = {
+            "RegionName": "us-west-2",
+            "ReplicaStatus": "ACTIVE",
+            "ReplicaTableClassSummary": {"TableClass": "STANDARD"},
+        }
+        assert settled(lambda: listing(ddb, name, "us-west-2"), plain)
+        assert own_settings(ddb_eu, name) == (5, 5, None)  # the other replicas' own settings are untouched
 
 
 class TestMetrics:

@@ -221,6 +221,32 @@ def test_settings_changed_on_one_server_reach_the_others(three: PeerServers) -> 
         eventually(lambda r=reader: ttl(r) == {"TimeToLiveStatus": "DISABLED"}, f"time to live off in {reader}")  # type: ignore[misc]
 
 
+def test_a_replicas_own_settings_changed_on_one_server_reach_its_table_and_the_others_lists(
+    three: PeerServers,
+) -> None:
+    def table_class(region: str) -> str | None:
+        table = three.client(region).describe_table(TableName=TABLE)["Table"]
+        found: str | None = table.get("TableClassSummary", {}).get("TableClass")
+        return found
+
+    def listed_class(reader: str, region: str) -> str | None:
+        table = three.client(reader).describe_table(TableName=TABLE)["Table"]
+        replica = next(r for r in table["Replicas"] if r["RegionName"] == region)
+        found: str | None = replica.get("ReplicaTableClassSummary", {}).get("TableClass")
+        return found
+
+    for setter, wanted in ((EAST, "STANDARD_INFREQUENT_ACCESS"), (EU, "STANDARD")):
+        three.client(setter).update_table(
+            TableName=TABLE, ReplicaUpdates=[{"Update": {"RegionName": WEST, "TableClassOverride": wanted}}]
+        )
+        eventually(lambda w=wanted: table_class(WEST) == w, f"{WEST}'s table class {wanted} set in {setter}")  # type: ignore[misc]
+        for reader in (EAST, EU):
+            eventually(
+                lambda r=reader, w=wanted: listed_class(r, WEST) == w,  # type: ignore[misc]
+                f"{reader} listing {WEST}'s class {wanted}",
+            )
+
+
 def post(server_url: str, endpoint: str, body: bytes, headers: dict[str, str]) -> tuple[int, Any]:
     request = urllib.request.Request(
         f"{server_url}/dynastore/global-tables/{endpoint}", data=body, method="POST", headers=headers

@@ -19,11 +19,18 @@ MaxWriteRequestUnits) and the warm throughput of the table and of its GSIs. The 
 read capacity (ReplicaUpdates' overrides), table class, point-in-time recovery, tags, deletion protection,
 resource policies. (DynamoDB lets a replica override its on-demand MaxReadRequestUnits too, with
 OnDemandThroughputOverride; dynastore does not keep that override, so a replica's maximum follows the set's.)
+
 Each table notes the version of its settings (``settings_version``: the hybrid clock's stamp and the region of
 the change) and their digest as of that version; the replicator finds a table whose settings no
 longer match the digest (changed in its region), stamps a new version and announces the definition; a replica
 whose version is older takes the settings (``ensure_replica_table``) with that version, last writer wins as for
 items, so two regions changing them at once end with the same settings.
+
+A replica's own settings (ReplicaUpdates' overrides: its read capacity, its GSIs', its table class) are set by
+the region that adds or updates it, with a version (``ReplicaDef.overrides_version``: when, and which region).
+Every region's list takes the newest it is told of (``_listed``), and the replica's table takes them when they
+are newer than the ones it last took (``TableDef.own_overrides_version``, ``_with_own_settings``); a change of
+them is announced as a change of the synchronized settings is (their versions are part of the digest).
 
 States: adding a replica makes it CREATING and the table UPDATING until the replica is ACTIVE; removing one makes
 it DELETING until its table is dropped, then it leaves every list.
@@ -130,7 +137,7 @@ def add_replica(ctx: Context, table_name: str, region: str, overrides: ReplicaOv
         stream = td.stream
         if stream is None or not stream.enabled or stream.view_type != NEW_AND_OLD_IMAGES:
             raise ValidationException(messages.GT_STREAM_REQUIRED.format(name=td.name), bare=True)
-        replica = _new_replica(region, overrides)
+        replica = _new_replica(region, overrides, _overrides_version(ctx))
         return dataclasses.replace(
             td,
             replicas=(*td.replicas, replica),
@@ -142,7 +149,7 @@ def add_replica(ctx: Context, table_name: str, region: str, overrides: ReplicaOv
     return tables.change(ctx, table_name, mutate)
 
 
-def _new_replica(region: str, overrides: ReplicaOverrides) -> ReplicaDef:
+def _new_replica(region: str, overrides: ReplicaOverrides, version: tuple[int, str]) -> ReplicaDef:
     """A replica the API adds: CREATING, with its own settings."""
     return ReplicaDef(
         region,
@@ -151,7 +158,18 @@ def _new_replica(region: str, overrides: ReplicaOverrides) -> ReplicaDef:
         gsi_overrides=overrides.gsi_overrides,
         table_class=overrides.table_class,
         progress="0",
+        overrides_version=version,
     )
+
+
+def _overrides_version(ctx: Context, after: tuple[int, str] | None = None) -> tuple[int, str]:
+    """The version of replica settings set now in ``ctx``'s region: its clock's milliseconds, and past the version
+    ``after`` of the settings they replace (a region whose clock runs behind still orders its change after the
+    one it has seen)."""
+    stamp = int(ctx.clock.now() * 1000)
+    if after is not None and stamp <= after[0]:
+        stamp = after[0] + 1
+    return stamp, ctx.namespace.region
 
 
 def add_strong_replicas(
@@ -167,7 +185,8 @@ def add_strong_replicas(
             raise ResourceInUseException(messages.TABLE_BEING_UPDATED.format(name=td.name))
         if td.replicas:
             raise ValidationException(messages.MRSC_CONSISTENCY_UNCHANGEABLE.format(name=td.name), bare=True)
-        added = tuple(_new_replica(region, overrides) for region, overrides in creates)
+        version = _overrides_version(ctx)
+        added = tuple(_new_replica(region, overrides, version) for region, overrides in creates)
         return dataclasses.replace(
             td,
             replicas=added,
@@ -226,6 +245,7 @@ def update_replica(ctx: Context, table_name: str, region: str, overrides: Replic
             read_capacity_override=overrides.read_capacity_override,
             gsi_overrides=overrides.gsi_overrides,
             table_class=overrides.table_class,
+            overrides_version=_overrides_version(ctx, replica.overrides_version),
         )
         return _with_replica(td, changed)
 
@@ -323,19 +343,24 @@ def ensure_replica_table(ctx: Context, definition: dict[str, Any]) -> TableDef |
         return None
 
     incoming = _settings_version(definition)
-    if incoming is None or not _newer(incoming, existing.settings_version):
+    source = None if definition.get("Table") is None else TableDef.from_record(definition["Table"])
+    own = None if source is None else _newer_settings(source.replica(own_region), existing.own_overrides_version)
+    if (incoming is None or not _newer(incoming, existing.settings_version)) and own is None:
 
         def mutate(td: TableDef) -> TableDef:
             return _settled(dataclasses.replace(td, replicas=_listed(td, definition, own_region)))
 
         return tables.change(ctx, name, mutate)
-    source = TableDef.from_record(definition["Table"])
+    assert source is not None  # a settings version or a replica's settings come with the table's record
 
     def synchronize(td: TableDef) -> TableDef:
         listed = dataclasses.replace(td, replicas=_listed(td, definition, own_region))
-        if not _newer(incoming, td.settings_version):
-            return _settled(listed)
-        return _settled(_synchronized(ctx, listed, source, incoming))
+        if incoming is not None and _newer(incoming, td.settings_version):
+            listed = _synchronized(ctx, listed, source, incoming)
+        mine = _newer_settings(source.replica(own_region), td.own_overrides_version)
+        if mine is not None:
+            listed = _with_own_settings(ctx, listed, mine, source)
+        return _settled(listed)
 
     return tables.update(ctx, name, synchronize)
 
@@ -372,7 +397,12 @@ def synchronized_settings(td: TableDef) -> tuple[Any, ...]:
     )
     ttl = td.ttl.attribute_name if td.ttl is not None and td.ttl.enabled else None
     write = _write_capacity(td.pending_throughput or td.throughput) if provisioned else None
-    return (td.billing_mode.value, write, tuple(gsis), ttl, _on_demand_units(td.on_demand), _warm_units(td.warm))
+    # Not a shared setting: in the digest so that a replica's own settings changed here are announced too.
+    own_settings = sorted((r.region, r.overrides_version) for r in td.replicas if r.overrides_version is not None)
+    return (
+        td.billing_mode.value, write, tuple(gsis), ttl, _on_demand_units(td.on_demand), _warm_units(td.warm),
+        tuple(own_settings),
+    )  # fmt: skip
 
 
 def settings_digest(td: TableDef) -> str:
@@ -536,18 +566,89 @@ def _listed(td: TableDef, definition: dict[str, Any], own_region: str) -> tuple[
     regions = definition.get("Regions")
     if regions is None:
         return tuple(r for r in td.replicas if r.region not in removed)
+    listing = None if definition.get("Table") is None else TableDef.from_record(definition["Table"])
     out: list[ReplicaDef] = []
     for region, status in regions:
         if region == own_region or region in removed:
             continue
         known = td.replica(region)
+        told = _newer_settings(
+            None if listing is None else listing.replica(region), None if known is None else known.overrides_version
+        )
+        if told is not None:
+            known = _own_settings_of(told, known)
         out.append(ReplicaDef(region, status) if known is None else dataclasses.replace(known, status=status))
     return tuple(out)
 
 
+def _own_settings_of(told: ReplicaDef, known: ReplicaDef | None) -> ReplicaDef:
+    """The entry ``known`` (None: a region not listed yet) with the replica settings ``told`` holds."""
+    base = known if known is not None else ReplicaDef(told.region, told.status)
+    return dataclasses.replace(
+        base,
+        read_capacity_override=told.read_capacity_override,
+        gsi_overrides=told.gsi_overrides,
+        table_class=told.table_class,
+        overrides_version=told.overrides_version,
+    )
+
+
+def _newer_settings(listed: ReplicaDef | None, version: tuple[int, str] | None) -> ReplicaDef | None:
+    """``listed`` (a region's entry in another region's list) if its replica settings are newer than ``version``
+    (None: none known)."""
+    if listed is None or listed.overrides_version is None:
+        return None
+    return listed if _newer(listed.overrides_version, version) else None
+
+
+def _with_own_settings(ctx: Context, td: TableDef, own: ReplicaDef, source: TableDef) -> TableDef:
+    """``td`` (this region's replica) with the settings another region lists for it: the read capacity of the
+    table and of each GSI (a provisioned table's: the override, else the source's, as DynamoDB takes an override
+    left out) and the table class (the override, else the source's)."""
+    throughput, pending, gsis = td.throughput, td.pending_throughput, td.gsis
+    if td.billing_mode is BillingMode.PROVISIONED:
+        read = source.throughput.read if own.read_capacity_override is None else own.read_capacity_override
+        now = ctx.clock.now()
+        throughput = _with_read(throughput, read, now)
+        pending = None if pending is None else _with_read(pending, read, now)
+        reads = dict(own.gsi_overrides)
+        gsis = tuple(_gsi_with_read(g, reads.get(g.name), source.index(g.name), now) for g in td.gsis)
+    table_class = own.table_class or source.table_class
+    new = dataclasses.replace(
+        td, throughput=throughput, pending_throughput=pending, gsis=gsis, own_overrides_version=own.overrides_version
+    )
+    if table_class != td.table_class:
+        new = dataclasses.replace(new, table_class=table_class, table_class_updated_at=ctx.clock.now())
+    return new
+
+
+def _gsi_with_read(gsi: IndexDef, override: int | None, source: IndexDef | None, now: float) -> IndexDef:
+    """A provisioned replica's GSI with its read capacity: the override, else the source's GSI's."""
+    if gsi.throughput is None:
+        return gsi
+    read = override
+    if read is None:
+        if source is None or source.throughput is None:
+            return gsi
+        read = source.throughput.read
+    return dataclasses.replace(gsi, throughput=_with_read(gsi.throughput, read, now))
+
+
+def _with_read(throughput: ProvisionedThroughput, read: int, now: float) -> ProvisionedThroughput:
+    """``throughput`` with ``read`` units, counted as an increase or a decrease as UpdateTable counts one (the
+    daily limit on decreases is the changing region's to check: this one takes the change)."""
+    if read > throughput.read:
+        return dataclasses.replace(throughput, read=read, last_increase=now)
+    if read < throughput.read:
+        decreases = throughput.decreases_on(now) + 1
+        return dataclasses.replace(throughput, read=read, last_decrease=now, decreases_today=decreases)
+    return throughput
+
+
 def _new_replica_table(ctx: Context, definition: dict[str, Any]) -> TableDef:
     """A replica's definition from the source's record: the same schema, indexes, billing and stream, new ids,
-    empty, ACTIVE, its own read capacity and table class when the source's list gives them overrides."""
+    empty, ACTIVE, its own read capacities (table and GSIs) and table class when the source's list gives them
+    overrides."""
     source = TableDef.from_record(definition["Table"])
     own_region = ctx.namespace.region
     own = source.replica(own_region)
@@ -583,6 +684,8 @@ def _new_replica_table(ctx: Context, definition: dict[str, Any]) -> TableDef:
         replicas=_listed(source, definition, own_region),
         global_table_version=GLOBAL_TABLE_VERSION,
     )
+    if own is not None and own.overrides_version is not None:
+        replica = _with_own_settings(ctx, replica, own, source)  # its GSIs' read capacities, the version taken
     # The source's settings version, with the digest of the settings as this replica holds them.
     return dataclasses.replace(replica, settings_digest=settings_digest(replica))
 

@@ -288,7 +288,10 @@ class ReplicaDef:
     """One other region of a global table's replica set, as this table's definition lists it (DescribeTable's
     Replicas: every region of the set but the table's own). ``status``: CREATING, ACTIVE, UPDATING, DELETING,
     CREATION_FAILED, REGION_DISABLED or INACCESSIBLE_ENCRYPTION_CREDENTIALS; ``progress``: the
-    ReplicaStatusPercentProgress while CREATING; ``gsi_overrides``: (index name, read capacity override or None)."""
+    ReplicaStatusPercentProgress while CREATING; ``gsi_overrides``: (index name, read capacity override or None);
+    ``overrides_version``: when the replica's own settings (the overrides and the table class) were last set, as
+    (milliseconds, region that set them): every region's list takes the newest, and so does the replica's table
+    (``TableDef.own_overrides_version``)."""
 
     region: str
     status: str = CREATING
@@ -297,6 +300,7 @@ class ReplicaDef:
     gsi_overrides: tuple[tuple[str, int | None], ...] = ()
     table_class: str | None = None
     progress: str | None = None
+    overrides_version: tuple[int, str] | None = None
 
     def to_record(self) -> list[Any]:
         overrides = [list(o) for o in self.gsi_overrides]
@@ -308,12 +312,16 @@ class ReplicaDef:
             overrides,
             self.table_class,
             self.progress,
+            None if self.overrides_version is None else list(self.overrides_version),
         ]
 
     @classmethod
     def from_record(cls, rec: list[Any]) -> ReplicaDef:
         overrides = tuple((str(o[0]), o[1]) for o in rec[4])
-        return cls(rec[0], rec[1], rec[2], rec[3], overrides, rec[5], rec[6])
+        version = rec[7] if len(rec) > 7 else None  # (records written before versions were kept have none)
+        return cls(
+            rec[0], rec[1], rec[2], rec[3], overrides, rec[5], rec[6], None if version is None else _version(version)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,6 +378,9 @@ class TableDef:
     # that no longer match it were changed in this region since (global_tables/replicas.py ``synchronized_settings``).
     settings_version: tuple[int, str] | None = None
     settings_digest: str | None = None
+    # The version of this replica's own settings (``ReplicaDef.overrides_version``) it last took from the list of
+    # another region of its set (None: none taken since it was created without overrides).
+    own_overrides_version: tuple[int, str] | None = None
     # Multi-region strong consistency (MultiRegionConsistency STRONG, global_tables/strong.py): the id of the
     # strong log every replica of the set commits its writes to (None: the table is not an MRSC global table),
     # and the set's witness region (it holds the log and serves no table) if it has one.
@@ -473,6 +484,7 @@ class TableDef:
             "gtc": self.global_table_created_at,
             "gsv": None if self.settings_version is None else list(self.settings_version),
             "gsd": self.settings_digest,
+            "oov": None if self.own_overrides_version is None else list(self.own_overrides_version),
             "slog": self.strong_log,
             "wit": self.witness_region,
         }
@@ -517,8 +529,9 @@ class TableDef:
             replicas=tuple(ReplicaDef.from_record(r) for r in rec.get("replicas", ())),
             global_table_version=rec.get("gtv"),
             global_table_created_at=rec.get("gtc"),
-            settings_version=None if rec.get("gsv") is None else (int(rec["gsv"][0]), str(rec["gsv"][1])),
+            settings_version=None if rec.get("gsv") is None else _version(rec["gsv"]),
             settings_digest=rec.get("gsd"),
+            own_overrides_version=None if rec.get("oov") is None else _version(rec["oov"]),
             strong_log=rec.get("slog"),
             witness_region=rec.get("wit"),
         )
@@ -530,3 +543,8 @@ class TableDef:
 
 def _stream_policy(rec: list[str]) -> tuple[str, str, str]:
     return rec[0], rec[1], rec[2]
+
+
+def _version(record: list[Any]) -> tuple[int, str]:
+    """A (stamp, region) version from its record."""
+    return int(record[0]), str(record[1])

@@ -1,9 +1,11 @@
 """global_tables/replicas.py: the status DescribeTable shows of a strongly consistent table's witness; the
-settings every replica shares."""
+settings every replica shares; the versions of a replica's own settings."""
 
 from __future__ import annotations
 
 import dataclasses
+
+import orjson
 
 from dynastore.global_tables.replicas import synchronized_settings, witness_status
 from dynastore.model.table_schema import (
@@ -69,3 +71,31 @@ def test_a_replicas_own_settings_are_not_synchronized() -> None:
         base, deletion_protection=True, table_class="STANDARD_INFREQUENT_ACCESS", tags=(("k", "v"),)
     )
     assert synchronized_settings(own) == synchronized_settings(base)
+
+
+def test_a_change_of_a_replicas_own_settings_is_announced() -> None:
+    # Not shared, but their versions are in the digest: a region that changed them announces the table's list.
+    base = table(ACTIVE, witness=None)
+    first = dataclasses.replace(base, replicas=(ReplicaDef("us-west-2", ACTIVE, overrides_version=(1, "us-east-1")),))
+    later = dataclasses.replace(base, replicas=(ReplicaDef("us-west-2", ACTIVE, overrides_version=(2, "us-east-1")),))
+    assert synchronized_settings(first) != synchronized_settings(base)
+    assert synchronized_settings(later) != synchronized_settings(first)
+    # A status is no setting.
+    moved = dataclasses.replace(first, replicas=(dataclasses.replace(first.replicas[0], status=CREATING),))
+    assert synchronized_settings(moved) == synchronized_settings(first)
+
+
+def test_replica_settings_versions_are_kept_in_the_record() -> None:
+    replica = ReplicaDef(
+        "us-west-2", ACTIVE, read_capacity_override=7, gsi_overrides=(("by_g", 3),),
+        table_class="STANDARD_INFREQUENT_ACCESS", overrides_version=(1700000000000, "us-east-1"),
+    )  # fmt: skip
+    td = dataclasses.replace(table(ACTIVE, witness=None), replicas=(replica,), own_overrides_version=(5, "eu-west-1"))
+    again = TableDef.from_record(orjson.loads(orjson.dumps(td.to_record())))
+    assert again.replicas == (replica,)
+    assert again.own_overrides_version == (5, "eu-west-1")
+    # A record written before versions were kept reads as having none.
+    assert ReplicaDef.from_record(replica.to_record()[:7]) == dataclasses.replace(replica, overrides_version=None)
+    old = td.to_record()
+    del old["oov"]
+    assert TableDef.from_record(old).own_overrides_version is None

@@ -438,6 +438,42 @@ def test_a_replica_table_being_deleted_refuses_the_whole_batch() -> None:
     )
 
 
+def test_a_replica_s_own_settings_reach_its_table_and_every_list_and_stay() -> None:
+    regions = Regions()
+    table = create(regions.east, "t", 5, 5, stream=STREAM)
+    replicas.add_replica(regions.east, "t", WEST)
+    settle(regions.replicator)
+    europe = regions.east.in_namespace("000000000000", "eu-west-1")
+    replicas.add_replica(regions.east, "t", "eu-west-1")
+    settle(regions.replicator)
+    assert regions.west.catalog.get("t").throughput.read == table.throughput.read == 5
+
+    regions.clock.advance(1)
+    overrides = replicas.ReplicaOverrides(read_capacity_override=7, table_class="STANDARD_INFREQUENT_ACCESS")
+    set_in_east = replicas.update_replica(regions.east, "t", WEST, overrides).replica(WEST)
+    assert set_in_east is not None
+    settle(regions.replicator)
+    west = regions.west.catalog.get("t")
+    assert (west.throughput.read, west.table_class) == (7, "STANDARD_INFREQUENT_ACCESS")
+    assert west.own_overrides_version == set_in_east.overrides_version
+    assert europe.catalog.get("t").replica(WEST) == set_in_east  # the third region lists them too
+    assert regions.east.catalog.get("t").throughput.read == 5  # the others keep their own
+    assert settle(regions.replicator) == 0  # nothing announced back and forth
+
+    # Set again from eu-west-1 with its clock behind: still after the change it has seen, so it wins everywhere.
+    regions.clock.advance(-60)
+    later = replicas.ReplicaOverrides(read_capacity_override=9)
+    set_in_europe = replicas.update_replica(europe, "t", WEST, later).replica(WEST)
+    assert set_in_europe is not None and set_in_europe.overrides_version is not None
+    assert set_in_east.overrides_version is not None
+    assert set_in_europe.overrides_version > set_in_east.overrides_version
+    settle(regions.replicator)
+    west = regions.west.catalog.get("t")
+    assert (west.throughput.read, west.table_class) == (9, None)  # a class left out is the source's again
+    assert regions.east.catalog.get("t").replica(WEST) == set_in_europe
+    assert settle(regions.replicator) == 0
+
+
 def test_settings_changed_in_two_regions_at_once_converge_on_the_later_change_and_stay() -> None:
     regions = Regions()
     global_table(regions)
