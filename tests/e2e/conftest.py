@@ -396,6 +396,31 @@ def create_table_with_gsi(ddb: Any, projection: str = "ALL") -> str:
     return create_table(ddb, indexed={"g": "S"}, GlobalSecondaryIndexes=[index])
 
 
+def create_provisioned_table_with_gsi(ddb: Any, read: int = 5, write: int = 5, **extra: Any) -> str:
+    """A new provisioned table (``read`` and ``write`` units) keyed by the string ``pk``, with the GSI ``by_g``
+    (all attributes, 5 read and 5 write units) on the string ``g``; not waited for."""
+    name = unique_name()
+    ddb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "g", "AttributeType": "S"},
+        ],
+        ProvisionedThroughput={"ReadCapacityUnits": read, "WriteCapacityUnits": write},
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "by_g",
+                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"},
+                "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
+            }
+        ],
+        **extra,
+    )
+    return name
+
+
 @pytest.fixture(scope="module")
 def table_s(ddb: Any) -> str:
     """A table with a string hash key `pk`."""

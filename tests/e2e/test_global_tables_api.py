@@ -13,7 +13,15 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import BOTO_CONFIG, Send, create_table, error_of, session_dynastore, unique_name
+from tests.e2e.conftest import (
+    BOTO_CONFIG,
+    Send,
+    create_provisioned_table_with_gsi,
+    create_table,
+    error_of,
+    session_dynastore,
+    unique_name,
+)
 
 pytestmark = pytest.mark.not_on_cluster("global tables are served by a single dynastore and its peers")
 
@@ -318,25 +326,7 @@ class TestReplicaLifecycle:
     def test_a_replicas_own_settings_reach_its_table_and_every_regions_list(
         self, ddb: Any, ddb_west: Any, ddb_eu: Any
     ) -> None:
-        name = unique_name()
-        ddb.create_table(
-            TableName=name,
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "g", "AttributeType": "S"},
-            ],
-            ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
-            GlobalSecondaryIndexes=[
-                {
-                    "IndexName": "by_g",
-                    "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
-                    "Projection": {"ProjectionType": "KEYS_ONLY"},
-                    "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
-                }
-            ],
-            StreamSpecification=NEW_AND_OLD,
-        )
+        name = create_provisioned_table_with_gsi(ddb, StreamSpecification=NEW_AND_OLD)
         ddb.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 0.05, "MaxAttempts": 200})
         gsi_read = [{"IndexName": "by_g", "ProvisionedThroughputOverride": {"ReadCapacityUnits": 3}}]
         replica_update(ddb, name, create_in("us-west-2", GlobalSecondaryIndexes=gsi_read))

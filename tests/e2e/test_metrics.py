@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import ADMIN, error_of, make_client, unique_name
+from tests.e2e.conftest import ADMIN, create_provisioned_table_with_gsi, error_of, make_client
 from tests.e2e.server_process import ServerProcess, server_fixture
 from tests.prometheus_text import Series, parse, value
 
@@ -38,25 +38,7 @@ def scrape(url: str) -> tuple[dict[Series, float], dict[str, str]]:
 
 
 def provisioned_table(ddb: Any) -> str:
-    name = unique_name()
-    ddb.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "g", "AttributeType": "S"},
-        ],
-        ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1},
-        GlobalSecondaryIndexes=[
-            {
-                "IndexName": "by_g",
-                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
-                "Projection": {"ProjectionType": "ALL"},
-                "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
-            }
-        ],
-    )
-    return name
+    return create_provisioned_table_with_gsi(ddb, read=1, write=1)
 
 
 def spend_burst(server: ServerProcess, table: str) -> None:
