@@ -334,6 +334,9 @@ class TestReplicaLifecycle:
         replica_update(ddb, name, create_in("eu-west-1"))
         wait_replica(ddb, name, "eu-west-1", "ACTIVE")
         assert own_settings(ddb_west, name) == (5, 3, None)  # created with its GSI's override
+        west_gsi = ddb_west.describe_table(TableName=name)["Table"]["GlobalSecondaryIndexes"][0]
+        assert west_gsi["ProvisionedThroughput"]["NumberOfDecreasesToday"] == 0  # it started at 3: no decrease
+        assert "LastDecreaseDateTime" not in west_gsi["ProvisionedThroughput"]
         assert own_settings(ddb_eu, name) == (5, 5, None)
 
         # Changed in us-east-1: the replica's table in us-west-2 takes them, and eu-west-1 lists them.

@@ -348,13 +348,13 @@ def ensure_replica_table(ctx: Context, definition: dict[str, Any]) -> TableDef |
     if (incoming is None or not _newer(incoming, existing.settings_version)) and own is None:
 
         def mutate(td: TableDef) -> TableDef:
-            return _settled(dataclasses.replace(td, replicas=_listed(td, definition, own_region)))
+            return _settled(dataclasses.replace(td, replicas=_listed(td, definition, source, own_region)))
 
         return tables.change(ctx, name, mutate)
     assert source is not None  # a settings version or a replica's settings come with the table's record
 
     def synchronize(td: TableDef) -> TableDef:
-        listed = dataclasses.replace(td, replicas=_listed(td, definition, own_region))
+        listed = dataclasses.replace(td, replicas=_listed(td, definition, source, own_region))
         if incoming is not None and _newer(incoming, td.settings_version):
             listed = _synchronized(ctx, listed, source, incoming)
         mine = _newer_settings(source.replica(own_region), td.own_overrides_version)
@@ -559,14 +559,16 @@ def _settled(td: TableDef) -> TableDef:
     return td
 
 
-def _listed(td: TableDef, definition: dict[str, Any], own_region: str) -> tuple[ReplicaDef, ...]:
-    """The replica list ``td`` takes from ``definition``: every other region it names (keeping each one's own
-    settings), or, for a removal notice, the current list without the removed regions."""
+def _listed(
+    td: TableDef, definition: dict[str, Any], listing: TableDef | None, own_region: str
+) -> tuple[ReplicaDef, ...]:
+    """The replica list ``td`` takes from ``definition``: every other region it names, with its own settings as
+    ``td`` lists them or, when newer, as ``listing`` (the definition's table, None in a removal notice) does;
+    or, for a removal notice, the current list without the removed regions."""
     removed = set(definition.get("Removed") or ())
     regions = definition.get("Regions")
     if regions is None:
         return tuple(r for r in td.replicas if r.region not in removed)
-    listing = None if definition.get("Table") is None else TableDef.from_record(definition["Table"])
     out: list[ReplicaDef] = []
     for region, status in regions:
         if region == own_region or region in removed:
@@ -601,14 +603,17 @@ def _newer_settings(listed: ReplicaDef | None, version: tuple[int, str] | None) 
     return listed if _newer(listed.overrides_version, version) else None
 
 
-def _with_own_settings(ctx: Context, td: TableDef, own: ReplicaDef, source: TableDef) -> TableDef:
+def _with_own_settings(
+    ctx: Context, td: TableDef, own: ReplicaDef, source: TableDef, *, created: bool = False
+) -> TableDef:
     """``td`` (this region's replica) with the settings another region lists for it: the read capacity of the
     table and of each GSI (a provisioned table's: the override, else the source's, as DynamoDB takes an override
-    left out) and the table class (the override, else the source's)."""
+    left out) and the table class (the override, else the source's). ``created``: a new replica's table, whose
+    capacities start there rather than change."""
     throughput, pending, gsis = td.throughput, td.pending_throughput, td.gsis
     if td.billing_mode is BillingMode.PROVISIONED:
         read = source.throughput.read if own.read_capacity_override is None else own.read_capacity_override
-        now = ctx.clock.now()
+        now = None if created else ctx.clock.now()
         throughput = _with_read(throughput, read, now)
         pending = None if pending is None else _with_read(pending, read, now)
         reads = dict(own.gsi_overrides)
@@ -622,7 +627,7 @@ def _with_own_settings(ctx: Context, td: TableDef, own: ReplicaDef, source: Tabl
     return new
 
 
-def _gsi_with_read(gsi: IndexDef, override: int | None, source: IndexDef | None, now: float) -> IndexDef:
+def _gsi_with_read(gsi: IndexDef, override: int | None, source: IndexDef | None, now: float | None) -> IndexDef:
     """A provisioned replica's GSI with its read capacity: the override, else the source's GSI's."""
     if gsi.throughput is None:
         return gsi
@@ -634,9 +639,12 @@ def _gsi_with_read(gsi: IndexDef, override: int | None, source: IndexDef | None,
     return dataclasses.replace(gsi, throughput=_with_read(gsi.throughput, read, now))
 
 
-def _with_read(throughput: ProvisionedThroughput, read: int, now: float) -> ProvisionedThroughput:
+def _with_read(throughput: ProvisionedThroughput, read: int, now: float | None) -> ProvisionedThroughput:
     """``throughput`` with ``read`` units, counted as an increase or a decrease as UpdateTable counts one (the
-    daily limit on decreases is the changing region's to check: this one takes the change)."""
+    daily limit on decreases is the changing region's to check: this one takes the change); ``now`` None: set,
+    not counted (a new table's)."""
+    if now is None:
+        return dataclasses.replace(throughput, read=read)
     if read > throughput.read:
         return dataclasses.replace(throughput, read=read, last_increase=now)
     if read < throughput.read:
@@ -681,11 +689,11 @@ def _new_replica_table(ctx: Context, definition: dict[str, Any]) -> TableDef:
         stream_policy=None,
         restore=None,
         pitr=None,
-        replicas=_listed(source, definition, own_region),
+        replicas=_listed(source, definition, source, own_region),
         global_table_version=GLOBAL_TABLE_VERSION,
     )
     if own is not None and own.overrides_version is not None:
-        replica = _with_own_settings(ctx, replica, own, source)  # its GSIs' read capacities, the version taken
+        replica = _with_own_settings(ctx, replica, own, source, created=True)  # its GSIs' reads, the version
     # The source's settings version, with the digest of the settings as this replica holds them.
     return dataclasses.replace(replica, settings_digest=settings_digest(replica))
 
