@@ -434,6 +434,9 @@ REPLICA_GSI_DUPLICATE = "Duplicate index name in replica GlobalSecondaryIndexes:
 REPLICA_THROUGHPUT_OVERRIDE_PPR = (
     "ProvisionedThroughputOverride cannot be specified when the table BillingMode is PAY_PER_REQUEST"
 )
+REPLICA_ON_DEMAND_OVERRIDE_OUT_OF_RANGE = (
+    "Requested MaxReadRequestUnits for OnDemandThroughputOverride of the replica is outside of valid range"
+)
 REPLICA_ON_DEMAND_OVERRIDE_PROVISIONED = (
     "OnDemandThroughputOverride cannot be specified when the table BillingMode is PROVISIONED"
 )

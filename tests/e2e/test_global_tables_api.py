@@ -376,6 +376,78 @@ class TestReplicaLifecycle:
         assert settled(lambda: listing(ddb, name, "us-west-2"), plain)
         assert own_settings(ddb_eu, name) == (5, 5, None)  # the other replicas' own settings are untouched
 
+    def test_a_replicas_own_maximum_read_units_reach_its_table_and_win_over_the_sets(
+        self, ddb: Any, ddb_west: Any, ddb_eu: Any
+    ) -> None:
+        gsi = {
+            "IndexName": "by_g",
+            "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"},
+            "OnDemandThroughput": {"MaxReadRequestUnits": 300, "MaxWriteRequestUnits": 200},
+        }
+        name = streamed_table(
+            ddb,
+            indexed={"g": "S"},
+            GlobalSecondaryIndexes=[gsi],
+            OnDemandThroughput={"MaxReadRequestUnits": 500, "MaxWriteRequestUnits": 400},
+        )
+
+        def maxima(client: Any) -> tuple[Any, Any]:
+            table = client.describe_table(TableName=name)["Table"]
+            return table["OnDemandThroughput"], table["GlobalSecondaryIndexes"][0]["OnDemandThroughput"]
+
+        own = {
+            "OnDemandThroughputOverride": {"MaxReadRequestUnits": 50},
+            "GlobalSecondaryIndexes": [
+                {"IndexName": "by_g", "OnDemandThroughputOverride": {"MaxReadRequestUnits": 30}}
+            ],
+        }
+        replica_update(ddb, name, create_in("us-west-2", **own))
+        wait_replica(ddb, name, "us-west-2", "ACTIVE")
+        replica_update(ddb, name, create_in("eu-west-1"))
+        wait_replica(ddb, name, "eu-west-1", "ACTIVE")
+        listed = {"RegionName": "us-west-2", "ReplicaStatus": "ACTIVE", **own}
+        assert settled(lambda: listing(ddb, name, "us-west-2"), listed)
+        assert settled(lambda: listing(ddb_eu, name, "us-west-2"), listed)
+        set_maxima = (
+            {"MaxReadRequestUnits": 500, "MaxWriteRequestUnits": 400},
+            {"MaxReadRequestUnits": 300, "MaxWriteRequestUnits": 200},
+        )
+        west_maxima = (
+            {"MaxReadRequestUnits": 50, "MaxWriteRequestUnits": 400},
+            {"MaxReadRequestUnits": 30, "MaxWriteRequestUnits": 200},
+        )
+        assert maxima(ddb_west) == west_maxima
+        assert (maxima(ddb), maxima(ddb_eu)) == (set_maxima, set_maxima)
+
+        # The set's maxima changed in us-east-1: the override still wins in us-west-2, the write maximum reaches it.
+        ddb.update_table(TableName=name, OnDemandThroughput={"MaxReadRequestUnits": 600, "MaxWriteRequestUnits": 450})
+        changed = (
+            {"MaxReadRequestUnits": 600, "MaxWriteRequestUnits": 450},
+            {"MaxReadRequestUnits": 300, "MaxWriteRequestUnits": 200},
+        )
+        assert settled(lambda: maxima(ddb_eu), changed)
+        assert settled(
+            lambda: maxima(ddb_west), ({"MaxReadRequestUnits": 50, "MaxWriteRequestUnits": 450}, west_maxima[1])
+        )
+
+        # An Update from eu-west-1 that leaves the overrides out: us-west-2 takes the set's maxima again.
+        replica_update(ddb_eu, name, {"Update": {"RegionName": "us-west-2", "TableClassOverride": "STANDARD"}})
+        assert settled(lambda: maxima(ddb_west), changed)
+        assert "OnDemandThroughputOverride" not in listing(ddb, name, "us-west-2")
+
+    def test_an_on_demand_override_out_of_range_is_refused(self, ddb: Any) -> None:
+        name = streamed_table(ddb)
+        for units in (0, -1):
+            update = create_in("us-west-2", OnDemandThroughputOverride={"MaxReadRequestUnits": units})
+            code, message = error_of(partial(replica_update, ddb, name, update))
+            assert (code, message) == (
+                "ValidationException",
+                INVALID + "Requested MaxReadRequestUnits for OnDemandThroughputOverride of the replica is outside "
+                "of valid range",
+            )
+        assert "Replicas" not in ddb.describe_table(TableName=name)["Table"]
+
 
 class TestMetrics:
     def test_replication_latency_and_pending_per_region_pair(self, ddb: Any, ddb_west: Any, send: Send) -> None:

@@ -159,8 +159,9 @@ def _source_details(record: BackupRecord, source: TableDef, arn: str) -> dict[st
             "WriteCapacityUnits": source.throughput.write if billed else 0,
         },
     }
-    if source.on_demand is not None:
-        out["OnDemandThroughput"] = on_demand_description(source.on_demand)
+    on_demand = source.on_demand_of()
+    if on_demand is not None:
+        out["OnDemandThroughput"] = on_demand_description(on_demand)
     out["ItemCount"] = record.item_count if record.status == AVAILABLE else source.item_count
     out["BillingMode"] = source.billing_mode.value
     return out

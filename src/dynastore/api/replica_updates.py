@@ -219,6 +219,9 @@ def _check_overrides(td: TableDef, body: dict[str, Any]) -> None:
             raise invalid(messages.REPLICA_THROUGHPUT_OVERRIDE_PPR)
         if member.get("OnDemandThroughputOverride") is not None and provisioned:
             raise invalid(messages.REPLICA_ON_DEMAND_OVERRIDE_PROVISIONED)
+        max_read = _max_read(member)
+        if max_read is not None and max_read < 1:
+            raise invalid(messages.REPLICA_ON_DEMAND_OVERRIDE_OUT_OF_RANGE)
     for gsi in body.get("GlobalSecondaryIndexes") or []:
         index = td.index(gsi["IndexName"])
         if index is None or index.kind != "GSI" or index.status == DELETING:
@@ -228,10 +231,24 @@ def _check_overrides(td: TableDef, body: dict[str, Any]) -> None:
 def _overrides(body: dict[str, Any]) -> replicas.ReplicaOverrides:
     """The replica settings of a Create or Update action, as global_tables/replicas.py takes them."""
     read = (body.get("ProvisionedThroughputOverride") or {}).get("ReadCapacityUnits")
+    gsi_members = body.get("GlobalSecondaryIndexes") or []
     gsis = tuple(
         (gsi["IndexName"], (gsi.get("ProvisionedThroughputOverride") or {}).get("ReadCapacityUnits"))
-        for gsi in body.get("GlobalSecondaryIndexes") or []
+        for gsi in gsi_members
+    )
+    gsi_max_reads = tuple(
+        (gsi["IndexName"], max_read) for gsi in gsi_members if (max_read := _max_read(gsi)) is not None
     )
     return replicas.ReplicaOverrides(
-        read_capacity_override=read, gsi_overrides=gsis, table_class=body.get("TableClassOverride")
+        read_capacity_override=read,
+        gsi_overrides=gsis,
+        table_class=body.get("TableClassOverride"),
+        max_read_override=_max_read(body),
+        gsi_max_read_overrides=gsi_max_reads,
     )
+
+
+def _max_read(member: dict[str, Any]) -> int | None:
+    """The MaxReadRequestUnits of a replica's (or its GSI's) OnDemandThroughputOverride, if given."""
+    units: int | None = (member.get("OnDemandThroughputOverride") or {}).get("MaxReadRequestUnits")
+    return units

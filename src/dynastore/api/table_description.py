@@ -88,7 +88,9 @@ def describe_table(
     if td.lsis:
         desc["LocalSecondaryIndexes"] = [describe_index(i, arn, td.billing_mode, now) for i in td.lsis]
     if td.gsis:
-        desc["GlobalSecondaryIndexes"] = [describe_index(i, arn, td.billing_mode, now, warm=warm) for i in td.gsis]
+        desc["GlobalSecondaryIndexes"] = [
+            describe_index(_as_here(td, i), arn, td.billing_mode, now, warm=warm) for i in td.gsis
+        ]
     if td.stream is not None:
         if td.stream.enabled:
             desc["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": td.stream.view_type}
@@ -116,14 +118,22 @@ def describe_table(
             class_summary["LastUpdateDateTime"] = td.table_class_updated_at
         desc["TableClassSummary"] = class_summary
     desc["DeletionProtectionEnabled"] = td.deletion_protection
-    if td.on_demand is not None:
-        desc["OnDemandThroughput"] = on_demand_description(td.on_demand)
+    on_demand = td.on_demand_of()
+    if on_demand is not None:
+        desc["OnDemandThroughput"] = on_demand_description(on_demand)
     if warm or td.warm is not None:
         # An UPDATING table's warm throughput is not itself changing: DynamoDB shows it ACTIVE.
         desc["WarmThroughput"] = warm_description(td.warm, ACTIVE if td.status == UPDATING else td.status)
     if td.replicas and td.global_table_version == GLOBAL_TABLE_VERSION:
         desc["MultiRegionConsistency"] = "STRONG" if td.is_strong else "EVENTUAL"
     return desc
+
+
+def _as_here(td: TableDef, index: IndexDef) -> IndexDef:
+    """``index`` with the on-demand throughput it has in this replica (its own MaxReadRequestUnits, if any)."""
+    if not td.own_gsi_max_reads:
+        return index
+    return dataclasses.replace(index, on_demand=td.on_demand_of(index))
 
 
 def replica_description(replica: ReplicaDef, td: TableDef) -> dict[str, Any]:
@@ -136,18 +146,25 @@ def replica_description(replica: ReplicaDef, td: TableDef) -> dict[str, Any]:
         out["ReplicaStatusPercentProgress"] = replica.progress
     if replica.read_capacity_override is not None:
         out["ProvisionedThroughputOverride"] = {"ReadCapacityUnits": replica.read_capacity_override}
+    if replica.max_read_override is not None:
+        out["OnDemandThroughputOverride"] = {"MaxReadRequestUnits": replica.max_read_override}
     if replica.gsi_overrides:
-        out["GlobalSecondaryIndexes"] = [_replica_index(name, read) for name, read in replica.gsi_overrides]
+        max_reads = dict(replica.gsi_max_read_overrides)
+        out["GlobalSecondaryIndexes"] = [
+            _replica_index(name, read, max_reads.get(name)) for name, read in replica.gsi_overrides
+        ]
     table_class = replica.table_class if replica.table_class is not None else td.table_class
     if table_class is not None:
         out["ReplicaTableClassSummary"] = {"TableClass": table_class}
     return out
 
 
-def _replica_index(name: str, read: int | None) -> dict[str, Any]:
+def _replica_index(name: str, read: int | None, max_read: int | None) -> dict[str, Any]:
     out: dict[str, Any] = {"IndexName": name}
     if read is not None:
         out["ProvisionedThroughputOverride"] = {"ReadCapacityUnits": read}
+    if max_read is not None:
+        out["OnDemandThroughputOverride"] = {"MaxReadRequestUnits": max_read}
     return out
 
 

@@ -79,9 +79,10 @@ def start_restore(
 
 def restored_definition(ctx: Context, source: TableDef, name: str) -> TableDef:
     """The definition a restore of ``source`` (a backup's or a table's) into table ``name`` starts from: the same
-    keys, indexes, billing, throughput, encryption and table class, with new table and index ids. What DynamoDB
-    does not restore is left out: tags, the stream, time to live, deletion protection, resource policies, the
-    item statistics (the load counts them again). The caller applies the request's overrides."""
+    keys, indexes, billing, throughput (a replica's own read capacities and maxima as it applies them), encryption
+    and table class, with new table and index ids. What DynamoDB does not restore is left out: tags, the stream,
+    time to live, deletion protection, resource policies, the item statistics (the load counts them again). The
+    caller applies the request's overrides."""
     return dataclasses.replace(
         source,
         name=name,
@@ -89,7 +90,14 @@ def restored_definition(ctx: Context, source: TableDef, name: str) -> TableDef:
         uuid=str(uuid.uuid4()),
         created_at=ctx.clock.now(),
         lsis=tuple(_restored_index(ctx, i) for i in source.lsis),
-        gsis=tuple(_restored_index(ctx, i) for i in source.gsis if i.status != DELETING),
+        gsis=tuple(
+            _restored_index(ctx, dataclasses.replace(i, on_demand=source.on_demand_of(i)))
+            for i in source.gsis
+            if i.status != DELETING
+        ),
+        on_demand=source.on_demand_of(),
+        own_max_read=None,
+        own_gsi_max_reads=(),
         stream=None,
         ttl=None,
         tags=(),

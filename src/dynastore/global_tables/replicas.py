@@ -17,8 +17,9 @@ Synchronized settings (``synchronized_settings``): what DynamoDB keeps the same 
 the write capacity of the table and of its GSIs, time to live, the on-demand throughput (MaxReadRequestUnits and
 MaxWriteRequestUnits) and the warm throughput of the table and of its GSIs. The others stay each replica's own:
 read capacity (ReplicaUpdates' overrides), table class, point-in-time recovery, tags, deletion protection,
-resource policies. (DynamoDB lets a replica override its on-demand MaxReadRequestUnits too, with
-OnDemandThroughputOverride; dynastore does not keep that override, so a replica's maximum follows the set's.)
+resource policies. A replica may override the set's on-demand MaxReadRequestUnits for itself (and its GSIs'),
+with OnDemandThroughputOverride: its table keeps the set's (``on_demand``, synchronized) and its own beside them
+(``own_max_read``), which wins (``TableDef.on_demand_of``).
 
 Each table notes the version of its settings (``settings_version``: the hybrid clock's stamp and the region of
 the change) and their digest as of that version; the replicator finds a table whose settings no
@@ -26,11 +27,12 @@ longer match the digest (changed in its region), stamps a new version and announ
 whose version is older takes the settings (``ensure_replica_table``) with that version, last writer wins as for
 items, so two regions changing them at once end with the same settings.
 
-A replica's own settings (ReplicaUpdates' overrides: its read capacity, its GSIs', its table class) are set by
-the region that adds or updates it, with a version (``ReplicaDef.overrides_version``: when, and which region).
-Every region's list takes the newest it is told of (``_listed``), and the replica's table takes them when they
-are newer than the ones it last took (``TableDef.own_overrides_version``, ``_with_own_settings``); a change of
-them is announced as a change of the synchronized settings is (their versions are part of the digest).
+A replica's own settings (ReplicaUpdates' overrides: its read capacity and its GSIs', its on-demand maximum
+read units and its GSIs', its table class) are set by the region that adds or updates it, with a version
+(``ReplicaDef.overrides_version``: when, and which region). Every region's list takes the newest it is told of
+(``_listed``), and the replica's table takes them when they are newer than the ones it last took
+(``TableDef.own_overrides_version``, ``_with_own_settings``); a change of them is announced as a change of the
+synchronized settings is (their versions are part of the digest).
 
 States: adding a replica makes it CREATING and the table UPDATING until the replica is ACTIVE; removing one makes
 it DELETING until its table is dropped, then it leaves every list.
@@ -105,11 +107,14 @@ NEW_AND_OLD_IMAGES = "NEW_AND_OLD_IMAGES"
 @dataclass(frozen=True, slots=True)
 class ReplicaOverrides:
     """What a replica may set for itself (ReplicaUpdates' Create / Update): its provisioned read capacity, that
-    of its GSIs (index name, read capacity or None), its table class."""
+    of its GSIs (index name, read capacity or None), its table class, and its on-demand MaxReadRequestUnits and
+    its GSIs' (index name, units)."""
 
     read_capacity_override: int | None = None
     gsi_overrides: tuple[tuple[str, int | None], ...] = ()
     table_class: str | None = None
+    max_read_override: int | None = None
+    gsi_max_read_overrides: tuple[tuple[str, int], ...] = ()
 
 
 def is_global(table: TableDef) -> bool:
@@ -159,6 +164,8 @@ def _new_replica(region: str, overrides: ReplicaOverrides, version: tuple[int, s
         table_class=overrides.table_class,
         progress="0",
         overrides_version=version,
+        max_read_override=overrides.max_read_override,
+        gsi_max_read_overrides=overrides.gsi_max_read_overrides,
     )
 
 
@@ -246,6 +253,8 @@ def update_replica(ctx: Context, table_name: str, region: str, overrides: Replic
             gsi_overrides=overrides.gsi_overrides,
             table_class=overrides.table_class,
             overrides_version=_overrides_version(ctx, replica.overrides_version),
+            max_read_override=overrides.max_read_override,
+            gsi_max_read_overrides=overrides.gsi_max_read_overrides,
         )
         return _with_replica(td, changed)
 
@@ -592,6 +601,8 @@ def _own_settings_of(told: ReplicaDef, known: ReplicaDef | None) -> ReplicaDef:
         gsi_overrides=told.gsi_overrides,
         table_class=told.table_class,
         overrides_version=told.overrides_version,
+        max_read_override=told.max_read_override,
+        gsi_max_read_overrides=told.gsi_max_read_overrides,
     )
 
 
@@ -608,8 +619,9 @@ def _with_own_settings(
 ) -> TableDef:
     """``td`` (this region's replica) with the settings another region lists for it: the read capacity of the
     table and of each GSI (a provisioned table's: the override, else the source's, as DynamoDB takes an override
-    left out) and the table class (the override, else the source's). ``created``: a new replica's table, whose
-    capacities start there rather than change."""
+    left out), the on-demand MaxReadRequestUnits of each (the override, else the set's: ``TableDef.on_demand_of``)
+    and the table class (the override, else the source's). ``created``: a new replica's table, whose capacities
+    start there rather than change."""
     throughput, pending, gsis = td.throughput, td.pending_throughput, td.gsis
     if td.billing_mode is BillingMode.PROVISIONED:
         read = source.throughput.read if own.read_capacity_override is None else own.read_capacity_override
@@ -620,7 +632,13 @@ def _with_own_settings(
         gsis = tuple(_gsi_with_read(g, reads.get(g.name), source.index(g.name), now) for g in td.gsis)
     table_class = own.table_class or source.table_class
     new = dataclasses.replace(
-        td, throughput=throughput, pending_throughput=pending, gsis=gsis, own_overrides_version=own.overrides_version
+        td,
+        throughput=throughput,
+        pending_throughput=pending,
+        gsis=gsis,
+        own_overrides_version=own.overrides_version,
+        own_max_read=own.max_read_override,
+        own_gsi_max_reads=own.gsi_max_read_overrides,
     )
     if table_class != td.table_class:
         new = dataclasses.replace(new, table_class=table_class, table_class_updated_at=ctx.clock.now())
@@ -691,6 +709,8 @@ def _new_replica_table(ctx: Context, definition: dict[str, Any]) -> TableDef:
         pitr=None,
         replicas=_listed(source, definition, source, own_region),
         global_table_version=GLOBAL_TABLE_VERSION,
+        own_max_read=None,  # (the source's own maxima, if it is a replica that overrides them, are not this one's)
+        own_gsi_max_reads=(),
     )
     if own is not None and own.overrides_version is not None:
         replica = _with_own_settings(ctx, replica, own, source, created=True)  # its GSIs' reads, the version

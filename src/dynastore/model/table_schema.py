@@ -289,8 +289,10 @@ class ReplicaDef:
     Replicas: every region of the set but the table's own). ``status``: CREATING, ACTIVE, UPDATING, DELETING,
     CREATION_FAILED, REGION_DISABLED or INACCESSIBLE_ENCRYPTION_CREDENTIALS; ``progress``: the
     ReplicaStatusPercentProgress while CREATING; ``gsi_overrides``: (index name, read capacity override or None);
-    ``overrides_version``: when the replica's own settings (the overrides and the table class) were last set, as
-    (milliseconds, region that set them): every region's list takes the newest, and so does the replica's table
+    ``max_read_override`` and ``gsi_max_read_overrides`` (index name, units): an on-demand replica's
+    OnDemandThroughputOverride MaxReadRequestUnits, of the table and of its GSIs; ``overrides_version``: when the
+    replica's own settings (the overrides and the table class) were last set, as (milliseconds, region that set
+    them): every region's list takes the newest, and so does the replica's table
     (``TableDef.own_overrides_version``)."""
 
     region: str
@@ -301,6 +303,8 @@ class ReplicaDef:
     table_class: str | None = None
     progress: str | None = None
     overrides_version: tuple[int, str] | None = None
+    max_read_override: int | None = None
+    gsi_max_read_overrides: tuple[tuple[str, int], ...] = ()
 
     def to_record(self) -> list[Any]:
         overrides = [list(o) for o in self.gsi_overrides]
@@ -313,14 +317,27 @@ class ReplicaDef:
             self.table_class,
             self.progress,
             None if self.overrides_version is None else list(self.overrides_version),
+            self.max_read_override,
+            [list(o) for o in self.gsi_max_read_overrides],
         ]
 
     @classmethod
     def from_record(cls, rec: list[Any]) -> ReplicaDef:
         overrides = tuple((str(o[0]), o[1]) for o in rec[4])
-        version = rec[7] if len(rec) > 7 else None  # (records written before versions were kept have none)
+        # (records written before versions, or on-demand overrides, were kept are shorter)
+        version = rec[7] if len(rec) > 7 else None
+        max_reads = tuple((str(o[0]), int(o[1])) for o in rec[9]) if len(rec) > 9 else ()
         return cls(
-            rec[0], rec[1], rec[2], rec[3], overrides, rec[5], rec[6], None if version is None else _version(version)
+            rec[0],
+            rec[1],
+            rec[2],
+            rec[3],
+            overrides,
+            rec[5],
+            rec[6],
+            None if version is None else _version(version),
+            rec[8] if len(rec) > 8 else None,
+            max_reads,
         )
 
 
@@ -381,6 +398,10 @@ class TableDef:
     # The version of this replica's own settings (``ReplicaDef.overrides_version``) it last took from the list of
     # another region of its set (None: none taken since it was created without overrides).
     own_overrides_version: tuple[int, str] | None = None
+    # That replica's own MaxReadRequestUnits (OnDemandThroughputOverride), of the table and of its GSIs (index
+    # name, units): they win over ``on_demand``'s, which stays the set's (``on_demand_of``).
+    own_max_read: int | None = None
+    own_gsi_max_reads: tuple[tuple[str, int], ...] = ()
     # Multi-region strong consistency (MultiRegionConsistency STRONG, global_tables/strong.py): the id of the
     # strong log every replica of the set commits its writes to (None: the table is not an MRSC global table),
     # and the set's witness region (it holds the log and serves no table) if it has one.
@@ -399,6 +420,15 @@ class TableDef:
             if idx.name == name:
                 return idx
         return None
+
+    def on_demand_of(self, index: IndexDef | None = None) -> OnDemandThroughput | None:
+        """The on-demand throughput of the table (``index`` None) or of one of its GSIs as it applies here: the
+        set's, with this replica's own MaxReadRequestUnits where it overrides them."""
+        on_demand = self.on_demand if index is None else index.on_demand
+        own = self.own_max_read if index is None else dict(self.own_gsi_max_reads).get(index.name)
+        if own is None:
+            return on_demand
+        return OnDemandThroughput(own, None if on_demand is None else on_demand.max_write)
 
     def index_ids(self) -> tuple[int, ...]:
         return tuple(idx.index_id for idx in self.lsis + self.gsis)
@@ -485,6 +515,8 @@ class TableDef:
             "gsv": None if self.settings_version is None else list(self.settings_version),
             "gsd": self.settings_digest,
             "oov": None if self.own_overrides_version is None else list(self.own_overrides_version),
+            "omr": self.own_max_read,
+            "ogmr": [list(o) for o in self.own_gsi_max_reads],
             "slog": self.strong_log,
             "wit": self.witness_region,
         }
@@ -532,6 +564,8 @@ class TableDef:
             settings_version=None if rec.get("gsv") is None else _version(rec["gsv"]),
             settings_digest=rec.get("gsd"),
             own_overrides_version=None if rec.get("oov") is None else _version(rec["oov"]),
+            own_max_read=rec.get("omr"),
+            own_gsi_max_reads=tuple((str(o[0]), int(o[1])) for o in rec.get("ogmr") or ()),
             strong_log=rec.get("slog"),
             witness_region=rec.get("wit"),
         )

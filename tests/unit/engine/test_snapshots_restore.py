@@ -14,7 +14,7 @@ from dynastore.engine import restore, snapshots
 from dynastore.engine.context import Context
 from dynastore.engine.restore import abandon_unfinished, progress_of, restored_definition, start_restore
 from dynastore.engine.snapshots import take_snapshot, take_snapshot_async
-from dynastore.model.table_schema import ACTIVE, CREATING, KeyAttr, RestoreSummary, TableDef
+from dynastore.model.table_schema import ACTIVE, CREATING, KeyAttr, OnDemandThroughput, RestoreSummary, TableDef
 from dynastore.storage import keyspace
 from dynastore.storage.backup_files import BackupFiles
 from dynastore.storage.itemcodec import decode_item
@@ -157,3 +157,17 @@ def test_snapshots_on_disk_are_sealed_and_read_back(tmp_path: Path) -> None:
         store.close()
 
     asyncio.run(main())
+
+
+def test_a_replica_restored_keeps_the_maxima_it_applied_as_its_own_settings() -> None:
+    # A replica of a global table overriding the set's MaxReadRequestUnits (OnDemandThroughputOverride): the
+    # restored table is no replica, so it holds them as its own on-demand throughput.
+    ctx, _ = make_ctx()
+    table = indexed_table(ctx)
+    by_y = dataclasses.replace(table.gsis[0], on_demand=OnDemandThroughput(300, 200))
+    source = dataclasses.replace(
+        table, gsis=(by_y,), on_demand=OnDemandThroughput(500, 400), own_max_read=50, own_gsi_max_reads=(("by_y", 30),)
+    )
+    target = restored_definition(ctx, source, "dst")
+    assert (target.own_max_read, target.own_gsi_max_reads) == (None, ())
+    assert (target.on_demand, target.gsis[0].on_demand) == (OnDemandThroughput(50, 400), OnDemandThroughput(30, 200))

@@ -99,3 +99,35 @@ def test_replica_settings_versions_are_kept_in_the_record() -> None:
     old = td.to_record()
     del old["oov"]
     assert TableDef.from_record(old).own_overrides_version is None
+
+
+def test_on_demand_read_overrides_are_kept_in_the_record() -> None:
+    replica = ReplicaDef(
+        "us-west-2", ACTIVE, gsi_overrides=(("by_g", None),), overrides_version=(1, "us-east-1"),
+        max_read_override=40, gsi_max_read_overrides=(("by_g", 30),),
+    )  # fmt: skip
+    td = dataclasses.replace(
+        table(ACTIVE, witness=None), replicas=(replica,), own_max_read=20, own_gsi_max_reads=(("by_g", 10),)
+    )
+    again = TableDef.from_record(orjson.loads(orjson.dumps(td.to_record())))
+    assert again.replicas == (replica,)
+    assert (again.own_max_read, again.own_gsi_max_reads) == (20, (("by_g", 10),))
+    # Records written before these overrides were kept read as having none.
+    older = dataclasses.replace(replica, max_read_override=None, gsi_max_read_overrides=())
+    assert ReplicaDef.from_record(replica.to_record()[:8]) == older
+    old = td.to_record()
+    del old["omr"], old["ogmr"]
+    assert (TableDef.from_record(old).own_max_read, TableDef.from_record(old).own_gsi_max_reads) == (None, ())
+
+
+def test_a_replicas_own_maximum_read_units_win_over_the_sets_and_are_not_synchronized() -> None:
+    base = with_gsi(dataclasses.replace(table(ACTIVE, witness=None), on_demand=OnDemandThroughput(100, 50)))
+    base = with_gsi(base, on_demand=OnDemandThroughput(80, 40))
+    own = dataclasses.replace(base, own_max_read=7, own_gsi_max_reads=(("by_g", 5),))
+    assert synchronized_settings(own) == synchronized_settings(base)
+    gsi = own.gsis[0]
+    assert (own.on_demand_of(), own.on_demand_of(gsi)) == (OnDemandThroughput(7, 50), OnDemandThroughput(5, 40))
+    assert (base.on_demand_of(), base.on_demand_of(gsi)) == (OnDemandThroughput(100, 50), OnDemandThroughput(80, 40))
+    # A table without a set maximum still takes its own.
+    bare = dataclasses.replace(table(ACTIVE, witness=None), own_max_read=9)
+    assert bare.on_demand_of() == OnDemandThroughput(9, None)

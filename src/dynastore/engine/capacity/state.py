@@ -197,9 +197,12 @@ class Capacity:
         elif not provisioned and grow_for_throughput(res.natural, read, write, self.limits):
             self._after_structural_change(st, res)
             changed = True
-        odt = td.on_demand if idx is None else idx.on_demand
-        res.on_demand_max = (None, None) if odt is None else (odt.max_read, odt.max_write)
-        if provisioned != res.provisioned or (read, write) != (res.read_units, res.write_units) or changed:
+        odt = td.on_demand_of(idx)
+        on_demand_max = (None, None) if odt is None else (odt.max_read, odt.max_write)
+        # (a new on-demand maximum alone changes the table's buckets too: UpdateTable's OnDemandThroughput)
+        retuned = on_demand_max != res.on_demand_max
+        res.on_demand_max = on_demand_max
+        if provisioned != res.provisioned or (read, write) != (res.read_units, res.write_units) or changed or retuned:
             res.provisioned = provisioned
             res.read_units, res.write_units = read, write
             self._rates(res, now, rebuild=changed or not res.reads)

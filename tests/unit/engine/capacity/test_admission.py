@@ -3,11 +3,12 @@ admission calls, on tables built as typed definitions (tables.py) and a ManualCl
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import pytest
 
-from dynastore.engine import writes
+from dynastore.engine import tables, writes
 from dynastore.engine.capacity import admission
 from dynastore.engine.capacity import buckets as throttle
 from dynastore.engine.capacity.units import read_half_units
@@ -145,6 +146,26 @@ def test_on_demand_maximum() -> None:
     assert got == ["ok", "ok", "ThrottlingException"]
     st = ctx.capacity.find("capped")
     assert st.base.write_total.binding == throttle.MAX_ON_DEMAND
+
+
+def test_a_new_on_demand_maximum_binds_at_once() -> None:
+    # UpdateTable's OnDemandThroughput on a table that exists: no other setting changes with it.
+    ctx, _ = make_ctx()
+    td = create(ctx, "lowered", on_demand=OnDemandThroughput(None, 1000))
+    td = tables.update(ctx, "lowered", lambda t: dataclasses.replace(t, on_demand=OnDemandThroughput(None, 2)))
+    assert outcomes(lambda: put(ctx, td, {"pk": {"S": "k"}}), 3) == ["ok", "ok", "ThrottlingException"]
+    assert ctx.capacity.find("lowered").base.write_total.binding == throttle.MAX_ON_DEMAND
+
+
+def test_a_replicas_own_maximum_read_units_bound_its_reads() -> None:
+    # The set's maximum is 1,000 read units; this replica overrides it with 2 (OnDemandThroughputOverride).
+    ctx, _ = make_ctx()
+    td = create(ctx, "replica", on_demand=OnDemandThroughput(1000, None))
+    td = tables.update(ctx, "replica", lambda t: dataclasses.replace(t, own_max_read=2))
+    key = key_of(td, "k")
+    got = [type(admission.attempt_read(ctx, td, key, 2)).__name__ for _ in range(3)]  # one unit each
+    assert got == ["Ticket", "Ticket", "ThrottlingException"]
+    assert ctx.capacity.find("replica").base.read_total.binding == throttle.MAX_ON_DEMAND
 
 
 def test_on_demand_peak_doubles_what_it_may_take() -> None:
