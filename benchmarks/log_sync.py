@@ -47,8 +47,8 @@ def _zeroed(path: str, size: int) -> None:
         os.close(fd)
 
 
-def append(path: str, records: int) -> Sample:
-    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+def _written_and_synced(fd: int, records: int) -> Sample:
+    """``records`` records written where the file's offset is, each followed by ``fdatasync``; closes ``fd``."""
     record = b"x" * RECORD
 
     def write_one(_: int) -> None:
@@ -59,21 +59,15 @@ def append(path: str, records: int) -> Sample:
         return _measured(records, write_one)
     finally:
         os.close(fd)
+
+
+def append(path: str, records: int) -> Sample:
+    return _written_and_synced(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600), records)
 
 
 def over_zeros(path: str, records: int) -> Sample:
     _zeroed(path, RECORD * records)
-    fd = os.open(path, os.O_WRONLY)
-    record = b"x" * RECORD
-
-    def write_one(_: int) -> None:
-        os.write(fd, record)
-        os.fdatasync(fd)
-
-    try:
-        return _measured(records, write_one)
-    finally:
-        os.close(fd)
+    return _written_and_synced(os.open(path, os.O_WRONLY), records)
 
 
 def direct(path: str, records: int) -> Sample:
