@@ -235,16 +235,26 @@ def test_a_replicas_own_settings_changed_on_one_server_reach_its_table_and_the_o
         found: str | None = replica.get("ReplicaTableClassSummary", {}).get("TableClass")
         return found
 
-    for setter, wanted in ((EAST, "STANDARD_INFREQUENT_ACCESS"), (EU, "STANDARD")):
-        three.client(setter).update_table(
-            TableName=TABLE, ReplicaUpdates=[{"Update": {"RegionName": WEST, "TableClassOverride": wanted}}]
-        )
+    def max_read(region: str) -> int | None:
+        table = three.client(region).describe_table(TableName=TABLE)["Table"]
+        found: int | None = table.get("OnDemandThroughput", {}).get("MaxReadRequestUnits")
+        return found
+
+    for setter, wanted, units in ((EAST, "STANDARD_INFREQUENT_ACCESS", 70), (EU, "STANDARD", 90)):
+        update = {
+            "RegionName": WEST,
+            "TableClassOverride": wanted,
+            "OnDemandThroughputOverride": {"MaxReadRequestUnits": units},
+        }
+        three.client(setter).update_table(TableName=TABLE, ReplicaUpdates=[{"Update": update}])
         eventually(lambda w=wanted: table_class(WEST) == w, f"{WEST}'s table class {wanted} set in {setter}")  # type: ignore[misc]
+        eventually(lambda u=units: max_read(WEST) == u, f"{WEST}'s MaxReadRequestUnits {units} set in {setter}")  # type: ignore[misc]
         for reader in (EAST, EU):
             eventually(
                 lambda r=reader, w=wanted: listed_class(r, WEST) == w,  # type: ignore[misc]
                 f"{reader} listing {WEST}'s class {wanted}",
             )
+        assert max_read(EAST) is None and max_read(EU) is None  # the set's maximum: none
 
 
 def post(server_url: str, endpoint: str, body: bytes, headers: dict[str, str]) -> tuple[int, Any]:
