@@ -584,6 +584,28 @@ class TestFunctionality:
         finally:
             ddb.delete_table(TableName=name)
 
+    def test_an_on_demand_maximum_left_out_is_kept(self, ddb: Any) -> None:
+        # "To remove the maximum ... set the value to -1": a maximum the request does not name stays as it was.
+        name = make(
+            ddb, ppr=True, gsi=True, OnDemandThroughput={"MaxReadRequestUnits": 100, "MaxWriteRequestUnits": 50}
+        )
+        try:
+            desc = ddb.update_table(TableName=name, OnDemandThroughput={"MaxWriteRequestUnits": 70})["TableDescription"]
+            assert desc["OnDemandThroughput"] == {"MaxReadRequestUnits": 100, "MaxWriteRequestUnits": 70}
+            active(ddb, name)
+            desc = ddb.update_table(TableName=name, OnDemandThroughput={"MaxReadRequestUnits": -1})["TableDescription"]
+            assert desc["OnDemandThroughput"] == {"MaxReadRequestUnits": -1, "MaxWriteRequestUnits": 70}
+            active(ddb, name)
+            index = {"IndexName": "by_g", "OnDemandThroughput": {"MaxReadRequestUnits": 30, "MaxWriteRequestUnits": 20}}
+            ddb.update_table(TableName=name, GlobalSecondaryIndexUpdates=[{"Update": index}])
+            active(ddb, name)
+            index = {"IndexName": "by_g", "OnDemandThroughput": {"MaxReadRequestUnits": 40}}
+            ddb.update_table(TableName=name, GlobalSecondaryIndexUpdates=[{"Update": index}])
+            gsi = active(ddb, name)["GlobalSecondaryIndexes"][0]
+            assert gsi["OnDemandThroughput"] == {"MaxReadRequestUnits": 40, "MaxWriteRequestUnits": 20}
+        finally:
+            ddb.delete_table(TableName=name)
+
     def test_items_survive_updates(self, ddb: Any) -> None:
         name = make(ddb)
         try:

@@ -131,10 +131,13 @@ def build_throughput(pt: dict[str, Any] | None) -> ProvisionedThroughput | None:
     return ProvisionedThroughput(pt["ReadCapacityUnits"], pt["WriteCapacityUnits"])
 
 
-def build_on_demand(odt: dict[str, Any] | None) -> OnDemandThroughput | None:
+def build_on_demand(odt: dict[str, Any] | None, current: OnDemandThroughput | None = None) -> OnDemandThroughput | None:
+    """An ``OnDemandThroughput`` member as the model holds it; a maximum it leaves out is ``current``'s (UpdateTable
+    changes the ones it names: -1 removes one)."""
     if not odt:
         return None
-    return OnDemandThroughput(odt.get("MaxReadRequestUnits"), odt.get("MaxWriteRequestUnits"))
+    read, write = (None, None) if current is None else (current.max_read, current.max_write)
+    return OnDemandThroughput(odt.get("MaxReadRequestUnits", read), odt.get("MaxWriteRequestUnits", write))
 
 
 def check_on_demand(odt: dict[str, Any] | None, billing: BillingMode, *, allow_clear: bool) -> None:

@@ -227,7 +227,7 @@ class _Update:
             td = replace(td, throughput=shown, pending_throughput=pending)
         odt = self.req.get("OnDemandThroughput")
         if odt:
-            td = replace(td, on_demand=build_on_demand(odt))
+            td = replace(td, on_demand=build_on_demand(odt, td.on_demand))
         if self.req.get("BillingMode") is not None:
             td = replace(td, billing_mode_explicit=True)
         return td
@@ -292,7 +292,7 @@ class _Update:
                 new = replace(new, throughput=shown, pending_throughput=pending, status=UPDATING)
             self.async_change = True
         if action.get("OnDemandThroughput"):
-            new = replace(new, on_demand=build_on_demand(action["OnDemandThroughput"]))
+            new = replace(new, on_demand=build_on_demand(action["OnDemandThroughput"], new.on_demand))
         if action.get("WarmThroughput") is not None:
             new = replace(new, warm=warm_from_request(action["WarmThroughput"], new.warm))
         return _replace_gsi(td, new)
