@@ -436,6 +436,22 @@ class TestReplicaLifecycle:
         assert settled(lambda: maxima(ddb_west), changed)
         assert "OnDemandThroughputOverride" not in listing(ddb, name, "us-west-2")
 
+    def test_a_set_switched_to_provisioned_shows_no_on_demand_override(self, ddb: Any, ddb_west: Any) -> None:
+        name = streamed_table(ddb)
+        override = {"OnDemandThroughputOverride": {"MaxReadRequestUnits": 50}}
+        replica_update(ddb, name, create_in("us-west-2", **override))
+        wait_replica(ddb, name, "us-west-2", "ACTIVE")
+        assert ddb_west.describe_table(TableName=name)["Table"]["OnDemandThroughput"] == {"MaxReadRequestUnits": 50}
+        throughput = {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}
+        ddb.update_table(TableName=name, BillingMode="PROVISIONED", ProvisionedThroughput=throughput)
+
+        def west() -> tuple[str, Any]:
+            table = ddb_west.describe_table(TableName=name)["Table"]
+            return table["BillingModeSummary"]["BillingMode"], table.get("OnDemandThroughput")
+
+        assert settled(west, ("PROVISIONED", None))
+        assert "OnDemandThroughputOverride" not in listing(ddb, name, "us-west-2")
+
     def test_an_on_demand_override_out_of_range_is_refused(self, ddb: Any) -> None:
         name = streamed_table(ddb)
         for units in (0, -1):

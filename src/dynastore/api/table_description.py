@@ -146,10 +146,11 @@ def replica_description(replica: ReplicaDef, td: TableDef) -> dict[str, Any]:
         out["ReplicaStatusPercentProgress"] = replica.progress
     if replica.read_capacity_override is not None:
         out["ProvisionedThroughputOverride"] = {"ReadCapacityUnits": replica.read_capacity_override}
-    if replica.max_read_override is not None:
+    on_demand = td.billing_mode is BillingMode.PAY_PER_REQUEST  # (overrides kept across a switch are not shown)
+    if replica.max_read_override is not None and on_demand:
         out["OnDemandThroughputOverride"] = {"MaxReadRequestUnits": replica.max_read_override}
     if replica.gsi_overrides:
-        max_reads = dict(replica.gsi_max_read_overrides)
+        max_reads = dict(replica.gsi_max_read_overrides) if on_demand else {}
         out["GlobalSecondaryIndexes"] = [
             _replica_index(name, read, max_reads.get(name)) for name, read in replica.gsi_overrides
         ]

@@ -423,10 +423,11 @@ class TableDef:
 
     def on_demand_of(self, index: IndexDef | None = None) -> OnDemandThroughput | None:
         """The on-demand throughput of the table (``index`` None) or of one of its GSIs as it applies here: the
-        set's, with this replica's own MaxReadRequestUnits where it overrides them."""
+        set's, with this replica's own MaxReadRequestUnits where it overrides them (while it is on demand: on a
+        set switched to provisioned capacity they are kept, and apply to nothing)."""
         on_demand = self.on_demand if index is None else index.on_demand
         own = self.own_max_read if index is None else dict(self.own_gsi_max_reads).get(index.name)
-        if own is None:
+        if own is None or self.billing_mode is BillingMode.PROVISIONED:
             return on_demand
         return OnDemandThroughput(own, None if on_demand is None else on_demand.max_write)
 

@@ -12,6 +12,7 @@ from dynastore.model.table_schema import (
     ACTIVE,
     CREATING,
     DELETING,
+    BillingMode,
     IndexDef,
     KeyAttr,
     KeySchema,
@@ -121,13 +122,15 @@ def test_on_demand_read_overrides_are_kept_in_the_record() -> None:
 
 
 def test_a_replicas_own_maximum_read_units_win_over_the_sets_and_are_not_synchronized() -> None:
-    base = with_gsi(dataclasses.replace(table(ACTIVE, witness=None), on_demand=OnDemandThroughput(100, 50)))
+    on_demand = dataclasses.replace(table(ACTIVE, witness=None), billing_mode=BillingMode.PAY_PER_REQUEST)
+    base = with_gsi(dataclasses.replace(on_demand, on_demand=OnDemandThroughput(100, 50)))
     base = with_gsi(base, on_demand=OnDemandThroughput(80, 40))
     own = dataclasses.replace(base, own_max_read=7, own_gsi_max_reads=(("by_g", 5),))
     assert synchronized_settings(own) == synchronized_settings(base)
     gsi = own.gsis[0]
     assert (own.on_demand_of(), own.on_demand_of(gsi)) == (OnDemandThroughput(7, 50), OnDemandThroughput(5, 40))
     assert (base.on_demand_of(), base.on_demand_of(gsi)) == (OnDemandThroughput(100, 50), OnDemandThroughput(80, 40))
-    # A table without a set maximum still takes its own.
-    bare = dataclasses.replace(table(ACTIVE, witness=None), own_max_read=9)
+    # A table without a set maximum still takes its own; a provisioned one has none.
+    bare = dataclasses.replace(table(ACTIVE, witness=None), own_max_read=9, billing_mode=BillingMode.PAY_PER_REQUEST)
     assert bare.on_demand_of() == OnDemandThroughput(9, None)
+    assert dataclasses.replace(bare, billing_mode=BillingMode.PROVISIONED).on_demand_of() is None
