@@ -156,16 +156,22 @@ def add_replica(ctx: Context, table_name: str, region: str, overrides: ReplicaOv
 
 def _new_replica(region: str, overrides: ReplicaOverrides, version: tuple[int, str]) -> ReplicaDef:
     """A replica the API adds: CREATING, with its own settings."""
-    return ReplicaDef(
-        region,
-        CREATING,
-        read_capacity_override=overrides.read_capacity_override,
-        gsi_overrides=overrides.gsi_overrides,
-        table_class=overrides.table_class,
-        progress="0",
+    return _with_settings(ReplicaDef(region, CREATING, progress="0"), overrides, version)
+
+
+def _with_settings(
+    replica: ReplicaDef, settings: ReplicaOverrides | ReplicaDef, version: tuple[int, str] | None
+) -> ReplicaDef:
+    """``replica``'s entry with the replica's own settings that ``settings`` holds (an API request's, or another
+    region's entry), of ``version``."""
+    return dataclasses.replace(
+        replica,
+        read_capacity_override=settings.read_capacity_override,
+        gsi_overrides=settings.gsi_overrides,
+        table_class=settings.table_class,
+        max_read_override=settings.max_read_override,
+        gsi_max_read_overrides=settings.gsi_max_read_overrides,
         overrides_version=version,
-        max_read_override=overrides.max_read_override,
-        gsi_max_read_overrides=overrides.gsi_max_read_overrides,
     )
 
 
@@ -247,15 +253,7 @@ def update_replica(ctx: Context, table_name: str, region: str, overrides: Replic
             raise ResourceInUseException(
                 messages.GT_REPLICA_BUSY.format(region=region, name=td.name, status=replica.status)
             )
-        changed = dataclasses.replace(
-            replica,
-            read_capacity_override=overrides.read_capacity_override,
-            gsi_overrides=overrides.gsi_overrides,
-            table_class=overrides.table_class,
-            overrides_version=_overrides_version(ctx, replica.overrides_version),
-            max_read_override=overrides.max_read_override,
-            gsi_max_read_overrides=overrides.gsi_max_read_overrides,
-        )
+        changed = _with_settings(replica, overrides, _overrides_version(ctx, replica.overrides_version))
         return _with_replica(td, changed)
 
     return tables.change(ctx, table_name, mutate)
@@ -595,15 +593,7 @@ def _listed(
 def _own_settings_of(told: ReplicaDef, known: ReplicaDef | None) -> ReplicaDef:
     """The entry ``known`` (None: a region not listed yet) with the replica settings ``told`` holds."""
     base = known if known is not None else ReplicaDef(told.region, told.status)
-    return dataclasses.replace(
-        base,
-        read_capacity_override=told.read_capacity_override,
-        gsi_overrides=told.gsi_overrides,
-        table_class=told.table_class,
-        overrides_version=told.overrides_version,
-        max_read_override=told.max_read_override,
-        gsi_max_read_overrides=told.gsi_max_read_overrides,
-    )
+    return _with_settings(base, told, told.overrides_version)
 
 
 def _newer_settings(listed: ReplicaDef | None, version: tuple[int, str] | None) -> ReplicaDef | None:

@@ -326,7 +326,7 @@ class ReplicaDef:
         overrides = tuple((str(o[0]), o[1]) for o in rec[4])
         # (records written before versions, or on-demand overrides, were kept are shorter)
         version = rec[7] if len(rec) > 7 else None
-        max_reads = tuple((str(o[0]), int(o[1])) for o in rec[9]) if len(rec) > 9 else ()
+        max_reads = _named_units(rec[9]) if len(rec) > 9 else ()
         return cls(
             rec[0],
             rec[1],
@@ -566,7 +566,7 @@ class TableDef:
             settings_digest=rec.get("gsd"),
             own_overrides_version=None if rec.get("oov") is None else _version(rec["oov"]),
             own_max_read=rec.get("omr"),
-            own_gsi_max_reads=tuple((str(o[0]), int(o[1])) for o in rec.get("ogmr") or ()),
+            own_gsi_max_reads=_named_units(rec.get("ogmr") or []),
             strong_log=rec.get("slog"),
             witness_region=rec.get("wit"),
         )
@@ -583,3 +583,8 @@ def _stream_policy(rec: list[str]) -> tuple[str, str, str]:
 def _version(record: list[Any]) -> tuple[int, str]:
     """A (stamp, region) version from its record."""
     return int(record[0]), str(record[1])
+
+
+def _named_units(record: list[list[Any]]) -> tuple[tuple[str, int], ...]:
+    """(index name, units) pairs from their record."""
+    return tuple((str(name), int(units)) for name, units in record)
