@@ -164,3 +164,21 @@ def test_spend_burst_through_the_cli(server: ServerProcess) -> None:
     ).stdout
     assert json.loads(out)["partitions"][0]["burst"] == {"read": 0, "write": 0}
     assert put_codes(server.ddb, name, [{"pk": {"S": "k"}}] * 4).count("ok") == 3  # one second of 3 WCU
+
+
+def test_a_lowered_on_demand_maximum_binds_at_once(server: ServerProcess) -> None:
+    # UpdateTable's OnDemandThroughput alone, on a table that exists: the next writes meet the new maximum.
+    ddb = server.ddb
+    name = on_demand(ddb)
+    ddb.update_table(TableName=name, OnDemandThroughput={"MaxWriteRequestUnits": 2})
+    items = [{"pk": {"S": f"k{i}"}} for i in range(2)]
+    assert put_codes(ddb, name, items) == ["ok", "ok"]
+    try:
+        ddb.put_item(TableName=name, Item={"pk": {"S": "k2"}})
+        raise AssertionError("the third write of the second was not throttled")
+    except ddb.exceptions.ClientError as e:
+        error = e.response
+    assert (error["ResponseMetadata"]["HTTPStatusCode"], error["Error"]["Code"]) == (400, "ThrottlingException")
+    assert error["Error"]["Message"].startswith("Throughput exceeds the current capacity of your table or index.")
+    arn = ddb.describe_table(TableName=name)["Table"]["TableArn"]
+    assert error["throttlingReasons"] == [{"reason": "TableWriteMaxOnDemandThroughputExceeded", "resource": arn}]
